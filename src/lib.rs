@@ -1,0 +1,18 @@
+//! # arnsim: a cycle-accurate model of an InfiniBand-class switch with ARN and AFI
+//!
+//! The model is written the way the hardware is built: synchronous blocks with registers,
+//! combinational logic and a clock edge, cross-checked cycle by cycle against SystemVerilog
+//! twins in `hdl-ref/`. Time is counted in cycles (one 64-byte flit per link per cycle), sizes in
+//! flits.
+//!
+//! Layers, one folder each:
+//! - [`blocks`]: the switch's hardware blocks: round-robin arbiter, credit counter, interleaved
+//!   LFT banks, ARN table (a CAM with TTL timers) and the congestion detector FSM.
+//! - [`stimulus`]: seeded and directed input sequences for the blocks, shared by the HDL
+//!   testbenches and the demo.
+//! - [`trace`]: probes that read signals out of the model without touching it: per-cycle text
+//!   traces and VCD waveforms named like the HDL's.
+
+pub mod blocks;
+pub mod stimulus;
+pub mod trace;

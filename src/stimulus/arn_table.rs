@@ -1,0 +1,1 @@
+//! Stimulus for `arn_table` (placeholder until the block lands).

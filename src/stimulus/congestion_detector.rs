@@ -1,0 +1,1 @@
+//! Stimulus for `congestion_detector` (placeholder until the block lands).

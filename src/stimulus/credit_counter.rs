@@ -1,0 +1,1 @@
+//! Stimulus for `credit_counter` (placeholder until the block lands).

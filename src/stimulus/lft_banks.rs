@@ -1,0 +1,1 @@
+//! Stimulus for `lft_banks` (placeholder until the block lands).

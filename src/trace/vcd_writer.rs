@@ -1,0 +1,221 @@
+//! VCD dumps of one block, laid out as Verilator lays out the dump of its HDL testbench.
+//!
+//! Time base: 1 ps per VCD tick and one cycle per [`CLOCK_PERIOD_PS`] (5.12 ns, one 64-byte flit
+//! at 100 Gb/s). The synchronous reset edge is at 2560 ps; cycle `c` is the interval that starts at
+//! the rising edge `2560 + 5120 c` ps, and the falling edge sits half a period later. Scopes are
+//! `TOP` / `tb_<block>` / `u_dut`, with `clk_i` and `rst_ni` at every level and the testbench cycle
+//! counter `cycle_q`, exactly as in the Verilator dump, so both files show the same waves.
+
+use super::{Sig, Visit};
+use std::io::{self, Write};
+use vcd::{IdCode, Value};
+
+/// One clock period in VCD ticks (picoseconds).
+pub const CLOCK_PERIOD_PS: u64 = 5120;
+
+/// The time of the rising edge that opens cycle `cycle`.
+pub const fn cycle_time_ps(cycle: u64) -> u64 {
+    CLOCK_PERIOD_PS / 2 + cycle * CLOCK_PERIOD_PS
+}
+
+/// Which cycles a dump covers (both ends inclusive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VcdWindow {
+    /// First cycle dumped.
+    pub from: u64,
+    /// Last cycle dumped.
+    pub to: u64,
+}
+
+impl VcdWindow {
+    /// Every cycle.
+    pub const ALL: VcdWindow = VcdWindow {
+        from: 0,
+        to: u64::MAX,
+    };
+
+    /// Whether `cycle` is dumped.
+    pub fn contains(&self, cycle: u64) -> bool {
+        (self.from..=self.to).contains(&cycle)
+    }
+}
+
+/// A VCD writer for one block wrapped in its testbench scope.
+pub struct BlockVcd<W: Write> {
+    w: vcd::Writer<W>,
+    clk: IdCode,
+    rst: IdCode,
+    cycle: IdCode,
+    ids: Vec<(IdCode, u32)>,
+    last: Vec<Option<u128>>,
+    window: VcdWindow,
+    started: bool,
+    bits: Vec<Value>,
+}
+
+/// Collects `(name, width)` of the block's signals to declare them.
+struct Declare<'a, W: Write> {
+    w: &'a mut vcd::Writer<W>,
+    ids: Vec<(IdCode, u32)>,
+    err: Option<io::Error>,
+}
+
+impl<W: Write> Visit for Declare<'_, W> {
+    fn signal(&mut self, sig: Sig<'_>, _value: u128) {
+        if self.err.is_some() {
+            return;
+        }
+        let name = sig.full_name();
+        let index = (sig.width > 1).then(|| vcd::ReferenceIndex::Range(sig.width as i32 - 1, 0));
+        match self.w.add_var(vcd::VarType::Wire, sig.width, &name, index) {
+            Ok(id) => self.ids.push((id, sig.width)),
+            Err(e) => self.err = Some(e),
+        }
+    }
+}
+
+/// Writes the values that changed since the last sample.
+struct Changes<'a, W: Write> {
+    vcd: &'a mut BlockVcd<W>,
+    k: usize,
+    err: Option<io::Error>,
+}
+
+impl<W: Write> Visit for Changes<'_, W> {
+    fn signal(&mut self, _sig: Sig<'_>, value: u128) {
+        let k = self.k;
+        self.k += 1;
+        if self.err.is_some() || self.vcd.last[k] == Some(value) {
+            return;
+        }
+        self.vcd.last[k] = Some(value);
+        let (id, width) = self.vcd.ids[k];
+        if let Err(e) = self.vcd.put(id, width, value) {
+            self.err = Some(e);
+        }
+    }
+}
+
+impl<W: Write> BlockVcd<W> {
+    /// Writes the header. `declare` visits every signal of the block (inputs, outputs,
+    /// registers) in the order later samples will visit them.
+    pub fn new(
+        out: W,
+        block: &str,
+        window: VcdWindow,
+        declare: impl FnOnce(&mut dyn Visit),
+    ) -> io::Result<Self> {
+        let mut w = vcd::Writer::new(out);
+        w.version("arnsim block VCD")?;
+        w.timescale(1, vcd::TimescaleUnit::PS)?;
+        w.add_module("TOP")?;
+        let clk = w.add_wire(1, "clk_i")?;
+        let rst = w.add_wire(1, "rst_ni")?;
+        w.add_module(&format!("tb_{block}"))?;
+        w.var_def(vcd::VarType::Wire, 1, clk, "clk_i", None)?;
+        w.var_def(vcd::VarType::Wire, 1, rst, "rst_ni", None)?;
+        let cycle = w.add_var(
+            vcd::VarType::Wire,
+            64,
+            "cycle_q",
+            Some(vcd::ReferenceIndex::Range(63, 0)),
+        )?;
+        w.add_module("u_dut")?;
+        w.var_def(vcd::VarType::Wire, 1, clk, "clk_i", None)?;
+        w.var_def(vcd::VarType::Wire, 1, rst, "rst_ni", None)?;
+        let mut d = Declare {
+            w: &mut w,
+            ids: Vec::new(),
+            err: None,
+        };
+        declare(&mut d);
+        if let Some(e) = d.err {
+            return Err(e);
+        }
+        let ids = d.ids;
+        w.upscope()?;
+        w.upscope()?;
+        w.upscope()?;
+        w.enddefinitions()?;
+        let n = ids.len();
+        let mut vcd = BlockVcd {
+            w,
+            clk,
+            rst,
+            cycle,
+            ids,
+            last: vec![None; n],
+            window,
+            started: false,
+            bits: Vec::with_capacity(128),
+        };
+        if window.from == 0 {
+            // Power-up, before the reset edge: clock low, reset asserted, everything zero.
+            vcd.w.timestamp(0)?;
+            vcd.w.change_scalar(clk, Value::V0)?;
+            vcd.w.change_scalar(rst, Value::V0)?;
+            vcd.put(cycle, 64, 0)?;
+            for k in 0..n {
+                let (id, width) = vcd.ids[k];
+                vcd.put(id, width, 0)?;
+                vcd.last[k] = Some(0);
+            }
+            vcd.started = true;
+        }
+        Ok(vcd)
+    }
+
+    fn put(&mut self, id: IdCode, width: u32, value: u128) -> io::Result<()> {
+        if width == 1 {
+            return self.w.change_scalar(id, if value & 1 == 1 { Value::V1 } else { Value::V0 });
+        }
+        self.bits.clear();
+        self.bits.extend((0..width).rev().map(|b| {
+            if (value >> b) & 1 == 1 {
+                Value::V1
+            } else {
+                Value::V0
+            }
+        }));
+        let bits = std::mem::take(&mut self.bits);
+        let r = self.w.change_vector(id, bits.iter().copied());
+        self.bits = bits;
+        r
+    }
+
+    /// Dumps cycle `cycle`: the rising edge that opens it (with every changed value, visited
+    /// in declaration order by `probe`) and the falling edge half a period later.
+    pub fn sample(&mut self, cycle: u64, probe: impl FnOnce(&mut dyn Visit)) -> io::Result<()> {
+        if !self.window.contains(cycle) {
+            return Ok(());
+        }
+        let t = cycle_time_ps(cycle);
+        self.w.timestamp(t)?;
+        self.w.change_scalar(self.clk, Value::V1)?;
+        if !self.started {
+            self.w.change_scalar(self.rst, if cycle == 0 { Value::V0 } else { Value::V1 })?;
+            self.started = true;
+        }
+        self.put(self.cycle, 64, cycle as u128)?;
+        let mut c = Changes {
+            vcd: self,
+            k: 0,
+            err: None,
+        };
+        probe(&mut c);
+        if let Some(e) = c.err {
+            return Err(e);
+        }
+        self.w.timestamp(t + CLOCK_PERIOD_PS / 2)?;
+        self.w.change_scalar(self.clk, Value::V0)?;
+        if cycle == 0 {
+            self.w.change_scalar(self.rst, Value::V1)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the underlying writer.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}

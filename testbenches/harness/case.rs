@@ -1,0 +1,77 @@
+//! A cross-check case: one stimulus on one HDL build, and how to judge its outcome.
+
+use super::{HdlConfig, Outcome, crosscheck};
+use arnsim::blocks::Block;
+use arnsim::stimulus::Stimulus;
+use std::path::Path;
+
+/// What a case must show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Every cycle agrees.
+    Agree,
+    /// The Rust side is deliberately altered: the harness must report a mismatch, at this
+    /// cycle when known.
+    Mismatch(Option<u64>),
+}
+
+type RunFn = dyn Fn(&Path, &Path) -> Result<Outcome, String> + Send + Sync;
+
+/// One case of the cross-check.
+pub struct Case {
+    /// The HDL build it runs on.
+    pub config: HdlConfig,
+    /// Short name: `directed rotation`, `random seed 3`, ...
+    pub name: String,
+    /// Whether the stimulus is seeded-random (counts toward the random-cycle target).
+    pub random: bool,
+    /// Cycles of stimulus.
+    pub cycles: u64,
+    /// Expected outcome.
+    pub expect: Expect,
+    run: Box<RunFn>,
+}
+
+impl Case {
+    /// A case running `make_block()` on `make_stim()` for `cycles` cycles.
+    pub fn new<B, S>(
+        config: HdlConfig,
+        name: impl Into<String>,
+        random: bool,
+        cycles: u64,
+        make_block: impl Fn() -> B + Send + Sync + 'static,
+        make_stim: impl Fn() -> S + Send + Sync + 'static,
+    ) -> Case
+    where
+        B: Block + 'static,
+        S: Stimulus<B::In> + 'static,
+    {
+        Case {
+            config,
+            name: name.into(),
+            random,
+            cycles,
+            expect: Expect::Agree,
+            run: Box::new(move |exe, dir| crosscheck(exe, dir, &make_block, &make_stim, cycles)),
+        }
+    }
+
+    /// The same case, expected to mismatch (an altered Rust block).
+    pub fn expecting(mut self, expect: Expect) -> Case {
+        self.expect = expect;
+        self
+    }
+
+    /// Runs the case with the simulator `exe`, writing into `dir`.
+    pub fn run(&self, exe: &Path, dir: &Path) -> Result<Outcome, String> {
+        (self.run)(exe, dir)
+    }
+
+    /// Directory-safe name.
+    pub fn slug(&self) -> String {
+        self.name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect()
+    }
+}
