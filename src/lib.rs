@@ -10,9 +10,11 @@
 //!   LFT banks, ARN table (a CAM with TTL timers) and the congestion detector FSM.
 //! - [`stimulus`]: seeded and directed input sequences for the blocks, shared by the HDL
 //!   testbenches and the demo.
+//! - [`cli`]: the `arnsim` command line.
 //! - [`trace`]: probes that read signals out of the model without touching it: per-cycle text
 //!   traces and VCD waveforms named like the HDL's.
 
 pub mod blocks;
+pub mod cli;
 pub mod stimulus;
 pub mod trace;

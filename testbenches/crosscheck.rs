@@ -111,9 +111,10 @@ fn main() {
                     None => {
                         passed += 1;
                         println!(
-                            "ok     {label:<32} {:<28} {:>9} cycles  0 mismatches  {:>6.2} s",
+                            "ok     {label:<32} {:<28} {:>9} cycles  0 mismatches  {:>3} waves agree  {:>6.2} s",
                             c.name,
                             o.cycles,
+                            o.wave_signals,
                             o.wall.as_secs_f64()
                         );
                     }
@@ -124,7 +125,11 @@ fn main() {
                 }
             }
             (Ok(o), Expect::Mismatch(at)) => match &o.mismatch {
-                Some(m) if at.is_none_or(|a| a == m.cycle) && m.rust_vcd.exists() && m.hdl_vcd.exists() => {
+                Some(m)
+                    if at.is_none_or(|a| a == m.cycle)
+                        && m.rust_vcd.exists()
+                        && m.hdl_vcd.exists() =>
+                {
                     passed += 1;
                     println!(
                         "ok     {label:<32} {:<28} altered block caught:\n       {}",
@@ -150,8 +155,33 @@ fn main() {
             },
         }
     }
+    // The wave comparison must be able to fail.
+    if let Some(d) = done
+        .iter()
+        .find(|d| matches!(&d.result, Ok(o) if o.wave_signals > 0))
+    {
+        let dir = out_root
+            .join(cases[d.case].config.tag())
+            .join(cases[d.case].slug());
+        match harness::waves::self_check(&dir.join("rust.vcd"), &dir.join("hdl.vcd")) {
+            Ok(()) => {
+                passed += 1;
+                println!(
+                    "ok     wave comparison catches an altered VCD ({})",
+                    dir.display()
+                );
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL   wave comparison self-check: {e}");
+            }
+        }
+    }
     println!();
-    println!("{:<22} {:>16} {:>16} {:>11}", "block", "cycles compared", "random cycles", "mismatches");
+    println!(
+        "{:<22} {:>16} {:>16} {:>11}",
+        "block", "cycles compared", "random cycles", "mismatches"
+    );
     for (block, (cycles, random, mismatches)) in &per_block {
         println!("{block:<22} {cycles:>16} {random:>16} {mismatches:>11}");
         if scale >= 1.0 && *random < 1_000_000 {

@@ -57,7 +57,11 @@ impl RrArbiter {
             (1..=MAX_REQUESTERS).contains(&n),
             "rr_arbiter: N = {n} is outside 1..=128"
         );
-        let mask = if n == 128 { u128::MAX } else { (1u128 << n) - 1 };
+        let mask = if n == 128 {
+            u128::MAX
+        } else {
+            (1u128 << n) - 1
+        };
         RrArbiter {
             // Stored minus one so that 128 fits in a byte.
             n: (n - 1) as u8,
@@ -195,7 +199,10 @@ mod tests {
             };
             (
                 Just(n),
-                proptest::collection::vec((any::<u128>().prop_map(move |r| r & mask), any::<bool>()), 1..200),
+                proptest::collection::vec(
+                    (any::<u128>().prop_map(move |r| r & mask), any::<bool>()),
+                    1..200,
+                ),
             )
         })
     }

@@ -8,8 +8,8 @@ pub mod arn_table;
 pub mod congestion_detector;
 pub mod credit_counter;
 pub mod lft_banks;
-pub mod rr_arbiter;
 mod rng;
+pub mod rr_arbiter;
 
 pub use rng::SplitMix64;
 

@@ -8,9 +8,11 @@
 //! - [`BlockVcd`]: a VCD file whose scopes and signal names are the ones Verilator
 //!   writes for the SystemVerilog twin, so both dumps line up in GTKWave.
 
+mod gtkw;
 mod line;
 mod vcd_writer;
 
+pub use gtkw::{signals_of, write_block_gtkw};
 pub use line::{TraceHeader, TraceLine};
 pub use vcd_writer::{BlockVcd, CLOCK_PERIOD_PS, VcdWindow, cycle_time_ps};
 
@@ -57,7 +59,10 @@ impl dyn Visit + '_ {
     /// A vector signal of `width` bits.
     pub fn bits(&mut self, name: &str, width: u32, value: u128) {
         debug_assert!((1..=128).contains(&width));
-        debug_assert!(width == 128 || value >> width == 0, "{name}: value wider than {width} bits");
+        debug_assert!(
+            width == 128 || value >> width == 0,
+            "{name}: value wider than {width} bits"
+        );
         self.signal(
             Sig {
                 name,
@@ -70,7 +75,10 @@ impl dyn Visit + '_ {
 
     /// Element `index` of an unpacked array of `width`-bit values.
     pub fn elem(&mut self, name: &str, index: usize, width: u32, value: u128) {
-        debug_assert!(width == 128 || value >> width == 0, "{name}[{index}]: value wider than {width} bits");
+        debug_assert!(
+            width == 128 || value >> width == 0,
+            "{name}[{index}]: value wider than {width} bits"
+        );
         self.signal(
             Sig {
                 name,

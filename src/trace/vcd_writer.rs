@@ -150,24 +150,33 @@ impl<W: Write> BlockVcd<W> {
             bits: Vec::with_capacity(128),
         };
         if window.from == 0 {
-            // Power-up, before the reset edge: clock low, reset asserted, everything zero.
+            // Power-up, before the reset edge: clock low, reset asserted, registers unknown.
             vcd.w.timestamp(0)?;
             vcd.w.change_scalar(clk, Value::V0)?;
             vcd.w.change_scalar(rst, Value::V0)?;
-            vcd.put(cycle, 64, 0)?;
+            vcd.put_unknown(cycle, 64)?;
             for k in 0..n {
                 let (id, width) = vcd.ids[k];
-                vcd.put(id, width, 0)?;
-                vcd.last[k] = Some(0);
+                vcd.put_unknown(id, width)?;
             }
             vcd.started = true;
         }
         Ok(vcd)
     }
 
+    fn put_unknown(&mut self, id: IdCode, width: u32) -> io::Result<()> {
+        if width == 1 {
+            return self.w.change_scalar(id, Value::X);
+        }
+        self.w
+            .change_vector(id, std::iter::repeat_n(Value::X, width as usize))
+    }
+
     fn put(&mut self, id: IdCode, width: u32, value: u128) -> io::Result<()> {
         if width == 1 {
-            return self.w.change_scalar(id, if value & 1 == 1 { Value::V1 } else { Value::V0 });
+            return self
+                .w
+                .change_scalar(id, if value & 1 == 1 { Value::V1 } else { Value::V0 });
         }
         self.bits.clear();
         self.bits.extend((0..width).rev().map(|b| {
@@ -193,7 +202,8 @@ impl<W: Write> BlockVcd<W> {
         self.w.timestamp(t)?;
         self.w.change_scalar(self.clk, Value::V1)?;
         if !self.started {
-            self.w.change_scalar(self.rst, if cycle == 0 { Value::V0 } else { Value::V1 })?;
+            self.w
+                .change_scalar(self.rst, if cycle == 0 { Value::V0 } else { Value::V1 })?;
             self.started = true;
         }
         self.put(self.cycle, 64, cycle as u128)?;

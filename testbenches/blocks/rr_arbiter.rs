@@ -17,13 +17,22 @@ fn config(n: usize) -> HdlConfig {
 }
 
 fn all(n: usize) -> u128 {
-    if n == 128 { u128::MAX } else { (1u128 << n) - 1 }
+    if n == 128 {
+        u128::MAX
+    } else {
+        (1u128 << n) - 1
+    }
 }
 
 /// Directed sequences for an arbiter of `n` requesters.
 fn directed(n: usize) -> Vec<(&'static str, Vec<RrArbiterIn>)> {
     let every = all(n);
-    let rotation = (0..3 * n).map(|_| RrArbiterIn { req: every, ack: true }).collect();
+    let rotation = (0..3 * n)
+        .map(|_| RrArbiterIn {
+            req: every,
+            ack: true,
+        })
+        .collect();
     let hold = (0..4 * n)
         .map(|c| RrArbiterIn {
             req: every,
@@ -121,7 +130,12 @@ impl Block for PointerStuck {
 
 pub fn cases(scale: f64) -> Vec<Case> {
     let mut v = Vec::new();
-    for (n, cycles) in [(1usize, 20_000u64), (5, 300_000), (96, 300_000), (128, 400_000)] {
+    for (n, cycles) in [
+        (1usize, 20_000u64),
+        (5, 300_000),
+        (96, 300_000),
+        (128, 400_000),
+    ] {
         for (name, seq) in directed(n) {
             let len = seq.len() as u64;
             v.push(Case::new(

@@ -8,6 +8,7 @@
 //! that cycle; the VCDs are kept for GTKWave.
 
 pub mod case;
+pub mod waves;
 
 use arnsim::blocks::Block;
 use arnsim::stimulus::Stimulus;
@@ -47,7 +48,11 @@ pub struct HdlConfig {
 impl HdlConfig {
     /// `rr_arbiter[N=5]`
     pub fn label(&self) -> String {
-        let p: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let p: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         format!("{}[{}]", self.block, p.join(","))
     }
 
@@ -63,14 +68,16 @@ impl HdlConfig {
         let dir = work_root().join("hdl").join(self.tag());
         fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut cmd = Command::new("verilator");
-        cmd.args(["--cc", "--exe", "--build", "-j", "2", "--trace", "--assert", "-Wall"])
-            .args(["--x-assign", "0", "--x-initial", "0"])
-            .args(["--prefix", "Vtb", "--top-module"])
-            .arg(format!("tb_{}", self.block))
-            .arg("-I".to_string() + &root.join("testbenches/hdl").display().to_string())
-            .args(["--Mdir"])
-            .arg(&dir)
-            .args(["-o", "sim"]);
+        cmd.args([
+            "--cc", "--exe", "--build", "-j", "2", "--trace", "--assert", "-Wall",
+        ])
+        .args(["--x-assign", "0", "--x-initial", "0"])
+        .args(["--prefix", "Vtb", "--top-module"])
+        .arg(format!("tb_{}", self.block))
+        .arg("-I".to_string() + &root.join("testbenches/hdl").display().to_string())
+        .args(["--Mdir"])
+        .arg(&dir)
+        .args(["-o", "sim"]);
         for (k, v) in &self.params {
             cmd.arg(format!("-G{k}={v}"));
         }
@@ -119,6 +126,8 @@ pub struct Outcome {
     pub cycles: u64,
     /// `None` when the traces agree on every cycle.
     pub mismatch: Option<Mismatch>,
+    /// Signals whose VCD waveforms were compared (0 after a mismatch).
+    pub wave_signals: usize,
     /// Wall time of the whole case (stimulus, both simulations, comparison).
     pub wall: Duration,
 }
@@ -219,11 +228,11 @@ fn run_hdl(
     Ok(())
 }
 
+/// The first difference of two traces: cycle, signal, Rust value, HDL value.
+pub type TraceDiff = (u64, String, String, String);
+
 /// Compares two trace files; returns the cycles compared and the first difference.
-pub fn compare_traces(
-    rust: &Path,
-    hdl: &Path,
-) -> Result<(u64, Option<(u64, String, String, String)>), String> {
+pub fn compare_traces(rust: &Path, hdl: &Path) -> Result<(u64, Option<TraceDiff>), String> {
     let r = BufReader::new(File::open(rust).map_err(io_err(rust))?);
     let h = BufReader::new(File::open(hdl).map_err(io_err(hdl))?);
     let mut rl = r.lines();
@@ -237,9 +246,7 @@ pub fn compare_traces(
         .ok_or_else(|| format!("{}: empty trace", hdl.display()))?
         .map_err(io_err(hdl))?;
     if rh != hh {
-        return Err(format!(
-            "trace headers differ:\n  rust: {rh}\n  hdl:  {hh}"
-        ));
+        return Err(format!("trace headers differ:\n  rust: {rh}\n  hdl:  {hh}"));
     }
     let names: Vec<&str> = rh.split(' ').collect();
     let mut cycle = 0u64;
@@ -249,7 +256,12 @@ pub fn compare_traces(
             (Some(_), None) | (None, Some(_)) => {
                 return Ok((
                     cycle + 1,
-                    Some((cycle, "<end of trace>".into(), "line".into(), "no line".into())),
+                    Some((
+                        cycle,
+                        "<end of trace>".into(),
+                        "line".into(),
+                        "no line".into(),
+                    )),
                 ));
             }
             (Some(a), Some(b)) => {
@@ -314,8 +326,11 @@ where
     )?;
     run_hdl(exe, &stim, &hdl_trace, &hdl_vcd, head)?;
     let (compared, diff) = compare_traces(&rust_trace, &hdl_trace)?;
+    let mut wave_signals = 0;
     let mismatch = match diff {
         None => {
+            wave_signals =
+                waves::compare_vcds(&rust_vcd, &hdl_vcd, arnsim::trace::cycle_time_ps(0))?;
             for p in [&stim, &rust_trace, &hdl_trace] {
                 let _ = fs::remove_file(p);
             }
@@ -354,6 +369,7 @@ where
         cycles: compared,
         mismatch,
         wall: t0.elapsed(),
+        wave_signals,
     })
 }
 
