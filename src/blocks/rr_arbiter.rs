@@ -7,6 +7,16 @@
 //! so the requester just served becomes the lowest priority; without `ack_i` it holds.
 //!
 //! Widths: `N` from 1 to 128 requesters, `ptr_q` and `idx_o` are `max(1, clog2 N)` bits.
+//!
+//! ```
+//! use arnsim::blocks::{Block, RrArbiter};
+//! use arnsim::blocks::rr_arbiter::RrArbiterIn;
+//!
+//! let mut arb = RrArbiter::new(4);
+//! let req = RrArbiterIn { req: 0b1011, ack: true };
+//! let winners: Vec<u8> = (0..4).map(|_| arb.step(&req).idx).collect();
+//! assert_eq!(winners, [0, 1, 3, 0]); // each winner drops to the lowest priority
+//! ```
 
 use super::Block;
 use crate::trace::{Visit, index_width};
@@ -158,6 +168,26 @@ mod tests {
         let mut a = RrArbiter::new(4);
         let order: Vec<u8> = (0..8).map(|_| cycle(&mut a, 0b1011, true).idx).collect();
         assert_eq!(order, vec![0, 1, 3, 0, 1, 3, 0, 1]);
+    }
+
+    /// The timing diagram of docs/blocks/rr_arbiter.md, cycle by cycle.
+    #[test]
+    fn doc_timing_diagram() {
+        let mut a = RrArbiter::new(4);
+        let rows = [
+            (0b1011, true, 0, 0),
+            (0b1011, true, 1, 1),
+            (0b1011, false, 2, 3),
+            (0b1011, true, 2, 3),
+            (0b0110, true, 0, 1),
+            (0b0110, true, 2, 2),
+        ];
+        for (c, (req, ack, ptr, idx)) in rows.into_iter().enumerate() {
+            assert_eq!(a.regs().ptr, ptr, "ptr_q in cycle {c}");
+            let o = cycle(&mut a, req, ack);
+            assert_eq!(o.idx, idx, "idx_o in cycle {c}");
+            assert_eq!(o.gnt, 1 << idx, "gnt_o in cycle {c}");
+        }
     }
 
     #[test]
