@@ -14,6 +14,12 @@ pub fn write_block_gtkw(
 ) -> io::Result<()> {
     writeln!(out, "[dumpfile] \"{}\"", vcd_path.display())?;
     writeln!(out, "[timestart] 0")?;
+    // Zoom: about thirty cycles across a normal window.
+    writeln!(
+        out,
+        "*-16.000000 {} -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1",
+        super::cycle_time_ps(0)
+    )?;
     writeln!(out, "[sst_expanded] 1")?;
     writeln!(out, "@28")?;
     writeln!(out, "TOP.tb_{block}.clk_i")?;
