@@ -1,0 +1,58 @@
+//! Data packet descriptor: the header fields a switch looks at, and bookkeeping for statistics.
+
+use bitflags::bitflags;
+
+bitflags! {
+    /// Header flag bits.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct PacketFlags: u8 {
+        /// AFI "adapted" bit: the packet was re-routed; it travels in the AFC and follows
+        /// deterministic routing from then on (seed 000, sections 2.4 and 3.5).
+        const ADAPTED = 1 << 0;
+        /// The packet belongs to a hot-spot flow of the traffic pattern (statistics only; no
+        /// switch looks at it).
+        const HOT = 1 << 1;
+    }
+}
+
+/// A data packet, as a descriptor. 24 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Packet {
+    /// Injection cycle at the source.
+    pub injected: u64,
+    /// Unique id (per fabric run).
+    pub id: u32,
+    /// Source end node.
+    pub src: u16,
+    /// Destination LID. With LMC > 0 its least significant bit asks for adaptive routing (1) or
+    /// deterministic routing (0) (seed 002, section 4.2).
+    pub dlid: u16,
+    /// Length in flits (1 to 4096).
+    pub len: u16,
+    /// Service level (4 bits in InfiniBand).
+    pub sl: u8,
+    /// VC the packet occupies in the buffer it is in (the AFC once adapted).
+    pub vc: u8,
+    /// VC the packet would use had it not been adapted: kept in the header so that ARNs name the
+    /// original VC (seed 000, section 3.4).
+    pub orig_vc: u8,
+    /// Header flags.
+    pub flags: PacketFlags,
+}
+
+impl Packet {
+    /// Whether the AFI adapted bit is set.
+    pub fn adapted(&self) -> bool {
+        self.flags.contains(PacketFlags::ADAPTED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptor_stays_small() {
+        assert_eq!(std::mem::size_of::<Packet>(), 24);
+    }
+}
