@@ -10,6 +10,7 @@
 //!   LFT banks, ARN table (a CAM with TTL timers) and the congestion detector FSM.
 //! - [`stimulus`]: seeded and directed input sequences for the blocks, shared by the HDL
 //!   testbenches and the demo.
+//! - [`fabric`]: links, topologies (fat trees as XGFTs) and, around them, whole fabrics.
 //! - [`wire`]: what travels on links: data packet descriptors and ARN control flits.
 //! - [`cli`]: the `arnsim` command line.
 //! - [`trace`]: probes that read signals out of the model without touching it: per-cycle text
@@ -17,6 +18,8 @@
 
 pub mod blocks;
 pub mod cli;
+pub mod fabric;
 pub mod stimulus;
+pub mod switch;
 pub mod trace;
 pub mod wire;

@@ -1,1 +1,868 @@
-//! placeholder
+//! Congestion detector of one switch output port (`congestion_detector.sv`): decides whether the
+//! output is the root of a congestion tree (seed 000, section 3.3).
+//!
+//! The detector watches, at every input port, the occupancy of the VOQ that feeds this output,
+//! the header of the packet at the head of that VOQ, and the free credits of the downstream VC
+//! that packet would use. A VOQ above HCDTh makes the output a potential root; if the downstream
+//! VC of its head packet still has more than FCTh free credits, the output is a root rather than
+//! a branch of a tree (a branch has its downstream credits exhausted by back-pressure). The
+//! condition must hold for CRT consecutive cycles before the root is declared; the header of the
+//! head packet of the fullest qualifying VOQ is then emitted for one cycle (the ARN is built from
+//! it). The root is released when every VOQ that crossed HCDTh is back under LCDTh.
+//!
+//! FSM: [`DetectorState`] `Idle` → `Wait` (timer `crt_q` running) → `Root` → `Idle`; every
+//! transition goes through one function. Widths: occupancies, thresholds, credits and
+//! destinations 16 bits, VC 8 bits, timer 24 bits (`u24`), `root_in_o`/`root_in_q`
+//! `max(1, clog2 P)` bits, `crossed_o` `clog2(P+1)` bits, `P` from 1 to 64.
+//!
+//! ```
+//! use arnsim::blocks::Block;
+//! use arnsim::blocks::congestion_detector::{
+//!     CongestionDetector, CongestionDetectorIn, DetectorConfig,
+//! };
+//!
+//! let cfg = DetectorConfig::new(2, 80, 63, 15, 3);
+//! let mut det = CongestionDetector::new(cfg);
+//! let mut hot = CongestionDetectorIn::default();
+//! hot.voq_occ[1] = 90; // above HCDTh
+//! hot.head_valid = 0b10;
+//! hot.head_fc[1] = 20; // downstream VC has room: a root, not a branch
+//! hot.head_dest[1] = 0x1234;
+//! let det_pulses: Vec<bool> = (0..4).map(|_| det.step(&hot).root_det).collect();
+//! assert_eq!(det_pulses, [false, false, true, false]); // declared in the CRT-th cycle
+//! let idle = CongestionDetectorIn::default();
+//! assert!(det.step(&idle).root_rel); // VOQ 1 back under LCDTh: released
+//! ```
+
+use super::Block;
+use crate::trace::{Visit, index_width};
+use arbitrary_int::prelude::*;
+
+/// Largest supported number of input ports `P`.
+pub const MAX_INPUTS: usize = 64;
+
+/// HCDTh as a percentage of the input buffer (seed 000, section 4.1).
+pub const HCDTH_PERCENT: u32 = 81;
+/// LCDTh as a percentage of the input buffer (seed 000, section 4.1).
+pub const LCDTH_PERCENT: u32 = 63;
+/// FCTh as a percentage of the downstream VC's credits (seed 000, section 4.1).
+pub const FCTH_PERCENT: u32 = 78;
+/// The paper's CRT, 5 ms, in cycles of 5.12 ns (976,562.5 rounded to nearest).
+pub const PAPER_CRT_CYCLES: u32 = 976_563;
+
+/// Thresholds and timer of one detector (the HDL parameters `P`, `Hcdth`, `Lcdth`, `Fcth`, `Crt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DetectorConfig {
+    /// `P`: number of input ports watched, 1 to [`MAX_INPUTS`].
+    pub inputs: usize,
+    /// `Hcdth`: a VOQ with more than this many flits has crossed the high threshold.
+    pub hcdth: u16,
+    /// `Lcdth`: a crossed VOQ leaves the crossed set when it holds fewer flits than this.
+    pub lcdth: u16,
+    /// `Fcth`: more free credits than this downstream means root, not branch.
+    pub fcth: u16,
+    /// `Crt`: cycles the root condition must hold before a root is declared, 1 to 2^24-1.
+    pub crt: u24,
+}
+
+impl DetectorConfig {
+    /// A configuration from explicit values; panics outside the documented ranges.
+    pub fn new(inputs: usize, hcdth: u16, lcdth: u16, fcth: u16, crt: u32) -> Self {
+        assert!(
+            (1..=MAX_INPUTS).contains(&inputs),
+            "congestion_detector: P = {inputs} is outside 1..=64"
+        );
+        assert!(
+            lcdth <= hcdth,
+            "congestion_detector: Lcdth {lcdth} above Hcdth {hcdth}"
+        );
+        assert!(
+            (1..=u24::MAX.value()).contains(&crt),
+            "congestion_detector: Crt = {crt} is outside 1..=2^24-1"
+        );
+        DetectorConfig {
+            inputs,
+            hcdth,
+            lcdth,
+            fcth,
+            crt: u24::new(crt),
+        }
+    }
+
+    /// The paper's configuration: HCDTh 81 % and LCDTh 63 % of an input buffer of
+    /// `buffer_flits`, FCTh 78 % of a downstream VC of `downstream_vc_flits` credits, CRT
+    /// `crt_cycles`. Each threshold is the integer floor of `pct * size / 100` (5376 flits give
+    /// HCDTh 4354 and LCDTh 3386). Panics when a threshold does not fit in 16 bits.
+    pub fn from_percent(
+        inputs: usize,
+        buffer_flits: u32,
+        downstream_vc_flits: u32,
+        crt_cycles: u32,
+    ) -> Self {
+        let th = |pct: u32, size: u32| -> u16 {
+            let v = percent_floor(pct, size);
+            u16::try_from(v).unwrap_or_else(|_| {
+                panic!("congestion_detector: {pct} % of {size} = {v} does not fit in 16 bits")
+            })
+        };
+        Self::new(
+            inputs,
+            th(HCDTH_PERCENT, buffer_flits),
+            th(LCDTH_PERCENT, buffer_flits),
+            th(FCTH_PERCENT, downstream_vc_flits),
+            crt_cycles,
+        )
+    }
+}
+
+/// `floor(pct * size / 100)`, computed exactly.
+pub const fn percent_floor(pct: u32, size: u32) -> u32 {
+    (pct as u64 * size as u64 / 100) as u32
+}
+
+/// State of the detector FSM (`state_q`, 2 bits; the HDL encoding is the discriminant).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum DetectorState {
+    /// `StIdle` (2'd0): no root condition seen.
+    #[default]
+    Idle = 0,
+    /// `StWait` (2'd1): the root condition holds; the CRT timer runs.
+    Wait = 1,
+    /// `StRoot` (2'd2): this output is a congestion root.
+    Root = 2,
+}
+
+/// Inputs of one cycle: element i of each array is input port i (elements at or above `P` are
+/// ignored).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CongestionDetectorIn {
+    /// `voq_occ_i[i]`: flits in input i's VOQ for this output.
+    pub voq_occ: [u16; MAX_INPUTS],
+    /// `head_valid_i[i]` at bit i: that VOQ has a head packet.
+    pub head_valid: u64,
+    /// `head_dest_i[i]`: destination (DLID) of the head packet.
+    pub head_dest: [u16; MAX_INPUTS],
+    /// `head_vc_i[i]`: original VC of the head packet.
+    pub head_vc: [u8; MAX_INPUTS],
+    /// `head_adapted_i[i]` at bit i: the head packet is adapted.
+    pub head_adapted: u64,
+    /// `head_fc_i[i]`: free credits downstream in the VC the head packet would use.
+    pub head_fc: [u16; MAX_INPUTS],
+}
+
+impl Default for CongestionDetectorIn {
+    fn default() -> Self {
+        CongestionDetectorIn {
+            voq_occ: [0; MAX_INPUTS],
+            head_valid: 0,
+            head_dest: [0; MAX_INPUTS],
+            head_vc: [0; MAX_INPUTS],
+            head_adapted: 0,
+            head_fc: [0; MAX_INPUTS],
+        }
+    }
+}
+
+/// Outputs of one cycle (combinational).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CongestionDetectorOut {
+    /// `root_o`: this output is a congestion root (`state_q == StRoot`).
+    pub root: bool,
+    /// `root_det_o`: a root is declared in this cycle (one-cycle pulse).
+    pub root_det: bool,
+    /// `root_rel_o`: the root is released in this cycle (one-cycle pulse).
+    pub root_rel: bool,
+    /// `root_in_o`: the offending input: this cycle's choice during `root_det`, else `root_in_q`.
+    pub root_in: u8,
+    /// `root_dest_o`: destination of the offending head packet during `root_det`, else 0.
+    pub root_dest: u16,
+    /// `root_vc_o`: original VC of the offending head packet during `root_det`, else 0.
+    pub root_vc: u8,
+    /// `root_adapted_o`: adapted bit of the offending head packet during `root_det`, else 0.
+    pub root_adapted: bool,
+    /// `crossed_o`: number of VOQs in the crossed set, `popcount(over_q)`.
+    pub crossed: u8,
+}
+
+/// Registers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CongestionDetectorRegs {
+    /// `state_q`. Reset: `Idle`.
+    pub state: DetectorState,
+    /// `crt_q`: cycles left before the root is declared, non-zero only in `Wait`. Reset: 0.
+    pub crt: u24,
+    /// `over_q`: bit i set while VOQ i is in the crossed set. Reset: 0.
+    pub over: u64,
+    /// `root_in_q`: input of the last declared root. Reset: 0.
+    pub root_in: u8,
+}
+
+/// The root condition of this cycle: whether some VOQ qualifies and the offending one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RootChoice {
+    /// `C`: some VOQ is above HCDTh with a head packet whose downstream VC has more than FCTh
+    /// free credits.
+    pub any: bool,
+    /// The qualifying VOQ with the most flits (lowest index on ties); 0 when `any` is low.
+    pub input: u8,
+}
+
+/// The detector of one output port.
+#[derive(Clone, Debug)]
+pub struct CongestionDetector {
+    cfg: DetectorConfig,
+    mask: u64,
+    q: CongestionDetectorRegs,
+    d: CongestionDetectorRegs,
+}
+
+impl CongestionDetector {
+    /// A detector with configuration `cfg`, in its reset state. Panics when `cfg` is outside
+    /// the documented ranges.
+    pub fn new(cfg: DetectorConfig) -> Self {
+        let DetectorConfig {
+            inputs,
+            hcdth,
+            lcdth,
+            fcth,
+            crt,
+        } = cfg;
+        // Re-validate fields that may have been written directly.
+        let _ = DetectorConfig::new(inputs, hcdth, lcdth, fcth, crt.value());
+        let mask = if inputs == 64 {
+            u64::MAX
+        } else {
+            (1u64 << inputs) - 1
+        };
+        CongestionDetector {
+            cfg,
+            mask,
+            q: CongestionDetectorRegs::default(),
+            d: CongestionDetectorRegs::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> DetectorConfig {
+        self.cfg
+    }
+
+    /// Current registers.
+    pub fn regs(&self) -> CongestionDetectorRegs {
+        self.q
+    }
+
+    /// Width of `root_in_o` and `root_in_q`: `max(1, clog2 P)`.
+    pub fn index_bits(&self) -> u32 {
+        index_width(self.cfg.inputs)
+    }
+
+    /// Width of `crossed_o`: `clog2(P + 1)`.
+    pub fn count_bits(&self) -> u32 {
+        index_width(self.cfg.inputs + 1)
+    }
+
+    /// The root condition `C` and the offending input for `inp`, without touching any state.
+    #[inline]
+    pub fn choose(&self, inp: &CongestionDetectorIn) -> RootChoice {
+        let c = &self.cfg;
+        let mut choice = RootChoice::default();
+        let mut best = 0u16;
+        for i in 0..c.inputs {
+            let occ = inp.voq_occ[i];
+            let cond = occ > c.hcdth && (inp.head_valid >> i) & 1 == 1 && inp.head_fc[i] > c.fcth;
+            if cond && (!choice.any || occ > best) {
+                choice = RootChoice {
+                    any: true,
+                    input: i as u8,
+                };
+                best = occ;
+            }
+        }
+        choice
+    }
+
+    /// Next crossed set: a VOQ enters above HCDTh and stays while at or above LCDTh.
+    #[inline]
+    pub fn next_over(&self, inp: &CongestionDetectorIn) -> u64 {
+        let c = &self.cfg;
+        let mut over = 0u64;
+        for i in 0..c.inputs {
+            let occ = inp.voq_occ[i];
+            let stay = if (self.q.over >> i) & 1 == 1 {
+                occ >= c.lcdth
+            } else {
+                occ > c.hcdth
+            };
+            over |= (stay as u64) << i;
+        }
+        over
+    }
+
+    /// The one place where the FSM changes state. The timer runs only in `Wait`, so it is
+    /// cleared on every other destination.
+    #[inline]
+    fn set_state(&mut self, next: DetectorState) {
+        debug_assert!(
+            !(self.q.state == DetectorState::Root && next == DetectorState::Wait),
+            "a_no_root_to_wait"
+        );
+        self.d.state = next;
+        if next != DetectorState::Wait {
+            self.d.crt = u24::new(0);
+        }
+    }
+}
+
+impl Block for CongestionDetector {
+    type In = CongestionDetectorIn;
+    type Out = CongestionDetectorOut;
+    const NAME: &'static str = "congestion_detector";
+
+    fn reset(&mut self) {
+        self.q = CongestionDetectorRegs::default();
+        self.d = self.q;
+    }
+
+    #[inline]
+    fn evaluate(&mut self, inp: &CongestionDetectorIn) -> CongestionDetectorOut {
+        let choice = self.choose(inp);
+        let one = u24::new(1);
+        self.d = self.q;
+        self.d.over = self.next_over(inp);
+        let mut out = CongestionDetectorOut {
+            root: self.q.state == DetectorState::Root,
+            root_in: self.q.root_in,
+            crossed: self.q.over.count_ones() as u8,
+            ..CongestionDetectorOut::default()
+        };
+        let declare = match self.q.state {
+            DetectorState::Idle if choice.any => {
+                if self.cfg.crt == one {
+                    true
+                } else {
+                    self.set_state(DetectorState::Wait);
+                    self.d.crt = self.cfg.crt - one;
+                    false
+                }
+            }
+            DetectorState::Idle => false,
+            DetectorState::Wait if !choice.any => {
+                // The root situation must persist: a gap cancels the timer.
+                self.set_state(DetectorState::Idle);
+                false
+            }
+            DetectorState::Wait if self.q.crt == one => true,
+            DetectorState::Wait => {
+                self.d.crt = self.q.crt - one;
+                false
+            }
+            DetectorState::Root => {
+                if self.d.over == 0 {
+                    self.set_state(DetectorState::Idle);
+                    out.root_rel = true;
+                }
+                false
+            }
+        };
+        if declare {
+            let i = choice.input as usize;
+            self.set_state(DetectorState::Root);
+            self.d.root_in = choice.input;
+            out.root_det = true;
+            out.root_in = choice.input;
+            out.root_dest = inp.head_dest[i];
+            out.root_vc = inp.head_vc[i];
+            out.root_adapted = (inp.head_adapted >> i) & 1 == 1;
+        }
+        debug_assert!(!(out.root_det && out.root_rel), "a_det_rel_exclusive");
+        debug_assert!(
+            !out.root_det || self.q.state != DetectorState::Root,
+            "a_det_not_in_root"
+        );
+        debug_assert!(!out.root_rel || self.d.over == 0, "a_rel_only_when_clear");
+        out
+    }
+
+    #[inline]
+    fn commit(&mut self) {
+        self.q = self.d;
+        debug_assert!(
+            (self.q.state == DetectorState::Wait) == (self.q.crt.value() != 0),
+            "a_crt_runs_in_wait"
+        );
+        debug_assert!(self.q.crt < self.cfg.crt, "a_crt_below_crt");
+        debug_assert!(
+            self.q.state != DetectorState::Root || self.q.over != 0,
+            "a_root_has_crossed"
+        );
+        debug_assert_eq!(self.q.over & !self.mask, 0, "a_over_in_range");
+        debug_assert!(
+            (self.q.root_in as usize) < self.cfg.inputs,
+            "a_root_in_range"
+        );
+    }
+
+    fn probe_inputs(&self, inp: &CongestionDetectorIn, v: &mut dyn Visit) {
+        let p = self.cfg.inputs;
+        for i in 0..p {
+            v.elem("voq_occ_i", i, 16, inp.voq_occ[i] as u128);
+        }
+        for i in 0..p {
+            v.elem("head_valid_i", i, 1, ((inp.head_valid >> i) & 1) as u128);
+        }
+        for i in 0..p {
+            v.elem("head_dest_i", i, 16, inp.head_dest[i] as u128);
+        }
+        for i in 0..p {
+            v.elem("head_vc_i", i, 8, inp.head_vc[i] as u128);
+        }
+        for i in 0..p {
+            v.elem(
+                "head_adapted_i",
+                i,
+                1,
+                ((inp.head_adapted >> i) & 1) as u128,
+            );
+        }
+        for i in 0..p {
+            v.elem("head_fc_i", i, 16, inp.head_fc[i] as u128);
+        }
+    }
+
+    fn probe_outputs(&self, out: &CongestionDetectorOut, v: &mut dyn Visit) {
+        v.bit("root_o", out.root);
+        v.bit("root_det_o", out.root_det);
+        v.bit("root_rel_o", out.root_rel);
+        v.bits("root_in_o", self.index_bits(), out.root_in as u128);
+        v.bits("root_dest_o", 16, out.root_dest as u128);
+        v.bits("root_vc_o", 8, out.root_vc as u128);
+        v.bit("root_adapted_o", out.root_adapted);
+        v.bits("crossed_o", self.count_bits(), out.crossed as u128);
+    }
+
+    fn probe_regs(&self, v: &mut dyn Visit) {
+        v.bits("state_q", 2, self.q.state as u128);
+        v.bits("crt_q", 24, self.q.crt.value() as u128);
+        v.bits("over_q", self.cfg.inputs as u32, self.q.over as u128);
+        v.bits("root_in_q", self.index_bits(), self.q.root_in as u128);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const H: u16 = 80;
+    const L: u16 = 63;
+    const F: u16 = 15;
+
+    /// Inputs with every head valid, occupancies `occ` and credits `fc`.
+    fn inputs(occ: &[u16], fc: &[u16]) -> CongestionDetectorIn {
+        let mut x = CongestionDetectorIn::default();
+        for (i, (&o, &f)) in occ.iter().zip(fc).enumerate() {
+            x.voq_occ[i] = o;
+            x.head_fc[i] = f;
+            x.head_valid |= 1 << i;
+            x.head_dest[i] = 0x100 + i as u16;
+            x.head_vc[i] = i as u8;
+        }
+        x
+    }
+
+    fn hot(p: usize, who: usize) -> CongestionDetectorIn {
+        let mut occ = vec![0u16; p];
+        let fc = vec![F + 1; p];
+        occ[who] = H + 1;
+        inputs(&occ, &fc)
+    }
+
+    /// The timing diagram of docs/blocks/congestion_detector.md, cycle by cycle.
+    #[test]
+    fn doc_timing_diagram() {
+        use DetectorState::{Idle, Root, Wait};
+        let mut d = CongestionDetector::new(DetectorConfig::new(2, H, L, F, 3));
+        let occ0 = [40, 40, 85, 85, 85, 62, 50, 50, 50];
+        let occ1 = [50, 90, 95, 99, 70, 64, 63, 62, 40];
+        let fc0 = [20, 20, 9, 9, 9, 9, 9, 9, 9];
+        let state = [Idle, Idle, Wait, Wait, Root, Root, Root, Root, Idle];
+        let crt = [0, 0, 2, 1, 0, 0, 0, 0, 0];
+        let over = [0b00, 0b00, 0b10, 0b11, 0b11, 0b11, 0b10, 0b10, 0b00];
+        let crossed = [0, 0, 1, 2, 2, 2, 1, 1, 0];
+        let det = [0, 0, 0, 1, 0, 0, 0, 0, 0];
+        let root = [0, 0, 0, 0, 1, 1, 1, 1, 0];
+        let rel = [0, 0, 0, 0, 0, 0, 0, 1, 0];
+        let root_in = [0, 0, 0, 1, 1, 1, 1, 1, 1];
+        let dest = [0, 0, 0, 0xa7, 0, 0, 0, 0, 0];
+        let vc = [0, 0, 0, 2, 0, 0, 0, 0, 0];
+        for c in 0..9 {
+            let mut x = inputs(&[occ0[c], occ1[c]], &[fc0[c], 30]);
+            x.head_dest[1] = 0xa7;
+            x.head_vc[1] = 2;
+            let r = d.regs();
+            assert_eq!(r.state, state[c], "state_q in cycle {c}");
+            assert_eq!(r.crt.value(), crt[c], "crt_q in cycle {c}");
+            assert_eq!(r.over, over[c], "over_q in cycle {c}");
+            let o = d.step(&x);
+            assert_eq!(o.crossed, crossed[c], "crossed_o in cycle {c}");
+            assert_eq!(o.root_det as u8, det[c], "root_det_o in cycle {c}");
+            assert_eq!(o.root as u8, root[c], "root_o in cycle {c}");
+            assert_eq!(o.root_rel as u8, rel[c], "root_rel_o in cycle {c}");
+            assert_eq!(o.root_in, root_in[c], "root_in_o in cycle {c}");
+            assert_eq!(o.root_dest, dest[c], "root_dest_o in cycle {c}");
+            assert_eq!(o.root_vc, vc[c], "root_vc_o in cycle {c}");
+            assert!(!o.root_adapted, "root_adapted_o in cycle {c}");
+        }
+    }
+
+    #[test]
+    fn crt_one_declares_in_the_first_cycle() {
+        let mut d = CongestionDetector::new(DetectorConfig::new(3, H, L, F, 1));
+        let o = d.step(&hot(3, 2));
+        assert!(o.root_det && !o.root);
+        assert_eq!(o.root_in, 2);
+        assert_eq!(d.regs().state, DetectorState::Root);
+        assert_eq!(d.regs().crt.value(), 0);
+        assert!(d.step(&hot(3, 2)).root);
+    }
+
+    #[test]
+    fn a_gap_cancels_the_timer() {
+        let crt = 5;
+        let mut d = CongestionDetector::new(DetectorConfig::new(2, H, L, F, crt));
+        for _ in 0..crt - 1 {
+            assert!(!d.step(&hot(2, 0)).root_det);
+        }
+        // One cycle without room downstream: a branch, not a root.
+        let mut gap = hot(2, 0);
+        gap.head_fc[0] = F;
+        assert!(!d.step(&gap).root_det);
+        assert_eq!(d.regs().state, DetectorState::Idle);
+        assert_eq!(d.regs().crt.value(), 0);
+        for c in 0..crt {
+            assert_eq!(d.step(&hot(2, 0)).root_det, c == crt - 1, "cycle {c}");
+        }
+    }
+
+    #[test]
+    fn boundaries_of_the_root_condition() {
+        let d = CongestionDetector::new(DetectorConfig::new(2, H, L, F, 4));
+        let mut x = hot(2, 1);
+        assert!(d.choose(&x).any);
+        x.voq_occ[1] = H; // at HCDTh, not above
+        assert!(!d.choose(&x).any);
+        x.voq_occ[1] = H + 1;
+        x.head_fc[1] = F; // at FCTh, not above: a branch
+        assert!(!d.choose(&x).any);
+        x.head_fc[1] = F + 1;
+        x.head_valid = 0b01; // no head packet
+        assert!(!d.choose(&x).any);
+    }
+
+    #[test]
+    fn offending_is_the_fullest_lowest_on_ties() {
+        let d = CongestionDetector::new(DetectorConfig::new(4, H, L, F, 4));
+        let x = inputs(&[90, 95, 95, 200], &[20, 20, 20, 5]);
+        // Input 3 is the fullest but has no room downstream; 1 and 2 tie.
+        assert_eq!(d.choose(&x).input, 1);
+        let x = inputs(&[90, 95, 96, 200], &[20, 20, 20, 5]);
+        assert_eq!(d.choose(&x).input, 2);
+    }
+
+    #[test]
+    fn release_waits_for_every_crossed_voq() {
+        let mut d = CongestionDetector::new(DetectorConfig::new(3, H, L, F, 1));
+        assert!(d.step(&inputs(&[90, 85, 0], &[20, 0, 0])).root_det);
+        // Input 1 crossed without credits: it still counts for the release.
+        assert!(!d.step(&inputs(&[10, 70, 0], &[20, 0, 0])).root_rel);
+        assert_eq!(d.regs().over, 0b010);
+        assert!(!d.step(&inputs(&[10, L, 0], &[20, 0, 0])).root_rel);
+        // A new VOQ above HCDTh blocks the release too.
+        assert!(!d.step(&inputs(&[10, 10, 81], &[20, 0, 0])).root_rel);
+        assert!(!d.step(&inputs(&[10, 10, L], &[20, 0, 0])).root_rel);
+        let o = d.step(&inputs(&[10, 10, L - 1], &[20, 0, 0]));
+        assert!(o.root_rel && o.root);
+        assert_eq!(d.regs().state, DetectorState::Idle);
+        // The input of the last root is kept.
+        assert_eq!(d.step(&CongestionDetectorIn::default()).root_in, 0);
+    }
+
+    #[test]
+    fn redeclares_right_after_a_release() {
+        let mut d = CongestionDetector::new(DetectorConfig::new(2, H, L, F, 2));
+        d.step(&hot(2, 1));
+        assert!(d.step(&hot(2, 1)).root_det);
+        assert!(d.step(&CongestionDetectorIn::default()).root_rel);
+        assert!(!d.step(&hot(2, 0)).root_det);
+        let o = d.step(&hot(2, 0));
+        assert!(o.root_det);
+        assert_eq!(o.root_in, 0);
+        assert_eq!(o.root_dest, 0x100);
+    }
+
+    #[test]
+    fn sixty_four_inputs_and_extreme_values() {
+        let cfg = DetectorConfig::new(64, 0xFFFE, 0, 0xFFFE, 2);
+        let mut d = CongestionDetector::new(cfg);
+        assert_eq!(d.index_bits(), 6);
+        assert_eq!(d.count_bits(), 7);
+        let mut x = CongestionDetectorIn::default();
+        x.voq_occ = [0xFFFF; MAX_INPUTS];
+        x.head_fc = [0xFFFF; MAX_INPUTS];
+        x.head_valid = 1 << 63;
+        x.head_adapted = 1 << 63;
+        x.head_dest[63] = 0xFFFF;
+        x.head_vc[63] = 0xFF;
+        d.step(&x);
+        let o = d.step(&x);
+        assert!(o.root_det && o.root_adapted);
+        assert_eq!((o.root_in, o.root_dest, o.root_vc), (63, 0xFFFF, 0xFF));
+        assert_eq!(d.regs().over, u64::MAX);
+        assert_eq!(d.step(&x).crossed, 64);
+        // LCDTh 0: a crossed VOQ never leaves the crossed set.
+        assert!(!d.step(&CongestionDetectorIn::default()).root_rel);
+        assert!(d.regs().state == DetectorState::Root);
+    }
+
+    #[test]
+    fn paper_thresholds_round_down() {
+        let cfg = DetectorConfig::from_percent(12, 5376, 2688, PAPER_CRT_CYCLES);
+        assert_eq!((cfg.hcdth, cfg.lcdth, cfg.fcth), (4354, 3386, 2096));
+        assert_eq!(cfg.crt.value(), 976_563);
+        assert_eq!(percent_floor(81, 99), 80);
+        assert_eq!(percent_floor(78, 0xFFFF_FFFF), 3_350_074_490);
+    }
+
+    #[test]
+    #[should_panic(expected = "Lcdth")]
+    fn rejects_lcdth_above_hcdth() {
+        DetectorConfig::new(4, 10, 11, 0, 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "Crt")]
+    fn rejects_zero_crt() {
+        DetectorConfig::new(4, 10, 10, 0, 0);
+    }
+
+    /// A configuration and a stream of inputs concentrated around its thresholds.
+    fn config_and_stream(
+        max_p: usize,
+        max_len: usize,
+    ) -> impl Strategy<Value = (DetectorConfig, Vec<CongestionDetectorIn>)> {
+        (1..=max_p, 0u16..12, 0u16..12, 0u16..6, 1u32..=6).prop_flat_map(
+            move |(p, a, b, f, crt)| {
+                let (l, h) = (a.min(b), a.max(b));
+                let cfg = DetectorConfig::new(p, h, l, f, crt);
+                // Per cycle: a "regime" level for all inputs, then per-input noise.
+                let cycle = (
+                    0u16..=h + 4,
+                    proptest::collection::vec((0u16..=4, any::<bool>(), 0u16..=f + 3), p),
+                    any::<u64>(),
+                    any::<u16>(),
+                )
+                    .prop_map(move |(level, per, valid_noise, dest)| {
+                        let mut x = CongestionDetectorIn::default();
+                        for (i, (n, up, fc)) in per.into_iter().enumerate() {
+                            x.voq_occ[i] = if up {
+                                level + n
+                            } else {
+                                level.saturating_sub(n)
+                            };
+                            x.head_fc[i] = fc;
+                            x.head_dest[i] = dest.wrapping_add(i as u16);
+                            x.head_vc[i] = (dest >> 8) as u8 ^ i as u8;
+                        }
+                        // Heads mostly valid: one in eight missing.
+                        x.head_valid = !(valid_noise & (valid_noise >> 1) & (valid_noise >> 2));
+                        x.head_adapted = valid_noise >> 3;
+                        x
+                    });
+                (Just(cfg), proptest::collection::vec(cycle, 1..max_len))
+            },
+        )
+    }
+
+    /// What the properties watch, cycle by cycle, computed from the inputs alone.
+    struct Watch {
+        cfg: DetectorConfig,
+        run: u32,
+        root: bool,
+        over: u64,
+        last: CongestionDetectorOut,
+    }
+
+    impl Watch {
+        fn new(cfg: DetectorConfig) -> Self {
+            Watch {
+                cfg,
+                run: 0,
+                root: false,
+                over: 0,
+                last: CongestionDetectorOut::default(),
+            }
+        }
+
+        /// `C` of this cycle.
+        fn c(&self, x: &CongestionDetectorIn) -> bool {
+            (0..self.cfg.inputs).any(|i| {
+                x.voq_occ[i] > self.cfg.hcdth
+                    && (x.head_valid >> i) & 1 == 1
+                    && x.head_fc[i] > self.cfg.fcth
+            })
+        }
+
+        /// Checks the outputs `o` on `x`, given the registers `q` before the edge.
+        fn check(
+            &mut self,
+            c: usize,
+            q: CongestionDetectorRegs,
+            x: &CongestionDetectorIn,
+            o: &CongestionDetectorOut,
+        ) -> Result<(), TestCaseError> {
+            let cfg = self.cfg;
+            let crt = cfg.crt.value();
+            let cond = self.c(x);
+            prop_assert_eq!(q.over, self.over, "over_q in cycle {}", c);
+            prop_assert_eq!(o.root, self.root, "root_o in cycle {}", c);
+            prop_assert_eq!(o.root, q.state == DetectorState::Root);
+            prop_assert_eq!(o.crossed as u32, q.over.count_ones());
+            // Pulses.
+            prop_assert!(
+                !(o.root_det && self.last.root_det),
+                "root_det_o twice, cycle {}",
+                c
+            );
+            prop_assert!(
+                !(o.root_rel && self.last.root_rel),
+                "root_rel_o twice, cycle {}",
+                c
+            );
+            // Consecutive cycles of C while not a root, ending in this one.
+            if !self.root {
+                self.run = if cond { self.run + 1 } else { 0 };
+            }
+            // Never before CRT consecutive cycles of C; exactly at the CRT-th from Idle.
+            if o.root_det {
+                prop_assert!(
+                    self.run >= crt,
+                    "declared after {} cycles of C, cycle {}",
+                    self.run,
+                    c
+                );
+            }
+            prop_assert_eq!(
+                o.root_det,
+                !self.root && self.run == crt,
+                "root_det_o in cycle {}",
+                c
+            );
+            // The crossed set of the next cycle.
+            let mut next = 0u64;
+            for i in 0..cfg.inputs {
+                let occ = x.voq_occ[i];
+                let was = (self.over >> i) & 1 == 1;
+                if (was && occ >= cfg.lcdth) || occ > cfg.hcdth {
+                    next |= 1 << i;
+                }
+            }
+            // Release only when every crossed VOQ is under LCDTh and none above HCDTh.
+            if o.root_rel {
+                for i in 0..cfg.inputs {
+                    let occ = x.voq_occ[i];
+                    prop_assert!(occ <= cfg.hcdth, "released with VOQ {} above HCDTh", i);
+                    prop_assert!(
+                        (self.over >> i) & 1 == 0 || occ < cfg.lcdth,
+                        "released with crossed VOQ {} at {}",
+                        i,
+                        occ
+                    );
+                }
+            }
+            prop_assert_eq!(
+                o.root_rel,
+                self.root && next == 0,
+                "root_rel_o in cycle {}",
+                c
+            );
+            // The offending input and its header.
+            if o.root_det {
+                let i = o.root_in as usize;
+                let best = (0..cfg.inputs)
+                    .filter(|&j| {
+                        x.voq_occ[j] > cfg.hcdth
+                            && (x.head_valid >> j) & 1 == 1
+                            && x.head_fc[j] > cfg.fcth
+                    })
+                    .max_by_key(|&j| (x.voq_occ[j], std::cmp::Reverse(j)));
+                prop_assert_eq!(Some(i), best);
+                prop_assert_eq!(o.root_dest, x.head_dest[i]);
+                prop_assert_eq!(o.root_vc, x.head_vc[i]);
+                prop_assert_eq!(o.root_adapted, (x.head_adapted >> i) & 1 == 1);
+                self.root = true;
+                self.run = 0;
+            } else {
+                prop_assert_eq!((o.root_dest, o.root_vc, o.root_adapted), (0, 0, false));
+                prop_assert_eq!(o.root_in, q.root_in);
+            }
+            if o.root_rel {
+                self.root = false;
+            }
+            self.over = next;
+            self.last = *o;
+            Ok(())
+        }
+    }
+
+    fn run_watch(
+        cfg: DetectorConfig,
+        stream: &[CongestionDetectorIn],
+    ) -> Result<(u32, u32), TestCaseError> {
+        let mut d = CongestionDetector::new(cfg);
+        let mut w = Watch::new(cfg);
+        let (mut dets, mut rels) = (0, 0);
+        for (c, x) in stream.iter().enumerate() {
+            let q = d.regs();
+            let o = d.step(x);
+            w.check(c, q, x, &o)?;
+            dets += o.root_det as u32;
+            rels += o.root_rel as u32;
+        }
+        Ok((dets, rels))
+    }
+
+    /// The streams of the properties do declare and release roots, often.
+    #[test]
+    fn property_streams_declare_and_release() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let strategy = config_and_stream(8, 300);
+        let (mut dets, mut rels, mut cycles) = (0, 0, 0);
+        for _ in 0..200 {
+            let (cfg, stream) = strategy.new_tree(&mut runner).unwrap().current();
+            let (d, r) = run_watch(cfg, &stream).unwrap();
+            dets += d;
+            rels += r;
+            cycles += stream.len();
+        }
+        eprintln!("{dets} roots declared, {rels} released in {cycles} cycles");
+        assert!(dets > 500 && rels > 500, "{dets} declared, {rels} released");
+    }
+
+    proptest! {
+        /// Every property of the spec on small configurations and threshold-heavy streams.
+        #[test]
+        fn detector_properties((cfg, stream) in config_and_stream(8, 300)) {
+            run_watch(cfg, &stream)?;
+        }
+
+        /// The same on up to 64 inputs.
+        #[test]
+        fn detector_properties_wide((cfg, stream) in config_and_stream(64, 60)) {
+            run_watch(cfg, &stream)?;
+        }
+    }
+}

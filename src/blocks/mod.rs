@@ -16,6 +16,10 @@ pub mod credit_counter;
 pub mod lft_banks;
 pub mod rr_arbiter;
 
+pub use arn_table::ArnTable;
+pub use congestion_detector::CongestionDetector;
+pub use credit_counter::CreditCounter;
+pub use lft_banks::LftBanks;
 pub use rr_arbiter::RrArbiter;
 
 use crate::trace::Visit;

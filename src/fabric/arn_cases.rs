@@ -1,0 +1,276 @@
+//! Directed ARN scenarios: the operation example of seed 000 section 3.6 (figure 4) and the three
+//! cases of figure 1 (ARN consumed one stage up, several stages up, and never in incast).
+
+use super::node::{Destination, Flow};
+use super::tests::small_params;
+
+/// ARN+AFI on 256-flit VCs (16 packets): deep enough that a congested VOQ stays above HCDTh
+/// while packets leave it, as in the paper's 84-packet buffers.
+fn arn_params(seed: u64) -> FabricParams {
+    let mut p = small_params(RoutingMode::ArnAfi, seed);
+    let mut sw = SwitchParams::with_paper_ratios(RoutingMode::ArnAfi, 256, 200);
+    sw.max_packets = 256;
+    sw.arn_ttl = 2000;
+    sw.arn_gap = 50;
+    p.switch = sw;
+    p.node_vc_capacity = 256;
+    p
+}
+use super::topology::{Endpoint, SwitchSpec, Topology};
+use super::*;
+use crate::switch::{RoutingMode, SwitchEvent, SwitchParams};
+
+type Events = Vec<(u64, u32, SwitchEvent)>;
+
+fn sw(sw: u32, port: u16) -> Endpoint {
+    Endpoint::Switch { sw, port }
+}
+
+fn custom(nodes: u32, switches: &[(u8, u16, u64)], links: &[(Endpoint, Endpoint)]) -> Topology {
+    Topology {
+        nodes,
+        switches: switches
+            .iter()
+            .map(|&(stage, ports, up_ports)| SwitchSpec {
+                ports,
+                stage,
+                up_ports,
+            })
+            .collect(),
+        links: links.to_vec(),
+        xgft: None,
+    }
+}
+
+fn flow(dest: u32, stop: u64) -> Flow {
+    flow_at(dest, 1.0, stop)
+}
+
+fn flow_at(dest: u32, rate: f64, stop: u64) -> Flow {
+    Flow {
+        dest: Destination::Node(dest),
+        rate,
+        message_flits: 16,
+        start: 0,
+        stop,
+        hot: false,
+    }
+}
+
+fn first<'a>(ev: &'a Events, what: impl Fn(u32, &SwitchEvent) -> bool) -> Option<&'a (u64, u32, SwitchEvent)> {
+    ev.iter().find(|(_, s, e)| what(*s, e))
+}
+
+/// Figure 4: A (stage 1) reaches node 1 through B (deterministic) or C; node 2 also sends to
+/// node 1 through B, so B's port toward D becomes a congestion root.
+#[test]
+fn figure_4_operation_example() {
+    // Switches: A=0, B=1, C=2, D=3. Nodes: 0 (source at A), 1 (destination), 2 (source at B).
+    let topo = custom(
+        3,
+        &[(1, 3, 0b110), (2, 3, 0), (2, 2, 0), (1, 3, 0b011)],
+        &[
+            (Endpoint::Node(0), sw(0, 0)),
+            (sw(0, 1), sw(1, 0)),
+            (sw(0, 2), sw(2, 0)),
+            (Endpoint::Node(2), sw(1, 1)),
+            (sw(1, 2), sw(3, 0)),
+            (sw(2, 1), sw(3, 1)),
+            (sw(3, 2), Endpoint::Node(1)),
+        ],
+    );
+    let stop = 6000;
+    let flows = vec![vec![flow(1, stop)], vec![], vec![flow(1, stop)]];
+    let params = arn_params(3);
+    let ttl = params.switch.arn_ttl as u64;
+    let gap = params.switch.arn_gap as u64;
+    let mut f = Fabric::build(&topo, params, &flows).unwrap();
+    let mut ev: Events = Vec::new();
+    f.run(stop, &mut ev).unwrap_or_else(|v| panic!("{v}"));
+    // Let the sources empty their queues and the fabric drain.
+    while f.nodes().iter().any(|n| n.is_busy()) || f.switches().iter().any(|s| !s.is_idle()) {
+        f.step(&mut ev).unwrap_or_else(|v| panic!("{v}"));
+        assert!(f.now() < 100_000, "no drain");
+    }
+    let drained = f.now();
+    // Roots release within a gap of the drain; entries then live at most TTL more cycles.
+    f.run(ttl + 2 * gap + 1000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
+    f.check().unwrap();
+
+    // Event 2: B detects the root at its port 2 (toward D), stage 2 downward: consumable at stage 1.
+    let (t_root, _, root) = *first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::RootDetected { port: 2, .. }))
+        .expect("root at B port 2");
+    let SwitchEvent::RootDetected { info, .. } = root else { unreachable!() };
+    assert_eq!(info.root_info, 1);
+    assert_eq!(info.dest, 1 << f.params().switch.lmc);
+    // Event 3: B records it, not consumed.
+    let (t_entry, ..) = *first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::EntryAdded { consumed: false, .. }))
+        .expect("entry at B");
+    assert!(t_entry >= t_root);
+    // Event 4: B sends an ARN upstream toward A (its input 0).
+    let (t_sent, ..) = *first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::ArnSent { port: 0, .. }))
+        .expect("ARN from B to A");
+    assert!(t_sent > t_entry);
+    // Events 5-6: A receives it on its port 1 and consumes it, choosing port 2 (toward C).
+    let (t_recv, ..) = *first(&ev, |s, e| s == 0 && matches!(e, SwitchEvent::ArnReceived { port: 1, .. }))
+        .expect("ARN at A");
+    assert_eq!(t_recv, t_sent + f.params().link_latency as u64);
+    let (t_cons, ..) = *first(&ev, |s, e| {
+        s == 0 && matches!(e, SwitchEvent::EntryAdded { consumed: true, alt_port: 2, .. })
+    })
+    .expect("A consumes the ARN");
+    assert!(t_cons >= t_recv);
+    // Event 7: packets of node 0 to node 1 are adapted through port 2.
+    let (t_adapt, ..) = *first(&ev, |s, e| s == 0 && matches!(e, SwitchEvent::Adapted { det: 1, out: 2, .. }))
+        .expect("adaptation at A");
+    assert!(t_adapt > t_cons);
+    // Events 8-9: they cross C and reach node 1 in the AFC, marked adapted.
+    assert!(f.nodes()[1].stats().delivered_adapted > 0);
+    assert!(f.switches()[2].stats().flits_sent > 0, "C carried the adapted flow");
+    // Event 10: once traffic stops, nothing refreshes the entries after the roots release...
+    let last_refresh = ev
+        .iter()
+        .filter(|(_, _, e)| matches!(e, SwitchEvent::EntryAdded { .. } | SwitchEvent::ArnReceived { .. }))
+        .map(|(t, ..)| *t)
+        .max()
+        .unwrap();
+    assert!(last_refresh < drained + 2 * gap, "refreshes went on after the drain");
+    // ... and the entries expire: every table is empty.
+    for s in f.switches() {
+        assert_eq!(s.arn_table().count(), 0, "switch {} still has entries", s.id());
+    }
+    // Everything injected was delivered.
+    let t = f.totals();
+    assert_eq!(t.nodes.injected_flits, t.nodes.delivered_flits);
+}
+
+/// Figure 1, flow A: a root at a stage-3 switch's downward port is consumed one stage up (stage 2).
+#[test]
+fn figure_1_root_at_stage_3_is_consumed_at_stage_2() {
+    // S1U=0 (src node 0), S2U=1, S3a=2 (extra source node 3), S3b=3, S2D=4, S1D1=5 (node 1),
+    // S1D2=6 (node 2).
+    let topo = custom(
+        4,
+        &[
+            (1, 2, 0b10),
+            (2, 3, 0b110),
+            (3, 3, 0),
+            (3, 2, 0),
+            (2, 4, 0b1100),
+            (1, 2, 0b10),
+            (1, 2, 0b10),
+        ],
+        &[
+            (Endpoint::Node(0), sw(0, 0)),
+            (sw(0, 1), sw(1, 0)),
+            (sw(1, 1), sw(2, 0)),
+            (sw(1, 2), sw(3, 0)),
+            (Endpoint::Node(3), sw(2, 1)),
+            (sw(2, 2), sw(4, 2)),
+            (sw(3, 1), sw(4, 3)),
+            (sw(4, 0), sw(5, 1)),
+            (sw(4, 1), sw(6, 1)),
+            (sw(5, 0), Endpoint::Node(1)),
+            (sw(6, 0), Endpoint::Node(2)),
+        ],
+    );
+    // The contending flow offers less, so the flow of interest holds the fullest VOQ at the root.
+    let flows = vec![vec![flow(1, 8000)], vec![], vec![], vec![flow_at(2, 0.3, 8000)]];
+    let mut f = Fabric::build(&topo, arn_params(5), &flows).unwrap();
+    let mut ev: Events = Vec::new();
+    f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
+    let root = first(&ev, |s, e| s == 2 && matches!(e, SwitchEvent::RootDetected { port: 2, .. }))
+        .expect("root at the stage-3 switch toward S2D");
+    let SwitchEvent::RootDetected { info, .. } = root.2 else { unreachable!() };
+    assert_eq!(info.root_info, 2);
+    first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::EntryAdded { consumed: true, alt_port: 2, .. }))
+        .expect("S2U (stage 2) consumes and re-routes through the other stage-3 switch");
+    assert!(
+        first(&ev, |s, e| {
+            s == 0
+                && matches!(e, SwitchEvent::EntryAdded { consumed: true, info: i, .. } if i.arn_id == info.arn_id)
+        })
+        .is_none(),
+        "the stage-1 switch must not consume it"
+    );
+    first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::Adapted { det: 1, out: 2, .. })).expect("adapted at S2U");
+    assert!(f.switches()[3].stats().flits_sent > 0, "the alternative stage-3 switch carries traffic");
+}
+
+/// Figure 1, flow B: a root at a stage-2 switch's downward port travels up through stage 3 and
+/// stage 2 without being consumed and is consumed at stage 1.
+#[test]
+fn figure_1_root_at_stage_2_is_consumed_at_stage_1() {
+    // S1U=0 (src node 0), S2Ua=1, S2Ub=2, S3a=3, S3b=4, S2Da=5 (extra source node 3), S2Db=6,
+    // S1D=7 (nodes 1 and 2).
+    let topo = custom(
+        4,
+        &[
+            (1, 3, 0b110),
+            (2, 2, 0b10),
+            (2, 2, 0b10),
+            (3, 2, 0),
+            (3, 2, 0),
+            (2, 3, 0b10),
+            (2, 2, 0b10),
+            (1, 4, 0b1100),
+        ],
+        &[
+            (Endpoint::Node(0), sw(0, 0)),
+            (sw(0, 1), sw(1, 0)),
+            (sw(0, 2), sw(2, 0)),
+            (sw(1, 1), sw(3, 0)),
+            (sw(2, 1), sw(4, 0)),
+            (sw(3, 1), sw(5, 1)),
+            (sw(4, 1), sw(6, 1)),
+            (Endpoint::Node(3), sw(5, 2)),
+            (sw(5, 0), sw(7, 2)),
+            (sw(6, 0), sw(7, 3)),
+            (sw(7, 0), Endpoint::Node(1)),
+            (sw(7, 1), Endpoint::Node(2)),
+        ],
+    );
+    // The contending flow offers less, so the flow of interest holds the fullest VOQ at the root.
+    let flows = vec![vec![flow(1, 8000)], vec![], vec![], vec![flow_at(2, 0.3, 8000)]];
+    let mut f = Fabric::build(&topo, arn_params(9), &flows).unwrap();
+    let mut ev: Events = Vec::new();
+    f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
+    let root = first(&ev, |s, e| s == 5 && matches!(e, SwitchEvent::RootDetected { port: 0, .. }))
+        .expect("root at S2Da toward S1D");
+    let SwitchEvent::RootDetected { info, .. } = root.2 else { unreachable!() };
+    assert_eq!(info.root_info, 1);
+    for s in [3u32, 1] {
+        first(&ev, |x, e| x == s && matches!(e, SwitchEvent::EntryAdded { consumed: false, .. }))
+            .unwrap_or_else(|| panic!("switch {s} records the ARN without consuming it"));
+        first(&ev, |x, e| x == s && matches!(e, SwitchEvent::ArnSent { .. }))
+            .unwrap_or_else(|| panic!("switch {s} forwards the ARN upstream"));
+    }
+    first(&ev, |s, e| s == 0 && matches!(e, SwitchEvent::EntryAdded { consumed: true, alt_port: 2, .. }))
+        .expect("the stage-1 switch consumes it and picks the other stage-2 switch");
+    first(&ev, |s, e| s == 0 && matches!(e, SwitchEvent::Adapted { det: 1, out: 2, .. })).expect("adapted at S1U");
+}
+
+/// Figure 1, flow C: incast at a leaf's port toward a node: ARNs reach the sources and nobody
+/// consumes them; no packet is adapted.
+#[test]
+fn figure_1_incast_arns_reach_the_nodes() {
+    let topo = Topology::kary_ntree(2, 3);
+    let flows: Vec<Vec<Flow>> = (0..8)
+        .map(|n| if n == 0 { vec![] } else { vec![flow(0, 8000)] })
+        .collect();
+    let mut f = Fabric::build(&topo, arn_params(11), &flows).unwrap();
+    let mut ev: Events = Vec::new();
+    f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
+    let roots: Vec<_> = ev
+        .iter()
+        .filter_map(|(_, s, e)| match e {
+            SwitchEvent::RootDetected { info, .. } => Some((*s, info.root_info)),
+            _ => None,
+        })
+        .collect();
+    assert!(roots.contains(&(0, 0)), "root at leaf 0 toward node 0: {roots:?}");
+    let t = f.totals();
+    assert_eq!(t.switches.arns_consumed, 0);
+    assert_eq!(t.switches.packets_adapted, 0);
+    assert!(t.nodes.arns_received > 0, "the sources receive the ARNs");
+}

@@ -1,0 +1,209 @@
+//! A link direction: data flits one way, credits and ARNs the other way, each with the link's
+//! latency in cycles.
+//!
+//! A full-duplex cable is two [`Channel`]s. A channel is a pair of delay lines written by one side
+//! and read by the other; what is written in cycle `t` is read in cycle `t + latency` (latency at
+//! least 1). Every slot carries its arrival cycle, so a reader never sees a stale value and the
+//! writer and the reader can be stepped in either order within a cycle.
+
+use crate::wire::{ArnInfo, Packet};
+
+/// Largest number of VCs per port.
+pub const MAX_VCS: usize = 16;
+
+/// One data flit on a link: the descriptor of its packet and its position in it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flit {
+    /// The packet (head fields travel with every flit; only the head's are used).
+    pub pkt: Packet,
+    /// 0 for the head flit; `pkt.len - 1` for the tail.
+    pub index: u16,
+}
+
+impl Flit {
+    /// Whether this is the first flit of its packet.
+    pub fn is_head(&self) -> bool {
+        self.index == 0
+    }
+
+    /// Whether this is the last flit of its packet.
+    pub fn is_tail(&self) -> bool {
+        self.index + 1 == self.pkt.len
+    }
+}
+
+/// What the receiving side sends back in one cycle: freed credits per VC and at most one ARN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backward {
+    /// Credits returned per VC (one per flit freed).
+    pub credits: [u8; MAX_VCS],
+    /// An ARN travelling upstream, out of band of the data VCs.
+    pub arn: Option<ArnInfo>,
+}
+
+impl Backward {
+    /// Whether this carries nothing.
+    pub fn is_empty(&self) -> bool {
+        self.arn.is_none() && self.credits.iter().all(|&c| c == 0)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot<T> {
+    arrival: u64,
+    value: T,
+}
+
+/// One direction of a link.
+#[derive(Clone, Debug)]
+pub struct Channel {
+    latency: u64,
+    fwd: Vec<Slot<Option<Flit>>>,
+    bwd: Vec<Slot<Backward>>,
+}
+
+impl Channel {
+    /// A channel of `latency` cycles (at least 1).
+    pub fn new(latency: u32) -> Self {
+        let latency = latency.max(1) as u64;
+        let n = latency as usize + 1;
+        Channel {
+            latency,
+            fwd: vec![
+                Slot {
+                    arrival: u64::MAX,
+                    value: None
+                };
+                n
+            ],
+            bwd: vec![
+                Slot {
+                    arrival: u64::MAX,
+                    value: Backward::default()
+                };
+                n
+            ],
+        }
+    }
+
+    /// Latency in cycles.
+    pub fn latency(&self) -> u64 {
+        self.latency
+    }
+
+    fn slot(&self, cycle: u64) -> usize {
+        (cycle % (self.latency + 1)) as usize
+    }
+
+    /// Sends a flit in cycle `now`; it arrives in `now + latency`.
+    #[inline]
+    pub fn send_flit(&mut self, now: u64, flit: Flit) {
+        let at = now + self.latency;
+        let s = self.slot(at);
+        debug_assert!(
+            self.fwd[s].arrival == u64::MAX || self.fwd[s].arrival < now,
+            "two flits in one cycle"
+        );
+        self.fwd[s] = Slot {
+            arrival: at,
+            value: Some(flit),
+        };
+    }
+
+    /// The flit arriving in cycle `now`, if any.
+    #[inline]
+    pub fn recv_flit(&self, now: u64) -> Option<Flit> {
+        let s = &self.fwd[self.slot(now)];
+        if s.arrival == now { s.value } else { None }
+    }
+
+    /// Sends credits and/or an ARN back in cycle `now`; they arrive in `now + latency`.
+    #[inline]
+    pub fn send_back(&mut self, now: u64, b: Backward) {
+        let at = now + self.latency;
+        let s = self.slot(at);
+        self.bwd[s] = Slot {
+            arrival: at,
+            value: b,
+        };
+    }
+
+    /// What arrives back in cycle `now`.
+    #[inline]
+    pub fn recv_back(&self, now: u64) -> Option<&Backward> {
+        let s = &self.bwd[self.slot(now)];
+        (s.arrival == now).then_some(&s.value)
+    }
+
+    /// Flits sent before `now` that arrive at `now` or later (in flight at the start of `now`).
+    pub fn flits_in_flight(&self, now: u64) -> impl Iterator<Item = &Flit> + '_ {
+        self.fwd
+            .iter()
+            .filter(move |s| s.arrival != u64::MAX && s.arrival >= now)
+            .filter_map(|s| s.value.as_ref())
+    }
+
+    /// Credits per VC sent back before `now` that arrive at `now` or later.
+    pub fn credits_in_flight(&self, now: u64, vc: usize) -> u64 {
+        self.bwd
+            .iter()
+            .filter(|s| s.arrival != u64::MAX && s.arrival >= now)
+            .map(|s| s.value.credits[vc] as u64)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_is_exact_in_both_directions() {
+        for lat in [1u32, 2, 6] {
+            let mut ch = Channel::new(lat);
+            let f = Flit {
+                pkt: Packet {
+                    len: 1,
+                    ..Packet::default()
+                },
+                index: 0,
+            };
+            ch.send_flit(10, f);
+            let mut b = Backward::default();
+            b.credits[3] = 2;
+            ch.send_back(10, b);
+            for t in 10..10 + lat as u64 {
+                assert_eq!(ch.recv_flit(t), None, "latency {lat}, cycle {t}");
+                assert!(ch.recv_back(t).is_none());
+                assert_eq!(ch.flits_in_flight(t).count(), 1);
+                assert_eq!(ch.credits_in_flight(t, 3), 2);
+            }
+            assert_eq!(ch.recv_flit(10 + lat as u64), Some(f));
+            assert_eq!(ch.recv_back(10 + lat as u64).unwrap().credits[3], 2);
+            assert_eq!(ch.flits_in_flight(11 + lat as u64).count(), 0);
+            assert_eq!(ch.recv_flit(11 + lat as u64), None);
+        }
+    }
+
+    #[test]
+    fn back_to_back_flits_do_not_collide() {
+        let mut ch = Channel::new(3);
+        for t in 0..20u64 {
+            let f = Flit {
+                pkt: Packet {
+                    len: 100,
+                    ..Packet::default()
+                },
+                index: t as u16,
+            };
+            // The reader of cycle t may run before or after the writer of cycle t.
+            if t >= 3 {
+                assert_eq!(ch.recv_flit(t).unwrap().index, (t - 3) as u16);
+            }
+            ch.send_flit(t, f);
+            if t >= 3 {
+                assert_eq!(ch.recv_flit(t).unwrap().index, (t - 3) as u16);
+            }
+        }
+    }
+}

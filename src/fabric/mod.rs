@@ -1,0 +1,432 @@
+//! The fabric: switches and end nodes tied together by links, stepped cycle by cycle.
+//!
+//! Every link direction is a [`link::Channel`] with at least one cycle of latency, so in cycle `t`
+//! a switch only sees what its neighbours registered in `t - latency` or earlier: the order in
+//! which switches and nodes are stepped within a cycle does not change any result.
+//!
+//! Invariants (checked after every cycle in debug builds, and by [`Fabric::check`] at any time):
+//! - `flit_conservation`: flits injected = flits delivered + flits in buffers + flits on links;
+//! - `credit_conservation`: per link direction and VC, the sender's credits + the receiver's
+//!   buffered flits + flits on the link + credits on their way back = the VC's capacity;
+//! - `in_order`: under deterministic routing, no packet of a (source, destination) flow overtakes
+//!   an earlier one;
+//! - `progress`: while flits are in the network, some flit moves at least once every
+//!   `watchdog_cycles`; otherwise the run stops with a deadlock report naming the blocked ports
+//!   and VCs.
+
+pub mod link;
+pub mod node;
+pub mod subnet_manager;
+pub mod topology;
+
+use crate::switch::{Observer, Switch, SwitchParams, SwitchStats, SwitchWiring};
+use link::Channel;
+use node::{EndNode, Flow, NodeStats};
+use std::fmt;
+use topology::{Endpoint, Topology};
+
+/// Parameters of a fabric beyond the switches'.
+#[derive(Clone, Debug)]
+pub struct FabricParams {
+    /// Switch parameters (shared by all switches).
+    pub switch: SwitchParams,
+    /// Latency of every link, in cycles (at least 1).
+    pub link_latency: u32,
+    /// MTU in flits.
+    pub mtu_flits: u16,
+    /// Credits per VC of an end node's receive buffer.
+    pub node_vc_capacity: u16,
+    /// Seed of every random choice (traffic, oblivious routing).
+    pub seed: u64,
+    /// Cycles without any flit moving, with flits in the network, that count as a deadlock.
+    pub watchdog_cycles: u64,
+    /// Check per-flow packet order (meaningful under deterministic routing only).
+    pub check_order: bool,
+}
+
+/// A broken invariant: where and when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Cycle in which it was seen.
+    pub cycle: u64,
+    /// Invariant name.
+    pub invariant: &'static str,
+    /// Where (switch, port, VC, link, node).
+    pub place: String,
+    /// What was seen.
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cycle {}: invariant {} broken at {}: {}",
+            self.cycle, self.invariant, self.place, self.detail
+        )
+    }
+}
+
+impl std::error::Error for Violation {}
+
+/// Totals over the fabric.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FabricTotals {
+    /// Summed switch counters.
+    pub switches: SwitchStats,
+    /// Summed node counters.
+    pub nodes: NodeStats,
+}
+
+/// What sits at the far end of a channel.
+#[derive(Clone, Copy, Debug)]
+enum Far {
+    Switch { sw: u32, port: u16 },
+    Node(u32),
+}
+
+/// A whole fabric.
+pub struct Fabric {
+    now: u64,
+    params: FabricParams,
+    channels: Vec<Channel>,
+    /// Per channel: sender and receiver.
+    ends: Vec<(Far, Far)>,
+    switches: Vec<Switch>,
+    nodes: Vec<EndNode>,
+    last_progress: u64,
+    flits_moved: u64,
+    order: Option<Vec<u32>>,
+}
+
+impl Fabric {
+    /// Builds a fabric: cables, LFTs (D-mod-K on fat trees, minimal paths otherwise), switches
+    /// and nodes with their flows (`flows[n]` for node `n`).
+    pub fn build(topo: &Topology, params: FabricParams, flows: &[Vec<Flow>]) -> Result<Self, String> {
+        if flows.len() != topo.nodes as usize {
+            return Err(format!(
+                "traffic names {} nodes, the topology has {}",
+                flows.len(),
+                topo.nodes
+            ));
+        }
+        let mut sp = params.switch.clone();
+        let (lmc, tables) = if topo.xgft.is_some() {
+            subnet_manager::program_fat_tree(topo)
+        } else {
+            subnet_manager::program_minimal(topo)?
+        };
+        sp.lmc = lmc;
+        let mut channels = Vec::with_capacity(topo.links.len() * 2);
+        let mut ends = Vec::with_capacity(topo.links.len() * 2);
+        let ns = topo.switches.len();
+        let mut in_ch = vec![vec![u32::MAX; 0]; ns];
+        let mut out_ch = vec![vec![u32::MAX; 0]; ns];
+        for (s, spec) in topo.switches.iter().enumerate() {
+            in_ch[s] = vec![u32::MAX; spec.ports as usize];
+            out_ch[s] = vec![u32::MAX; spec.ports as usize];
+        }
+        let mut node_ch = vec![(u32::MAX, u32::MAX); topo.nodes as usize];
+        let far = |e: Endpoint| match e {
+            Endpoint::Switch { sw, port } => Far::Switch { sw, port },
+            Endpoint::Node(n) => Far::Node(n),
+        };
+        for &(a, b) in &topo.links {
+            for (from, to) in [(a, b), (b, a)] {
+                let c = channels.len() as u32;
+                channels.push(Channel::new(params.link_latency));
+                ends.push((far(from), far(to)));
+                match from {
+                    Endpoint::Switch { sw, port } => out_ch[sw as usize][port as usize] = c,
+                    Endpoint::Node(n) => node_ch[n as usize].0 = c,
+                }
+                match to {
+                    Endpoint::Switch { sw, port } => in_ch[sw as usize][port as usize] = c,
+                    Endpoint::Node(n) => node_ch[n as usize].1 = c,
+                }
+            }
+        }
+        let mut switches = Vec::with_capacity(ns);
+        for (s, (spec, lft)) in topo.switches.iter().zip(tables).enumerate() {
+            if in_ch[s].contains(&u32::MAX) {
+                return Err(format!("switch {s} has an uncabled port"));
+            }
+            let out_capacity = out_ch[s]
+                .iter()
+                .map(|&c| match ends[c as usize].1 {
+                    Far::Node(_) => params.node_vc_capacity,
+                    Far::Switch { .. } => sp.vc_capacity,
+                })
+                .collect();
+            let wiring = SwitchWiring {
+                id: s as u32,
+                stage: spec.stage,
+                up_ports: spec.up_ports,
+                in_ch: in_ch[s].clone(),
+                out_ch: out_ch[s].clone(),
+                out_capacity,
+            };
+            switches.push(Switch::new(sp.clone(), wiring, lft, params.seed));
+        }
+        let nodes = (0..topo.nodes)
+            .map(|n| {
+                let (o, i) = node_ch[n as usize];
+                if o == u32::MAX {
+                    return Err(format!("node {n} is not cabled"));
+                }
+                Ok(EndNode::new(
+                    n,
+                    topo.nodes,
+                    o,
+                    i,
+                    &sp,
+                    params.mtu_flits,
+                    &flows[n as usize],
+                    params.seed,
+                ))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let order = params
+            .check_order
+            .then(|| vec![u32::MAX; (topo.nodes as usize).pow(2)]);
+        let mut params = params;
+        params.switch = sp;
+        Ok(Fabric {
+            now: 0,
+            params,
+            channels,
+            ends,
+            switches,
+            nodes,
+            last_progress: 0,
+            flits_moved: 0,
+            order,
+        })
+    }
+
+    /// The current cycle (the next one to be stepped).
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// The switches.
+    pub fn switches(&self) -> &[Switch] {
+        &self.switches
+    }
+
+    /// The end nodes.
+    pub fn nodes(&self) -> &[EndNode] {
+        &self.nodes
+    }
+
+    /// Parameters as built (LMC filled in).
+    pub fn params(&self) -> &FabricParams {
+        &self.params
+    }
+
+    /// Summed counters.
+    pub fn totals(&self) -> FabricTotals {
+        let mut t = FabricTotals::default();
+        for s in &self.switches {
+            let x = s.stats();
+            t.switches.roots_detected += x.roots_detected;
+            t.switches.arns_sent += x.arns_sent;
+            t.switches.arns_received += x.arns_received;
+            t.switches.arns_consumed += x.arns_consumed;
+            t.switches.packets_adapted += x.packets_adapted;
+            t.switches.arn_commands_dropped += x.arn_commands_dropped;
+            t.switches.flits_sent += x.flits_sent;
+        }
+        for n in &self.nodes {
+            let x = n.stats();
+            t.nodes.generated_packets += x.generated_packets;
+            t.nodes.generation_stalls += x.generation_stalls;
+            t.nodes.injected_flits += x.injected_flits;
+            t.nodes.injected_packets += x.injected_packets;
+            t.nodes.delivered_flits += x.delivered_flits;
+            t.nodes.delivered_packets += x.delivered_packets;
+            t.nodes.delivered_adapted += x.delivered_adapted;
+            t.nodes.latency_sum += x.latency_sum;
+            t.nodes.latency_max = t.nodes.latency_max.max(x.latency_max);
+            t.nodes.arns_received += x.arns_received;
+        }
+        t
+    }
+
+    /// Steps one cycle, reporting switch events to `obs`.
+    pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
+        let now = self.now;
+        let before = self.flits_moved_now();
+        for s in &mut self.switches {
+            s.step(now, &mut self.channels, obs).map_err(|f| Violation {
+                cycle: now,
+                invariant: "switch",
+                place: format!("switch {} port {}", s.id(), f.port),
+                detail: f.what,
+            })?;
+        }
+        for n in 0..self.nodes.len() {
+            if let Some(pkt) = self.nodes[n].step(now, &mut self.channels)
+                && let Some(order) = self.order.as_mut()
+            {
+                let nodes = self.nodes.len();
+                let flow = pkt.src as usize * nodes + n;
+                let seq = pkt.id / nodes as u32;
+                let last = order[flow];
+                if last != u32::MAX && seq <= last {
+                    return Err(Violation {
+                        cycle: now,
+                        invariant: "in_order",
+                        place: format!("node {n}"),
+                        detail: format!(
+                            "packet {} of flow {}->{n} arrived after a later one (seq {seq} after {last})",
+                            pkt.id, pkt.src
+                        ),
+                    });
+                }
+                order[flow] = seq;
+            }
+        }
+        let after = self.flits_moved_now();
+        if after != before {
+            self.last_progress = now;
+        }
+        self.flits_moved = after;
+        if cfg!(debug_assertions) {
+            self.check_after(now)?;
+        } else {
+            self.check_progress(now)?;
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    fn flits_moved_now(&self) -> u64 {
+        self.switches.iter().map(|s| s.stats().flits_sent).sum::<u64>()
+            + self.nodes.iter().map(|n| n.stats().injected_flits).sum::<u64>()
+    }
+
+    /// Runs `cycles` cycles.
+    pub fn run<O: Observer>(&mut self, cycles: u64, obs: &mut O) -> Result<(), Violation> {
+        for _ in 0..cycles {
+            self.step(obs)?;
+        }
+        Ok(())
+    }
+
+    /// Checks every invariant on the state after the last stepped cycle.
+    pub fn check(&self) -> Result<(), Violation> {
+        self.check_after(self.now.saturating_sub(1))
+    }
+
+    fn check_after(&self, now: u64) -> Result<(), Violation> {
+        let t = self.totals();
+        let buffered: u64 = self
+            .switches
+            .iter()
+            .map(|s| {
+                (0..s.wiring().in_ch.len())
+                    .map(|p| s.input_buffer(p).flits() as u64)
+                    .sum::<u64>()
+            })
+            .sum();
+        let on_links: u64 = self
+            .channels
+            .iter()
+            .map(|c| c.flits_in_flight(now + 1).count() as u64)
+            .sum();
+        if t.nodes.injected_flits != t.nodes.delivered_flits + buffered + on_links {
+            return Err(Violation {
+                cycle: now,
+                invariant: "flit_conservation",
+                place: "fabric".into(),
+                detail: format!(
+                    "injected {} != delivered {} + buffered {} + on links {}",
+                    t.nodes.injected_flits, t.nodes.delivered_flits, buffered, on_links
+                ),
+            });
+        }
+        let vcs = self.params.switch.vcs();
+        for (c, ch) in self.channels.iter().enumerate() {
+            let (from, to) = self.ends[c];
+            for v in 0..vcs {
+                let (credits, cap_place) = match from {
+                    Far::Switch { sw, port } => (
+                        self.switches[sw as usize].credits(port as usize, v),
+                        format!("switch {sw} output {port}"),
+                    ),
+                    Far::Node(n) => (self.nodes[n as usize].credits(v), format!("node {n}")),
+                };
+                let (buffered, cap) = match to {
+                    Far::Switch { sw, port } => {
+                        let b = self.switches[sw as usize].input_buffer(port as usize);
+                        (b.occupancy(v), b.capacity(v))
+                    }
+                    Far::Node(_) => (0, self.params.node_vc_capacity),
+                };
+                let in_flight = ch
+                    .flits_in_flight(now + 1)
+                    .filter(|f| f.pkt.vc as usize == v)
+                    .count() as u64;
+                let back = ch.credits_in_flight(now + 1, v);
+                let sum = credits as u64 + buffered as u64 + in_flight + back;
+                if sum != cap as u64 {
+                    return Err(Violation {
+                        cycle: now,
+                        invariant: "credit_conservation",
+                        place: format!("{cap_place}, VC {v}"),
+                        detail: format!(
+                            "credits {credits} + buffered {buffered} + flits on link {in_flight} + credits returning {back} = {sum}, capacity {cap}"
+                        ),
+                    });
+                }
+            }
+        }
+        self.check_progress(now)
+    }
+
+    fn check_progress(&self, now: u64) -> Result<(), Violation> {
+        if now - self.last_progress < self.params.watchdog_cycles {
+            return Ok(());
+        }
+        let stuck = self
+            .switches
+            .iter()
+            .any(|s| !s.is_idle())
+            || self.nodes.iter().any(|n| n.is_busy());
+        if !stuck {
+            return Ok(());
+        }
+        let mut blocked = Vec::new();
+        for s in &self.switches {
+            for p in 0..s.wiring().in_ch.len() {
+                let b = s.input_buffer(p);
+                for v in 0..b.vcs() {
+                    if b.occupancy(v) > 0 {
+                        blocked.push(format!(
+                            "switch {} input {p} VC {v} ({} flits)",
+                            s.id(),
+                            b.occupancy(v)
+                        ));
+                    }
+                }
+            }
+        }
+        blocked.truncate(32);
+        Err(Violation {
+            cycle: now,
+            invariant: "progress",
+            place: "fabric".into(),
+            detail: format!(
+                "no flit moved for {} cycles (deadlock); blocked: {}",
+                now - self.last_progress,
+                blocked.join("; ")
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod arn_cases;

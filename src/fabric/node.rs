@@ -1,0 +1,298 @@
+//! End node: a host channel adapter (HCA) with its traffic source and sink.
+//!
+//! The source generates messages per flow (a Bernoulli process per cycle at the flow's rate),
+//! segments them into MTU packets in a bounded source queue, and injects one flit per cycle under
+//! credit-based flow control with virtual cut-through. The sink takes one flit per cycle at line
+//! rate and returns its credit at once. ARNs that reach the node (incast congestion, seed 000
+//! figure 1) are counted.
+
+use super::link::{Backward, Channel, Flit, MAX_VCS};
+use crate::blocks::credit_counter::CreditCounterIn;
+use crate::blocks::{Block, CreditCounter};
+use crate::stimulus::SplitMix64;
+use crate::switch::SwitchParams;
+use crate::wire::{Packet, PacketFlags};
+use heapless::Deque;
+
+/// Packets a source queue holds.
+pub const SOURCE_QUEUE: usize = 256;
+
+/// Where a flow's messages go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// Always this node.
+    Node(u32),
+    /// A node drawn uniformly among the others, per message.
+    Uniform,
+}
+
+/// One traffic process of a node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Flow {
+    /// Destination.
+    pub dest: Destination,
+    /// Offered load in flits per cycle (1.0 is the link's full rate).
+    pub rate: f64,
+    /// Message size in flits (segmented into MTU packets).
+    pub message_flits: u32,
+    /// First cycle of generation.
+    pub start: u64,
+    /// First cycle without generation.
+    pub stop: u64,
+    /// Marks the packets as hot-spot traffic in the statistics.
+    pub hot: bool,
+}
+
+/// Counters of one node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Packets generated (entered the source queue).
+    pub generated_packets: u64,
+    /// Messages not generated because the source queue was full.
+    pub generation_stalls: u64,
+    /// Flits sent into the network.
+    pub injected_flits: u64,
+    /// Packets whose tail was sent.
+    pub injected_packets: u64,
+    /// Flits received.
+    pub delivered_flits: u64,
+    /// Packets received (tail).
+    pub delivered_packets: u64,
+    /// Adapted packets received.
+    pub delivered_adapted: u64,
+    /// Sum of packet latencies (injection to tail delivery), in cycles.
+    pub latency_sum: u64,
+    /// Largest packet latency.
+    pub latency_max: u64,
+    /// ARNs received.
+    pub arns_received: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Tx {
+    pkt: Packet,
+    sent: u16,
+}
+
+/// One end node.
+pub struct EndNode {
+    id: u32,
+    nodes: u32,
+    out_ch: u32,
+    in_ch: u32,
+    lmc: u32,
+    multipath: bool,
+    mtu: u16,
+    params: SwitchParams,
+    flows: Vec<(Flow, u64)>,
+    rng: SplitMix64,
+    seq: u32,
+    queue: Deque<Packet, SOURCE_QUEUE>,
+    credits: Vec<CreditCounter>,
+    tx: Option<Tx>,
+    freed: [u8; MAX_VCS],
+    stats: NodeStats,
+    /// Flits received so far of the packet being received.
+    rx_flits: u16,
+}
+
+impl EndNode {
+    /// A node with its flows; `switch_vc_capacity` is the credit count per VC of the switch
+    /// input it feeds.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: u32,
+        nodes: u32,
+        out_ch: u32,
+        in_ch: u32,
+        params: &SwitchParams,
+        mtu: u16,
+        flows: &[Flow],
+        seed: u64,
+    ) -> Self {
+        let flows = flows
+            .iter()
+            .map(|f| {
+                // Per-cycle message probability as a 32-bit fraction, fixed at build.
+                let p = (f.rate / f.message_flits.max(1) as f64).clamp(0.0, 1.0);
+                (*f, (p * 4_294_967_296.0).round() as u64)
+            })
+            .collect();
+        EndNode {
+            id,
+            nodes,
+            out_ch,
+            in_ch,
+            lmc: params.lmc,
+            multipath: params.routing.multipath(),
+            mtu: mtu.max(1),
+            params: params.clone(),
+            flows,
+            rng: SplitMix64::new(seed ^ 0x5eed_0000_0000 ^ (id as u64) << 16),
+            seq: 0,
+            queue: Deque::new(),
+            credits: (0..params.vcs())
+                .map(|_| CreditCounter::new(params.vc_capacity as usize))
+                .collect(),
+            tx: None,
+            freed: [0; MAX_VCS],
+            stats: NodeStats::default(),
+            rx_flits: 0,
+        }
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &NodeStats {
+        &self.stats
+    }
+
+    /// Free credits toward the switch on `vc`.
+    pub fn credits(&self, vc: usize) -> u16 {
+        self.credits[vc].credits()
+    }
+
+    /// Packets waiting in the source queue.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Whether the source has packets to send or is sending.
+    pub fn is_busy(&self) -> bool {
+        self.tx.is_some() || !self.queue.is_empty()
+    }
+
+    /// Channel it sends on.
+    pub fn out_channel(&self) -> u32 {
+        self.out_ch
+    }
+
+    /// Channel it receives on.
+    pub fn in_channel(&self) -> u32 {
+        self.in_ch
+    }
+
+    fn generate(&mut self, now: u64) {
+        for k in 0..self.flows.len() {
+            let (f, p) = self.flows[k];
+            if now < f.start || now >= f.stop || p == 0 {
+                continue;
+            }
+            if (self.rng.next_u64() >> 32) >= p {
+                continue;
+            }
+            let dest = match f.dest {
+                Destination::Node(d) => d,
+                Destination::Uniform => {
+                    let d = self.rng.below(self.nodes as u64 - 1) as u32;
+                    if d >= self.id { d + 1 } else { d }
+                }
+            };
+            let packets = f.message_flits.div_ceil(self.mtu as u32) as usize;
+            if SOURCE_QUEUE - self.queue.len() < packets {
+                self.stats.generation_stalls += 1;
+                continue;
+            }
+            let mut left = f.message_flits;
+            while left > 0 {
+                let len = left.min(self.mtu as u32) as u16;
+                left -= len as u32;
+                let mut pkt = Packet {
+                    injected: now,
+                    id: self.seq.wrapping_mul(self.nodes).wrapping_add(self.id),
+                    src: self.id as u16,
+                    dlid: ((dest << self.lmc) | (self.multipath && self.lmc > 0) as u32) as u16,
+                    len,
+                    sl: 0,
+                    vc: 0,
+                    orig_vc: 0,
+                    flags: if f.hot {
+                        PacketFlags::HOT
+                    } else {
+                        PacketFlags::empty()
+                    },
+                };
+                let vc = self.params.queuing.vc_of(&pkt);
+                pkt.vc = vc;
+                pkt.orig_vc = vc;
+                self.seq = self.seq.wrapping_add(1);
+                self.stats.generated_packets += 1;
+                let _ = self.queue.push_back(pkt);
+            }
+        }
+    }
+
+    /// Steps one cycle. Returns the packet whose tail arrived this cycle, if any.
+    pub fn step(&mut self, now: u64, channels: &mut [Channel]) -> Option<Packet> {
+        // Credits and ARNs from the switch.
+        let mut returned = [0u8; MAX_VCS];
+        if let Some(b) = channels[self.out_ch as usize].recv_back(now) {
+            returned = b.credits;
+            if b.arn.is_some() {
+                self.stats.arns_received += 1;
+            }
+        }
+        // Sink at line rate.
+        let mut delivered = None;
+        if let Some(f) = channels[self.in_ch as usize].recv_flit(now) {
+            self.stats.delivered_flits += 1;
+            self.rx_flits += 1;
+            self.freed[f.pkt.vc as usize] += 1;
+            if f.is_tail() {
+                self.stats.delivered_packets += 1;
+                self.stats.delivered_adapted += f.pkt.adapted() as u64;
+                let lat = now - f.pkt.injected;
+                self.stats.latency_sum += lat;
+                self.stats.latency_max = self.stats.latency_max.max(lat);
+                self.rx_flits = 0;
+                delivered = Some(f.pkt);
+            }
+        }
+        self.generate(now);
+        // Inject one flit per cycle, a packet only when the switch has room for all of it.
+        let mut sending_vc = None;
+        if self.tx.is_none()
+            && let Some(head) = self.queue.front()
+            && self.credits[head.vc as usize].credits() >= head.len
+        {
+            let pkt = self.queue.pop_front().unwrap_or_default();
+            self.tx = Some(Tx { pkt, sent: 0 });
+        }
+        if let Some(mut tx) = self.tx {
+            channels[self.out_ch as usize].send_flit(
+                now,
+                Flit {
+                    pkt: tx.pkt,
+                    index: tx.sent,
+                },
+            );
+            sending_vc = Some(tx.pkt.vc as usize);
+            self.stats.injected_flits += 1;
+            tx.sent += 1;
+            if tx.sent == tx.pkt.len {
+                self.stats.injected_packets += 1;
+                self.tx = None;
+            } else {
+                self.tx = Some(tx);
+            }
+        }
+        for (v, c) in self.credits.iter_mut().enumerate() {
+            let dec = sending_vc == Some(v);
+            if dec || returned[v] != 0 {
+                c.step(&CreditCounterIn {
+                    dec,
+                    inc: returned[v],
+                    need: 0,
+                });
+            }
+        }
+        let b = Backward {
+            credits: self.freed,
+            arn: None,
+        };
+        if !b.is_empty() {
+            channels[self.in_ch as usize].send_back(now, b);
+        }
+        self.freed = [0; MAX_VCS];
+        delivered
+    }
+}

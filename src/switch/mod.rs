@@ -1,0 +1,785 @@
+//! One input-queued switch, assembled from the blocks, stepped one cycle at a time.
+//!
+//! Per port: an input buffer with VOQs ([`voq_buffer`]), the input port controller (seed 000
+//! pseudo-code 4), per-VC credit counters of the downstream buffer, an input-level round-robin
+//! arbiter and per-input VC-level arbiters at every output, and a congestion detector per output.
+//! One interleaved LFT and one ARN table serve every port.
+//!
+//! Order of work inside one cycle `t` (all of it reads only what links delivered in `t` and the
+//! registers of `t`; everything it writes is seen from `t+1`, or by neighbours from `t+latency`):
+//! 1. detectors evaluate on the VOQ occupancies and credits as registered at the start of `t`;
+//!    a declared root files a processARN command (pseudo-code 1);
+//! 2. credits and ARNs arriving on the reverse direction of each output's link are taken in;
+//!    ARNs file processARN commands;
+//! 3. the routing stage decides, for each head flit that arrived in `t-1` (the LFT's read
+//!    latency), the output port, the adapted bit and the next VC, using the ARN table's lookups
+//!    (combinational on its registers of `t`), and may send an ARN upstream; the packet enters its
+//!    VOQ and may request its output from `t+1`;
+//! 4. flits arriving on each input link are stored; a head flit issues its LFT read;
+//! 5. every output sends the next flit of its current packet, and, when idle or sending a tail,
+//!    arbitrates over (input, VC) pairs whose head packet fits in the downstream credits
+//!    (virtual cut-through); the winner's head flit leaves in `t+1`;
+//! 6. one processARN command from the queue is applied to the ARN table; freed credits and at most
+//!    one ARN per input go back upstream; every block commits.
+
+pub mod config;
+pub mod voq_buffer;
+
+pub use config::{QueuingScheme, RoutingMode, SwitchParams};
+
+use crate::blocks::arn_table::{ArnLookup, ArnProcess, ArnTableIn};
+use crate::blocks::congestion_detector::{CongestionDetectorIn, MAX_INPUTS};
+use crate::blocks::credit_counter::CreditCounterIn;
+use crate::blocks::lft_banks::NO_ROUTE;
+use crate::blocks::rr_arbiter::RrArbiterIn;
+use crate::blocks::{ArnTable, Block, CongestionDetector, CreditCounter, LftBanks, RrArbiter};
+use crate::fabric::link::{Backward, Channel, Flit, MAX_VCS};
+use crate::stimulus::SplitMix64;
+use crate::wire::{ArnInfo, PacketFlags};
+use heapless::Deque;
+use voq_buffer::VoqBuffer;
+
+/// Largest switch radix.
+pub const MAX_PORTS: usize = 64;
+
+/// Something noteworthy inside a switch, for directed tests and logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchEvent {
+    /// The detector of `port` declared a congestion root (pseudo-code 1).
+    RootDetected {
+        /// Output port.
+        port: u8,
+        /// ARN describing it.
+        info: ArnInfo,
+    },
+    /// The detector of `port` released its root.
+    RootReleased {
+        /// Output port.
+        port: u8,
+    },
+    /// processARN added an entry to the ARN table.
+    EntryAdded {
+        /// The entry's fields.
+        info: ArnInfo,
+        /// Whether it was consumed here.
+        consumed: bool,
+        /// Alternative output port for consumed entries.
+        alt_port: u8,
+    },
+    /// An ARN arrived on the reverse direction of output `port`.
+    ArnReceived {
+        /// Output port it arrived on.
+        port: u8,
+        /// Its fields.
+        info: ArnInfo,
+    },
+    /// An ARN left upstream through input `port`.
+    ArnSent {
+        /// Input port.
+        port: u8,
+        /// Its fields.
+        info: ArnInfo,
+    },
+    /// A packet was re-routed (adapted) to `out` instead of `det`.
+    Adapted {
+        /// Packet id.
+        id: u32,
+        /// Deterministic port it avoided.
+        det: u8,
+        /// Port it took.
+        out: u8,
+    },
+}
+
+/// Receives switch events; the unit observer `()` ignores them at no cost.
+pub trait Observer {
+    /// One event in `cycle` at switch `sw`.
+    fn event(&mut self, cycle: u64, sw: u32, ev: SwitchEvent);
+}
+
+impl Observer for () {
+    #[inline(always)]
+    fn event(&mut self, _cycle: u64, _sw: u32, _ev: SwitchEvent) {}
+}
+
+impl Observer for Vec<(u64, u32, SwitchEvent)> {
+    fn event(&mut self, cycle: u64, sw: u32, ev: SwitchEvent) {
+        self.push((cycle, sw, ev));
+    }
+}
+
+/// Counters of one switch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwitchStats {
+    /// Congestion roots declared.
+    pub roots_detected: u64,
+    /// ARNs sent upstream.
+    pub arns_sent: u64,
+    /// ARNs received from downstream.
+    pub arns_received: u64,
+    /// ARNs consumed here (entry added as consumed).
+    pub arns_consumed: u64,
+    /// Packets re-routed away from their deterministic port.
+    pub packets_adapted: u64,
+    /// processARN commands dropped because the command queue was full.
+    pub arn_commands_dropped: u64,
+    /// Flits sent on output links.
+    pub flits_sent: u64,
+}
+
+/// A breach of an invariant inside a switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchFault {
+    /// Port concerned.
+    pub port: u8,
+    /// What went wrong.
+    pub what: String,
+}
+
+/// Cabling and position of one switch.
+#[derive(Clone, Debug)]
+pub struct SwitchWiring {
+    /// Index in the fabric.
+    pub id: u32,
+    /// Stage in the fat tree (1 = leaf).
+    pub stage: u8,
+    /// Bit p: port p goes up.
+    pub up_ports: u64,
+    /// Per port: the channel whose flits arrive at this input (we send credits back on it).
+    pub in_ch: Vec<u32>,
+    /// Per port: the channel this output sends flits on (credits come back on it).
+    pub out_ch: Vec<u32>,
+    /// Per port: capacity in flits of each VC of the buffer at the far end of the output link.
+    pub out_capacity: Vec<u16>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Rx {
+    slot: u16,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Tx {
+    input: u8,
+    slot: u16,
+    next_vc: u8,
+    len: u16,
+    sent: u16,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct RootReg {
+    info: ArnInfo,
+    next_refresh: u64,
+}
+
+struct InputPort {
+    buf: VoqBuffer,
+    rx: Option<Rx>,
+    /// Head flit registered for the routing stage (slot), one cycle after arrival.
+    route_q: Option<u16>,
+    freed: [u8; MAX_VCS],
+    arn_out: Deque<ArnInfo, 8>,
+    /// Per ARN-table entry: the first cycle this input may send an ARN for it again.
+    arn_ok_at: Vec<u64>,
+}
+
+struct OutputPort {
+    credits: Vec<CreditCounter>,
+    tx: Option<Tx>,
+    next: Option<Tx>,
+    in_arb: RrArbiter,
+    vc_arb: Vec<RrArbiter>,
+    detector: CongestionDetector,
+    root: Option<RootReg>,
+    returned: [u8; MAX_VCS],
+}
+
+/// One switch.
+pub struct Switch {
+    params: SwitchParams,
+    wiring: SwitchWiring,
+    ports: usize,
+    vcs: usize,
+    lft: LftBanks,
+    arn: ArnTable,
+    arn_in: Box<ArnTableIn>,
+    arn_cmds: Deque<(ArnInfo, bool), 64>,
+    arn_seq: u32,
+    inputs: Vec<InputPort>,
+    outputs: Vec<OutputPort>,
+    det_in: Box<CongestionDetectorIn>,
+    rng: SplitMix64,
+    stats: SwitchStats,
+}
+
+impl Switch {
+    /// A switch with its LFT already programmed.
+    pub fn new(params: SwitchParams, wiring: SwitchWiring, lft: LftBanks, seed: u64) -> Self {
+        let ports = wiring.in_ch.len();
+        assert!((1..=MAX_PORTS).contains(&ports) && ports <= MAX_INPUTS);
+        let vcs = params.vcs();
+        assert!((1..=MAX_VCS).contains(&vcs));
+        let inputs = (0..ports)
+            .map(|_| InputPort {
+                buf: VoqBuffer::new(vcs, ports, params.vc_capacity, params.max_packets),
+                rx: None,
+                route_q: None,
+                freed: [0; MAX_VCS],
+                arn_out: Deque::new(),
+                arn_ok_at: vec![0; params.arn_entries],
+            })
+            .collect();
+        let outputs = (0..ports)
+            .map(|p| OutputPort {
+                credits: (0..vcs)
+                    .map(|_| CreditCounter::new(wiring.out_capacity[p] as usize))
+                    .collect(),
+                tx: None,
+                next: None,
+                in_arb: RrArbiter::new(ports),
+                vc_arb: (0..ports).map(|_| RrArbiter::new(vcs)).collect(),
+                detector: CongestionDetector::new(params.detector(ports)),
+                root: None,
+                returned: [0; MAX_VCS],
+            })
+            .collect();
+        Switch {
+            arn: ArnTable::new(params.arn_entries, ports, params.arn_ttl),
+            arn_in: Box::default(),
+            arn_cmds: Deque::new(),
+            arn_seq: 0,
+            det_in: Box::new(CongestionDetectorIn::default()),
+            rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            stats: SwitchStats::default(),
+            ports,
+            vcs,
+            lft,
+            inputs,
+            outputs,
+            params,
+            wiring,
+        }
+    }
+
+    /// Index in the fabric.
+    pub fn id(&self) -> u32 {
+        self.wiring.id
+    }
+
+    /// Cabling.
+    pub fn wiring(&self) -> &SwitchWiring {
+        &self.wiring
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &SwitchStats {
+        &self.stats
+    }
+
+    /// The ARN table.
+    pub fn arn_table(&self) -> &ArnTable {
+        &self.arn
+    }
+
+    /// The input buffer of `port`.
+    pub fn input_buffer(&self, port: usize) -> &VoqBuffer {
+        &self.inputs[port].buf
+    }
+
+    /// Free credits of (output `port`, `vc`).
+    pub fn credits(&self, port: usize, vc: usize) -> u16 {
+        self.outputs[port].credits[vc].credits()
+    }
+
+    /// Whether the detector of output `port` holds a root.
+    pub fn is_root(&self, port: usize) -> bool {
+        self.outputs[port].root.is_some()
+    }
+
+    /// Whether nothing is stored, in flight inside, or pending.
+    pub fn is_idle(&self) -> bool {
+        self.inputs
+            .iter()
+            .all(|i| i.buf.packets() == 0 && i.arn_out.is_empty())
+            && self.outputs.iter().all(|o| o.tx.is_none() && o.next.is_none())
+    }
+
+    fn is_up(&self, port: usize) -> bool {
+        self.wiring.up_ports >> port & 1 == 1
+    }
+
+    fn base_lid(&self, dlid: u16) -> u16 {
+        dlid >> self.params.lmc << self.params.lmc
+    }
+
+    /// Steps one cycle. `channels` are the fabric's link directions.
+    pub fn step<O: Observer>(
+        &mut self,
+        now: u64,
+        channels: &mut [Channel],
+        obs: &mut O,
+    ) -> Result<(), SwitchFault> {
+        if self.params.routing.uses_arn() {
+            self.detect(now, obs);
+        }
+        self.receive_back(now, channels, obs);
+        self.route(now, obs);
+        self.receive_flits(now, channels)?;
+        self.transmit(now, channels)?;
+        self.finish_cycle(now, channels, obs);
+        Ok(())
+    }
+
+    /// Phase 1: congestion detectors on the registered occupancies and credits.
+    fn detect<O: Observer>(&mut self, now: u64, obs: &mut O) {
+        for o in 0..self.ports {
+            let det_in = &mut *self.det_in;
+            for i in 0..self.ports {
+                let buf = &self.inputs[i].buf;
+                det_in.voq_occ[i] = buf.voq_occupancy(o);
+                // The VOQ's head: the head packet of the VC holding most of its flits.
+                let mut best: Option<(u16, usize)> = None;
+                for v in 0..self.vcs {
+                    let occ = buf.vc_voq_occupancy(v, o);
+                    if occ > 0 && best.is_none_or(|(b, _)| occ > b) {
+                        best = Some((occ, v));
+                    }
+                }
+                let bit = 1u64 << i;
+                match best.and_then(|(_, v)| buf.head(v, o)) {
+                    Some((_, slot)) => {
+                        det_in.head_valid |= bit;
+                        det_in.head_dest[i] = slot.pkt.dlid >> self.params.lmc << self.params.lmc;
+                        det_in.head_vc[i] = slot.pkt.orig_vc;
+                        if slot.pkt.adapted() {
+                            det_in.head_adapted |= bit;
+                        } else {
+                            det_in.head_adapted &= !bit;
+                        }
+                        det_in.head_fc[i] =
+                            self.outputs[o].credits[slot.next_vc as usize].credits();
+                    }
+                    None => {
+                        det_in.head_valid &= !bit;
+                        det_in.head_adapted &= !bit;
+                        det_in.head_dest[i] = 0;
+                        det_in.head_vc[i] = 0;
+                        det_in.head_fc[i] = 0;
+                    }
+                }
+            }
+            let out = self.outputs[o].detector.step(&self.det_in);
+            if out.root_det {
+                // Pseudo-code 1: congestionRootDetected.
+                let stage = self.wiring.stage;
+                let root_info = if self.is_up(o) {
+                    stage
+                } else {
+                    stage.saturating_sub(1)
+                };
+                self.arn_seq = self.arn_seq.wrapping_add(1) & 0xF_FFFF;
+                let info = ArnInfo {
+                    dest: out.root_dest,
+                    port: o as u8,
+                    vc: out.root_vc,
+                    arn_id: (self.wiring.id << 20) | self.arn_seq,
+                    root_info,
+                };
+                self.stats.roots_detected += 1;
+                obs.event(now, self.wiring.id, SwitchEvent::RootDetected { port: o as u8, info });
+                self.outputs[o].root = Some(RootReg {
+                    info,
+                    next_refresh: now + self.params.arn_gap as u64,
+                });
+                self.file_arn(info, out.root_adapted);
+            } else if out.root_rel {
+                self.outputs[o].root = None;
+                obs.event(now, self.wiring.id, SwitchEvent::RootReleased { port: o as u8 });
+            } else if let Some(r) = self.outputs[o].root
+                && now >= r.next_refresh
+            {
+                // While the root holds, it keeps its own entry alive.
+                self.outputs[o].root = Some(RootReg {
+                    info: r.info,
+                    next_refresh: now + self.params.arn_gap as u64,
+                });
+                self.file_arn(r.info, false);
+            }
+        }
+    }
+
+    fn file_arn(&mut self, info: ArnInfo, adapted: bool) {
+        if self.arn_cmds.push_back((info, adapted)).is_err() {
+            self.stats.arn_commands_dropped += 1;
+        }
+    }
+
+    /// Phase 2: credits and ARNs coming back on the output links.
+    fn receive_back<O: Observer>(&mut self, now: u64, channels: &[Channel], obs: &mut O) {
+        for o in 0..self.ports {
+            let Some(b) = channels[self.wiring.out_ch[o] as usize].recv_back(now) else {
+                continue;
+            };
+            let out = &mut self.outputs[o];
+            for v in 0..self.vcs {
+                out.returned[v] = b.credits[v];
+            }
+            if let Some(mut info) = b.arn {
+                info.port = o as u8;
+                self.stats.arns_received += 1;
+                obs.event(now, self.wiring.id, SwitchEvent::ArnReceived { port: o as u8, info });
+                if self.params.routing.uses_arn() {
+                    self.file_arn(info, false);
+                }
+            }
+        }
+    }
+
+    /// pseudo-code 3: the option of `dest` with the most credits in the VC the packet would use,
+    /// other than `avoid`. `NO_ROUTE` when there is none.
+    fn select_alternative(&self, dest: u16, vc: u8, avoid: u8) -> u8 {
+        let next_vc = self.params.afc().unwrap_or(vc) as usize;
+        let opts = self.lft.options(dest | 1);
+        let mut best = (NO_ROUTE, 0u16);
+        for p in opts.usable_ports() {
+            if p == avoid || p as usize >= self.ports {
+                continue;
+            }
+            let c = self.outputs[p as usize].credits[next_vc].credits();
+            if best.0 == NO_ROUTE || c > best.1 {
+                best = (p, c);
+            }
+        }
+        best.0
+    }
+
+    /// Phase 3: routing stage (input port controller, pseudo-code 4).
+    fn route<O: Observer>(&mut self, now: u64, obs: &mut O) {
+        let routing = self.params.routing;
+        // processARN command for this cycle (pseudo-code 2), decided on current state.
+        let pr = match self.arn_cmds.pop_front() {
+            Some((info, adapted)) if routing.uses_arn() => {
+                let consumed = !adapted && self.wiring.stage == info.root_info;
+                let alt_port = if consumed {
+                    self.select_alternative(info.dest, info.vc, info.port)
+                } else {
+                    NO_ROUTE
+                };
+                ArnProcess {
+                    en: true,
+                    dest: info.dest,
+                    port: info.port,
+                    vc: info.vc,
+                    arn_id: info.arn_id,
+                    root_info: info.root_info,
+                    consumed,
+                    alt_port,
+                    add: !adapted,
+                }
+            }
+            _ => ArnProcess::default(),
+        };
+        self.arn_in.pr = pr;
+        for i in 0..self.ports {
+            let req = match self.inputs[i].route_q {
+                Some(s) if routing.uses_arn() => {
+                    let p = &self.inputs[i].buf.slot(s).pkt;
+                    ArnLookup {
+                        en: !p.adapted(),
+                        dest: self.base_lid(p.dlid),
+                        vc: p.vc,
+                    }
+                }
+                _ => ArnLookup::default(),
+            };
+            self.arn_in.lk[i] = req;
+        }
+        let arn_out = if routing.uses_arn() {
+            Some(self.arn.evaluate(&self.arn_in))
+        } else {
+            None
+        };
+        if pr.en && arn_out.as_ref().is_some_and(|a| !a.pr_hit) && pr.add {
+            if pr.consumed {
+                self.stats.arns_consumed += 1;
+            }
+            obs.event(
+                now,
+                self.wiring.id,
+                SwitchEvent::EntryAdded {
+                    info: ArnInfo {
+                        dest: pr.dest,
+                        port: pr.port,
+                        vc: pr.vc,
+                        arn_id: pr.arn_id,
+                        root_info: pr.root_info,
+                    },
+                    consumed: pr.consumed,
+                    alt_port: pr.alt_port,
+                },
+            );
+        }
+
+        for i in 0..self.ports {
+            let Some(s) = self.inputs[i].route_q.take() else {
+                continue;
+            };
+            let mut pkt = self.inputs[i].buf.slot(s).pkt;
+            let opts = self.lft.options(pkt.dlid);
+            let det = opts.deterministic().unwrap_or(NO_ROUTE);
+            let mut out = det;
+            if !pkt.adapted() && det != NO_ROUTE {
+                match routing {
+                    RoutingMode::DModK => {}
+                    RoutingMode::Oblivious => {
+                        let n = opts.usable_ports().count() as u64;
+                        if n > 1 {
+                            let k = self.rng.below(n) as usize;
+                            out = opts.usable_ports().nth(k).unwrap_or(det);
+                        }
+                    }
+                    RoutingMode::AdaptiveTh | RoutingMode::AdaptiveThAfi => {
+                        if self.inputs[i].buf.voq_occupancy(det as usize)
+                            > self.params.adaptive_threshold
+                        {
+                            let alt = self.select_alternative(self.base_lid(pkt.dlid), pkt.vc, det);
+                            if alt != NO_ROUTE {
+                                out = alt;
+                            }
+                        }
+                    }
+                    RoutingMode::Arn | RoutingMode::ArnAfi => {
+                        let r = arn_out.as_ref().map(|a| a.lk[i]).unwrap_or_default();
+                        if r.consumed && r.alt_port != NO_ROUTE {
+                            out = r.alt_port;
+                        } else if r.hit && !r.consumed {
+                            // sendARN(inputPortID, ARNInfo), at most once per gap per entry.
+                            let e = r.idx as usize;
+                            let dest = self.base_lid(pkt.dlid);
+                            let inp = &mut self.inputs[i];
+                            if now >= inp.arn_ok_at[e] {
+                                let info = ArnInfo {
+                                    dest,
+                                    port: r.port,
+                                    vc: pkt.vc,
+                                    arn_id: r.arn_id,
+                                    root_info: r.root_info,
+                                };
+                                if inp.arn_out.push_back(info).is_ok() {
+                                    inp.arn_ok_at[e] = now + self.params.arn_gap as u64;
+                                }
+                            }
+                        }
+                    }
+                }
+                if out != det {
+                    self.stats.packets_adapted += 1;
+                    obs.event(
+                        now,
+                        self.wiring.id,
+                        SwitchEvent::Adapted {
+                            id: pkt.id,
+                            det,
+                            out,
+                        },
+                    );
+                    if routing.afi() {
+                        pkt.flags |= PacketFlags::ADAPTED;
+                    }
+                }
+            }
+            if out == NO_ROUTE || out as usize >= self.ports {
+                // No route: the packet stays unrouted; the watchdog reports it.
+                continue;
+            }
+            let next_vc = self.params.next_vc(&pkt);
+            let buf = &mut self.inputs[i].buf;
+            buf.set_flags(s, pkt.flags);
+            buf.route(s, out, next_vc, now + 1);
+        }
+        if routing.uses_arn() {
+            self.arn.commit();
+        }
+    }
+
+    /// Phase 4: flits arriving on the input links.
+    fn receive_flits(&mut self, now: u64, channels: &[Channel]) -> Result<(), SwitchFault> {
+        for i in 0..self.ports {
+            let Some(f) = channels[self.wiring.in_ch[i] as usize].recv_flit(now) else {
+                continue;
+            };
+            let inp = &mut self.inputs[i];
+            let slot = if f.is_head() {
+                let Some(s) = inp.buf.admit(f.pkt) else {
+                    return Err(SwitchFault {
+                        port: i as u8,
+                        what: "packet descriptor pool full".into(),
+                    });
+                };
+                inp.rx = Some(Rx { slot: s });
+                inp.route_q = Some(s);
+                s
+            } else {
+                match inp.rx {
+                    Some(rx) => rx.slot,
+                    None => {
+                        return Err(SwitchFault {
+                            port: i as u8,
+                            what: format!("body flit of packet {} without its head", f.pkt.id),
+                        });
+                    }
+                }
+            };
+            if (f.pkt.vc as usize) >= self.vcs {
+                return Err(SwitchFault {
+                    port: i as u8,
+                    what: format!("flit on VC {} of a {}-VC port", f.pkt.vc, self.vcs),
+                });
+            }
+            if !inp.buf.arrive_flit(slot) {
+                return Err(SwitchFault {
+                    port: i as u8,
+                    what: format!(
+                        "VC {} overflow: a flit arrived with the buffer full (negative credit upstream)",
+                        f.pkt.vc
+                    ),
+                });
+            }
+            if f.is_tail() {
+                inp.rx = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Phase 5: transmission and arbitration at every output.
+    fn transmit(&mut self, now: u64, channels: &mut [Channel]) -> Result<(), SwitchFault> {
+        for o in 0..self.ports {
+            let mut sending_vc: Option<u8> = None;
+            let mut finishing = self.outputs[o].tx.is_none();
+            // Send the next flit of the current packet.
+            if let Some(mut tx) = self.outputs[o].tx {
+                let buf = &mut self.inputs[tx.input as usize].buf;
+                let mut pkt = buf.slot(tx.slot).pkt;
+                let Some((vc, tail)) = buf.depart_flit(tx.slot) else {
+                    return Err(SwitchFault {
+                        port: o as u8,
+                        what: format!(
+                            "cut-through underrun: packet {} flit {} not yet arrived",
+                            pkt.id, tx.sent
+                        ),
+                    });
+                };
+                self.inputs[tx.input as usize].freed[vc] += 1;
+                pkt.vc = tx.next_vc;
+                channels[self.wiring.out_ch[o] as usize].send_flit(
+                    now,
+                    Flit {
+                        pkt,
+                        index: tx.sent,
+                    },
+                );
+                self.stats.flits_sent += 1;
+                sending_vc = Some(tx.next_vc);
+                tx.sent += 1;
+                debug_assert_eq!(tail, tx.sent == tx.len);
+                if tail {
+                    finishing = true;
+                    self.outputs[o].tx = None;
+                } else {
+                    self.outputs[o].tx = Some(tx);
+                }
+            }
+            // Arbitrate for the packet that follows (its head leaves next cycle).
+            if finishing && self.outputs[o].next.is_none() {
+                let mut in_req = 0u128;
+                let mut vc_req = [0u128; MAX_PORTS];
+                for i in 0..self.ports {
+                    let buf = &self.inputs[i].buf;
+                    for v in 0..self.vcs {
+                        let Some((_, slot)) = buf.head(v, o) else {
+                            continue;
+                        };
+                        if slot.ready > now {
+                            continue;
+                        }
+                        let c = &self.outputs[o].credits[slot.next_vc as usize];
+                        let spent = (sending_vc == Some(slot.next_vc)) as u16;
+                        if c.credits().saturating_sub(spent) >= slot.pkt.len {
+                            vc_req[i] |= 1 << v;
+                        }
+                    }
+                    if vc_req[i] != 0 {
+                        in_req |= 1 << i;
+                    }
+                }
+                if in_req != 0 {
+                    let out = &mut self.outputs[o];
+                    let gi = out.in_arb.step(&RrArbiterIn {
+                        req: in_req,
+                        ack: true,
+                    });
+                    let i = gi.idx as usize;
+                    let gv = out.vc_arb[i].step(&RrArbiterIn {
+                        req: vc_req[i],
+                        ack: true,
+                    });
+                    let v = gv.idx as usize;
+                    let buf = &mut self.inputs[i].buf;
+                    let s = buf.pop(v, o);
+                    let slot = buf.slot(s);
+                    out.next = Some(Tx {
+                        input: i as u8,
+                        slot: s,
+                        next_vc: slot.next_vc,
+                        len: slot.pkt.len,
+                        sent: 0,
+                    });
+                }
+            }
+            // Credit counters of this output: one credit per flit sent, returns from the link.
+            let out = &mut self.outputs[o];
+            for v in 0..self.vcs {
+                let dec = sending_vc == Some(v as u8);
+                let inc = out.returned[v];
+                if dec || inc != 0 {
+                    out.credits[v].step(&CreditCounterIn { dec, inc, need: 0 });
+                    let r = out.credits[v].regs();
+                    if !r.err.is_empty() {
+                        return Err(SwitchFault {
+                            port: o as u8,
+                            what: format!("credit counter of VC {v}: {:?}", r.err),
+                        });
+                    }
+                }
+                out.returned[v] = 0;
+            }
+            if out.tx.is_none() {
+                out.tx = out.next.take();
+            }
+        }
+        Ok(())
+    }
+
+    /// Phase 6: credits and ARNs back upstream.
+    fn finish_cycle<O: Observer>(&mut self, now: u64, channels: &mut [Channel], obs: &mut O) {
+        for i in 0..self.ports {
+            let inp = &mut self.inputs[i];
+            let arn = inp.arn_out.pop_front();
+            let mut b = Backward {
+                credits: inp.freed,
+                arn,
+            };
+            if let Some(info) = arn {
+                b.arn = Some(info);
+                self.stats.arns_sent += 1;
+                obs.event(now, self.wiring.id, SwitchEvent::ArnSent { port: i as u8, info });
+            }
+            if !b.is_empty() {
+                channels[self.wiring.in_ch[i] as usize].send_back(now, b);
+            }
+            inp.freed = [0; MAX_VCS];
+        }
+    }
+}
