@@ -608,11 +608,13 @@ mod tests {
         let mut d = CongestionDetector::new(cfg);
         assert_eq!(d.index_bits(), 6);
         assert_eq!(d.count_bits(), 7);
-        let mut x = CongestionDetectorIn::default();
-        x.voq_occ = [0xFFFF; MAX_INPUTS];
-        x.head_fc = [0xFFFF; MAX_INPUTS];
-        x.head_valid = 1 << 63;
-        x.head_adapted = 1 << 63;
+        let mut x = CongestionDetectorIn {
+            voq_occ: [0xFFFF; MAX_INPUTS],
+            head_fc: [0xFFFF; MAX_INPUTS],
+            head_valid: 1 << 63,
+            head_adapted: 1 << 63,
+            ..CongestionDetectorIn::default()
+        };
         x.head_dest[63] = 0xFFFF;
         x.head_vc[63] = 0xFF;
         d.step(&x);

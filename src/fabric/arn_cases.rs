@@ -57,7 +57,10 @@ fn flow_at(dest: u32, rate: f64, stop: u64) -> Flow {
     }
 }
 
-fn first<'a>(ev: &'a Events, what: impl Fn(u32, &SwitchEvent) -> bool) -> Option<&'a (u64, u32, SwitchEvent)> {
+fn first(
+    ev: &Events,
+    what: impl Fn(u32, &SwitchEvent) -> bool,
+) -> Option<&(u64, u32, SwitchEvent)> {
     ev.iter().find(|(_, s, e)| what(*s, e))
 }
 
@@ -94,50 +97,94 @@ fn figure_4_operation_example() {
     }
     let drained = f.now();
     // Roots release within a gap of the drain; entries then live at most TTL more cycles.
-    f.run(ttl + 2 * gap + 1000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
+    f.run(ttl + 2 * gap + 1000, &mut ev)
+        .unwrap_or_else(|v| panic!("{v}"));
     f.check().unwrap();
 
     // Event 2: B detects the root at its port 2 (toward D), stage 2 downward: consumable at stage 1.
-    let (t_root, _, root) = *first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::RootDetected { port: 2, .. }))
-        .expect("root at B port 2");
-    let SwitchEvent::RootDetected { info, .. } = root else { unreachable!() };
+    let (t_root, _, root) = *first(&ev, |s, e| {
+        s == 1 && matches!(e, SwitchEvent::RootDetected { port: 2, .. })
+    })
+    .expect("root at B port 2");
+    let SwitchEvent::RootDetected { info, .. } = root else {
+        unreachable!()
+    };
     assert_eq!(info.root_info, 1);
     assert_eq!(info.dest, 1 << f.params().switch.lmc);
     // Event 3: B records it, not consumed.
-    let (t_entry, ..) = *first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::EntryAdded { consumed: false, .. }))
-        .expect("entry at B");
+    let (t_entry, ..) = *first(&ev, |s, e| {
+        s == 1
+            && matches!(
+                e,
+                SwitchEvent::EntryAdded {
+                    consumed: false,
+                    ..
+                }
+            )
+    })
+    .expect("entry at B");
     assert!(t_entry >= t_root);
     // Event 4: B sends an ARN upstream toward A (its input 0).
-    let (t_sent, ..) = *first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::ArnSent { port: 0, .. }))
-        .expect("ARN from B to A");
+    let (t_sent, ..) = *first(&ev, |s, e| {
+        s == 1 && matches!(e, SwitchEvent::ArnSent { port: 0, .. })
+    })
+    .expect("ARN from B to A");
     assert!(t_sent > t_entry);
     // Events 5-6: A receives it on its port 1 and consumes it, choosing port 2 (toward C).
-    let (t_recv, ..) = *first(&ev, |s, e| s == 0 && matches!(e, SwitchEvent::ArnReceived { port: 1, .. }))
-        .expect("ARN at A");
+    let (t_recv, ..) = *first(&ev, |s, e| {
+        s == 0 && matches!(e, SwitchEvent::ArnReceived { port: 1, .. })
+    })
+    .expect("ARN at A");
     assert_eq!(t_recv, t_sent + f.params().link_latency as u64);
     let (t_cons, ..) = *first(&ev, |s, e| {
-        s == 0 && matches!(e, SwitchEvent::EntryAdded { consumed: true, alt_port: 2, .. })
+        s == 0
+            && matches!(
+                e,
+                SwitchEvent::EntryAdded {
+                    consumed: true,
+                    alt_port: 2,
+                    ..
+                }
+            )
     })
     .expect("A consumes the ARN");
     assert!(t_cons >= t_recv);
     // Event 7: packets of node 0 to node 1 are adapted through port 2.
-    let (t_adapt, ..) = *first(&ev, |s, e| s == 0 && matches!(e, SwitchEvent::Adapted { det: 1, out: 2, .. }))
-        .expect("adaptation at A");
+    let (t_adapt, ..) = *first(&ev, |s, e| {
+        s == 0 && matches!(e, SwitchEvent::Adapted { det: 1, out: 2, .. })
+    })
+    .expect("adaptation at A");
     assert!(t_adapt > t_cons);
     // Events 8-9: they cross C and reach node 1 in the AFC, marked adapted.
     assert!(f.nodes()[1].stats().delivered_adapted > 0);
-    assert!(f.switches()[2].stats().flits_sent > 0, "C carried the adapted flow");
+    assert!(
+        f.switches()[2].stats().flits_sent > 0,
+        "C carried the adapted flow"
+    );
     // Event 10: once traffic stops, nothing refreshes the entries after the roots release...
     let last_refresh = ev
         .iter()
-        .filter(|(_, _, e)| matches!(e, SwitchEvent::EntryAdded { .. } | SwitchEvent::ArnReceived { .. }))
+        .filter(|(_, _, e)| {
+            matches!(
+                e,
+                SwitchEvent::EntryAdded { .. } | SwitchEvent::ArnReceived { .. }
+            )
+        })
         .map(|(t, ..)| *t)
         .max()
         .unwrap();
-    assert!(last_refresh < drained + 2 * gap, "refreshes went on after the drain");
+    assert!(
+        last_refresh < drained + 2 * gap,
+        "refreshes went on after the drain"
+    );
     // ... and the entries expire: every table is empty.
     for s in f.switches() {
-        assert_eq!(s.arn_table().count(), 0, "switch {} still has entries", s.id());
+        assert_eq!(
+            s.arn_table().count(),
+            0,
+            "switch {} still has entries",
+            s.id()
+        );
     }
     // Everything injected was delivered.
     let t = f.totals();
@@ -175,16 +222,35 @@ fn figure_1_root_at_stage_3_is_consumed_at_stage_2() {
         ],
     );
     // The contending flow offers less, so the flow of interest holds the fullest VOQ at the root.
-    let flows = vec![vec![flow(1, 8000)], vec![], vec![], vec![flow_at(2, 0.3, 8000)]];
+    let flows = vec![
+        vec![flow(1, 8000)],
+        vec![],
+        vec![],
+        vec![flow_at(2, 0.3, 8000)],
+    ];
     let mut f = Fabric::build(&topo, arn_params(5), &flows).unwrap();
     let mut ev: Events = Vec::new();
     f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
-    let root = first(&ev, |s, e| s == 2 && matches!(e, SwitchEvent::RootDetected { port: 2, .. }))
-        .expect("root at the stage-3 switch toward S2D");
-    let SwitchEvent::RootDetected { info, .. } = root.2 else { unreachable!() };
+    let root = first(&ev, |s, e| {
+        s == 2 && matches!(e, SwitchEvent::RootDetected { port: 2, .. })
+    })
+    .expect("root at the stage-3 switch toward S2D");
+    let SwitchEvent::RootDetected { info, .. } = root.2 else {
+        unreachable!()
+    };
     assert_eq!(info.root_info, 2);
-    first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::EntryAdded { consumed: true, alt_port: 2, .. }))
-        .expect("S2U (stage 2) consumes and re-routes through the other stage-3 switch");
+    first(&ev, |s, e| {
+        s == 1
+            && matches!(
+                e,
+                SwitchEvent::EntryAdded {
+                    consumed: true,
+                    alt_port: 2,
+                    ..
+                }
+            )
+    })
+    .expect("S2U (stage 2) consumes and re-routes through the other stage-3 switch");
     assert!(
         first(&ev, |s, e| {
             s == 0
@@ -193,8 +259,14 @@ fn figure_1_root_at_stage_3_is_consumed_at_stage_2() {
         .is_none(),
         "the stage-1 switch must not consume it"
     );
-    first(&ev, |s, e| s == 1 && matches!(e, SwitchEvent::Adapted { det: 1, out: 2, .. })).expect("adapted at S2U");
-    assert!(f.switches()[3].stats().flits_sent > 0, "the alternative stage-3 switch carries traffic");
+    first(&ev, |s, e| {
+        s == 1 && matches!(e, SwitchEvent::Adapted { det: 1, out: 2, .. })
+    })
+    .expect("adapted at S2U");
+    assert!(
+        f.switches()[3].stats().flits_sent > 0,
+        "the alternative stage-3 switch carries traffic"
+    );
 }
 
 /// Figure 1, flow B: a root at a stage-2 switch's downward port travels up through stage 3 and
@@ -231,23 +303,56 @@ fn figure_1_root_at_stage_2_is_consumed_at_stage_1() {
         ],
     );
     // The contending flow offers less, so the flow of interest holds the fullest VOQ at the root.
-    let flows = vec![vec![flow(1, 8000)], vec![], vec![], vec![flow_at(2, 0.3, 8000)]];
+    let flows = vec![
+        vec![flow(1, 8000)],
+        vec![],
+        vec![],
+        vec![flow_at(2, 0.3, 8000)],
+    ];
     let mut f = Fabric::build(&topo, arn_params(9), &flows).unwrap();
     let mut ev: Events = Vec::new();
     f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
-    let root = first(&ev, |s, e| s == 5 && matches!(e, SwitchEvent::RootDetected { port: 0, .. }))
-        .expect("root at S2Da toward S1D");
-    let SwitchEvent::RootDetected { info, .. } = root.2 else { unreachable!() };
+    let root = first(&ev, |s, e| {
+        s == 5 && matches!(e, SwitchEvent::RootDetected { port: 0, .. })
+    })
+    .expect("root at S2Da toward S1D");
+    let SwitchEvent::RootDetected { info, .. } = root.2 else {
+        unreachable!()
+    };
     assert_eq!(info.root_info, 1);
     for s in [3u32, 1] {
-        first(&ev, |x, e| x == s && matches!(e, SwitchEvent::EntryAdded { consumed: false, .. }))
-            .unwrap_or_else(|| panic!("switch {s} records the ARN without consuming it"));
-        first(&ev, |x, e| x == s && matches!(e, SwitchEvent::ArnSent { .. }))
-            .unwrap_or_else(|| panic!("switch {s} forwards the ARN upstream"));
+        first(&ev, |x, e| {
+            x == s
+                && matches!(
+                    e,
+                    SwitchEvent::EntryAdded {
+                        consumed: false,
+                        ..
+                    }
+                )
+        })
+        .unwrap_or_else(|| panic!("switch {s} records the ARN without consuming it"));
+        first(&ev, |x, e| {
+            x == s && matches!(e, SwitchEvent::ArnSent { .. })
+        })
+        .unwrap_or_else(|| panic!("switch {s} forwards the ARN upstream"));
     }
-    first(&ev, |s, e| s == 0 && matches!(e, SwitchEvent::EntryAdded { consumed: true, alt_port: 2, .. }))
-        .expect("the stage-1 switch consumes it and picks the other stage-2 switch");
-    first(&ev, |s, e| s == 0 && matches!(e, SwitchEvent::Adapted { det: 1, out: 2, .. })).expect("adapted at S1U");
+    first(&ev, |s, e| {
+        s == 0
+            && matches!(
+                e,
+                SwitchEvent::EntryAdded {
+                    consumed: true,
+                    alt_port: 2,
+                    ..
+                }
+            )
+    })
+    .expect("the stage-1 switch consumes it and picks the other stage-2 switch");
+    first(&ev, |s, e| {
+        s == 0 && matches!(e, SwitchEvent::Adapted { det: 1, out: 2, .. })
+    })
+    .expect("adapted at S1U");
 }
 
 /// Figure 1, flow C: incast at a leaf's port toward a node: ARNs reach the sources and nobody
@@ -268,7 +373,10 @@ fn figure_1_incast_arns_reach_the_nodes() {
             _ => None,
         })
         .collect();
-    assert!(roots.contains(&(0, 0)), "root at leaf 0 toward node 0: {roots:?}");
+    assert!(
+        roots.contains(&(0, 0)),
+        "root at leaf 0 toward node 0: {roots:?}"
+    );
     let t = f.totals();
     assert_eq!(t.switches.arns_consumed, 0);
     assert_eq!(t.switches.packets_adapted, 0);

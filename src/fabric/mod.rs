@@ -102,7 +102,11 @@ pub struct Fabric {
 impl Fabric {
     /// Builds a fabric: cables, LFTs (D-mod-K on fat trees, minimal paths otherwise), switches
     /// and nodes with their flows (`flows[n]` for node `n`).
-    pub fn build(topo: &Topology, params: FabricParams, flows: &[Vec<Flow>]) -> Result<Self, String> {
+    pub fn build(
+        topo: &Topology,
+        params: FabricParams,
+        flows: &[Vec<Flow>],
+    ) -> Result<Self, String> {
         if flows.len() != topo.nodes as usize {
             return Err(format!(
                 "traffic names {} nodes, the topology has {}",
@@ -258,12 +262,13 @@ impl Fabric {
         let now = self.now;
         let before = self.flits_moved_now();
         for s in &mut self.switches {
-            s.step(now, &mut self.channels, obs).map_err(|f| Violation {
-                cycle: now,
-                invariant: "switch",
-                place: format!("switch {} port {}", s.id(), f.port),
-                detail: f.what,
-            })?;
+            s.step(now, &mut self.channels, obs)
+                .map_err(|f| Violation {
+                    cycle: now,
+                    invariant: "switch",
+                    place: format!("switch {} port {}", s.id(), f.port),
+                    detail: f.what,
+                })?;
         }
         for n in 0..self.nodes.len() {
             if let Some(pkt) = self.nodes[n].step(now, &mut self.channels)
@@ -302,8 +307,15 @@ impl Fabric {
     }
 
     fn flits_moved_now(&self) -> u64 {
-        self.switches.iter().map(|s| s.stats().flits_sent).sum::<u64>()
-            + self.nodes.iter().map(|n| n.stats().injected_flits).sum::<u64>()
+        self.switches
+            .iter()
+            .map(|s| s.stats().flits_sent)
+            .sum::<u64>()
+            + self
+                .nodes
+                .iter()
+                .map(|n| n.stats().injected_flits)
+                .sum::<u64>()
     }
 
     /// Runs `cycles` cycles.
@@ -350,12 +362,11 @@ impl Fabric {
         for (c, ch) in self.channels.iter().enumerate() {
             let (from, to) = self.ends[c];
             for v in 0..vcs {
-                let (credits, cap_place) = match from {
-                    Far::Switch { sw, port } => (
-                        self.switches[sw as usize].credits(port as usize, v),
-                        format!("switch {sw} output {port}"),
-                    ),
-                    Far::Node(n) => (self.nodes[n as usize].credits(v), format!("node {n}")),
+                let credits = match from {
+                    Far::Switch { sw, port } => {
+                        self.switches[sw as usize].credits(port as usize, v)
+                    }
+                    Far::Node(n) => self.nodes[n as usize].credits(v),
                 };
                 let (buffered, cap) = match to {
                     Far::Switch { sw, port } => {
@@ -374,7 +385,12 @@ impl Fabric {
                     return Err(Violation {
                         cycle: now,
                         invariant: "credit_conservation",
-                        place: format!("{cap_place}, VC {v}"),
+                        place: match from {
+                            Far::Switch { sw, port } => {
+                                format!("switch {sw} output {port}, VC {v}")
+                            }
+                            Far::Node(n) => format!("node {n} output, VC {v}"),
+                        },
                         detail: format!(
                             "credits {credits} + buffered {buffered} + flits on link {in_flight} + credits returning {back} = {sum}, capacity {cap}"
                         ),
@@ -389,11 +405,8 @@ impl Fabric {
         if now - self.last_progress < self.params.watchdog_cycles {
             return Ok(());
         }
-        let stuck = self
-            .switches
-            .iter()
-            .any(|s| !s.is_idle())
-            || self.nodes.iter().any(|n| n.is_busy());
+        let stuck =
+            self.switches.iter().any(|s| !s.is_idle()) || self.nodes.iter().any(|n| n.is_busy());
         if !stuck {
             return Ok(());
         }
@@ -427,6 +440,6 @@ impl Fabric {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod arn_cases;
+#[cfg(test)]
+mod tests;

@@ -119,7 +119,7 @@ impl Topology {
 
     /// The real-life fat tree of switch radix `p` (even) and `n` stages: 2 (p/2)^n nodes.
     pub fn rlft(p: u32, n: u32) -> Self {
-        assert!(p % 2 == 0 && p >= 2, "RLFT radix must be even");
+        assert!(p.is_multiple_of(2) && p >= 2, "RLFT radix must be even");
         let k = p / 2;
         let mut m = vec![k; n as usize];
         m[n as usize - 1] = p;
@@ -185,7 +185,9 @@ mod tests {
     fn up_ports_reach_the_next_stage() {
         let t = Topology::rlft(12, 3);
         for &(a, b) in &t.links {
-            if let (Endpoint::Switch { sw: s1, port: p1 }, Endpoint::Switch { sw: s2, port: p2 }) = (a, b) {
+            if let (Endpoint::Switch { sw: s1, port: p1 }, Endpoint::Switch { sw: s2, port: p2 }) =
+                (a, b)
+            {
                 let (l1, l2) = (&t.switches[s1 as usize], &t.switches[s2 as usize]);
                 assert_eq!(l1.stage + 1, l2.stage);
                 assert!(l1.up_ports >> p1 & 1 == 1);

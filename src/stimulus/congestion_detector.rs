@@ -216,7 +216,11 @@ impl Stimulus<CongestionDetectorIn> for RandomCongestion {
         let p = self.cfg.inputs;
         let mut leader: Option<u16> = None;
         for i in 0..p {
-            let retarget = if self.regime == Regime::Hover { 32 } else { 128 };
+            let retarget = if self.regime == Regime::Hover {
+                32
+            } else {
+                128
+            };
             if self.rng.chance(1, retarget) {
                 self.retarget(i);
             }

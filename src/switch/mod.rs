@@ -302,7 +302,10 @@ impl Switch {
         self.inputs
             .iter()
             .all(|i| i.buf.packets() == 0 && i.arn_out.is_empty())
-            && self.outputs.iter().all(|o| o.tx.is_none() && o.next.is_none())
+            && self
+                .outputs
+                .iter()
+                .all(|o| o.tx.is_none() && o.next.is_none())
     }
 
     fn is_up(&self, port: usize) -> bool {
@@ -387,7 +390,14 @@ impl Switch {
                     root_info,
                 };
                 self.stats.roots_detected += 1;
-                obs.event(now, self.wiring.id, SwitchEvent::RootDetected { port: o as u8, info });
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::RootDetected {
+                        port: o as u8,
+                        info,
+                    },
+                );
                 self.outputs[o].root = Some(RootReg {
                     info,
                     next_refresh: now + self.params.arn_gap as u64,
@@ -395,7 +405,11 @@ impl Switch {
                 self.file_arn(info, out.root_adapted);
             } else if out.root_rel {
                 self.outputs[o].root = None;
-                obs.event(now, self.wiring.id, SwitchEvent::RootReleased { port: o as u8 });
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::RootReleased { port: o as u8 },
+                );
             } else if let Some(r) = self.outputs[o].root
                 && now >= r.next_refresh
             {
@@ -428,7 +442,14 @@ impl Switch {
             if let Some(mut info) = b.arn {
                 info.port = o as u8;
                 self.stats.arns_received += 1;
-                obs.event(now, self.wiring.id, SwitchEvent::ArnReceived { port: o as u8, info });
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::ArnReceived {
+                        port: o as u8,
+                        info,
+                    },
+                );
                 if self.params.routing.uses_arn() {
                     self.file_arn(info, false);
                 }
@@ -695,8 +716,8 @@ impl Switch {
             if finishing && self.outputs[o].next.is_none() {
                 let mut in_req = 0u128;
                 let mut vc_req = [0u128; MAX_PORTS];
-                for i in 0..self.ports {
-                    let buf = &self.inputs[i].buf;
+                for (i, input) in self.inputs.iter().enumerate() {
+                    let buf = &input.buf;
                     for v in 0..self.vcs {
                         let Some((_, slot)) = buf.head(v, o) else {
                             continue;
@@ -774,7 +795,14 @@ impl Switch {
             if let Some(info) = arn {
                 b.arn = Some(info);
                 self.stats.arns_sent += 1;
-                obs.event(now, self.wiring.id, SwitchEvent::ArnSent { port: i as u8, info });
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::ArnSent {
+                        port: i as u8,
+                        info,
+                    },
+                );
             }
             if !b.is_empty() {
                 channels[self.wiring.in_ch[i] as usize].send_back(now, b);

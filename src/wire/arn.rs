@@ -111,7 +111,7 @@ mod tests {
             root_info: 0x11,
         }
         .emit(&mut f);
-        assert_eq!(f.bits(), 0x11_9abc_def0_78_56_1234);
+        assert_eq!(f.bits(), 0x0011_9abc_def0_7856_1234);
     }
 
     #[test]

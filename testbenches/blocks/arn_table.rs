@@ -326,6 +326,8 @@ where
     panic!("the altered ARN table never differs from the real one");
 }
 
+/// Every cross-check case of the ARN table: three configurations, each with its directed cases
+/// and seeded random runs, plus one altered block.
 pub fn cases(scale: f64) -> Vec<Case> {
     let mut v = Vec::new();
     // (parameters, random seeds, cycles per seed)

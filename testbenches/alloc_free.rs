@@ -1,0 +1,107 @@
+//! Stepping allocates nothing: a counting global allocator watches 100,000 steady-state cycles
+//! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC).
+
+use arnsim::fabric::node::{Destination, Flow};
+use arnsim::fabric::topology::Topology;
+use arnsim::fabric::{Fabric, FabricParams};
+use arnsim::switch::{RoutingMode, SwitchParams};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn main() {
+    let mut failed = 0;
+    for mode in [
+        RoutingMode::DModK,
+        RoutingMode::AdaptiveThAfi,
+        RoutingMode::ArnAfi,
+    ] {
+        let mut sw = SwitchParams::with_paper_ratios(mode, 128, 300);
+        sw.max_packets = 128;
+        sw.arn_ttl = 3000;
+        sw.arn_gap = 50;
+        let params = FabricParams {
+            switch: sw,
+            link_latency: 3,
+            mtu_flits: 16,
+            node_vc_capacity: 128,
+            seed: 1,
+            watchdog_cycles: 10_000,
+            check_order: false,
+        };
+        let topo = Topology::kary_ntree(3, 2);
+        // Uniform traffic at 0.7 plus a hot spot on node 0, so roots, ARNs and adaptation occur.
+        let flows: Vec<Vec<Flow>> = (0..topo.nodes)
+            .map(|n| {
+                let mut v = vec![Flow {
+                    dest: Destination::Uniform,
+                    rate: 0.7,
+                    message_flits: 16,
+                    start: 0,
+                    stop: u64::MAX,
+                    hot: false,
+                }];
+                if n % 3 == 1 {
+                    v.push(Flow {
+                        dest: Destination::Node(0),
+                        rate: 0.3,
+                        message_flits: 16,
+                        start: 0,
+                        stop: u64::MAX,
+                        hot: true,
+                    });
+                }
+                v
+            })
+            .collect();
+        let mut f = Fabric::build(&topo, params, &flows).expect("fabric");
+        f.run(20_000, &mut ()).expect("warm-up");
+        let before = ALLOCS.load(Ordering::Relaxed);
+        let r = f.run(100_000, &mut ());
+        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        let t = f.totals();
+        if let Err(v) = r {
+            failed += 1;
+            println!("FAIL   {}: {v}", mode.name());
+        } else if allocs != 0 {
+            failed += 1;
+            println!(
+                "FAIL   {}: {allocs} allocations in 100,000 cycles",
+                mode.name()
+            );
+        } else {
+            println!(
+                "ok     {:<16} 100000 cycles, 0 allocations ({} packets delivered, {} roots, {} adapted)",
+                mode.name(),
+                t.nodes.delivered_packets,
+                t.switches.roots_detected,
+                t.switches.packets_adapted
+            );
+        }
+        assert!(t.nodes.delivered_packets > 10_000, "the fabric was loaded");
+    }
+    println!("{} passed, {failed} failed", 3 - failed);
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
