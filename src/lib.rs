@@ -10,7 +10,10 @@
 //!   LFT banks, ARN table (a CAM with TTL timers) and the congestion detector FSM.
 //! - [`stimulus`]: seeded and directed input sequences for the blocks, shared by the HDL
 //!   testbenches and the demo.
-//! - [`fabric`]: links, topologies (fat trees as XGFTs) and, around them, whole fabrics.
+//! - [`switch`]: one input-queued switch assembled from the blocks: VOQ input buffers, the input
+//!   port controller of ARN+AFI, routing modes, arbitration and credit flow control.
+//! - [`fabric`]: links, end nodes, topologies (fat trees as XGFTs), the subnet manager's LFTs, and
+//!   whole fabrics stepped cycle by cycle with their invariants checked.
 //! - [`wire`]: what travels on links: data packet descriptors and ARN control flits.
 //! - [`cli`]: the `arnsim` command line.
 //! - [`trace`]: probes that read signals out of the model without touching it: per-cycle text

@@ -197,3 +197,29 @@ fn watchdog_reports_a_ring_deadlock() {
     );
     assert!(err.cycle < 200_000);
 }
+
+/// The timing diagram of docs/switch.md: a 4-flit packet through one switch with 2-cycle links
+/// leaves its source in cycle 0, reaches the switch in 2, is routed in 3, granted in 4, leaves in
+/// 5, and its tail reaches the destination in 5 + 2 + 3 = 10.
+#[test]
+fn doc_timing_one_packet_through_one_switch() {
+    let topo = Topology::kary_ntree(2, 1);
+    let one = Flow {
+        dest: Destination::Node(1),
+        rate: 4.0,
+        message_flits: 4,
+        start: 0,
+        stop: 1,
+        hot: false,
+    };
+    let mut f = Fabric::build(
+        &topo,
+        small_params(RoutingMode::DModK, 1),
+        &[vec![one], vec![]],
+    )
+    .unwrap();
+    f.run(30, &mut ()).unwrap();
+    let s = f.nodes()[1].stats();
+    assert_eq!(s.delivered_packets, 1);
+    assert_eq!(s.latency_max, 10);
+}

@@ -85,6 +85,17 @@ impl QueuingScheme {
     }
 }
 
+/// Default ARN-table entry lifetime: 1 ms at 5.12 ns per cycle. Long against the ARN gap (about
+/// a thousand refreshes per lifetime, so the entries of a live root never lapse), short against
+/// the paper's 90 ms hot spot (routes return to deterministic within 1 ms after it ends).
+pub const DEFAULT_ARN_TTL: u32 = 195_313;
+
+/// Default least gap between two ARNs of one table entry through one input port, and the
+/// period at which a root refreshes its own entry: 1 us (195 cycles). An ARN is one flit, so an
+/// entry costs at most 0.5 % of the reverse link, and upstream tables hear about a root within
+/// 1 us of the first matching packet.
+pub const DEFAULT_ARN_GAP: u32 = 195;
+
 /// Parameters shared by every switch of a fabric.
 #[derive(Clone, Debug)]
 pub struct SwitchParams {
@@ -153,8 +164,8 @@ impl SwitchParams {
             max_packets: vc_capacity as usize,
             lmc: 0,
             arn_entries: 16,
-            arn_ttl: 10 * crt.max(1),
-            arn_gap: 200,
+            arn_ttl: DEFAULT_ARN_TTL,
+            arn_gap: DEFAULT_ARN_GAP,
             hcdth: pct(81),
             lcdth: pct(63),
             fcth: pct(78),
