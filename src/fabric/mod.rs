@@ -232,27 +232,10 @@ impl Fabric {
     pub fn totals(&self) -> FabricTotals {
         let mut t = FabricTotals::default();
         for s in &self.switches {
-            let x = s.stats();
-            t.switches.roots_detected += x.roots_detected;
-            t.switches.arns_sent += x.arns_sent;
-            t.switches.arns_received += x.arns_received;
-            t.switches.arns_consumed += x.arns_consumed;
-            t.switches.packets_adapted += x.packets_adapted;
-            t.switches.arn_commands_dropped += x.arn_commands_dropped;
-            t.switches.flits_sent += x.flits_sent;
+            t.switches.accumulate(s.stats());
         }
         for n in &self.nodes {
-            let x = n.stats();
-            t.nodes.generated_packets += x.generated_packets;
-            t.nodes.generation_stalls += x.generation_stalls;
-            t.nodes.injected_flits += x.injected_flits;
-            t.nodes.injected_packets += x.injected_packets;
-            t.nodes.delivered_flits += x.delivered_flits;
-            t.nodes.delivered_packets += x.delivered_packets;
-            t.nodes.delivered_adapted += x.delivered_adapted;
-            t.nodes.latency_sum += x.latency_sum;
-            t.nodes.latency_max = t.nodes.latency_max.max(x.latency_max);
-            t.nodes.arns_received += x.arns_received;
+            t.nodes.accumulate(n.stats());
         }
         t
     }

@@ -68,6 +68,22 @@ pub struct NodeStats {
     pub arns_received: u64,
 }
 
+impl NodeStats {
+    /// Adds another node's counters to these (the latency maximum is the larger one).
+    pub fn accumulate(&mut self, x: &NodeStats) {
+        self.generated_packets += x.generated_packets;
+        self.generation_stalls += x.generation_stalls;
+        self.injected_flits += x.injected_flits;
+        self.injected_packets += x.injected_packets;
+        self.delivered_flits += x.delivered_flits;
+        self.delivered_packets += x.delivered_packets;
+        self.delivered_adapted += x.delivered_adapted;
+        self.latency_sum += x.latency_sum;
+        self.latency_max = self.latency_max.max(x.latency_max);
+        self.arns_received += x.arns_received;
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Tx {
     pkt: Packet,

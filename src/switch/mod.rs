@@ -127,6 +127,19 @@ pub struct SwitchStats {
     pub flits_sent: u64,
 }
 
+impl SwitchStats {
+    /// Adds another switch's counters to these.
+    pub fn accumulate(&mut self, x: &SwitchStats) {
+        self.roots_detected += x.roots_detected;
+        self.arns_sent += x.arns_sent;
+        self.arns_received += x.arns_received;
+        self.arns_consumed += x.arns_consumed;
+        self.packets_adapted += x.packets_adapted;
+        self.arn_commands_dropped += x.arn_commands_dropped;
+        self.flits_sent += x.flits_sent;
+    }
+}
+
 /// A breach of an invariant inside a switch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SwitchFault {
@@ -479,8 +492,9 @@ impl Switch {
     fn route<O: Observer>(&mut self, now: u64, obs: &mut O) {
         let routing = self.params.routing;
         // processARN command for this cycle (pseudo-code 2), decided on current state.
-        let pr = match self.arn_cmds.pop_front() {
-            Some((info, adapted)) if routing.uses_arn() => {
+        let cmd = self.arn_cmds.pop_front().filter(|_| routing.uses_arn());
+        let pr = match cmd {
+            Some((info, adapted)) => {
                 let consumed = !adapted && self.wiring.stage == info.root_info;
                 let alt_port = if consumed {
                     self.select_alternative(info.dest, info.vc, info.port)
@@ -499,7 +513,7 @@ impl Switch {
                     add: !adapted,
                 }
             }
-            _ => ArnProcess::default(),
+            None => ArnProcess::default(),
         };
         self.arn_in.pr = pr;
         for i in 0..self.ports {
@@ -521,7 +535,10 @@ impl Switch {
         } else {
             None
         };
-        if pr.en && arn_out.as_ref().is_some_and(|a| !a.pr_hit) && pr.add {
+        if let Some((info, _)) = cmd
+            && pr.add
+            && arn_out.as_ref().is_some_and(|a| !a.pr_hit)
+        {
             if pr.consumed {
                 self.stats.arns_consumed += 1;
             }
@@ -529,13 +546,7 @@ impl Switch {
                 now,
                 self.wiring.id,
                 SwitchEvent::EntryAdded {
-                    info: ArnInfo {
-                        dest: pr.dest,
-                        port: pr.port,
-                        vc: pr.vc,
-                        arn_id: pr.arn_id,
-                        root_info: pr.root_info,
-                    },
+                    info,
                     consumed: pr.consumed,
                     alt_port: pr.alt_port,
                 },
