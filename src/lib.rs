@@ -14,6 +14,8 @@
 //!   port controller of ARN+AFI, routing modes, arbitration and credit flow control.
 //! - [`fabric`]: links, end nodes, topologies (fat trees as XGFTs), the subnet manager's LFTs, and
 //!   whole fabrics stepped cycle by cycle with their invariants checked.
+//! - [`traffic`]: the paper's traffic patterns (uniform, hot spots) and explicit flows.
+//! - [`config`]: physical units converted into cycles and flits.
 //! - [`wire`]: what travels on links: data packet descriptors and ARN control flits.
 //! - [`cli`]: the `arnsim` command line.
 //! - [`trace`]: probes that read signals out of the model without touching it: per-cycle text
@@ -21,8 +23,10 @@
 
 pub mod blocks;
 pub mod cli;
+pub mod config;
 pub mod fabric;
 pub mod stimulus;
 pub mod switch;
 pub mod trace;
+pub mod traffic;
 pub mod wire;

@@ -227,7 +227,7 @@ impl EndNode {
                         PacketFlags::empty()
                     },
                 };
-                let vc = self.params.queuing.vc_of(&pkt);
+                let vc = self.params.queuing.vc_for(self.id, dest);
                 pkt.vc = vc;
                 pkt.orig_vc = vc;
                 self.seq = self.seq.wrapping_add(1);

@@ -3,7 +3,7 @@
 use super::node::{Destination, Flow};
 use super::topology::Topology;
 use super::*;
-use crate::switch::RoutingMode;
+use crate::switch::{QueuingScheme, RoutingMode};
 
 /// Small-fabric parameters: 64-flit VCs, 16-flit packets, short timers.
 pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
@@ -113,12 +113,19 @@ mod random_fabrics {
             load in 0.05f64..1.0,
             vc in prop::sample::select(vec![16u16, 32, 64, 128]),
             latency in 1u32..=5,
+            scheme in 0usize..4,
             seed in any::<u64>(),
         ) {
             let routing = RoutingMode::ALL[mode];
             let topo = Topology::kary_ntree(k, n);
             let mut p = small_params(routing, seed);
             let mut sw = SwitchParams::with_paper_ratios(routing, vc, 100);
+            sw.queuing = [
+                QueuingScheme::OneQ,
+                QueuingScheme::Dbbm { vcs: 3 },
+                QueuingScheme::VFtree { vcs: 3, nodes_per_leaf: k },
+                QueuingScheme::Flow2Sl { vcs: 3, nodes: topo.nodes },
+            ][scheme];
             sw.max_packets = vc as usize;
             sw.arn_ttl = 1000;
             sw.arn_gap = 20;

@@ -62,11 +62,32 @@ impl RoutingMode {
     }
 }
 
-/// Static queuing scheme: the VC a non-adapted packet uses (the SL-to-VL mapping).
+/// Static queuing scheme: the VC a non-adapted packet uses (the SL-to-VL mapping), from its
+/// source and destination end nodes (seed 000 section 2.3; mapping written in docs/queuing.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum QueuingScheme {
     /// One regular VC: every non-adapted packet uses VC 0.
     OneQ,
+    /// Destination-based buffer management: VC = destination mod `vcs`.
+    Dbbm {
+        /// Regular VCs.
+        vcs: u8,
+    },
+    /// vFtree: VC = destination leaf switch mod `vcs`, so packets to consecutive leaf switches
+    /// are shuffled over the queues.
+    VFtree {
+        /// Regular VCs.
+        vcs: u8,
+        /// End nodes per leaf switch.
+        nodes_per_leaf: u32,
+    },
+    /// Flow2SL: `vcs` groups of consecutive destinations; VC = group of the destination.
+    Flow2Sl {
+        /// Regular VCs.
+        vcs: u8,
+        /// End nodes in the fabric.
+        nodes: u32,
+    },
 }
 
 impl QueuingScheme {
@@ -74,13 +95,35 @@ impl QueuingScheme {
     pub fn regular_vcs(self) -> usize {
         match self {
             QueuingScheme::OneQ => 1,
+            QueuingScheme::Dbbm { vcs }
+            | QueuingScheme::VFtree { vcs, .. }
+            | QueuingScheme::Flow2Sl { vcs, .. } => vcs.max(1) as usize,
         }
     }
 
-    /// The regular VC of a packet.
-    pub fn vc_of(self, _pkt: &Packet) -> u8 {
+    /// The regular VC of a packet from end node `src` to end node `dst`.
+    pub fn vc_for(self, _src: u32, dst: u32) -> u8 {
         match self {
             QueuingScheme::OneQ => 0,
+            QueuingScheme::Dbbm { vcs } => (dst % vcs.max(1) as u32) as u8,
+            QueuingScheme::VFtree {
+                vcs,
+                nodes_per_leaf,
+            } => ((dst / nodes_per_leaf.max(1)) % vcs.max(1) as u32) as u8,
+            QueuingScheme::Flow2Sl { vcs, nodes } => {
+                let v = vcs.max(1) as u64;
+                ((dst as u64 * v) / nodes.max(1) as u64).min(v - 1) as u8
+            }
+        }
+    }
+
+    /// Stable lower-case name (`1q`, `dbbm`, `vftree`, `flow2sl`).
+    pub fn name(self) -> &'static str {
+        match self {
+            QueuingScheme::OneQ => "1q",
+            QueuingScheme::Dbbm { .. } => "dbbm",
+            QueuingScheme::VFtree { .. } => "vftree",
+            QueuingScheme::Flow2Sl { .. } => "flow2sl",
         }
     }
 }
@@ -139,12 +182,18 @@ impl SwitchParams {
         self.routing.afi().then(|| (self.vcs() - 1) as u8)
     }
 
+    /// The regular VC of a packet under the queuing scheme.
+    pub fn scheme_vc(&self, pkt: &Packet) -> u8 {
+        self.queuing
+            .vc_for(pkt.src as u32, (pkt.dlid >> self.lmc) as u32)
+    }
+
     /// The VC a packet uses in the next buffer: the AFC when adapted under AFI, otherwise the
     /// queuing scheme's VC (the SL-to-VL table at the output port, seed 000 section 3.5).
     pub fn next_vc(&self, pkt: &Packet) -> u8 {
         match self.afc() {
             Some(afc) if pkt.adapted() => afc,
-            _ => self.queuing.vc_of(pkt),
+            _ => self.scheme_vc(pkt),
         }
     }
 
@@ -172,5 +221,61 @@ impl SwitchParams {
             crt,
             adaptive_threshold: pct(75),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::PacketFlags;
+
+    #[test]
+    fn dbbm_is_destination_modulo() {
+        let q = QueuingScheme::Dbbm { vcs: 3 };
+        let v: Vec<u8> = (0..7).map(|d| q.vc_for(5, d)).collect();
+        assert_eq!(v, [0, 1, 2, 0, 1, 2, 0]);
+    }
+
+    #[test]
+    fn vftree_shuffles_consecutive_leaves() {
+        // Configuration 1: 6 nodes per leaf switch.
+        let q = QueuingScheme::VFtree {
+            vcs: 3,
+            nodes_per_leaf: 6,
+        };
+        let v: Vec<u8> = [0, 5, 6, 11, 12, 18, 431]
+            .iter()
+            .map(|&d| q.vc_for(0, d))
+            .collect();
+        assert_eq!(v, [0, 0, 1, 1, 2, 0, 71 % 3]);
+    }
+
+    #[test]
+    fn flow2sl_groups_consecutive_destinations() {
+        let q = QueuingScheme::Flow2Sl { vcs: 3, nodes: 432 };
+        assert_eq!(q.vc_for(7, 0), 0);
+        assert_eq!(q.vc_for(7, 143), 0);
+        assert_eq!(q.vc_for(7, 144), 1);
+        assert_eq!(q.vc_for(7, 287), 1);
+        assert_eq!(q.vc_for(7, 288), 2);
+        assert_eq!(q.vc_for(7, 431), 2);
+    }
+
+    #[test]
+    fn adapted_packets_go_to_the_afc_only_under_afi() {
+        let mut p = SwitchParams::with_paper_ratios(RoutingMode::ArnAfi, 100, 10);
+        p.queuing = QueuingScheme::Dbbm { vcs: 3 };
+        p.lmc = 1;
+        assert_eq!(p.vcs(), 4);
+        let mut pkt = Packet {
+            dlid: 5 << 1 | 1,
+            ..Packet::default()
+        };
+        assert_eq!(p.next_vc(&pkt), 2, "destination 5 mod 3");
+        pkt.flags |= PacketFlags::ADAPTED;
+        assert_eq!(p.next_vc(&pkt), 3, "the AFC is the last VC");
+        p.routing = RoutingMode::Arn;
+        assert_eq!(p.vcs(), 3);
+        assert_eq!(p.next_vc(&pkt), 2, "no AFC without AFI");
     }
 }

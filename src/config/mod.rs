@@ -1,0 +1,5 @@
+//! Run configuration: physical units converted once into cycles and flits.
+
+pub mod units;
+
+pub use units::TimeBase;

@@ -1,0 +1,155 @@
+//! Physical units to cycles and flits.
+//!
+//! One cycle is the time a link needs to move one flit. Scenario values are physical (ns, us, ms,
+//! s; B, KB, MB; Gb/s; metres of cable at a propagation delay per metre) and are converted once, at
+//! load. Times round to the nearest cycle; sizes round up to whole flits.
+
+use std::fmt;
+
+/// Flit size and link rate: what one cycle means.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeBase {
+    /// Bytes per flit (64: the InfiniBand credit block).
+    pub flit_bytes: u32,
+    /// Link rate in Gb/s.
+    pub link_gbps: f64,
+}
+
+/// A value that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitError(pub String);
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Default for TimeBase {
+    fn default() -> Self {
+        TimeBase {
+            flit_bytes: 64,
+            link_gbps: 100.0,
+        }
+    }
+}
+
+fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
+    let t = text.trim();
+    let end = t
+        .find(|c: char| {
+            !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == '-' || c == '+')
+        })
+        .unwrap_or(t.len());
+    // An exponent marker must be followed by digits; "e" alone belongs to the unit.
+    let (num, unit) = t.split_at(end);
+    let num: String = num.chars().filter(|&c| c != '_').collect();
+    let v: f64 = num
+        .parse()
+        .map_err(|_| UnitError(format!("`{text}` does not start with a number")))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(UnitError(format!(
+            "`{text}` must be a finite, non-negative quantity"
+        )));
+    }
+    Ok((v, unit.trim()))
+}
+
+impl TimeBase {
+    /// Nanoseconds per cycle.
+    pub fn cycle_ns(&self) -> f64 {
+        self.flit_bytes as f64 * 8.0 / self.link_gbps
+    }
+
+    /// A time (`30ns`, `5us`, `3 ms`, `0.12s`) in cycles, rounded to the nearest.
+    pub fn cycles(&self, text: &str) -> Result<u64, UnitError> {
+        let (v, unit) = split_number(text)?;
+        let ns = match unit {
+            "ps" => v / 1000.0,
+            "ns" => v,
+            "us" | "µs" => v * 1e3,
+            "ms" => v * 1e6,
+            "s" => v * 1e9,
+            "" => {
+                return Err(UnitError(format!(
+                    "`{text}` has no unit; write a time such as `30ns`, `5us` or `3ms`"
+                )));
+            }
+            u => {
+                return Err(UnitError(format!(
+                    "`{text}`: `{u}` is not a time unit (ps, ns, us, ms, s)"
+                )));
+            }
+        };
+        Ok((ns / self.cycle_ns()).round() as u64)
+    }
+
+    /// A size (`64B`, `4KB`, `344 KB`, `1MB`) in flits, rounded up. KB is 1024 bytes.
+    pub fn flits(&self, text: &str) -> Result<u64, UnitError> {
+        let (v, unit) = split_number(text)?;
+        let bytes = match unit {
+            "B" => v,
+            "KB" | "KiB" => v * 1024.0,
+            "MB" | "MiB" => v * 1024.0 * 1024.0,
+            "flit" | "flits" => v * self.flit_bytes as f64,
+            "" => {
+                return Err(UnitError(format!(
+                    "`{text}` has no unit; write a size such as `4KB` or `64B`"
+                )));
+            }
+            u => {
+                return Err(UnitError(format!(
+                    "`{text}`: `{u}` is not a size unit (B, KB, MB, flits)"
+                )));
+            }
+        };
+        Ok((bytes / self.flit_bytes as f64).ceil() as u64)
+    }
+
+    /// Link latency of `metres` of cable at `ns_per_metre`, in cycles: nearest, at least 1.
+    pub fn cable_cycles(&self, metres: f64, ns_per_metre: f64) -> u64 {
+        ((metres * ns_per_metre / self.cycle_ns()).round() as u64).max(1)
+    }
+
+    /// A rate (`100Gb/s`, `56 Gb/s`) in Gb/s.
+    pub fn parse_rate(text: &str) -> Result<f64, UnitError> {
+        let (v, unit) = split_number(text)?;
+        match unit {
+            "Gb/s" | "Gbps" => Ok(v),
+            "Mb/s" | "Mbps" => Ok(v / 1000.0),
+            "Tb/s" => Ok(v * 1000.0),
+            _ => Err(UnitError(format!("`{text}` is not a rate (Gb/s)"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn design_examples() {
+        let tb = TimeBase::default();
+        assert!((tb.cycle_ns() - 5.12).abs() < 1e-12);
+        assert_eq!(tb.flits("4KB").unwrap(), 64, "a 4 KB MTU is 64 flits");
+        assert_eq!(tb.flits("344KB").unwrap(), 5504);
+        assert_eq!(tb.flits("84flits").unwrap(), 84);
+        assert_eq!(tb.cycles("30ns").unwrap(), 6, "a 5 m link at 6 ns/m");
+        assert_eq!(tb.cable_cycles(5.0, 6.0), 6);
+        assert_eq!(tb.cable_cycles(0.1, 6.0), 1, "at least one cycle");
+        assert_eq!(tb.cycles("5ms").unwrap(), 976_563);
+        assert_eq!(tb.cycles("120ms").unwrap(), 23_437_500);
+        assert_eq!(tb.cycles("3 ms").unwrap(), 585_938);
+        assert_eq!(TimeBase::parse_rate("100Gb/s").unwrap(), 100.0);
+    }
+
+    #[test]
+    fn wrong_units_are_named() {
+        let tb = TimeBase::default();
+        assert!(tb.cycles("30").unwrap_err().0.contains("no unit"));
+        assert!(tb.cycles("30KB").unwrap_err().0.contains("not a time unit"));
+        assert!(tb.flits("4ms").unwrap_err().0.contains("not a size unit"));
+        assert!(tb.cycles("-3ms").is_err());
+        assert!(tb.cycles("ms").unwrap_err().0.contains("number"));
+    }
+}

@@ -1,0 +1,221 @@
+//! Traffic patterns of seed 000 section 4.2.1, turned into per-node flows.
+//!
+//! - Uniform (RND): every node sends to uniformly random destinations at a given load.
+//! - Hot spot (H10, H25, H10-4, H25-4): a fraction of the nodes (10 % or 25 %) send to the hot
+//!   spots at full rate during the hot window (from 3 ms, for 90 ms), and uniformly outside it;
+//!   the other nodes send uniformly all the time. With several hot spots, the hot senders are dealt
+//!   to them in turn.
+//! - Explicit flows (source, destination, rate, size, start, stop) for directed studies.
+//!
+//! Which nodes are hot senders is fixed: evenly spaced over the node range (node `i` is chosen
+//! when `floor((i+1) f) > floor(i f)` for fraction `f`), skipping the hot spots themselves.
+
+use crate::fabric::node::{Destination, Flow};
+
+/// Hot-spot nodes of the paper for configuration 1 (432 nodes) or 2 (3456 nodes), with one or
+/// four hot spots.
+pub fn paper_hot_spots(nodes: u32, count: usize) -> Option<Vec<u32>> {
+    match (nodes, count) {
+        (432, 1) => Some(vec![4]),
+        (432, 4) => Some(vec![4, 120, 244, 431]),
+        (3456, 1) => Some(vec![4]),
+        (3456, 4) => Some(vec![0, 889, 1772, 3454]),
+        _ => None,
+    }
+}
+
+/// A traffic pattern over a fabric of `nodes` end nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pattern {
+    /// Uniform random destinations at `load` (flits per cycle per node).
+    Uniform {
+        /// Offered load, 0 to 1.
+        load: f64,
+    },
+    /// Hot-spot traffic.
+    HotSpot {
+        /// Fraction of the nodes sending to the hot spots (0.10 for H10, 0.25 for H25).
+        fraction: f64,
+        /// Hot-spot nodes.
+        hot: Vec<u32>,
+        /// First cycle of the hot window.
+        start: u64,
+        /// Length of the hot window in cycles.
+        duration: u64,
+        /// Load of the uniform traffic (and of the hot senders outside the window).
+        load: f64,
+    },
+    /// Explicit flows.
+    Explicit(Vec<ExplicitFlow>),
+}
+
+/// One explicit flow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ExplicitFlow {
+    /// Source node.
+    pub src: u32,
+    /// Destination node.
+    pub dst: u32,
+    /// Offered rate in flits per cycle.
+    pub rate: f64,
+    /// Message size in flits.
+    pub message_flits: u32,
+    /// First cycle.
+    pub start: u64,
+    /// First cycle after the flow.
+    pub stop: u64,
+}
+
+/// Whether node `i` is one of the evenly spaced `fraction` of the nodes.
+fn chosen(i: u32, fraction: f64) -> bool {
+    ((i + 1) as f64 * fraction).floor() > (i as f64 * fraction).floor()
+}
+
+/// The hot senders of a hot-spot pattern, in node order.
+pub fn hot_senders(nodes: u32, fraction: f64, hot: &[u32]) -> Vec<u32> {
+    (0..nodes)
+        .filter(|&i| chosen(i, fraction) && !hot.contains(&i))
+        .collect()
+}
+
+impl Pattern {
+    /// Flows per node, messages of `message_flits` flits, generation until `end`.
+    pub fn flows(
+        &self,
+        nodes: u32,
+        message_flits: u32,
+        end: u64,
+    ) -> Result<Vec<Vec<Flow>>, String> {
+        let uniform = |rate: f64, start: u64, stop: u64| Flow {
+            dest: Destination::Uniform,
+            rate,
+            message_flits,
+            start,
+            stop,
+            hot: false,
+        };
+        let mut out: Vec<Vec<Flow>> = vec![Vec::new(); nodes as usize];
+        match self {
+            Pattern::Uniform { load } => {
+                for f in &mut out {
+                    f.push(uniform(*load, 0, end));
+                }
+            }
+            Pattern::HotSpot {
+                fraction,
+                hot,
+                start,
+                duration,
+                load,
+            } => {
+                if let Some(&h) = hot.iter().find(|&&h| h >= nodes) {
+                    return Err(format!(
+                        "hot spot {h} is not a node (the fabric has {nodes})"
+                    ));
+                }
+                if hot.is_empty() {
+                    return Err("a hot-spot pattern needs at least one hot spot".into());
+                }
+                let senders = hot_senders(nodes, *fraction, hot);
+                let stop = start.saturating_add(*duration);
+                for (i, f) in out.iter_mut().enumerate() {
+                    match senders.iter().position(|&s| s == i as u32) {
+                        Some(k) => {
+                            f.push(uniform(*load, 0, *start));
+                            f.push(Flow {
+                                dest: Destination::Node(hot[k % hot.len()]),
+                                rate: 1.0,
+                                message_flits,
+                                start: *start,
+                                stop: stop.min(end),
+                                hot: true,
+                            });
+                            f.push(uniform(*load, stop, end));
+                        }
+                        None => f.push(uniform(*load, 0, end)),
+                    }
+                }
+            }
+            Pattern::Explicit(flows) => {
+                for e in flows {
+                    if e.src >= nodes || e.dst >= nodes {
+                        return Err(format!(
+                            "flow {} -> {} names a node beyond {}",
+                            e.src,
+                            e.dst,
+                            nodes - 1
+                        ));
+                    }
+                    if e.src == e.dst {
+                        return Err(format!("flow {} -> {} sends to itself", e.src, e.dst));
+                    }
+                    out[e.src as usize].push(Flow {
+                        dest: Destination::Node(e.dst),
+                        rate: e.rate,
+                        message_flits: e.message_flits,
+                        start: e.start,
+                        stop: e.stop.min(end),
+                        hot: false,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_hot_spot_lists() {
+        assert_eq!(paper_hot_spots(432, 4).unwrap(), [4, 120, 244, 431]);
+        assert_eq!(paper_hot_spots(3456, 4).unwrap(), [0, 889, 1772, 3454]);
+        assert_eq!(paper_hot_spots(432, 1).unwrap(), [4]);
+        assert!(paper_hot_spots(100, 1).is_none());
+    }
+
+    #[test]
+    fn h10_and_h25_sender_counts() {
+        assert_eq!(hot_senders(432, 0.10, &[4]).len(), 43);
+        assert_eq!(hot_senders(432, 0.25, &[4]).len(), 108);
+        let s = hot_senders(432, 0.25, &[4, 120, 244, 431]);
+        assert!(!s.contains(&4) && !s.contains(&431));
+    }
+
+    #[test]
+    fn hot_window_and_dealing() {
+        let p = Pattern::HotSpot {
+            fraction: 0.25,
+            hot: vec![4, 120, 244, 431],
+            start: 100,
+            duration: 1000,
+            load: 1.0,
+        };
+        let flows = p.flows(432, 64, 2000).unwrap();
+        let senders = hot_senders(432, 0.25, &[4, 120, 244, 431]);
+        for (k, &s) in senders.iter().enumerate() {
+            let f = &flows[s as usize];
+            assert_eq!(f.len(), 3);
+            assert_eq!(f[1].dest, Destination::Node([4, 120, 244, 431][k % 4]));
+            assert_eq!((f[1].start, f[1].stop), (100, 1100));
+            assert_eq!((f[0].stop, f[2].start), (100, 1100));
+        }
+        let others = (0..432).filter(|i| !senders.contains(i)).count();
+        assert_eq!(flows.iter().filter(|f| f.len() == 1).count(), others);
+    }
+
+    #[test]
+    fn explicit_flows_are_checked() {
+        let bad = Pattern::Explicit(vec![ExplicitFlow {
+            src: 1,
+            dst: 9,
+            rate: 1.0,
+            message_flits: 16,
+            start: 0,
+            stop: 10,
+        }]);
+        assert!(bad.flows(8, 16, 100).unwrap_err().contains("beyond 7"));
+    }
+}
