@@ -15,7 +15,8 @@
 //! - [`fabric`]: links, end nodes, topologies (fat trees as XGFTs), the subnet manager's LFTs, and
 //!   whole fabrics stepped cycle by cycle with their invariants checked.
 //! - [`traffic`]: the paper's traffic patterns (uniform, hot spots) and explicit flows.
-//! - [`config`]: physical units converted into cycles and flits.
+//! - [`config`]: scenario files in physical units, validated and converted into cycles and flits.
+//! - [`metrics`]: efficiency and latency per time bin, CSV and SVG.
 //! - [`wire`]: what travels on links: data packet descriptors and ARN control flits.
 //! - [`cli`]: the `arnsim` command line.
 //! - [`trace`]: probes that read signals out of the model without touching it: per-cycle text
@@ -25,6 +26,7 @@ pub mod blocks;
 pub mod cli;
 pub mod config;
 pub mod fabric;
+pub mod metrics;
 pub mod stimulus;
 pub mod switch;
 pub mod trace;

@@ -4,6 +4,7 @@
 //! every hardware block runs on its seeded stimulus and leaves a VCD and a GTKWave save file.
 
 pub mod demo;
+pub mod run;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -20,6 +21,30 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Run a scenario (a file, or a bundled name such as `default` or `paper/config1_h10`).
+    Run {
+        /// Scenario file or bundled name.
+        scenario: String,
+        /// Output directory [default: waves/<scenario name>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seed (overrides the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override any scenario key, e.g. `--set routing=dmodk --set sim_time=20ms`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// Validate a scenario without running it.
+    Check {
+        /// Scenario file or bundled name.
+        scenario: String,
+        /// Override any scenario key.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// List the bundled scenarios.
+    Scenarios,
     /// Run every hardware block on its seeded stimulus and write one VCD (+ .gtkw) per block.
     Demo {
         /// Output directory for the VCD and .gtkw files.
@@ -38,5 +63,18 @@ pub enum Command {
 pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Demo { out, cycles, seed } => demo::run(&out, cycles, seed),
+        Command::Run {
+            scenario,
+            out,
+            seed,
+            mut set,
+        } => {
+            if let Some(s) = seed {
+                set.push(format!("seed={s}"));
+            }
+            run::run(&scenario, out, &set)
+        }
+        Command::Check { scenario, set } => run::check(&scenario, &set),
+        Command::Scenarios => run::list(),
     }
 }

@@ -1,5 +1,13 @@
-//! Run configuration: physical units converted once into cycles and flits.
+//! Run configuration: scenario files in physical units, validated and converted once into
+//! cycles and flits, with errors that name the file, the line and the key.
 
+pub mod document;
+pub mod scenario;
 pub mod units;
 
+pub use document::ScenarioError;
+pub use scenario::Scenario;
 pub use units::TimeBase;
+
+#[cfg(test)]
+mod tests;

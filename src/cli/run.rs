@@ -1,0 +1,318 @@
+//! `arnsim run`, `arnsim check` and `arnsim scenarios`: scenario-driven fabric runs and their
+//! outputs (summary.json, efficiency.csv, latency.csv, efficiency.svg).
+
+use crate::config::Scenario;
+use crate::fabric::Fabric;
+use crate::metrics::Series;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The scenarios shipped in `scenarios/`, by name.
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("default", include_str!("../../scenarios/default.toml")),
+    (
+        "paper/config1_h10-4",
+        include_str!("../../scenarios/paper/config1_h10-4.toml"),
+    ),
+    (
+        "paper/config1_h10",
+        include_str!("../../scenarios/paper/config1_h10.toml"),
+    ),
+    (
+        "paper/config1_h25-4",
+        include_str!("../../scenarios/paper/config1_h25-4.toml"),
+    ),
+    (
+        "paper/config1_h25",
+        include_str!("../../scenarios/paper/config1_h25.toml"),
+    ),
+    (
+        "paper/config1_rnd",
+        include_str!("../../scenarios/paper/config1_rnd.toml"),
+    ),
+    (
+        "paper/config2_h10-4",
+        include_str!("../../scenarios/paper/config2_h10-4.toml"),
+    ),
+    (
+        "paper/config2_h10",
+        include_str!("../../scenarios/paper/config2_h10.toml"),
+    ),
+    (
+        "paper/config2_h25-4",
+        include_str!("../../scenarios/paper/config2_h25-4.toml"),
+    ),
+    (
+        "paper/config2_h25",
+        include_str!("../../scenarios/paper/config2_h25.toml"),
+    ),
+    (
+        "paper/config2_rnd",
+        include_str!("../../scenarios/paper/config2_rnd.toml"),
+    ),
+];
+
+/// Loads `name_or_path`: a file, or a bundled scenario name.
+pub fn load(name_or_path: &str, overrides: &[String]) -> Result<Scenario, String> {
+    if Path::new(name_or_path).is_file() {
+        return Scenario::load(name_or_path, overrides).map_err(|e| e.to_string());
+    }
+    let key = name_or_path
+        .trim_end_matches(".toml")
+        .trim_start_matches("scenarios/");
+    match BUNDLED.iter().find(|(n, _)| *n == key) {
+        Some((n, text)) => Scenario::from_text(&format!("scenarios/{n}.toml"), text, overrides)
+            .map_err(|e| e.to_string()),
+        None => Err(format!(
+            "{name_or_path}: no such file, and no bundled scenario of that name (see `arnsim scenarios`)"
+        )),
+    }
+}
+
+/// `arnsim scenarios`.
+pub fn list() -> Result<(), String> {
+    for (name, text) in BUNDLED {
+        let s = Scenario::from_text(&format!("scenarios/{name}.toml"), text, &[])
+            .map_err(|e| e.to_string())?;
+        println!("{name:<22} {}", s.description);
+    }
+    Ok(())
+}
+
+/// `arnsim check`.
+pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
+    let s = load(name_or_path, overrides)?;
+    println!(
+        "{}: ok: {} nodes, {} switches, {} links, {} cycles ({:.3} ms) of {} traffic, routing {}, queuing {}, {} VCs of {} flits",
+        s.doc.path(),
+        s.topology.nodes,
+        s.topology.switches.len(),
+        s.topology.links.len(),
+        s.sim_cycles,
+        s.sim_cycles as f64 * s.time_base.cycle_ns() / 1e6,
+        s.pattern,
+        s.params.switch.routing.name(),
+        s.params.switch.queuing.name(),
+        s.params.switch.vcs(),
+        s.params.switch.vc_capacity
+    );
+    Ok(())
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// `arnsim run`: runs the scenario, writes the outputs into `out` (default `waves/<name>`).
+pub fn run(name_or_path: &str, out: Option<PathBuf>, overrides: &[String]) -> Result<(), String> {
+    let s = load(name_or_path, overrides)?;
+    let out = out.unwrap_or_else(|| PathBuf::from("waves").join(&s.name));
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut fabric = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+    let nodes = s.topology.nodes;
+    let cycle_ns = s.time_base.cycle_ns();
+    let progress = std::io::stderr().is_terminal();
+    let t0 = Instant::now();
+    let mut series = Series::default();
+    let mut last = fabric.totals().nodes;
+    let mut result = Ok(());
+    while fabric.now() < s.sim_cycles {
+        let n = s.bin_cycles.min(s.sim_cycles - fabric.now());
+        if let Err(v) = fabric.run(n, &mut ()) {
+            result = Err(v);
+            break;
+        }
+        let t = fabric.totals().nodes;
+        series.push(
+            fabric.now(),
+            n,
+            nodes,
+            t.delivered_flits - last.delivered_flits,
+            t.delivered_packets - last.delivered_packets,
+            t.latency_sum - last.latency_sum,
+        );
+        last = t;
+        if progress {
+            let done = fabric.now() as f64 / s.sim_cycles as f64;
+            let bar = (done * 30.0) as usize;
+            eprint!(
+                "\r[{}{}] {:5.1}%  {:.3}/{:.3} ms simulated  {:.0} cycles/s ",
+                "#".repeat(bar),
+                " ".repeat(30 - bar),
+                done * 100.0,
+                fabric.now() as f64 * cycle_ns / 1e6,
+                s.sim_cycles as f64 * cycle_ns / 1e6,
+                fabric.now() as f64 / t0.elapsed().as_secs_f64().max(1e-9)
+            );
+        }
+    }
+    if progress {
+        eprintln!();
+    }
+    if result.is_ok() {
+        result = fabric.check();
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let t = fabric.totals();
+    let invariants = match &result {
+        Ok(()) => "ok".to_string(),
+        Err(v) => v.to_string(),
+    };
+    let mut j = String::from("{\n");
+    let mut field = |k: &str, v: String| {
+        let _ = writeln!(j, "  {}: {v},", json_str(k));
+    };
+    field("scenario", json_str(&s.name));
+    field("file", json_str(s.doc.path()));
+    field(
+        "overrides",
+        format!(
+            "[{}]",
+            overrides
+                .iter()
+                .map(|o| json_str(o))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    field("seed", s.seed.to_string());
+    field("routing", json_str(s.params.switch.routing.name()));
+    field("queuing", json_str(s.params.switch.queuing.name()));
+    field("traffic", json_str(&s.pattern));
+    field("nodes", nodes.to_string());
+    field("switches", s.topology.switches.len().to_string());
+    field("simulated_cycles", fabric.now().to_string());
+    field(
+        "simulated_us",
+        format!("{:.3}", fabric.now() as f64 * cycle_ns / 1000.0),
+    );
+    field("wall_seconds", format!("{wall:.3}"));
+    field("packets_generated", t.nodes.generated_packets.to_string());
+    field("packets_injected", t.nodes.injected_packets.to_string());
+    field("packets_delivered", t.nodes.delivered_packets.to_string());
+    field("flits_injected", t.nodes.injected_flits.to_string());
+    field("flits_delivered", t.nodes.delivered_flits.to_string());
+    field(
+        "mean_efficiency",
+        format!("{:.6}", series.mean_efficiency()),
+    );
+    field(
+        "mean_latency_us",
+        format!(
+            "{:.6}",
+            t.nodes.latency_sum as f64 / t.nodes.delivered_packets.max(1) as f64 * cycle_ns
+                / 1000.0
+        ),
+    );
+    field(
+        "max_latency_us",
+        format!("{:.6}", t.nodes.latency_max as f64 * cycle_ns / 1000.0),
+    );
+    field("roots_detected", t.switches.roots_detected.to_string());
+    field("arns_sent", t.switches.arns_sent.to_string());
+    field(
+        "arns_received_by_switches",
+        t.switches.arns_received.to_string(),
+    );
+    field("arns_consumed", t.switches.arns_consumed.to_string());
+    field("arns_received_by_nodes", t.nodes.arns_received.to_string());
+    field("packets_adapted", t.switches.packets_adapted.to_string());
+    field(
+        "packets_delivered_adapted",
+        t.nodes.delivered_adapted.to_string(),
+    );
+    let _ = writeln!(j, "  \"invariants\": {}\n}}", json_str(&invariants));
+    let write = |name: &str, text: &str| {
+        let p = out.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    write("summary.json", &j)?;
+    write("efficiency.csv", &series.efficiency_csv(cycle_ns))?;
+    write("latency.csv", &series.latency_csv(cycle_ns))?;
+    let title = format!(
+        "{}: {} + {}, {} traffic",
+        s.name,
+        s.params.switch.routing.name(),
+        s.params.switch.queuing.name(),
+        s.pattern
+    );
+    write("efficiency.svg", &series.efficiency_svg(cycle_ns, &title))?;
+    let _ = std::io::stdout().flush();
+    println!(
+        "{}: {} cycles ({:.3} ms) in {wall:.2} s ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted; invariants {}; outputs in {}",
+        s.name,
+        fabric.now(),
+        fabric.now() as f64 * cycle_ns / 1e6,
+        fabric.now() as f64 / wall.max(1e-9),
+        series.mean_efficiency(),
+        t.nodes.delivered_packets,
+        t.switches.roots_detected,
+        t.switches.arns_sent,
+        t.switches.packets_adapted,
+        if result.is_ok() { "ok" } else { "BROKEN" },
+        out.display()
+    );
+    result.map_err(|v| format!("run stopped: {v}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_scenario_checks() {
+        for (name, _) in BUNDLED {
+            check(name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+
+    #[test]
+    fn run_writes_every_output_and_is_deterministic() {
+        let base = std::env::temp_dir().join(format!("arnsim-run-{}", std::process::id()));
+        let set = vec!["sim_time=30us".to_string()];
+        run("default", Some(base.join("a")), &set).unwrap();
+        run("default", Some(base.join("b")), &set).unwrap();
+        for f in [
+            "summary.json",
+            "efficiency.csv",
+            "latency.csv",
+            "efficiency.svg",
+        ] {
+            assert!(base.join("a").join(f).is_file(), "{f}");
+        }
+        let csv = |d: &str| std::fs::read_to_string(base.join(d).join("efficiency.csv")).unwrap();
+        assert!(csv("a").starts_with("time_us,efficiency\n"));
+        assert_eq!(csv("a"), csv("b"), "same scenario and seed, same CSV");
+        let summary = std::fs::read_to_string(base.join("a/summary.json")).unwrap();
+        assert!(summary.contains("\"invariants\": \"ok\""), "{summary}");
+        assert!(
+            summary.contains("\"overrides\": [\"sim_time=30us\"]"),
+            "{summary}"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn unknown_scenarios_are_named() {
+        let e = load("no-such-thing", &[]).unwrap_err();
+        assert!(
+            e.contains("no-such-thing") && e.contains("arnsim scenarios"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! Scenario loading: good files, and bad ones reported by file, line and key.
+
+use super::*;
+use crate::switch::{QueuingScheme, RoutingMode};
+
+const SMALL: &str = r#"
+name = "small"
+sim_time = "100us"
+routing = "arn_afi"
+queuing = "dbbm"
+
+[topology]
+kind = "kary_ntree"
+k = 2
+stages = 3
+
+[switch]
+buffer = "64KB"
+
+[traffic]
+pattern = "uniform"
+load = 0.5
+"#;
+
+fn err(text: &str) -> ScenarioError {
+    Scenario::from_text("s.toml", text, &[]).expect_err("must be refused")
+}
+
+#[test]
+fn a_small_scenario_converts_to_cycles_and_flits() {
+    let s = Scenario::from_text("s.toml", SMALL, &[]).unwrap();
+    assert_eq!(s.sim_cycles, 19_531);
+    assert_eq!(s.topology.nodes, 8);
+    assert_eq!(s.params.link_latency, 6, "5 m at 6 ns/m");
+    assert_eq!(s.params.switch.queuing, QueuingScheme::Dbbm { vcs: 3 });
+    assert_eq!(s.params.switch.vcs(), 4, "3 DBBM VCs and the AFC");
+    assert_eq!(s.params.switch.vc_capacity, 1024 / 4);
+    assert_eq!(s.params.switch.hcdth, 207, "81 % of 256");
+    assert_eq!(s.flows.len(), 8);
+}
+
+#[test]
+fn overrides_replace_keys() {
+    let s = Scenario::from_text(
+        "s.toml",
+        SMALL,
+        &[
+            "routing=dmodk".into(),
+            "sim_time=20us".into(),
+            "traffic.load=0.25".into(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.params.switch.routing, RoutingMode::DModK);
+    assert_eq!(s.sim_cycles, 3906);
+    assert!(s.params.check_order);
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let e = err(&SMALL.replace("buffer = \"64KB\"", "bufer = \"64KB\""));
+    assert_eq!(e.at, "s.toml:13");
+    assert_eq!(e.key.as_deref(), Some("switch.bufer"));
+    assert!(e.message.contains("unknown key"));
+    assert_eq!(e.to_string(), "s.toml:13: key `switch.bufer`: unknown key");
+}
+
+#[test]
+fn wrong_units_are_refused() {
+    let e = err(&SMALL.replace("\"100us\"", "\"100KB\""));
+    assert_eq!(
+        (e.at.as_str(), e.key.as_deref()),
+        ("s.toml:3", Some("sim_time"))
+    );
+    assert!(e.message.contains("not a time unit"), "{e}");
+    let e = err(&SMALL.replace("\"64KB\"", "\"64\""));
+    assert_eq!(e.key.as_deref(), Some("switch.buffer"));
+    assert!(e.message.contains("no unit"), "{e}");
+}
+
+#[test]
+fn impossible_values_are_refused() {
+    let e = err(&SMALL.replace("load = 0.5", "load = 1.5"));
+    assert_eq!(
+        (e.at.as_str(), e.key.as_deref()),
+        ("s.toml:17", Some("traffic.load"))
+    );
+    let e = err(&SMALL.replace("\"64KB\"", "\"4KB\""));
+    assert!(e.message.contains("less than one MTU"), "{e}");
+    let e = err(&SMALL.replace("queuing = \"dbbm\"", "queuing = \"fifo\""));
+    assert_eq!(e.key.as_deref(), Some("queuing"));
+    let e = err(&SMALL.replace("k = 2", "k = \"two\""));
+    assert!(e.message.contains("expected an integer"), "{e}");
+    let e = err(&SMALL.replace("pattern = \"uniform\"", "pattern = \"h10\""));
+    assert!(e.message.contains("432 and 3456"), "{e}");
+    let e = Scenario::from_text("s.toml", SMALL, &["routing=fast".into()]).unwrap_err();
+    assert_eq!(e.at, "--set");
+}
+
+#[test]
+fn broken_toml_names_the_line() {
+    let e = err("sim_time = \"1us\"\n[topology\nkind = 1\n");
+    assert_eq!(e.at, "s.toml:2");
+    assert!(e.message.contains("not valid TOML"));
+}
+
+#[test]
+fn missing_required_keys() {
+    let e = err("[topology]\nkind = \"rlft\"\nports = 12\nstages = 3\n");
+    assert_eq!(e.key.as_deref(), Some("sim_time"));
+    assert!(e.message.contains("missing"));
+}
+
+#[test]
+fn custom_topology_and_explicit_flows() {
+    let text = r#"
+sim_time = "10us"
+[topology]
+kind = "custom"
+nodes = 2
+[[topology.switch]]
+ports = 2
+stage = 1
+[[topology.link]]
+a = "n0"
+b = "s0:0"
+[[topology.link]]
+a = "n1"
+b = "s0:1"
+[traffic]
+pattern = "flows"
+[[traffic.flow]]
+src = 0
+dst = 1
+rate = 0.5
+size = "1KB"
+"#;
+    let s = Scenario::from_text("c.toml", text, &[]).unwrap();
+    assert_eq!(s.topology.links.len(), 2);
+    assert_eq!(s.flows[0].len(), 1);
+    assert_eq!(s.flows[0][0].message_flits, 16);
+    let e = err(&text.replace("b = \"s0:1\"", "b = \"s0:7\""));
+    assert!(e.message.contains("does not exist"), "{e}");
+    assert_eq!(e.key.as_deref(), Some("topology.link[1].b"));
+}
