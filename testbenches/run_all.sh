@@ -4,12 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v verilator >/dev/null 2>&1; then
-    echo "verilator not found: installing Debian's verilator package"
-    SUDO=""
-    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+missing=""
+command -v verilator >/dev/null 2>&1 || missing="$missing verilator"
+command -v vcd2fst >/dev/null 2>&1 || missing="$missing gtkwave"
+if [ -n "$missing" ]; then
+    echo "installing Debian packages:$missing"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq verilator >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 major=$(verilator --version | awk '{print $2}' | cut -d. -f1)
 if [ "${major:-0}" -lt 5 ]; then
@@ -19,3 +22,12 @@ fi
 echo "using $(verilator --version)"
 
 cargo test --all-features "$@"
+
+# A fabric waveform that GTKWave's own converter must accept.
+smoke=target/smoke
+rm -rf "$smoke"
+cargo run --quiet -- run default --out "$smoke" --set sim_time=40us \
+    --vcd "$smoke/fabric.vcd" --scope 'fabric.s2_*.out*' --scope 'fabric.n5.*' --trigger-before 5us
+vcd2fst "$smoke/fabric.vcd" "$smoke/fabric.fst" >/dev/null
+test -s "$smoke/fabric.fst"
+echo "waveform check: vcd2fst converted $smoke/fabric.vcd"

@@ -34,6 +34,21 @@ pub enum Command {
         /// Override any scenario key, e.g. `--set routing=dmodk --set sim_time=20ms`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Write a VCD of the fabric (and a GTKWave save file beside it).
+        #[arg(long)]
+        vcd: Option<PathBuf>,
+        /// Signals to dump: glob over names such as `fabric.s3_*.out4.*` (repeatable; all if none).
+        #[arg(long = "scope", value_name = "PATTERN")]
+        scope: Vec<String>,
+        /// Start of the dump (a time such as `3ms`).
+        #[arg(long)]
+        from: Option<String>,
+        /// End of the dump (a time).
+        #[arg(long)]
+        to: Option<String>,
+        /// Start the dump this long before the first congestion root is detected (a time).
+        #[arg(long, value_name = "TIME")]
+        trigger_before: Option<String>,
     },
     /// Validate a scenario without running it.
     Check {
@@ -68,11 +83,23 @@ pub fn run(cli: Cli) -> Result<(), String> {
             out,
             seed,
             mut set,
+            vcd,
+            scope,
+            from,
+            to,
+            trigger_before,
         } => {
             if let Some(s) = seed {
                 set.push(format!("seed={s}"));
             }
-            run::run(&scenario, out, &set)
+            let waves = vcd.map(|path| run::WaveRequest {
+                path,
+                scopes: scope,
+                from,
+                to,
+                trigger_before,
+            });
+            run::run(&scenario, out, &set, waves)
         }
         Command::Check { scenario, set } => run::check(&scenario, &set),
         Command::Scenarios => run::list(),

@@ -4,6 +4,7 @@
 use crate::config::Scenario;
 use crate::fabric::Fabric;
 use crate::metrics::Series;
+use crate::trace::fabric_vcd::FabricVcd;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -118,12 +119,97 @@ fn json_str(s: &str) -> String {
     o
 }
 
+/// What to dump to VCD during a run.
+#[derive(Clone, Debug, Default)]
+pub struct WaveRequest {
+    /// VCD file.
+    pub path: PathBuf,
+    /// Glob patterns over signal names (all signals when empty).
+    pub scopes: Vec<String>,
+    /// Start time (text with unit).
+    pub from: Option<String>,
+    /// End time.
+    pub to: Option<String>,
+    /// Start this long before the first congestion root.
+    pub trigger_before: Option<String>,
+}
+
+/// Records the first congestion root.
+struct FirstRoot(Option<u64>);
+
+impl crate::switch::Observer for FirstRoot {
+    fn event(&mut self, cycle: u64, _sw: u32, ev: crate::switch::SwitchEvent) {
+        if self.0.is_none() && matches!(ev, crate::switch::SwitchEvent::RootDetected { .. }) {
+            self.0 = Some(cycle);
+        }
+    }
+}
+
+/// The window of cycles to dump, from the request (a first pass finds the trigger).
+fn wave_window(s: &Scenario, w: &WaveRequest) -> Result<Option<(u64, u64)>, String> {
+    let time = |flag: &str, t: &str| s.time_base.cycles(t).map_err(|e| format!("--{flag}: {e}"));
+    let mut from = w
+        .from
+        .as_deref()
+        .map(|t| time("from", t))
+        .transpose()?
+        .unwrap_or(0);
+    let to =
+        w.to.as_deref()
+            .map(|t| time("to", t))
+            .transpose()?
+            .unwrap_or(u64::MAX);
+    if let Some(before) = &w.trigger_before {
+        let before = time("trigger-before", before)?;
+        let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+        let mut first = FirstRoot(None);
+        while first.0.is_none() && f.now() < s.sim_cycles {
+            f.step(&mut first)
+                .map_err(|v| format!("run stopped: {v}"))?;
+        }
+        match first.0 {
+            Some(c) => from = from.max(c.saturating_sub(before)),
+            None => return Ok(None),
+        }
+    }
+    if to < from {
+        return Err("--to is before --from".into());
+    }
+    Ok(Some((from, to)))
+}
+
 /// `arnsim run`: runs the scenario, writes the outputs into `out` (default `waves/<name>`).
-pub fn run(name_or_path: &str, out: Option<PathBuf>, overrides: &[String]) -> Result<(), String> {
+pub fn run(
+    name_or_path: &str,
+    out: Option<PathBuf>,
+    overrides: &[String],
+    waves: Option<WaveRequest>,
+) -> Result<(), String> {
     let s = load(name_or_path, overrides)?;
     let out = out.unwrap_or_else(|| PathBuf::from("waves").join(&s.name));
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let window = match &waves {
+        Some(w) => wave_window(&s, w)?,
+        None => None,
+    };
+    if waves.is_some() && window.is_none() {
+        println!("no congestion root was detected: nothing to dump");
+    }
     let mut fabric = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+    let mut vcd = match (&waves, window) {
+        (Some(w), Some((from, _))) => {
+            let (v, n) = FabricVcd::create(&w.path, &fabric, &w.scopes, from)
+                .map_err(|e| format!("{}: {e}", w.path.display()))?;
+            if n == 0 {
+                return Err(format!(
+                    "--scope {:?} selects no signal (names look like fabric.s1_0.out3.vc0.credits)",
+                    w.scopes
+                ));
+            }
+            Some(v)
+        }
+        _ => None,
+    };
     let nodes = s.topology.nodes;
     let cycle_ns = s.time_base.cycle_ns();
     let progress = std::io::stderr().is_terminal();
@@ -133,7 +219,25 @@ pub fn run(name_or_path: &str, out: Option<PathBuf>, overrides: &[String]) -> Re
     let mut result = Ok(());
     while fabric.now() < s.sim_cycles {
         let n = s.bin_cycles.min(s.sim_cycles - fabric.now());
-        if let Err(v) = fabric.run(n, &mut ()) {
+        let start = fabric.now();
+        let stepped = match (&mut vcd, window) {
+            (Some(v), Some((from, to))) if start + n > from && start <= to => {
+                let mut r = Ok(());
+                for _ in 0..n {
+                    let c = fabric.now();
+                    r = fabric.step(&mut ());
+                    if r.is_err() {
+                        break;
+                    }
+                    if (from..=to).contains(&c) {
+                        v.sample(&fabric, c).map_err(|e| format!("VCD: {e}"))?;
+                    }
+                }
+                r
+            }
+            _ => fabric.run(n, &mut ()),
+        };
+        if let Err(v) = stepped {
             result = Err(v);
             break;
         }
@@ -163,6 +267,9 @@ pub fn run(name_or_path: &str, out: Option<PathBuf>, overrides: &[String]) -> Re
     }
     if progress {
         eprintln!();
+    }
+    if let Some(v) = vcd {
+        v.finish().map_err(|e| format!("VCD: {e}"))?;
     }
     if result.is_ok() {
         result = fabric.check();
@@ -285,8 +392,8 @@ mod tests {
     fn run_writes_every_output_and_is_deterministic() {
         let base = std::env::temp_dir().join(format!("arnsim-run-{}", std::process::id()));
         let set = vec!["sim_time=30us".to_string()];
-        run("default", Some(base.join("a")), &set).unwrap();
-        run("default", Some(base.join("b")), &set).unwrap();
+        run("default", Some(base.join("a")), &set, None).unwrap();
+        run("default", Some(base.join("b")), &set, None).unwrap();
         for f in [
             "summary.json",
             "efficiency.csv",
@@ -304,6 +411,42 @@ mod tests {
             summary.contains("\"overrides\": [\"sim_time=30us\"]"),
             "{summary}"
         );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
+        let base = std::env::temp_dir().join(format!("arnsim-vcd-{}", std::process::id()));
+        let set = vec!["sim_time=80us".to_string()];
+        let waves = |name: &str| {
+            Some(WaveRequest {
+                path: base.join(name),
+                scopes: vec!["fabric.s2_*.out1.*".into(), "fabric.n5.*".into()],
+                from: None,
+                to: None,
+                trigger_before: Some("2us".into()),
+            })
+        };
+        run("default", Some(base.join("r")), &set, waves("a.vcd")).unwrap();
+        run("default", Some(base.join("r")), &set, waves("b.vcd")).unwrap();
+        let a = std::fs::read(base.join("a.vcd")).unwrap();
+        assert_eq!(a, std::fs::read(base.join("b.vcd")).unwrap(), "same run, same VCD bytes");
+        let text = String::from_utf8(a).unwrap();
+        assert!(text.contains("$scope module s2_3 $end") && text.contains("$scope module n5 $end"));
+        assert!(!text.contains("s1_0"), "only the chosen scopes");
+        // The dump parses as VCD and starts at most 2 us before the first root.
+        let mut p = vcd::Parser::new(text.as_bytes());
+        let header = p.parse_header().unwrap();
+        assert!(header.find_var(&["fabric", "s2_0", "out1", "busy"]).is_some());
+        let first = p
+            .find_map(|c| match c.unwrap() {
+                vcd::Command::Timestamp(t) => Some(t),
+                _ => None,
+            })
+            .unwrap();
+        assert!(first > 0);
+        let gtkw = std::fs::read_to_string(base.join("a.gtkw")).unwrap();
+        assert!(gtkw.contains("-fabric.s2_0.out1") && gtkw.contains("fabric.s2_0.out1.vc0.credits[15:0]"));
         std::fs::remove_dir_all(&base).unwrap();
     }
 

@@ -140,6 +140,19 @@ impl SwitchStats {
     }
 }
 
+/// The state of one output port, as waveforms show it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputProbe {
+    /// A packet is being sent.
+    pub busy: bool,
+    /// Id of the packet being sent (0 when idle).
+    pub packet: u32,
+    /// Congestion detector state (0 idle, 1 wait, 2 root).
+    pub det_state: u8,
+    /// VOQs in the detector's crossed set.
+    pub crossed: u8,
+}
+
 /// A breach of an invariant inside a switch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SwitchFault {
@@ -303,6 +316,35 @@ impl Switch {
     /// Free credits of (output `port`, `vc`).
     pub fn credits(&self, port: usize, vc: usize) -> u16 {
         self.outputs[port].credits[vc].credits()
+    }
+
+    /// What a waveform shows of output `port`: busy, packet id, detector state and crossed set.
+    pub fn output_probe(&self, port: usize) -> OutputProbe {
+        let o = &self.outputs[port];
+        let r = o.detector.regs();
+        OutputProbe {
+            busy: o.tx.is_some(),
+            packet: o
+                .tx
+                .map_or(0, |t| self.inputs[t.input as usize].buf.slot(t.slot).pkt.id),
+            det_state: r.state as u8,
+            crossed: r.over.count_ones() as u8,
+        }
+    }
+
+    /// Stage of the switch.
+    pub fn stage(&self) -> u8 {
+        self.wiring.stage
+    }
+
+    /// Number of VCs per port.
+    pub fn vcs(&self) -> usize {
+        self.vcs
+    }
+
+    /// Number of ports.
+    pub fn ports(&self) -> usize {
+        self.ports
     }
 
     /// Whether the detector of output `port` holds a root.

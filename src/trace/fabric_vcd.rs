@@ -1,0 +1,318 @@
+//! VCD dumps of a whole fabric, chosen by scope patterns and a window of cycles.
+//!
+//! Hierarchy (stable names): `fabric` holds `clk` and `cycle`; each switch is `s<stage>_<k>` (the
+//! k-th switch of its stage); inside it `in<p>.vc<v>.occupancy`, `out<p>.busy`, `out<p>.packet`,
+//! `out<p>.detector_state` (0 idle, 1 wait, 2 root), `out<p>.crossed`, `out<p>.vc<v>.credits`, and
+//! `arn_table.entries`; each end node is `n<id>` with `queued` (packets in its source queue).
+//! A pattern is matched against the full dotted name; `*` stands for any run of characters
+//! (dots included), so `fabric.s3_*.out4.*` selects every signal of output 4 of every stage-3 switch.
+//!
+//! Values are sampled after each cycle's clock edge: the sample of cycle `c` is stamped at the
+//! rising edge that opens cycle `c + 1` (1 ps ticks, 5120 ps per cycle, as the block dumps).
+
+use super::vcd_writer::{CLOCK_PERIOD_PS, cycle_time_ps};
+use crate::fabric::Fabric;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use vcd::{IdCode, Value};
+
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    InOcc(u32, u16, u8),
+    Credits(u32, u16, u8),
+    Busy(u32, u16),
+    Packet(u32, u16),
+    DetState(u32, u16),
+    Crossed(u32, u16),
+    ArnEntries(u32),
+    Queued(u32),
+}
+
+/// One dumpable signal: full dotted name, width, where its value comes from.
+#[derive(Clone, Debug)]
+pub struct FabricSignal {
+    /// Full dotted name, `fabric.s1_0.out3.vc0.credits`.
+    pub name: String,
+    /// Width in bits.
+    pub width: u32,
+    src: Src,
+}
+
+/// Whether `name` matches `pattern` (`*` = any run of characters).
+pub fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < n.len() {
+        if i < p.len() && p[i] == b'*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if i < p.len() && p[i] == n[j] {
+            i += 1;
+            j += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    while i < p.len() && p[i] == b'*' {
+        i += 1;
+    }
+    i == p.len()
+}
+
+/// Every signal of the fabric, in hierarchy order.
+pub fn fabric_signals(f: &Fabric) -> Vec<FabricSignal> {
+    let mut v = Vec::new();
+    let mut per_stage = std::collections::BTreeMap::<u8, u32>::new();
+    for s in f.switches() {
+        let k = per_stage.entry(s.stage()).or_default();
+        let base = format!("fabric.s{}_{}", s.stage(), k);
+        *k += 1;
+        let id = s.id();
+        v.push(FabricSignal {
+            name: format!("{base}.arn_table.entries"),
+            width: 7,
+            src: Src::ArnEntries(id),
+        });
+        for p in 0..s.ports() as u16 {
+            for vc in 0..s.vcs() as u8 {
+                v.push(FabricSignal {
+                    name: format!("{base}.in{p}.vc{vc}.occupancy"),
+                    width: 16,
+                    src: Src::InOcc(id, p, vc),
+                });
+            }
+            let out = format!("{base}.out{p}");
+            v.push(FabricSignal {
+                name: format!("{out}.busy"),
+                width: 1,
+                src: Src::Busy(id, p),
+            });
+            v.push(FabricSignal {
+                name: format!("{out}.packet"),
+                width: 32,
+                src: Src::Packet(id, p),
+            });
+            v.push(FabricSignal {
+                name: format!("{out}.detector_state"),
+                width: 2,
+                src: Src::DetState(id, p),
+            });
+            v.push(FabricSignal {
+                name: format!("{out}.crossed"),
+                width: 7,
+                src: Src::Crossed(id, p),
+            });
+            for vc in 0..s.vcs() as u8 {
+                v.push(FabricSignal {
+                    name: format!("{out}.vc{vc}.credits"),
+                    width: 16,
+                    src: Src::Credits(id, p, vc),
+                });
+            }
+        }
+    }
+    for n in 0..f.nodes().len() as u32 {
+        v.push(FabricSignal {
+            name: format!("fabric.n{n}.queued"),
+            width: 9,
+            src: Src::Queued(n),
+        });
+    }
+    v
+}
+
+fn read(f: &Fabric, src: Src) -> u128 {
+    let sw = |i: u32| &f.switches()[i as usize];
+    (match src {
+        Src::InOcc(s, p, v) => sw(s).input_buffer(p as usize).occupancy(v as usize) as u64,
+        Src::Credits(s, p, v) => sw(s).credits(p as usize, v as usize) as u64,
+        Src::Busy(s, p) => sw(s).output_probe(p as usize).busy as u64,
+        Src::Packet(s, p) => sw(s).output_probe(p as usize).packet as u64,
+        Src::DetState(s, p) => sw(s).output_probe(p as usize).det_state as u64,
+        Src::Crossed(s, p) => sw(s).output_probe(p as usize).crossed as u64,
+        Src::ArnEntries(s) => sw(s).arn_table().count() as u64,
+        Src::Queued(n) => f.nodes()[n as usize].queued() as u64,
+    }) as u128
+}
+
+/// A fabric VCD being written.
+pub struct FabricVcd {
+    w: vcd::Writer<BufWriter<File>>,
+    clk: IdCode,
+    cycle: IdCode,
+    sigs: Vec<(Src, IdCode, u32)>,
+    last: Vec<Option<u128>>,
+    bits: Vec<Value>,
+}
+
+impl FabricVcd {
+    /// Opens `path` with the signals of `f` whose names match one of `patterns`, and writes a
+    /// GTKWave save file beside it (same name, `.gtkw`), signals grouped per switch and port.
+    /// Returns the writer and the number of signals.
+    /// `first_cycle` is where the save file opens the view.
+    pub fn create(
+        path: &Path,
+        f: &Fabric,
+        patterns: &[String],
+        first_cycle: u64,
+    ) -> io::Result<(Self, usize)> {
+        let all = fabric_signals(f);
+        let chosen: Vec<&FabricSignal> = all
+            .iter()
+            .filter(|s| patterns.is_empty() || patterns.iter().any(|p| glob(p, &s.name)))
+            .collect();
+        let mut w = vcd::Writer::new(BufWriter::new(File::create(path)?));
+        w.version("arnsim fabric VCD")?;
+        w.timescale(1, vcd::TimescaleUnit::PS)?;
+        w.add_module("fabric")?;
+        let clk = w.add_wire(1, "clk")?;
+        let cycle = w.add_var(
+            vcd::VarType::Wire,
+            64,
+            "cycle",
+            Some(vcd::ReferenceIndex::Range(63, 0)),
+        )?;
+        let mut stack: Vec<String> = vec!["fabric".into()];
+        let mut sigs = Vec::with_capacity(chosen.len());
+        for s in &chosen {
+            let parts: Vec<&str> = s.name.split('.').collect();
+            let (scopes, leaf) = parts.split_at(parts.len() - 1);
+            let common = stack
+                .iter()
+                .zip(scopes)
+                .take_while(|(a, b)| a == *b)
+                .count();
+            for _ in common..stack.len() {
+                w.upscope()?;
+            }
+            stack.truncate(common);
+            for sc in &scopes[common..] {
+                w.add_module(sc)?;
+                stack.push(sc.to_string());
+            }
+            let index = (s.width > 1).then(|| vcd::ReferenceIndex::Range(s.width as i32 - 1, 0));
+            let id = w.add_var(vcd::VarType::Wire, s.width, leaf[0], index)?;
+            sigs.push((s.src, id, s.width));
+        }
+        for _ in 0..stack.len() {
+            w.upscope()?;
+        }
+        w.enddefinitions()?;
+        write_gtkw(&path.with_extension("gtkw"), path, &chosen, first_cycle)?;
+        let n = sigs.len();
+        Ok((
+            FabricVcd {
+                w,
+                clk,
+                cycle,
+                last: vec![None; n],
+                sigs,
+                bits: Vec::with_capacity(64),
+            },
+            n,
+        ))
+    }
+
+    fn put(&mut self, id: IdCode, width: u32, value: u128) -> io::Result<()> {
+        if width == 1 {
+            return self
+                .w
+                .change_scalar(id, if value & 1 == 1 { Value::V1 } else { Value::V0 });
+        }
+        self.bits.clear();
+        self.bits.extend((0..width).rev().map(|b| {
+            if (value >> b) & 1 == 1 {
+                Value::V1
+            } else {
+                Value::V0
+            }
+        }));
+        let bits = std::mem::take(&mut self.bits);
+        let r = self.w.change_vector(id, bits.iter().copied());
+        self.bits = bits;
+        r
+    }
+
+    /// Dumps the state after cycle `cycle` has been stepped.
+    pub fn sample(&mut self, f: &Fabric, cycle: u64) -> io::Result<()> {
+        let t = cycle_time_ps(cycle + 1);
+        self.w.timestamp(t)?;
+        self.w.change_scalar(self.clk, Value::V1)?;
+        self.put(self.cycle, 64, (cycle + 1) as u128)?;
+        for k in 0..self.sigs.len() {
+            let (src, id, width) = self.sigs[k];
+            let v = read(f, src);
+            if self.last[k] != Some(v) {
+                self.last[k] = Some(v);
+                self.put(id, width, v)?;
+            }
+        }
+        self.w.timestamp(t + CLOCK_PERIOD_PS / 2)?;
+        self.w.change_scalar(self.clk, Value::V0)
+    }
+
+    /// Flushes the file.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+fn write_gtkw(path: &Path, vcd: &Path, sigs: &[&FabricSignal], first_cycle: u64) -> io::Result<()> {
+    let mut o = BufWriter::new(File::create(path)?);
+    let name = vcd
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    writeln!(o, "[dumpfile] \"{name}\"")?;
+    let t0 = cycle_time_ps(first_cycle + 1);
+    writeln!(o, "[timestart] {t0}")?;
+    // About thirty cycles across a normal window, starting at the first dumped cycle.
+    writeln!(
+        o,
+        "*-16.000000 {t0} -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1"
+    )?;
+    writeln!(o, "@28\nfabric.clk\n@24\nfabric.cycle[63:0]")?;
+    let mut group: Option<String> = None;
+    for s in sigs {
+        let parts: Vec<&str> = s.name.split('.').collect();
+        let g = parts[..parts.len().min(3)].join(".");
+        if group.as_deref() != Some(g.as_str()) {
+            if let Some(old) = group.take() {
+                writeln!(o, "@1000200\n-{old}")?;
+            }
+            writeln!(o, "@800200\n-{g}")?;
+            group = Some(g);
+        }
+        if s.width == 1 {
+            writeln!(o, "@28\n{}", s.name)?;
+        } else {
+            writeln!(o, "@22\n{}[{}:0]", s.name, s.width - 1)?;
+        }
+    }
+    if let Some(old) = group {
+        writeln!(o, "@1000200\n-{old}")?;
+    }
+    o.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_matches_the_hierarchy() {
+        assert!(glob("fabric.s3_*.out4.*", "fabric.s3_12.out4.vc0.credits"));
+        assert!(glob("fabric.s3_*.out4.*", "fabric.s3_1.out4.busy"));
+        assert!(!glob("fabric.s3_*.out4.*", "fabric.s2_1.out4.busy"));
+        assert!(!glob("fabric.s3_*.out4.*", "fabric.s3_1.out40"));
+        assert!(glob("*credits", "fabric.s1_0.out0.vc1.credits"));
+        assert!(glob("*", "anything"));
+        assert!(!glob("fabric.n1.*", "fabric.n10.queued"));
+    }
+}
