@@ -430,14 +430,22 @@ mod tests {
         run("default", Some(base.join("r")), &set, waves("a.vcd")).unwrap();
         run("default", Some(base.join("r")), &set, waves("b.vcd")).unwrap();
         let a = std::fs::read(base.join("a.vcd")).unwrap();
-        assert_eq!(a, std::fs::read(base.join("b.vcd")).unwrap(), "same run, same VCD bytes");
+        assert_eq!(
+            a,
+            std::fs::read(base.join("b.vcd")).unwrap(),
+            "same run, same VCD bytes"
+        );
         let text = String::from_utf8(a).unwrap();
         assert!(text.contains("$scope module s2_3 $end") && text.contains("$scope module n5 $end"));
         assert!(!text.contains("s1_0"), "only the chosen scopes");
         // The dump parses as VCD and starts at most 2 us before the first root.
         let mut p = vcd::Parser::new(text.as_bytes());
         let header = p.parse_header().unwrap();
-        assert!(header.find_var(&["fabric", "s2_0", "out1", "busy"]).is_some());
+        assert!(
+            header
+                .find_var(&["fabric", "s2_0", "out1", "busy"])
+                .is_some()
+        );
         let first = p
             .find_map(|c| match c.unwrap() {
                 vcd::Command::Timestamp(t) => Some(t),
@@ -446,7 +454,10 @@ mod tests {
             .unwrap();
         assert!(first > 0);
         let gtkw = std::fs::read_to_string(base.join("a.gtkw")).unwrap();
-        assert!(gtkw.contains("-fabric.s2_0.out1") && gtkw.contains("fabric.s2_0.out1.vc0.credits[15:0]"));
+        assert!(
+            gtkw.contains("-fabric.s2_0.out1")
+                && gtkw.contains("fabric.s2_0.out1.vc0.credits[15:0]")
+        );
         std::fs::remove_dir_all(&base).unwrap();
     }
 
