@@ -26,7 +26,7 @@ cargo test --all-features "$@"
 # A fabric waveform that GTKWave's own converter must accept.
 smoke=target/smoke
 rm -rf "$smoke"
-cargo run --quiet --profile test -- run default --out "$smoke" --set sim_time=40us \
+cargo run --quiet --profile test -- run default --out "$smoke" --set sim_time=100us \
     --vcd "$smoke/fabric.vcd" --scope 'fabric.s2_*.out*' --scope 'fabric.n5.*' --trigger-before 5us
 vcd2fst "$smoke/fabric.vcd" "$smoke/fabric.fst" >/dev/null
 test -s "$smoke/fabric.fst"
