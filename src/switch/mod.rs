@@ -391,7 +391,19 @@ impl Switch {
 
     /// Phase 1: congestion detectors on the registered occupancies and credits.
     fn detect<O: Observer>(&mut self, now: u64, obs: &mut O) {
+        let hcdth = self.params.hcdth;
         for o in 0..self.ports {
+            // A detector that is idle with an empty crossed set, while no VOQ of its output is
+            // above HCDTh, keeps every register and raises no output: its step is skipped
+            // (its next state provably equals its current one).
+            let r = self.outputs[o].detector.regs();
+            if r.state == crate::blocks::congestion_detector::DetectorState::Idle
+                && r.over == 0
+                && self.outputs[o].root.is_none()
+                && self.inputs.iter().all(|i| i.buf.voq_occupancy(o) <= hcdth)
+            {
+                continue;
+            }
             let det_in = &mut *self.det_in;
             for i in 0..self.ports {
                 let buf = &self.inputs[i].buf;
@@ -572,7 +584,9 @@ impl Switch {
             };
             self.arn_in.lk[i] = req;
         }
-        let arn_out = if routing.uses_arn() {
+        // An empty table with no command keeps its state and misses every lookup: skip it.
+        let arn_active = routing.uses_arn() && (pr.en || self.arn.count() > 0);
+        let arn_out = if arn_active {
             Some(self.arn.evaluate(&self.arn_in))
         } else {
             None
@@ -672,7 +686,7 @@ impl Switch {
             buf.set_flags(s, pkt.flags);
             buf.route(s, out, next_vc, now + 1);
         }
-        if routing.uses_arn() {
+        if arn_active {
             self.arn.commit();
         }
     }
