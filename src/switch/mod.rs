@@ -389,6 +389,46 @@ impl Switch {
         Ok(())
     }
 
+    /// The detector inputs of output `o`: every input's VOQ occupancy for `o`, and the head
+    /// packet of each VOQ (the head of the VC holding most of its flits) with the free credits of
+    /// the VC it would use downstream.
+    fn fill_detector_input(&mut self, o: usize) {
+        let det_in = &mut *self.det_in;
+        for i in 0..self.ports {
+            let buf = &self.inputs[i].buf;
+            det_in.voq_occ[i] = buf.voq_occupancy(o);
+            // The VOQ's head: the head packet of the VC holding most of its flits.
+            let mut best: Option<(u16, usize)> = None;
+            for v in 0..self.vcs {
+                let occ = buf.vc_voq_occupancy(v, o);
+                if occ > 0 && best.is_none_or(|(b, _)| occ > b) {
+                    best = Some((occ, v));
+                }
+            }
+            let bit = 1u64 << i;
+            match best.and_then(|(_, v)| buf.head(v, o)) {
+                Some((_, slot)) => {
+                    det_in.head_valid |= bit;
+                    det_in.head_dest[i] = slot.pkt.dlid >> self.params.lmc << self.params.lmc;
+                    det_in.head_vc[i] = slot.pkt.orig_vc;
+                    if slot.pkt.adapted() {
+                        det_in.head_adapted |= bit;
+                    } else {
+                        det_in.head_adapted &= !bit;
+                    }
+                    det_in.head_fc[i] = self.outputs[o].credits[slot.next_vc as usize].credits();
+                }
+                None => {
+                    det_in.head_valid &= !bit;
+                    det_in.head_adapted &= !bit;
+                    det_in.head_dest[i] = 0;
+                    det_in.head_vc[i] = 0;
+                    det_in.head_fc[i] = 0;
+                }
+            }
+        }
+    }
+
     /// Phase 1: congestion detectors on the registered occupancies and credits.
     fn detect<O: Observer>(&mut self, now: u64, obs: &mut O) {
         let hcdth = self.params.hcdth;
@@ -402,43 +442,19 @@ impl Switch {
                 && self.outputs[o].root.is_none()
                 && self.inputs.iter().all(|i| i.buf.voq_occupancy(o) <= hcdth)
             {
+                #[cfg(debug_assertions)]
+                {
+                    self.fill_detector_input(o);
+                    let mut check = self.outputs[o].detector.clone();
+                    let out = check.step(&self.det_in);
+                    debug_assert!(
+                        !out.root_det && !out.root_rel && check.regs() == r,
+                        "skipped detector of output {o} would have changed"
+                    );
+                }
                 continue;
             }
-            let det_in = &mut *self.det_in;
-            for i in 0..self.ports {
-                let buf = &self.inputs[i].buf;
-                det_in.voq_occ[i] = buf.voq_occupancy(o);
-                // The VOQ's head: the head packet of the VC holding most of its flits.
-                let mut best: Option<(u16, usize)> = None;
-                for v in 0..self.vcs {
-                    let occ = buf.vc_voq_occupancy(v, o);
-                    if occ > 0 && best.is_none_or(|(b, _)| occ > b) {
-                        best = Some((occ, v));
-                    }
-                }
-                let bit = 1u64 << i;
-                match best.and_then(|(_, v)| buf.head(v, o)) {
-                    Some((_, slot)) => {
-                        det_in.head_valid |= bit;
-                        det_in.head_dest[i] = slot.pkt.dlid >> self.params.lmc << self.params.lmc;
-                        det_in.head_vc[i] = slot.pkt.orig_vc;
-                        if slot.pkt.adapted() {
-                            det_in.head_adapted |= bit;
-                        } else {
-                            det_in.head_adapted &= !bit;
-                        }
-                        det_in.head_fc[i] =
-                            self.outputs[o].credits[slot.next_vc as usize].credits();
-                    }
-                    None => {
-                        det_in.head_valid &= !bit;
-                        det_in.head_adapted &= !bit;
-                        det_in.head_dest[i] = 0;
-                        det_in.head_vc[i] = 0;
-                        det_in.head_fc[i] = 0;
-                    }
-                }
-            }
+            self.fill_detector_input(o);
             let out = self.outputs[o].detector.step(&self.det_in);
             if out.root_det {
                 // Pseudo-code 1: congestionRootDetected.
