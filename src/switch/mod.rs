@@ -234,6 +234,9 @@ pub struct Switch {
     arn_seq: u32,
     inputs: Vec<InputPort>,
     outputs: Vec<OutputPort>,
+    /// Per output: bit i set when input i holds a routed packet for it, in any VC (activity
+    /// tracking: arbitration looks only at these inputs).
+    waiting: Vec<u64>,
     det_in: Box<CongestionDetectorIn>,
     rng: SplitMix64,
     stats: SwitchStats,
@@ -283,6 +286,7 @@ impl Switch {
             lft,
             inputs,
             outputs,
+            waiting: vec![0; ports],
             params,
             wiring,
         }
@@ -701,6 +705,7 @@ impl Switch {
             let buf = &mut self.inputs[i].buf;
             buf.set_flags(s, pkt.flags);
             buf.route(s, out, next_vc, now + 1);
+            self.waiting[out as usize] |= 1 << i;
         }
         if arn_active {
             self.arn.commit();
@@ -796,11 +801,14 @@ impl Switch {
                 }
             }
             // Arbitrate for the packet that follows (its head leaves next cycle).
-            if finishing && self.outputs[o].next.is_none() {
+            if finishing && self.outputs[o].next.is_none() && self.waiting[o] != 0 {
                 let mut in_req = 0u128;
-                let mut vc_req = [0u128; MAX_PORTS];
-                for (i, input) in self.inputs.iter().enumerate() {
-                    let buf = &input.buf;
+                let mut vc_req = [0u16; MAX_PORTS];
+                let mut scan = self.waiting[o];
+                while scan != 0 {
+                    let i = scan.trailing_zeros() as usize;
+                    scan &= scan - 1;
+                    let buf = &self.inputs[i].buf;
                     for v in 0..self.vcs {
                         let Some((_, slot)) = buf.head(v, o) else {
                             continue;
@@ -826,12 +834,15 @@ impl Switch {
                     });
                     let i = gi.idx as usize;
                     let gv = out.vc_arb[i].step(&RrArbiterIn {
-                        req: vc_req[i],
+                        req: vc_req[i] as u128,
                         ack: true,
                     });
                     let v = gv.idx as usize;
                     let buf = &mut self.inputs[i].buf;
                     let s = buf.pop(v, o);
+                    if (0..self.vcs).all(|w| buf.head(w, o).is_none()) {
+                        self.waiting[o] &= !(1 << i);
+                    }
                     let slot = buf.slot(s);
                     out.next = Some(Tx {
                         input: i as u8,
