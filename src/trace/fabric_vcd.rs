@@ -10,7 +10,7 @@
 //! Values are sampled after each cycle's clock edge: the sample of cycle `c` is stamped at the
 //! rising edge that opens cycle `c + 1` (1 ps ticks, 5120 ps per cycle, as the block dumps).
 
-use super::vcd_writer::{CLOCK_PERIOD_PS, cycle_time_ps};
+use super::vcd_writer::{CLOCK_PERIOD_PS, cycle_time_ps, put_value};
 use crate::fabric::Fabric;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -148,7 +148,6 @@ pub struct FabricVcd {
     cycle: IdCode,
     sigs: Vec<(Src, IdCode, u32)>,
     last: Vec<Option<u128>>,
-    bits: Vec<Value>,
 }
 
 impl FabricVcd {
@@ -213,30 +212,13 @@ impl FabricVcd {
                 cycle,
                 last: vec![None; n],
                 sigs,
-                bits: Vec::with_capacity(64),
             },
             n,
         ))
     }
 
     fn put(&mut self, id: IdCode, width: u32, value: u128) -> io::Result<()> {
-        if width == 1 {
-            return self
-                .w
-                .change_scalar(id, if value & 1 == 1 { Value::V1 } else { Value::V0 });
-        }
-        self.bits.clear();
-        self.bits.extend((0..width).rev().map(|b| {
-            if (value >> b) & 1 == 1 {
-                Value::V1
-            } else {
-                Value::V0
-            }
-        }));
-        let bits = std::mem::take(&mut self.bits);
-        let r = self.w.change_vector(id, bits.iter().copied());
-        self.bits = bits;
-        r
+        put_value(&mut self.w, id, width, value)
     }
 
     /// Dumps the state after cycle `cycle` has been stepped.

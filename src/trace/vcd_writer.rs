@@ -18,6 +18,26 @@ pub const fn cycle_time_ps(cycle: u64) -> u64 {
     CLOCK_PERIOD_PS / 2 + cycle * CLOCK_PERIOD_PS
 }
 
+/// Writes `value` as a change of the `width`-bit signal `id` (scalar when one bit wide).
+pub(crate) fn put_value<W: Write>(
+    w: &mut vcd::Writer<W>,
+    id: IdCode,
+    width: u32,
+    value: u128,
+) -> io::Result<()> {
+    let bit = |b: u32| {
+        if (value >> b) & 1 == 1 {
+            Value::V1
+        } else {
+            Value::V0
+        }
+    };
+    if width == 1 {
+        return w.change_scalar(id, bit(0));
+    }
+    w.change_vector(id, (0..width).rev().map(bit))
+}
+
 /// Which cycles a dump covers (both ends inclusive).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VcdWindow {
@@ -50,7 +70,6 @@ pub struct BlockVcd<W: Write> {
     last: Vec<Option<u128>>,
     window: VcdWindow,
     started: bool,
-    bits: Vec<Value>,
 }
 
 /// Collects `(name, width)` of the block's signals to declare them.
@@ -147,7 +166,6 @@ impl<W: Write> BlockVcd<W> {
             last: vec![None; n],
             window,
             started: false,
-            bits: Vec::with_capacity(128),
         };
         if window.from == 0 {
             // Power-up, before the reset edge: clock low, reset asserted, registers unknown.
@@ -173,23 +191,7 @@ impl<W: Write> BlockVcd<W> {
     }
 
     fn put(&mut self, id: IdCode, width: u32, value: u128) -> io::Result<()> {
-        if width == 1 {
-            return self
-                .w
-                .change_scalar(id, if value & 1 == 1 { Value::V1 } else { Value::V0 });
-        }
-        self.bits.clear();
-        self.bits.extend((0..width).rev().map(|b| {
-            if (value >> b) & 1 == 1 {
-                Value::V1
-            } else {
-                Value::V0
-            }
-        }));
-        let bits = std::mem::take(&mut self.bits);
-        let r = self.w.change_vector(id, bits.iter().copied());
-        self.bits = bits;
-        r
+        put_value(&mut self.w, id, width, value)
     }
 
     /// Dumps cycle `cycle`: the rising edge that opens it (with every changed value, visited
