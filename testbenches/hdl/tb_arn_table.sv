@@ -54,7 +54,8 @@ module tb_arn_table #(
     return s;
   endfunction
 
-  // The header depends on the parameters: built at time 0, before tb_common.svh writes it.
+  // The header depends on the parameters: built at time 0; tb_common.svh writes it at the
+  // reset edge.
   string TRACE_HEADER;
   initial TRACE_HEADER = trace_header();
 

@@ -1,6 +1,7 @@
 // Shared testbench plumbing, included inside every tb_<block> module.
 // - +stim=FILE: header line of input names, then one line of hex values per cycle.
-// - +trace=FILE: written here: the header line TRACE_HEADER, then one line per cycle.
+// - +trace=FILE: written here: the header line TRACE_HEADER (at the reset edge), then one line
+//   per cycle.
 // - cycle_q counts cycles since reset, as the Rust VCD's cycle_q does.
 // The including module defines TRACE_HEADER, reads its stimulus at each rising edge into
 // the DUT input registers (non-blocking, so the DUT samples the previous values), and writes
@@ -17,7 +18,14 @@
     trace_fd = $fopen(trace_path, "w");
     if (trace_fd == 0) $fatal(1, "cannot open trace %s", trace_path);
     n_read = $fgets(header, stim_fd);
-    $fwrite(trace_fd, "%s\n", TRACE_HEADER);
+  end
+
+  // The trace header goes out at the reset edge, after every initial block has run (a
+  // testbench may build TRACE_HEADER in one), and before the first trace line.
+  logic header_done_q = 1'b0;
+  always @(posedge clk_i) begin
+    if (!header_done_q) $fwrite(trace_fd, "%s\n", TRACE_HEADER);
+    header_done_q <= 1'b1;
   end
 
   always @(posedge clk_i) begin
