@@ -25,7 +25,7 @@ pub enum Command {
     Run {
         /// Scenario file or bundled name.
         scenario: String,
-        /// Output directory [default: waves/<scenario name>].
+        /// Output directory (default: `waves/<scenario name>`).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Seed (overrides the scenario's `seed`).

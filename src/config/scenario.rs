@@ -1,30 +1,30 @@
 //! Scenario files: what to simulate, in physical units, validated and converted once.
 //!
-//! Keys (defaults in brackets; times like `30ns`/`5us`/`3ms`, sizes like `64B`/`4KB`):
+//! Keys (defaults in parentheses; times like `30ns`/`5us`/`3ms`, sizes like `64B`/`4KB`):
 //!
 //! | key | meaning |
 //! |---|---|
-//! | `name` [file stem], `description` [""] | labels |
-//! | `seed` [1] | seed of every random choice |
+//! | `name` (default file stem), `description` (default "") | labels |
+//! | `seed` (default 1) | seed of every random choice |
 //! | `sim_time` | simulated time (required) |
-//! | `bin` [10us] | width of an efficiency/latency time bin |
-//! | `routing` [arn_afi] | dmodk, oblivious, adaptive_th, adaptive_th_afi, arn, arn_afi |
-//! | `queuing` [1q] | 1q, dbbm, vftree, flow2sl (3 regular VCs each but 1q) |
+//! | `bin` (default 10us) | width of an efficiency/latency time bin |
+//! | `routing` (default arn_afi) | dmodk, oblivious, adaptive_th, adaptive_th_afi, arn, arn_afi |
+//! | `queuing` (default 1q) | 1q, dbbm, vftree, flow2sl (3 regular VCs each but 1q) |
 //! | `topology.kind` | rlft (`ports`, `stages`), kary_ntree (`k`, `stages`), custom |
-//! | `topology.nodes`, `topology.switch[i].{stage,ports,up}`, `topology.link[i].{a,b}` | custom topology; endpoints `n3` or `s1:2` |
-//! | `link.rate` [100Gb/s], `link.flit` [64B] | what one cycle means |
-//! | `link.latency` [from `link.length` 5 and `link.ns_per_metre` 6] | propagation delay |
-//! | `switch.buffer` [344KB] | input buffer per port, split evenly among the VCs |
-//! | `switch.mtu` [4KB] | largest packet |
-//! | `switch.arn_entries` [16], `switch.arn_ttl` [1ms], `switch.arn_gap` [1us] | ARN table |
-//! | `switch.hcdth` [81], `switch.lcdth` [63], `switch.fcth` [78] (percent), `switch.crt` [5ms] | congestion detector |
-//! | `switch.adaptive_threshold` [75] (percent) | Adaptive-Th trigger |
-//! | `node.buffer` [= switch.buffer] | receive buffer of an end node |
+//! | `topology.nodes`, `topology.switch(default i).{stage,ports,up}`, `topology.link(default i).{a,b}` | custom topology; endpoints `n3` or `s1:2` |
+//! | `link.rate` (default 100Gb/s), `link.flit` (default 64B) | what one cycle means |
+//! | `link.latency` (default from `link.length` 5 and `link.ns_per_metre` 6) | propagation delay |
+//! | `switch.buffer` (default 344KB) | input buffer per port, split evenly among the VCs |
+//! | `switch.mtu` (default 4KB) | largest packet |
+//! | `switch.arn_entries` (default 16), `switch.arn_ttl` (default 1ms), `switch.arn_gap` (default 1us) | ARN table |
+//! | `switch.hcdth` (default 81), `switch.lcdth` (default 63), `switch.fcth` (default 78) (percent), `switch.crt` (default 5ms) | congestion detector |
+//! | `switch.adaptive_threshold` (default 75) (percent) | Adaptive-Th trigger |
+//! | `node.buffer` (default = switch.buffer) | receive buffer of an end node |
 //! | `traffic.pattern` | uniform, h10, h25, h10-4, h25-4, flows |
-//! | `traffic.load` [1.0], `traffic.message` [= mtu] | offered load and message size |
-//! | `traffic.hot_start` [3ms], `traffic.hot_duration` [90ms], `traffic.hot_spots` [paper's] | hot spots |
-//! | `traffic.flow[i].{src,dst,rate,size,start,stop}` | explicit flows |
-//! | `watchdog` [1ms] | time without progress that counts as a deadlock |
+//! | `traffic.load` (default 1.0), `traffic.message` (default = mtu) | offered load and message size |
+//! | `traffic.hot_start` (default 3ms), `traffic.hot_duration` (default 90ms), `traffic.hot_spots` (default paper's) | hot spots |
+//! | `traffic.flow(default i).{src,dst,rate,size,start,stop}` | explicit flows |
+//! | `watchdog` (default 1ms) | time without progress that counts as a deadlock |
 
 use super::document::{Document, ScenarioError};
 use super::units::TimeBase;

@@ -1,6 +1,6 @@
 //! The fabric: switches and end nodes tied together by links, stepped cycle by cycle.
 //!
-//! Every link direction is a [`link::Channel`] with at least one cycle of latency, so in cycle `t`
+//! Every link direction (`crate::wire::link::Channel`) with at least one cycle of latency, so in cycle `t`
 //! a switch only sees what its neighbours registered in `t - latency` or earlier: the order in
 //! which switches and nodes are stepped within a cycle does not change any result.
 //!
@@ -14,13 +14,12 @@
 //!   `watchdog_cycles`; otherwise the run stops with a deadlock report naming the blocked ports
 //!   and VCs.
 
-pub mod link;
 pub mod node;
 pub mod subnet_manager;
 pub mod topology;
 
 use crate::switch::{Observer, Switch, SwitchParams, SwitchStats, SwitchWiring};
-use link::Channel;
+use crate::wire::link::Channel;
 use node::{EndNode, Flow, NodeStats};
 use std::fmt;
 use topology::{Endpoint, Topology};

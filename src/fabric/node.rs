@@ -6,11 +6,11 @@
 //! rate and returns its credit at once. ARNs that reach the node (incast congestion, seed 000
 //! figure 1) are counted.
 
-use super::link::{Backward, Channel, Flit, MAX_VCS};
 use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::{Block, CreditCounter};
 use crate::stimulus::SplitMix64;
 use crate::switch::SwitchParams;
+use crate::wire::link::{Backward, Channel, Flit, MAX_VCS};
 use crate::wire::{Packet, PacketFlags};
 use heapless::Deque;
 

@@ -6,7 +6,7 @@
 //! least 1). Every slot carries its arrival cycle, so a reader never sees a stale value and the
 //! writer and the reader can be stepped in either order within a cycle.
 
-use crate::wire::{ArnInfo, Packet};
+use super::{ArnInfo, Packet};
 
 /// Largest number of VCs per port.
 pub const MAX_VCS: usize = 16;
