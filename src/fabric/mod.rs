@@ -1,7 +1,7 @@
 //! The fabric: switches and end nodes tied together by links, stepped cycle by cycle.
 //!
-//! Every link direction (`crate::wire::link::Channel`) with at least one cycle of latency, so in cycle `t`
-//! a switch only sees what its neighbours registered in `t - latency` or earlier: the order in
+//! Every link direction (`crate::wire::link::Channel`) has at least one cycle of latency, so in
+//! cycle `t` a switch only sees what its neighbours registered in `t - latency` or earlier: the order in
 //! which switches and nodes are stepped within a cycle does not change any result.
 //!
 //! Invariants (checked after every cycle in debug builds, and by [`Fabric::check`] at any time):
