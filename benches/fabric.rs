@@ -12,7 +12,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 fn six_ary_three_tree() -> Fabric {
     let mut sw = SwitchParams::with_paper_ratios(RoutingMode::DModK, 64, 1000);
     sw.queuing = QueuingScheme::Dbbm { vcs: 2 };
-    sw.max_packets = 64;
+    sw.max_packets = arnsim::switch::packet_slots(sw.vcs(), 64, 16);
     let params = FabricParams {
         switch: sw,
         link_latency: 1,

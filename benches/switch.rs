@@ -9,7 +9,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 fn loaded_switch(mode: RoutingMode) -> Fabric {
     // The paper's port: 5376-flit input buffer per VC, 64-flit MTU packets, 6-cycle links.
     let mut sw = SwitchParams::with_paper_ratios(mode, 5376, 976_563);
-    sw.max_packets = 5376 / 64 + 1;
+    sw.max_packets = arnsim::switch::packet_slots(sw.vcs(), 5376, 64);
     let params = FabricParams {
         switch: sw,
         link_latency: 6,

@@ -37,7 +37,6 @@ fn main() {
         RoutingMode::ArnAfi,
     ] {
         let mut sw = SwitchParams::with_paper_ratios(mode, 128, 300);
-        sw.max_packets = 128;
         sw.arn_ttl = 3000;
         sw.arn_gap = 50;
         let params = FabricParams {

@@ -31,7 +31,7 @@ use super::units::TimeBase;
 use crate::fabric::FabricParams;
 use crate::fabric::node::Flow;
 use crate::fabric::topology::{Endpoint, SwitchSpec, Topology};
-use crate::switch::{QueuingScheme, RoutingMode, SwitchParams};
+use crate::switch::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 use crate::traffic::{ExplicitFlow, Pattern, paper_hot_spots};
 
 /// A validated scenario, in cycles and flits.
@@ -381,7 +381,7 @@ impl Scenario {
             routing,
             queuing,
             vc_capacity: vc_cap as u16,
-            max_packets: vc_cap as usize,
+            max_packets: 0, // sized below from the traffic's smallest packet
             lmc: 0,
             arn_entries: r.uint_in("switch.arn_entries", Some(16), 1, 64)? as usize,
             arn_ttl: ttl as u32,
@@ -486,6 +486,19 @@ impl Scenario {
         let flows = pattern
             .flows(nodes, message as u32, sim_cycles)
             .map_err(|e| doc.error("traffic.pattern", e))?;
+        // The smallest packet any flow makes: a message's last piece, or a whole short message.
+        let min_packet = flows
+            .iter()
+            .flatten()
+            .map(|f| match f.message_flits as u64 % mtu {
+                0 => mtu,
+                rest => rest,
+            })
+            .min()
+            .unwrap_or(mtu)
+            .max(1) as u16;
+        let mut switch = switch;
+        switch.max_packets = packet_slots(vcs as usize, vc_cap as u16, min_packet);
         let watchdog = r.time("watchdog", "1ms")?.max(1);
         doc.reject_unknown()?;
         let params = FabricParams {

@@ -9,7 +9,6 @@ use super::tests::small_params;
 fn arn_params(seed: u64) -> FabricParams {
     let mut p = small_params(RoutingMode::ArnAfi, seed);
     let mut sw = SwitchParams::with_paper_ratios(RoutingMode::ArnAfi, 256, 200);
-    sw.max_packets = 256;
     sw.arn_ttl = 2000;
     sw.arn_gap = 50;
     p.switch = sw;

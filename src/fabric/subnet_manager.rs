@@ -21,14 +21,22 @@ pub fn lmc_for(options: u32) -> u32 {
 /// The minimal output ports of switch `sw` toward end node `dest`, deterministic (D-mod-K) first.
 /// Only for fat trees (XGFT topologies).
 pub fn minimal_ports(topo: &Topology, sw: u32, dest: u32) -> Vec<u16> {
+    minimal_ports_at(topo, sw, index_in_level(topo, sw), dest)
+}
+
+/// Index of switch `sw` inside its level (switches are numbered level by level).
+fn index_in_level(topo: &Topology, sw: u32) -> u32 {
+    let l = topo.switches[sw as usize].stage;
+    sw - topo.switches[..sw as usize]
+        .iter()
+        .filter(|s| s.stage < l)
+        .count() as u32
+}
+
+/// [`minimal_ports`] with the switch's index in its level already known.
+fn minimal_ports_at(topo: &Topology, sw: u32, local: u32, dest: u32) -> Vec<u16> {
     let (m, w) = topo.xgft.as_ref().expect("minimal_ports needs a fat tree");
     let l = topo.switches[sw as usize].stage as usize;
-    // Index of the switch inside its level.
-    let first: u32 = topo.switches[..sw as usize]
-        .iter()
-        .filter(|s| (s.stage as usize) < l)
-        .count() as u32;
-    let local = sw - first;
     let b_l: u32 = w[..l].iter().product();
     let a_part = local / b_l;
     let below: u32 = m[..l].iter().product();
@@ -58,8 +66,9 @@ pub fn program_fat_tree(topo: &Topology) -> (u32, Vec<LftBanks>) {
     let mut tables = Vec::with_capacity(topo.switches.len());
     for sw in 0..topo.switches.len() as u32 {
         let mut t = LftBanks::new(lmc, rows);
+        let local = index_in_level(topo, sw);
         for d in 0..topo.nodes {
-            let ports = minimal_ports(topo, sw, d);
+            let ports = minimal_ports_at(topo, sw, local, d);
             for b in 0..banks {
                 let port = ports[(b as usize) % ports.len()];
                 t.program(((d << lmc) | b) as u16, port as u8);

@@ -8,7 +8,6 @@ use crate::switch::{QueuingScheme, RoutingMode};
 /// Small-fabric parameters: 64-flit VCs, 16-flit packets, short timers.
 pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
     let mut sw = SwitchParams::with_paper_ratios(routing, 64, 200);
-    sw.max_packets = 64;
     sw.arn_ttl = 2000;
     sw.arn_gap = 50;
     FabricParams {
@@ -126,7 +125,7 @@ mod random_fabrics {
                 QueuingScheme::VFtree { vcs: 3, nodes_per_leaf: k },
                 QueuingScheme::Flow2Sl { vcs: 3, nodes: topo.nodes },
             ][scheme];
-            sw.max_packets = vc as usize;
+            sw.max_packets = crate::switch::packet_slots(sw.vcs(), vc, 1);
             sw.arn_ttl = 1000;
             sw.arn_gap = 20;
             p.switch = sw;

@@ -139,6 +139,13 @@ pub const DEFAULT_ARN_TTL: u32 = 195_313;
 /// 1 us of the first matching packet.
 pub const DEFAULT_ARN_GAP: u32 = 195;
 
+/// Descriptor slots an input port needs when no packet is shorter than `min_packet` flits: every
+/// VC full of the shortest packets, plus one packet per output still leaving (its slot is held
+/// until its tail leaves, while its freed credits already admit new packets) and one arriving.
+pub fn packet_slots(vcs: usize, vc_capacity: u16, min_packet: u16) -> usize {
+    vcs * (vc_capacity as usize).div_ceil(min_packet.max(1) as usize) + super::MAX_PORTS + 1
+}
+
 /// Parameters shared by every switch of a fabric.
 #[derive(Clone, Debug)]
 pub struct SwitchParams {
@@ -148,7 +155,7 @@ pub struct SwitchParams {
     pub queuing: QueuingScheme,
     /// Flits per VC in every input buffer (the credits of each VC upstream).
     pub vc_capacity: u16,
-    /// Packet descriptors an input port can hold at once.
+    /// Packet descriptors an input port can hold at once (see [`packet_slots`]).
     pub max_packets: usize,
     /// LMC of the LID assignment (routing options per destination: 2^LMC).
     pub lmc: u32,
@@ -206,11 +213,11 @@ impl SwitchParams {
     /// LCDTh 63 % of the buffer, FCTh 78 % of the downstream VC, Adaptive-Th at 75 %.
     pub fn with_paper_ratios(routing: RoutingMode, vc_capacity: u16, crt: u32) -> Self {
         let pct = |p: u32| (p * vc_capacity as u32 / 100) as u16;
-        SwitchParams {
+        let mut p = SwitchParams {
             routing,
             queuing: QueuingScheme::OneQ,
             vc_capacity,
-            max_packets: vc_capacity as usize,
+            max_packets: 0,
             lmc: 0,
             arn_entries: 16,
             arn_ttl: DEFAULT_ARN_TTL,
@@ -220,7 +227,9 @@ impl SwitchParams {
             fcth: pct(78),
             crt,
             adaptive_threshold: pct(75),
-        }
+        };
+        p.max_packets = packet_slots(p.vcs(), vc_capacity, 1);
+        p
     }
 }
 

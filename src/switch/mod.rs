@@ -25,7 +25,7 @@
 pub mod config;
 pub mod voq_buffer;
 
-pub use config::{QueuingScheme, RoutingMode, SwitchParams};
+pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 
 use crate::blocks::arn_table::{ArnLookup, ArnProcess, ArnTableIn};
 use crate::blocks::congestion_detector::{CongestionDetectorIn, MAX_INPUTS};
@@ -237,6 +237,9 @@ pub struct Switch {
     /// Per output: bit i set when input i holds a routed packet for it, in any VC (activity
     /// tracking: arbitration looks only at these inputs).
     waiting: Vec<u64>,
+    /// Per output: bit i set when input i's VOQ for it holds more than HCDTh flits (kept in step
+    /// with every VOQ change; the detectors' skip test reads it).
+    above_hcdth: Vec<u64>,
     det_in: Box<CongestionDetectorIn>,
     rng: SplitMix64,
     stats: SwitchStats,
@@ -287,6 +290,7 @@ impl Switch {
             inputs,
             outputs,
             waiting: vec![0; ports],
+            above_hcdth: vec![0; ports],
             params,
             wiring,
         }
@@ -367,6 +371,17 @@ impl Switch {
                 .all(|o| o.tx.is_none() && o.next.is_none())
     }
 
+    /// Records whether input `i`'s VOQ for output `o` is above HCDTh after a change.
+    #[inline]
+    fn note_voq(&mut self, i: usize, o: usize) {
+        let bit = 1u64 << i;
+        if self.inputs[i].buf.voq_occupancy(o) > self.params.hcdth {
+            self.above_hcdth[o] |= bit;
+        } else {
+            self.above_hcdth[o] &= !bit;
+        }
+    }
+
     fn is_up(&self, port: usize) -> bool {
         self.wiring.up_ports >> port & 1 == 1
     }
@@ -435,8 +450,14 @@ impl Switch {
 
     /// Phase 1: congestion detectors on the registered occupancies and credits.
     fn detect<O: Observer>(&mut self, now: u64, obs: &mut O) {
-        let hcdth = self.params.hcdth;
         for o in 0..self.ports {
+            debug_assert_eq!(
+                self.above_hcdth[o],
+                (0..self.ports)
+                    .filter(|&i| self.inputs[i].buf.voq_occupancy(o) > self.params.hcdth)
+                    .fold(0u64, |m, i| m | 1 << i),
+                "above-HCDTh mask of output {o}"
+            );
             // A detector that is idle with an empty crossed set, while no VOQ of its output is
             // above HCDTh, keeps every register and raises no output: its step is skipped
             // (its next state provably equals its current one).
@@ -444,7 +465,7 @@ impl Switch {
             if r.state == crate::blocks::congestion_detector::DetectorState::Idle
                 && r.over == 0
                 && self.outputs[o].root.is_none()
-                && self.inputs.iter().all(|i| i.buf.voq_occupancy(o) <= hcdth)
+                && self.above_hcdth[o] == 0
             {
                 #[cfg(debug_assertions)]
                 {
@@ -705,6 +726,7 @@ impl Switch {
             let buf = &mut self.inputs[i].buf;
             buf.set_flags(s, pkt.flags);
             buf.route(s, out, next_vc, now + 1);
+            self.note_voq(i, out as usize);
             self.waiting[out as usize] |= 1 << i;
         }
         if arn_active {
@@ -758,6 +780,11 @@ impl Switch {
             if f.is_tail() {
                 inp.rx = None;
             }
+            let s = inp.buf.slot(slot);
+            if s.routed {
+                let out = s.out as usize;
+                self.note_voq(i, out);
+            }
         }
         Ok(())
     }
@@ -781,6 +808,7 @@ impl Switch {
                     });
                 };
                 self.inputs[tx.input as usize].freed[vc] += 1;
+                self.note_voq(tx.input as usize, o);
                 pkt.vc = tx.next_vc;
                 channels[self.wiring.out_ch[o] as usize].send_flit(
                     now,
