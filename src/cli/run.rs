@@ -13,6 +13,7 @@ use std::time::Instant;
 /// The scenarios shipped in `scenarios/`, by name.
 pub const BUNDLED: &[(&str, &str)] = &[
     ("default", include_str!("../../scenarios/default.toml")),
+    ("figure4", include_str!("../../scenarios/figure4.toml")),
     (
         "paper/config1_h10-4",
         include_str!("../../scenarios/paper/config1_h10-4.toml"),
@@ -459,6 +460,30 @@ mod tests {
                 && gtkw.contains("fabric.s2_0.out1.vc0.credits[15:0]")
         );
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn figure4_scenario_adapts_the_flow_through_c() {
+        let dir = std::env::temp_dir().join(format!("arnsim-fig4-{}", std::process::id()));
+        run("figure4", Some(dir.clone()), &[], None).unwrap();
+        let summary = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+        let field = |k: &str| -> u64 {
+            let at = summary
+                .find(&format!("\"{k}\": "))
+                .unwrap_or_else(|| panic!("{k}"));
+            summary[at + k.len() + 4..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert!(field("roots_detected") >= 1, "{summary}");
+        assert!(field("arns_consumed") >= 1, "{summary}");
+        assert!(field("packets_adapted") > 0, "{summary}");
+        assert!(field("packets_delivered_adapted") > 0, "{summary}");
+        assert!(summary.contains("\"invariants\": \"ok\""), "{summary}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
