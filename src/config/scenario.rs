@@ -377,7 +377,7 @@ impl Scenario {
                 ));
             }
         }
-        let switch = SwitchParams {
+        let mut switch = SwitchParams {
             routing,
             queuing,
             vc_capacity: vc_cap as u16,
@@ -497,7 +497,6 @@ impl Scenario {
             .min()
             .unwrap_or(mtu)
             .max(1) as u16;
-        let mut switch = switch;
         switch.max_packets = packet_slots(vcs as usize, vc_cap as u16, min_packet);
         let watchdog = r.time("watchdog", "1ms")?.max(1);
         doc.reject_unknown()?;

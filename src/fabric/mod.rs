@@ -242,7 +242,6 @@ impl Fabric {
     /// Steps one cycle, reporting switch events to `obs`.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
         let now = self.now;
-        let before = self.flits_moved_now();
         for s in &mut self.switches {
             s.step(now, &mut self.channels, obs)
                 .map_err(|f| Violation {
@@ -274,11 +273,12 @@ impl Fabric {
                 order[flow] = seq;
             }
         }
-        let after = self.flits_moved_now();
-        if after != before {
+        // Flits sent so far; `flits_moved` holds the count after the previous cycle.
+        let moved = self.flits_moved_now();
+        if moved != self.flits_moved {
             self.last_progress = now;
         }
-        self.flits_moved = after;
+        self.flits_moved = moved;
         if cfg!(debug_assertions) {
             self.check_after(now)?;
         } else {
