@@ -1,12 +1,16 @@
-//! Criterion bench: router-cycles per second of whole fabrics.
+//! Criterion bench: router-cycles per second of whole fabrics, on one thread and on two.
 //!
-//! The reference point of `docs/performance.md`: a 6-ary 3-tree (216 nodes, 108 switches of 12
-//! ports), 2 VCs of 64 flits, 16-flit packets, uniform traffic at load 0.5.
+//! - The reference point of `docs/performance.md`: a 6-ary 3-tree (216 nodes, 108 switches of 12
+//!   ports), 2 VCs of 64 flits, 16-flit packets, uniform traffic at load 0.5.
+//! - Configuration 1 of the paper as bundled (`paper/config1_h10`: 432 nodes, 180 switches,
+//!   ARN+AFI, 1Q), in its first phase (uniform traffic at full load), after 10,000 cycles of warm-up;
+//!   on one thread also with a VCD of a few scopes written every cycle (the price of tracing).
 
 use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
 use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams};
+use arnsim::trace::fabric_vcd::FabricVcd;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn six_ary_three_tree() -> Fabric {
@@ -40,6 +44,13 @@ fn six_ary_three_tree() -> Fabric {
     f
 }
 
+fn config1() -> Fabric {
+    let s = arnsim::cli::run::load("paper/config1_h10", &[]).expect("bundled scenario");
+    let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("fabric");
+    f.run(10_000, &mut ()).expect("warm-up");
+    f
+}
+
 fn fabric(c: &mut Criterion) {
     let mut g = c.benchmark_group("fabric");
     g.sample_size(10);
@@ -47,9 +58,45 @@ fn fabric(c: &mut Criterion) {
     let mut f = six_ary_three_tree();
     let switches = f.switches().len() as u64;
     g.throughput(Throughput::Elements(CYCLES * switches));
-    g.bench_function("kary6_n3_uniform_0.5_router_cycles", |b| {
-        b.iter(|| f.run(CYCLES, &mut ()).expect("run"))
-    });
+    for threads in [1, 2] {
+        f.set_threads(threads);
+        g.bench_function(
+            format!("kary6_n3_uniform_0.5_router_cycles/{threads}_threads"),
+            |b| b.iter(|| f.run(CYCLES, &mut ()).expect("run")),
+        );
+    }
+    let mut f = config1();
+    let switches = f.switches().len() as u64;
+    g.throughput(Throughput::Elements(CYCLES * switches));
+    for threads in [1, 2] {
+        f.set_threads(threads);
+        g.bench_function(
+            format!("config1_arn_afi_uniform_1.0_router_cycles/{threads}_threads"),
+            |b| b.iter(|| f.run(CYCLES, &mut ()).expect("run")),
+        );
+    }
+    f.set_threads(1);
+    let path = std::env::temp_dir().join(format!("arnsim-bench-{}.vcd", std::process::id()));
+    let scopes = vec![
+        "fabric.s3_*.out4.*".to_string(),
+        "fabric.s1_0.*".to_string(),
+    ];
+    let (mut vcd, signals) = FabricVcd::create(&path, &f, &scopes, f.now()).expect("VCD file");
+    g.bench_function(
+        format!("config1_arn_afi_uniform_1.0_router_cycles/1_thread_vcd_{signals}_signals"),
+        |b| {
+            b.iter(|| {
+                for _ in 0..CYCLES {
+                    let c = f.now();
+                    f.step(&mut ()).expect("run");
+                    vcd.sample(&f, c).expect("VCD write");
+                }
+            })
+        },
+    );
+    vcd.finish().expect("VCD flush");
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(path.with_extension("gtkw"));
     g.finish();
 }
 

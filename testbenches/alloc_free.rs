@@ -1,5 +1,6 @@
 //! Stepping allocates nothing: a counting global allocator watches 100,000 steady-state cycles
-//! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC).
+//! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC), on one thread
+//! and on two.
 
 use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
@@ -31,11 +32,13 @@ static GLOBAL: Counting = Counting;
 
 fn main() {
     let mut failed = 0;
-    for mode in [
-        RoutingMode::DModK,
-        RoutingMode::AdaptiveThAfi,
-        RoutingMode::ArnAfi,
-    ] {
+    let cases = [
+        (RoutingMode::DModK, 1),
+        (RoutingMode::AdaptiveThAfi, 1),
+        (RoutingMode::ArnAfi, 1),
+        (RoutingMode::ArnAfi, 2),
+    ];
+    for (mode, threads) in cases {
         let mut sw = SwitchParams::with_paper_ratios(mode, 128, 300);
         sw.arn_ttl = 3000;
         sw.arn_gap = 50;
@@ -74,6 +77,7 @@ fn main() {
             })
             .collect();
         let mut f = Fabric::build(&topo, params, &flows).expect("fabric");
+        f.set_threads(threads);
         f.run(20_000, &mut ()).expect("warm-up");
         let before = ALLOCS.load(Ordering::Relaxed);
         let r = f.run(100_000, &mut ());
@@ -81,16 +85,16 @@ fn main() {
         let t = f.totals();
         if let Err(v) = r {
             failed += 1;
-            println!("FAIL   {}: {v}", mode.name());
+            println!("FAIL   {} on {threads} thread(s): {v}", mode.name());
         } else if allocs != 0 {
             failed += 1;
             println!(
-                "FAIL   {}: {allocs} allocations in 100,000 cycles",
+                "FAIL   {} on {threads} thread(s): {allocs} allocations in 100,000 cycles",
                 mode.name()
             );
         } else {
             println!(
-                "ok     {:<16} 100000 cycles, 0 allocations ({} packets delivered, {} roots, {} adapted)",
+                "ok     {:<16} {threads} thread(s), 100000 cycles, 0 allocations ({} packets delivered, {} roots, {} adapted)",
                 mode.name(),
                 t.nodes.delivered_packets,
                 t.switches.roots_detected,
@@ -99,7 +103,7 @@ fn main() {
         }
         assert!(t.nodes.delivered_packets > 10_000, "the fabric was loaded");
     }
-    println!("{} passed, {failed} failed", 3 - failed);
+    println!("{} passed, {failed} failed", cases.len() - failed);
     if failed > 0 {
         std::process::exit(1);
     }

@@ -49,6 +49,9 @@ pub enum Command {
         /// Start the dump this long before the first congestion root is detected (a time).
         #[arg(long, value_name = "TIME")]
         trigger_before: Option<String>,
+        /// Threads stepping the fabric (0: one per core). Outputs do not depend on it.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=16))]
+        threads: u64,
     },
     /// Validate a scenario without running it.
     Check {
@@ -88,6 +91,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
             from,
             to,
             trigger_before,
+            threads,
         } => {
             if let Some(s) = seed {
                 set.push(format!("seed={s}"));
@@ -99,7 +103,11 @@ pub fn run(cli: Cli) -> Result<(), String> {
                 to,
                 trigger_before,
             });
-            run::run(&scenario, out, &set, waves)
+            let threads = match threads {
+                0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+                n => n as usize,
+            };
+            run::run(&scenario, out, &set, waves, threads)
         }
         Command::Check { scenario, set } => run::check(&scenario, &set),
         Command::Scenarios => run::list(),

@@ -147,7 +147,11 @@ impl crate::switch::Observer for FirstRoot {
 }
 
 /// The window of cycles to dump, from the request (a first pass finds the trigger).
-fn wave_window(s: &Scenario, w: &WaveRequest) -> Result<Option<(u64, u64)>, String> {
+fn wave_window(
+    s: &Scenario,
+    w: &WaveRequest,
+    threads: usize,
+) -> Result<Option<(u64, u64)>, String> {
     let time = |flag: &str, t: &str| s.time_base.cycles(t).map_err(|e| format!("--{flag}: {e}"));
     let mut from = w
         .from
@@ -163,6 +167,7 @@ fn wave_window(s: &Scenario, w: &WaveRequest) -> Result<Option<(u64, u64)>, Stri
     if let Some(before) = &w.trigger_before {
         let before = time("trigger-before", before)?;
         let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+        f.set_threads(threads);
         let mut first = FirstRoot(None);
         while first.0.is_none() && f.now() < s.sim_cycles {
             f.step(&mut first)
@@ -179,24 +184,27 @@ fn wave_window(s: &Scenario, w: &WaveRequest) -> Result<Option<(u64, u64)>, Stri
     Ok(Some((from, to)))
 }
 
-/// `arnsim run`: runs the scenario, writes the outputs into `out` (default `waves/<name>`).
+/// `arnsim run`: runs the scenario on `threads` threads, writes the outputs into `out` (default
+/// `waves/<name>`).
 pub fn run(
     name_or_path: &str,
     out: Option<PathBuf>,
     overrides: &[String],
     waves: Option<WaveRequest>,
+    threads: usize,
 ) -> Result<(), String> {
     let s = load(name_or_path, overrides)?;
     let out = out.unwrap_or_else(|| PathBuf::from("waves").join(&s.name));
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let window = match &waves {
-        Some(w) => wave_window(&s, w)?,
+        Some(w) => wave_window(&s, w, threads)?,
         None => None,
     };
     if waves.is_some() && window.is_none() {
         println!("no congestion root was detected: nothing to dump");
     }
     let mut fabric = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+    fabric.set_threads(threads);
     let mut vcd = match (&waves, window) {
         (Some(w), Some((from, _))) => {
             let (v, n) = FabricVcd::create(&w.path, &fabric, &w.scopes, from)
@@ -310,6 +318,7 @@ pub fn run(
         format!("{:.3}", fabric.now() as f64 * cycle_ns / 1000.0),
     );
     field("wall_seconds", format!("{wall:.3}"));
+    field("threads", threads.to_string());
     field("packets_generated", t.nodes.generated_packets.to_string());
     field("packets_injected", t.nodes.injected_packets.to_string());
     field("packets_delivered", t.nodes.delivered_packets.to_string());
@@ -362,7 +371,7 @@ pub fn run(
     write("efficiency.svg", &series.efficiency_svg(cycle_ns, &title))?;
     let _ = std::io::stdout().flush();
     println!(
-        "{}: {} cycles ({:.3} ms) in {wall:.2} s ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted; invariants {}; outputs in {}",
+        "{}: {} cycles ({:.3} ms) in {wall:.2} s on {threads} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted; invariants {}; outputs in {}",
         s.name,
         fabric.now(),
         fabric.now() as f64 * cycle_ns / 1e6,
@@ -389,12 +398,53 @@ mod tests {
         }
     }
 
+    /// Every output of two runs, byte for byte, except the summary's wall time and thread count.
+    fn assert_same_outputs(a: &Path, b: &Path) {
+        let strip = |d: &Path| -> String {
+            std::fs::read_to_string(d.join("summary.json"))
+                .unwrap()
+                .lines()
+                .filter(|l| !l.contains("\"wall_seconds\"") && !l.contains("\"threads\""))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(strip(a), strip(b), "summary.json of {a:?} and {b:?}");
+        for f in ["efficiency.csv", "latency.csv", "efficiency.svg"] {
+            assert!(
+                std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(),
+                "{f} of {a:?} and {b:?} differ"
+            );
+        }
+    }
+
+    #[test]
+    fn outputs_do_not_depend_on_the_thread_count() {
+        let base = std::env::temp_dir().join(format!("arnsim-threads-{}", std::process::id()));
+        // Incast with ARNs (default), adaptation (figure4), and a paper fabric under uniform load.
+        for (name, set) in [
+            ("default", vec!["sim_time=60us".to_string()]),
+            ("figure4", vec![]),
+            ("paper/config1_rnd", vec!["sim_time=6us".to_string()]),
+        ] {
+            let dir = |t: usize| base.join(format!("{}-{t}", name.replace('/', "_")));
+            for t in [1, 2, 3] {
+                run(name, Some(dir(t)), &set, None, t).unwrap();
+            }
+            let summary = std::fs::read_to_string(dir(1).join("summary.json")).unwrap();
+            assert!(summary.contains("\"invariants\": \"ok\""), "{summary}");
+            assert!(summary.contains("\"threads\": 1"), "{summary}");
+            assert_same_outputs(&dir(1), &dir(2));
+            assert_same_outputs(&dir(1), &dir(3));
+        }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
     #[test]
     fn run_writes_every_output_and_is_deterministic() {
         let base = std::env::temp_dir().join(format!("arnsim-run-{}", std::process::id()));
         let set = vec!["sim_time=30us".to_string()];
-        run("default", Some(base.join("a")), &set, None).unwrap();
-        run("default", Some(base.join("b")), &set, None).unwrap();
+        run("default", Some(base.join("a")), &set, None, 1).unwrap();
+        run("default", Some(base.join("b")), &set, None, 1).unwrap();
         for f in [
             "summary.json",
             "efficiency.csv",
@@ -428,13 +478,18 @@ mod tests {
                 trigger_before: Some("2us".into()),
             })
         };
-        run("default", Some(base.join("r")), &set, waves("a.vcd")).unwrap();
-        run("default", Some(base.join("r")), &set, waves("b.vcd")).unwrap();
+        run("default", Some(base.join("r")), &set, waves("a.vcd"), 1).unwrap();
+        run("default", Some(base.join("r")), &set, waves("b.vcd"), 1).unwrap();
+        run("default", Some(base.join("r")), &set, waves("c.vcd"), 2).unwrap();
         let a = std::fs::read(base.join("a.vcd")).unwrap();
         assert_eq!(
             a,
             std::fs::read(base.join("b.vcd")).unwrap(),
             "same run, same VCD bytes"
+        );
+        assert!(
+            a == std::fs::read(base.join("c.vcd")).unwrap(),
+            "one thread and two threads, same VCD bytes"
         );
         let text = String::from_utf8(a).unwrap();
         assert!(text.contains("$scope module s2_3 $end") && text.contains("$scope module n5 $end"));
@@ -465,7 +520,7 @@ mod tests {
     #[test]
     fn figure4_scenario_adapts_the_flow_through_c() {
         let dir = std::env::temp_dir().join(format!("arnsim-fig4-{}", std::process::id()));
-        run("figure4", Some(dir.clone()), &[], None).unwrap();
+        run("figure4", Some(dir.clone()), &[], None, 2).unwrap();
         let summary = std::fs::read_to_string(dir.join("summary.json")).unwrap();
         let field = |k: &str| -> u64 {
             let at = summary

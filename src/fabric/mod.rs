@@ -2,7 +2,10 @@
 //!
 //! Every link direction (`crate::wire::link::Channel`) has at least one cycle of latency, so in
 //! cycle `t` a switch only sees what its neighbours registered in `t - latency` or earlier: the order in
-//! which switches and nodes are stepped within a cycle does not change any result.
+//! which switches and nodes are stepped within a cycle does not change any result. Each unit puts
+//! what it sends into its outbox, written into the channels once all have stepped; so the units
+//! of a cycle can step on several threads ([`Fabric::set_threads`], [`parallel`]) with the same
+//! results.
 //!
 //! Invariants (checked after every cycle in debug builds, and by [`Fabric::check`] at any time):
 //! - `flit_conservation`: flits injected = flits delivered + flits in buffers + flits on links;
@@ -15,13 +18,18 @@
 //!   and VCs.
 
 pub mod node;
+pub mod parallel;
 pub mod subnet_manager;
 pub mod topology;
 
-use crate::switch::{Observer, Switch, SwitchParams, SwitchStats, SwitchWiring};
-use crate::wire::link::Channel;
+use crate::switch::{Observer, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring};
+use crate::wire::Packet;
+use crate::wire::link::{Channel, SharedChannels};
 use node::{EndNode, Flow, NodeStats};
+use parallel::{MAX_THREADS, Pool};
 use std::fmt;
+use std::ops::Range;
+use std::sync::Mutex;
 use topology::{Endpoint, Topology};
 
 /// Parameters of a fabric beyond the switches'.
@@ -84,6 +92,31 @@ enum Far {
     Node(u32),
 }
 
+/// What the switches and nodes of one part produced in a cycle, besides their outboxes.
+#[derive(Default)]
+struct PartLog {
+    events: Vec<(u64, u32, SwitchEvent)>,
+    delivered: Vec<(u32, Packet)>,
+    fault: Option<Violation>,
+}
+
+impl PartLog {
+    fn with_room(nodes: usize) -> Self {
+        PartLog {
+            events: Vec::with_capacity(1024),
+            delivered: Vec::with_capacity(nodes),
+            fault: None,
+        }
+    }
+}
+
+/// One part's switches and nodes, lent to a thread for one cycle.
+struct PartRef<'a> {
+    switches: &'a mut [Switch],
+    nodes: &'a mut [EndNode],
+    log: &'a mut PartLog,
+}
+
 /// A whole fabric.
 pub struct Fabric {
     now: u64,
@@ -96,6 +129,10 @@ pub struct Fabric {
     last_progress: u64,
     flits_moved: u64,
     order: Option<Vec<u32>>,
+    /// Contiguous ranges of switches and of nodes, one pair per thread.
+    parts: Vec<(Range<usize>, Range<usize>)>,
+    logs: Vec<PartLog>,
+    pool: Pool,
 }
 
 impl Fabric {
@@ -194,7 +231,7 @@ impl Fabric {
             .then(|| vec![u32::MAX; (topo.nodes as usize).pow(2)]);
         let mut params = params;
         params.switch = sp;
-        Ok(Fabric {
+        let mut fabric = Fabric {
             now: 0,
             params,
             channels,
@@ -204,7 +241,45 @@ impl Fabric {
             last_progress: 0,
             flits_moved: 0,
             order,
-        })
+            parts: Vec::new(),
+            logs: Vec::new(),
+            pool: Pool::new(1),
+        };
+        fabric.set_threads(1);
+        Ok(fabric)
+    }
+
+    /// Steps the fabric on `threads` threads from now on (1 to [`MAX_THREADS`]; more threads
+    /// than switches are not used). Every output is the same for any number of threads.
+    pub fn set_threads(&mut self, threads: usize) {
+        let threads = threads
+            .clamp(1, MAX_THREADS)
+            .min(self.switches.len().max(1));
+        // Switches split by ports (their work), nodes split evenly.
+        let total: usize = self.switches.iter().map(|s| s.ports()).sum();
+        let mut parts = Vec::with_capacity(threads);
+        let (mut s0, mut acc) = (0, 0);
+        let nn = self.nodes.len();
+        for k in 0..threads {
+            let mut s1 = s0;
+            let goal = total * (k + 1) / threads;
+            while s1 < self.switches.len() && (acc < goal || k + 1 == threads) {
+                acc += self.switches[s1].ports();
+                s1 += 1;
+            }
+            parts.push((s0..s1, nn * k / threads..nn * (k + 1) / threads));
+            s0 = s1;
+        }
+        self.logs = (0..threads).map(|_| PartLog::with_room(nn)).collect();
+        self.parts = parts;
+        if self.pool.threads() != threads {
+            self.pool = Pool::new(threads);
+        }
+    }
+
+    /// Threads stepping the fabric.
+    pub fn threads(&self) -> usize {
+        self.parts.len()
     }
 
     /// The current cycle (the next one to be stepped).
@@ -240,38 +315,45 @@ impl Fabric {
     }
 
     /// Steps one cycle, reporting switch events to `obs`.
+    ///
+    /// Every switch and node first steps reading the channels only (in parallel when the fabric
+    /// has several threads); then, in switch and node order, their sends are written into the
+    /// channels, their events reported and the delivered packets checked.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
         let now = self.now;
-        for s in &mut self.switches {
-            s.step(now, &mut self.channels, obs)
-                .map_err(|f| Violation {
-                    cycle: now,
-                    invariant: "switch",
-                    place: format!("switch {} port {}", s.id(), f.port),
-                    detail: f.what,
-                })?;
-        }
-        for n in 0..self.nodes.len() {
-            if let Some(pkt) = self.nodes[n].step(now, &mut self.channels)
-                && let Some(order) = self.order.as_mut()
-            {
-                let nodes = self.nodes.len();
-                let flow = pkt.src as usize * nodes + n;
-                let seq = pkt.id / nodes as u32;
-                let last = order[flow];
-                if last != u32::MAX && seq <= last {
-                    return Err(Violation {
-                        cycle: now,
-                        invariant: "in_order",
-                        place: format!("node {n}"),
-                        detail: format!(
-                            "packet {} of flow {}->{n} arrived after a later one (seq {seq} after {last})",
-                            pkt.id, pkt.src
-                        ),
-                    });
-                }
-                order[flow] = seq;
+        self.step_parts(now);
+        for log in &mut self.logs {
+            for &(cycle, sw, ev) in &log.events {
+                obs.event(cycle, sw, ev);
             }
+            log.events.clear();
+        }
+        if let Some(v) = self.logs.iter_mut().find_map(|l| l.fault.take()) {
+            return Err(v);
+        }
+        self.write_outboxes(now);
+        let nodes = self.nodes.len();
+        for log in &mut self.logs {
+            if let Some(order) = self.order.as_mut() {
+                for &(n, pkt) in &log.delivered {
+                    let flow = pkt.src as usize * nodes + n as usize;
+                    let seq = pkt.id / nodes as u32;
+                    let last = order[flow];
+                    if last != u32::MAX && seq <= last {
+                        return Err(Violation {
+                            cycle: now,
+                            invariant: "in_order",
+                            place: format!("node {n}"),
+                            detail: format!(
+                                "packet {} of flow {}->{n} arrived after a later one (seq {seq} after {last})",
+                                pkt.id, pkt.src
+                            ),
+                        });
+                    }
+                    order[flow] = seq;
+                }
+            }
+            log.delivered.clear();
         }
         // Flits sent so far; `flits_moved` holds the count after the previous cycle.
         let moved = self.flits_moved_now();
@@ -286,6 +368,95 @@ impl Fabric {
         }
         self.now += 1;
         Ok(())
+    }
+
+    /// The second half of a cycle: every outbox is written into the channels, each part's on
+    /// its thread.
+    fn write_outboxes(&mut self, now: u64) {
+        if self.parts.len() == 1 {
+            // Written as each unit stepped (`step_parts`).
+            return;
+        }
+        let (switches, nodes, parts) = (&self.switches[..], &self.nodes[..], &self.parts[..]);
+        let channels = SharedChannels::new(&mut self.channels);
+        self.pool.broadcast(&|k| {
+            let (srange, nrange) = &parts[k];
+            // SAFETY: every channel direction has exactly one sender and one receiver (`build`
+            // cables each port and node once); a switch or node queues flits only on the channels
+            // it sends on and returns only on those it receives from, and each belongs to one
+            // part. So no ring is written by two threads, and no one reads the channels until
+            // `broadcast` returns, while `self.channels` stays mutably borrowed.
+            unsafe {
+                for s in &switches[srange.clone()] {
+                    s.outbox().write_shared(now, channels);
+                }
+                for n in &nodes[nrange.clone()] {
+                    n.outbox().write_shared(now, channels);
+                }
+            }
+        });
+    }
+
+    /// The first half of a cycle: every part's switches and nodes step on its thread.
+    fn step_parts(&mut self, now: u64) {
+        if self.parts.len() == 1 {
+            // One thread: each unit's sends are written as soon as it has stepped, while they are
+            // still in cache. This gives the same channels as writing them all afterwards, since
+            // what is sent in `now` is only read from `now + 1` on.
+            let log = &mut self.logs[0];
+            for s in &mut self.switches {
+                if let Err(f) = s.step(now, &self.channels, &mut log.events) {
+                    log.fault = Some(switch_fault(now, s, f));
+                    return;
+                }
+                s.outbox().write_into(now, &mut self.channels);
+            }
+            for n in &mut self.nodes {
+                if let Some(pkt) = n.step(now, &self.channels) {
+                    log.delivered.push((n.id(), pkt));
+                }
+                n.outbox().write_into(now, &mut self.channels);
+            }
+            return;
+        }
+        let channels = &self.channels[..];
+        let mut refs: heapless::Vec<Mutex<PartRef<'_>>, MAX_THREADS> = heapless::Vec::new();
+        let (mut sw, mut nd, mut lg) = (
+            &mut self.switches[..],
+            &mut self.nodes[..],
+            &mut self.logs[..],
+        );
+        for (srange, nrange) in &self.parts {
+            let (s, rest) = std::mem::take(&mut sw).split_at_mut(srange.len());
+            sw = rest;
+            let (n, rest) = std::mem::take(&mut nd).split_at_mut(nrange.len());
+            nd = rest;
+            let (l, rest) = std::mem::take(&mut lg).split_at_mut(1);
+            lg = rest;
+            let part = PartRef {
+                switches: s,
+                nodes: n,
+                log: &mut l[0],
+            };
+            if refs.push(Mutex::new(part)).is_err() {
+                unreachable!("at most MAX_THREADS parts");
+            }
+        }
+        self.pool.broadcast(&|k| {
+            let mut guard = refs[k].lock().unwrap_or_else(|e| e.into_inner());
+            let part = &mut *guard;
+            for s in part.switches.iter_mut() {
+                if let Err(f) = s.step(now, channels, &mut part.log.events) {
+                    part.log.fault = Some(switch_fault(now, s, f));
+                    break;
+                }
+            }
+            for n in part.nodes.iter_mut() {
+                if let Some(pkt) = n.step(now, channels) {
+                    part.log.delivered.push((n.id(), pkt));
+                }
+            }
+        });
     }
 
     fn flits_moved_now(&self) -> u64 {
@@ -418,6 +589,15 @@ impl Fabric {
                 blocked.join("; ")
             ),
         })
+    }
+}
+
+fn switch_fault(now: u64, s: &Switch, f: crate::switch::SwitchFault) -> Violation {
+    Violation {
+        cycle: now,
+        invariant: "switch",
+        place: format!("switch {} port {}", s.id(), f.port),
+        detail: f.what,
     }
 }
 

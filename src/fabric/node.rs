@@ -10,7 +10,7 @@ use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::{Block, CreditCounter};
 use crate::stimulus::SplitMix64;
 use crate::switch::SwitchParams;
-use crate::wire::link::{Backward, Channel, Flit, MAX_VCS};
+use crate::wire::link::{Backward, Channel, Flit, MAX_VCS, Outbox};
 use crate::wire::{Packet, PacketFlags};
 use heapless::Deque;
 
@@ -110,6 +110,8 @@ pub struct EndNode {
     stats: NodeStats,
     /// Flits received so far of the packet being received.
     rx_flits: u16,
+    /// What the node sent this cycle, written into the channels by [`EndNode::flush`].
+    outbox: Outbox<1>,
 }
 
 impl EndNode {
@@ -154,6 +156,7 @@ impl EndNode {
             freed: [0; MAX_VCS],
             stats: NodeStats::default(),
             rx_flits: 0,
+            outbox: Outbox::new(),
         }
     }
 
@@ -175,6 +178,11 @@ impl EndNode {
     /// Whether the source has packets to send or is sending.
     pub fn is_busy(&self) -> bool {
         self.tx.is_some() || !self.queue.is_empty()
+    }
+
+    /// Index of the node (its LID base).
+    pub fn id(&self) -> u32 {
+        self.id
     }
 
     /// Channel it sends on.
@@ -237,8 +245,17 @@ impl EndNode {
         }
     }
 
-    /// Steps one cycle. Returns the packet whose tail arrived this cycle, if any.
-    pub fn step(&mut self, now: u64, channels: &mut [Channel]) -> Option<Packet> {
+    /// What the node sent in the cycle it last stepped, to be written into the channels after
+    /// every switch and node of the cycle has stepped.
+    #[inline]
+    pub fn outbox(&self) -> &Outbox<1> {
+        &self.outbox
+    }
+
+    /// Steps one cycle, reading the channels; what it sends waits in its outbox until
+    /// [`EndNode::flush`]. Returns the packet whose tail arrived this cycle, if any.
+    pub fn step(&mut self, now: u64, channels: &[Channel]) -> Option<Packet> {
+        self.outbox.clear();
         // Credits and ARNs from the switch.
         let mut returned = [0u8; MAX_VCS];
         if let Some(b) = channels[self.out_ch as usize].recv_back(now) {
@@ -274,8 +291,8 @@ impl EndNode {
             self.tx = Some(Tx { pkt, sent: 0 });
         }
         if let Some(mut tx) = self.tx {
-            channels[self.out_ch as usize].send_flit(
-                now,
+            self.outbox.send_flit(
+                self.out_ch,
                 Flit {
                     pkt: tx.pkt,
                     index: tx.sent,
@@ -306,7 +323,7 @@ impl EndNode {
             arn: None,
         };
         if !b.is_empty() {
-            channels[self.in_ch as usize].send_back(now, b);
+            self.outbox.send_back(self.in_ch, b);
         }
         self.freed = [0; MAX_VCS];
         delivered

@@ -34,7 +34,7 @@ use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{ArnTable, Block, CongestionDetector, CreditCounter, LftBanks, RrArbiter};
 use crate::stimulus::SplitMix64;
-use crate::wire::link::{Backward, Channel, Flit, MAX_VCS};
+use crate::wire::link::{Backward, Channel, Flit, MAX_VCS, Outbox};
 use crate::wire::{ArnInfo, PacketFlags};
 use heapless::Deque;
 use voq_buffer::VoqBuffer;
@@ -243,6 +243,8 @@ pub struct Switch {
     det_in: Box<CongestionDetectorIn>,
     rng: SplitMix64,
     stats: SwitchStats,
+    /// Flits, credits and ARNs sent this cycle, written into the channels by [`Switch::flush`].
+    outbox: Outbox<MAX_PORTS>,
 }
 
 impl Switch {
@@ -284,6 +286,7 @@ impl Switch {
             det_in: Box::new(CongestionDetectorIn::default()),
             rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             stats: SwitchStats::default(),
+            outbox: Outbox::new(),
             ports,
             vcs,
             lft,
@@ -390,22 +393,31 @@ impl Switch {
         dlid >> self.params.lmc << self.params.lmc
     }
 
-    /// Steps one cycle. `channels` are the fabric's link directions.
+    /// Steps one cycle. `channels` are the fabric's link directions, read only: what the switch
+    /// sends waits in its outbox until [`Switch::flush`].
     pub fn step<O: Observer>(
         &mut self,
         now: u64,
-        channels: &mut [Channel],
+        channels: &[Channel],
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
+        self.outbox.clear();
         if self.params.routing.uses_arn() {
             self.detect(now, obs);
         }
         self.receive_back(now, channels, obs);
         self.route(now, obs);
         self.receive_flits(now, channels)?;
-        self.transmit(now, channels)?;
-        self.finish_cycle(now, channels, obs);
+        self.transmit(now)?;
+        self.finish_cycle(now, obs);
         Ok(())
+    }
+
+    /// What the switch sent in the cycle it last stepped, to be written into the channels after
+    /// every switch and node of the cycle has stepped.
+    #[inline]
+    pub fn outbox(&self) -> &Outbox<MAX_PORTS> {
+        &self.outbox
     }
 
     /// The detector inputs of output `o`: every input's VOQ occupancy for `o`, and the head
@@ -790,7 +802,7 @@ impl Switch {
     }
 
     /// Phase 5: transmission and arbitration at every output.
-    fn transmit(&mut self, now: u64, channels: &mut [Channel]) -> Result<(), SwitchFault> {
+    fn transmit(&mut self, now: u64) -> Result<(), SwitchFault> {
         for o in 0..self.ports {
             let mut sending_vc: Option<u8> = None;
             let mut finishing = self.outputs[o].tx.is_none();
@@ -810,8 +822,8 @@ impl Switch {
                 self.inputs[tx.input as usize].freed[vc] += 1;
                 self.note_voq(tx.input as usize, o);
                 pkt.vc = tx.next_vc;
-                channels[self.wiring.out_ch[o] as usize].send_flit(
-                    now,
+                self.outbox.send_flit(
+                    self.wiring.out_ch[o],
                     Flit {
                         pkt,
                         index: tx.sent,
@@ -906,7 +918,7 @@ impl Switch {
     }
 
     /// Phase 6: credits and ARNs back upstream.
-    fn finish_cycle<O: Observer>(&mut self, now: u64, channels: &mut [Channel], obs: &mut O) {
+    fn finish_cycle<O: Observer>(&mut self, now: u64, obs: &mut O) {
         for i in 0..self.ports {
             let inp = &mut self.inputs[i];
             let arn = inp.arn_out.pop_front();
@@ -927,7 +939,7 @@ impl Switch {
                 );
             }
             if !b.is_empty() {
-                channels[self.wiring.in_ch[i] as usize].send_back(now, b);
+                self.outbox.send_back(self.wiring.in_ch[i], b);
             }
             inp.freed = [0; MAX_VCS];
         }

@@ -35,7 +35,18 @@ pub(crate) fn put_value<W: Write>(
     if width == 1 {
         return w.change_scalar(id, bit(0));
     }
-    w.change_vector(id, (0..width).rev().map(bit))
+    // The same text as `change_vector` writes ("b<bits> <id>"), built in one buffer rather than
+    // formatted bit by bit.
+    let width = width.min(128) as usize;
+    let mut text = [0u8; 130];
+    text[0] = b'b';
+    for (k, c) in text[1..=width].iter_mut().enumerate() {
+        *c = b'0' + ((value >> (width - 1 - k)) & 1) as u8;
+    }
+    text[width + 1] = b' ';
+    let out = w.writer();
+    out.write_all(&text[..width + 2])?;
+    writeln!(out, "{id}")
 }
 
 /// Which cycles a dump covers (both ends inclusive).

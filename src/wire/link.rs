@@ -7,6 +7,7 @@
 //! writer and the reader can be stepped in either order within a cycle.
 
 use super::{ArnInfo, Packet};
+use heapless::Vec as FixedVec;
 
 /// Largest number of VCs per port.
 pub const MAX_VCS: usize = 16;
@@ -48,7 +49,10 @@ impl Backward {
     }
 }
 
+/// One register of a delay line, on its own cache line: the sender of a cycle writes one slot
+/// while the receiver reads another, possibly on another thread.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Slot<T> {
     arrival: u64,
     value: T,
@@ -58,6 +62,8 @@ struct Slot<T> {
 #[derive(Clone, Debug)]
 pub struct Channel {
     latency: u64,
+    /// Ring length minus one: the rings hold a power of two of slots, at least `latency + 1`.
+    mask: u64,
     fwd: Vec<Slot<Option<Flit>>>,
     bwd: Vec<Slot<Backward>>,
 }
@@ -66,9 +72,10 @@ impl Channel {
     /// A channel of `latency` cycles (at least 1).
     pub fn new(latency: u32) -> Self {
         let latency = latency.max(1) as u64;
-        let n = latency as usize + 1;
+        let n = (latency as usize + 1).next_power_of_two();
         Channel {
             latency,
+            mask: n as u64 - 1,
             fwd: vec![
                 Slot {
                     arrival: u64::MAX,
@@ -91,8 +98,9 @@ impl Channel {
         self.latency
     }
 
+    #[inline]
     fn slot(&self, cycle: u64) -> usize {
-        (cycle % (self.latency + 1)) as usize
+        (cycle & self.mask) as usize
     }
 
     /// Sends a flit in cycle `now`; it arrives in `now + latency`.
@@ -108,6 +116,47 @@ impl Channel {
             arrival: at,
             value: Some(flit),
         };
+    }
+
+    /// [`Channel::send_flit`] through a pointer, touching only the forward ring.
+    ///
+    /// # Safety
+    /// `ch` is valid, and no other thread accesses its forward ring during the call.
+    #[inline]
+    unsafe fn send_flit_raw(ch: *mut Channel, now: u64, flit: Flit) {
+        // SAFETY: `latency` and `mask` are only read, by anyone, once the channel is built; the
+        // forward ring is ours alone by the contract. No reference to the whole channel is made.
+        unsafe {
+            let at = now + (*ch).latency;
+            let s = (at & (*ch).mask) as usize;
+            let fwd = &mut *std::ptr::addr_of_mut!((*ch).fwd);
+            debug_assert!(
+                fwd[s].arrival == u64::MAX || fwd[s].arrival < now,
+                "two flits in one cycle"
+            );
+            fwd[s] = Slot {
+                arrival: at,
+                value: Some(flit),
+            };
+        }
+    }
+
+    /// [`Channel::send_back`] through a pointer, touching only the reverse ring.
+    ///
+    /// # Safety
+    /// `ch` is valid, and no other thread accesses its reverse ring during the call.
+    #[inline]
+    unsafe fn send_back_raw(ch: *mut Channel, now: u64, b: Backward) {
+        // SAFETY: as in `send_flit_raw`, for the reverse ring.
+        unsafe {
+            let at = now + (*ch).latency;
+            let s = (at & (*ch).mask) as usize;
+            let bwd = &mut *std::ptr::addr_of_mut!((*ch).bwd);
+            bwd[s] = Slot {
+                arrival: at,
+                value: b,
+            };
+        }
     }
 
     /// The flit arriving in cycle `now`, if any.
@@ -150,6 +199,118 @@ impl Channel {
             .filter(|s| s.arrival != u64::MAX && s.arrival >= now)
             .map(|s| s.value.credits[vc] as u64)
             .sum()
+    }
+}
+
+/// What one switch or node sends in one cycle, held until the cycle's sends are written into the
+/// channels (the registers at the link's near end).
+///
+/// Within a cycle every unit only reads channels and fills its own outbox; the outboxes are
+/// written into the channels once every unit has stepped. As a flit sent in cycle `t` arrives in
+/// `t + latency` (latency at least 1), this is exactly equivalent to writing at once, and it lets
+/// the units of one cycle step, and their outboxes be written, in any order or in parallel.
+#[derive(Clone, Debug, Default)]
+pub struct Outbox<const N: usize> {
+    flits: FixedVec<(u32, Flit), N>,
+    backs: FixedVec<(u32, Backward), N>,
+}
+
+impl<const N: usize> Outbox<N> {
+    /// An empty outbox.
+    pub fn new() -> Self {
+        Outbox {
+            flits: FixedVec::new(),
+            backs: FixedVec::new(),
+        }
+    }
+
+    /// Queues a flit for channel `ch`.
+    #[inline]
+    pub fn send_flit(&mut self, ch: u32, flit: Flit) {
+        let pushed = self.flits.push((ch, flit)).is_ok();
+        debug_assert!(pushed, "more than {N} flits sent in one cycle");
+    }
+
+    /// Queues credits and/or an ARN for the reverse direction of channel `ch`.
+    #[inline]
+    pub fn send_back(&mut self, ch: u32, b: Backward) {
+        let pushed = self.backs.push((ch, b)).is_ok();
+        debug_assert!(pushed, "more than {N} returns sent in one cycle");
+    }
+
+    /// Flits queued and not yet flushed.
+    pub fn pending_flits(&self) -> usize {
+        self.flits.len()
+    }
+
+    /// Empties the outbox (at the start of a cycle).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.flits.clear();
+        self.backs.clear();
+    }
+
+    /// Writes what was queued in cycle `now` into `channels`.
+    #[inline]
+    pub fn write_into(&self, now: u64, channels: &mut [Channel]) {
+        for (ch, f) in &self.flits {
+            channels[*ch as usize].send_flit(now, *f);
+        }
+        for (ch, b) in &self.backs {
+            channels[*ch as usize].send_back(now, *b);
+        }
+    }
+
+    /// Writes what was queued in cycle `now` into the channels, from several threads at once.
+    ///
+    /// # Safety
+    /// `channels` is valid for the whole slice, and during the call no other thread accesses
+    /// the forward ring of a channel this outbox sends flits on, nor the reverse ring of a channel
+    /// it sends returns on. (In a fabric every channel direction has one sender and one receiver,
+    /// and each writes only its own ring.)
+    #[inline]
+    pub unsafe fn write_shared(&self, now: u64, channels: SharedChannels) {
+        for (ch, f) in &self.flits {
+            let c = channels.get(*ch);
+            // SAFETY: by the caller's contract nobody else touches this forward ring now.
+            unsafe { Channel::send_flit_raw(c, now, *f) };
+        }
+        for (ch, b) in &self.backs {
+            let c = channels.get(*ch);
+            // SAFETY: by the caller's contract nobody else touches this reverse ring now.
+            unsafe { Channel::send_back_raw(c, now, *b) };
+        }
+    }
+}
+
+/// The fabric's channels, lent to several threads that each write only their own rings
+/// (see [`Outbox::write_shared`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SharedChannels {
+    base: *mut Channel,
+    len: usize,
+}
+
+// SAFETY: only used through `Outbox::write_shared`, whose contract rules out two threads touching
+// one ring.
+unsafe impl Send for SharedChannels {}
+// SAFETY: as above.
+unsafe impl Sync for SharedChannels {}
+
+impl SharedChannels {
+    /// Lends `channels` for as long as the borrow lasts.
+    pub fn new(channels: &mut [Channel]) -> Self {
+        SharedChannels {
+            base: channels.as_mut_ptr(),
+            len: channels.len(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, ch: u32) -> *mut Channel {
+        assert!((ch as usize) < self.len, "channel {ch} out of range");
+        // SAFETY: in bounds, checked above.
+        unsafe { self.base.add(ch as usize) }
     }
 }
 
