@@ -24,7 +24,7 @@ pub mod topology;
 
 use crate::switch::{Observer, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring};
 use crate::wire::Packet;
-use crate::wire::link::{Channel, SharedChannels};
+use crate::wire::link::{Arrivals, Channel, SharedChannels};
 use node::{EndNode, Flow, NodeStats};
 use parallel::{MAX_THREADS, Pool};
 use std::fmt;
@@ -122,6 +122,8 @@ pub struct Fabric {
     now: u64,
     params: FabricParams,
     channels: Vec<Channel>,
+    /// Which delay lines hold something for each unit (switches, then nodes) in each cycle.
+    arrivals: Arrivals,
     /// Per channel: sender and receiver.
     ends: Vec<(Far, Far)>,
     switches: Vec<Switch>,
@@ -214,7 +216,7 @@ impl Fabric {
                 if o == u32::MAX {
                     return Err(format!("node {n} is not cabled"));
                 }
-                Ok(EndNode::new(
+                let mut node = EndNode::new(
                     n,
                     topo.nodes,
                     o,
@@ -223,9 +225,20 @@ impl Fabric {
                     params.mtu_flits,
                     &flows[n as usize],
                     params.seed,
-                ))
+                );
+                node.set_unit(ns as u32 + n);
+                Ok(node)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        // Units: switches 0..ns, then nodes; each channel names who receives in each direction.
+        let unit = |e: Far| match e {
+            Far::Switch { sw, port } => (sw, port as u8),
+            Far::Node(n) => (ns as u32 + n, 0),
+        };
+        for (c, &(from, to)) in ends.iter().enumerate() {
+            channels[c].set_ends(unit(to), unit(from));
+        }
+        let arrivals = Arrivals::new(ns + topo.nodes as usize, params.link_latency);
         let order = params
             .check_order
             .then(|| vec![u32::MAX; (topo.nodes as usize).pow(2)]);
@@ -235,6 +248,7 @@ impl Fabric {
             now: 0,
             params,
             channels,
+            arrivals,
             ends,
             switches,
             nodes,
@@ -379,6 +393,7 @@ impl Fabric {
         }
         let (switches, nodes, parts) = (&self.switches[..], &self.nodes[..], &self.parts[..]);
         let channels = SharedChannels::new(&mut self.channels);
+        let arrivals = &self.arrivals;
         self.pool.broadcast(&|k| {
             let (srange, nrange) = &parts[k];
             // SAFETY: every channel direction has exactly one sender and one receiver (`build`
@@ -388,10 +403,10 @@ impl Fabric {
             // `broadcast` returns, while `self.channels` stays mutably borrowed.
             unsafe {
                 for s in &switches[srange.clone()] {
-                    s.outbox().write_shared(now, channels);
+                    s.outbox().write_shared(now, channels, arrivals);
                 }
                 for n in &nodes[nrange.clone()] {
-                    n.outbox().write_shared(now, channels);
+                    n.outbox().write_shared(now, channels, arrivals);
                 }
             }
         });
@@ -405,21 +420,24 @@ impl Fabric {
             // what is sent in `now` is only read from `now + 1` on.
             let log = &mut self.logs[0];
             for s in &mut self.switches {
-                if let Err(f) = s.step(now, &self.channels, &mut log.events) {
+                if let Err(f) = s.step(now, &self.channels, &self.arrivals, &mut log.events) {
                     log.fault = Some(switch_fault(now, s, f));
                     return;
                 }
-                s.outbox().write_into(now, &mut self.channels);
+                s.outbox()
+                    .write_into(now, &mut self.channels, &self.arrivals);
             }
             for n in &mut self.nodes {
-                if let Some(pkt) = n.step(now, &self.channels) {
+                if let Some(pkt) = n.step(now, &self.channels, &self.arrivals) {
                     log.delivered.push((n.id(), pkt));
                 }
-                n.outbox().write_into(now, &mut self.channels);
+                n.outbox()
+                    .write_into(now, &mut self.channels, &self.arrivals);
             }
             return;
         }
         let channels = &self.channels[..];
+        let arrivals = &self.arrivals;
         let mut refs: heapless::Vec<Mutex<PartRef<'_>>, MAX_THREADS> = heapless::Vec::new();
         let (mut sw, mut nd, mut lg) = (
             &mut self.switches[..],
@@ -446,13 +464,13 @@ impl Fabric {
             let mut guard = refs[k].lock().unwrap_or_else(|e| e.into_inner());
             let part = &mut *guard;
             for s in part.switches.iter_mut() {
-                if let Err(f) = s.step(now, channels, &mut part.log.events) {
+                if let Err(f) = s.step(now, channels, arrivals, &mut part.log.events) {
                     part.log.fault = Some(switch_fault(now, s, f));
                     break;
                 }
             }
             for n in part.nodes.iter_mut() {
-                if let Some(pkt) = n.step(now, channels) {
+                if let Some(pkt) = n.step(now, channels, arrivals) {
                     part.log.delivered.push((n.id(), pkt));
                 }
             }

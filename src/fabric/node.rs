@@ -10,7 +10,7 @@ use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::{Block, CreditCounter};
 use crate::stimulus::SplitMix64;
 use crate::switch::SwitchParams;
-use crate::wire::link::{Backward, Channel, Flit, MAX_VCS, Outbox};
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
 use crate::wire::{Packet, PacketFlags};
 use heapless::Deque;
 
@@ -110,8 +110,10 @@ pub struct EndNode {
     stats: NodeStats,
     /// Flits received so far of the packet being received.
     rx_flits: u16,
-    /// What the node sent this cycle, written into the channels by [`EndNode::flush`].
+    /// What the node sent this cycle, written into the channels after the cycle.
     outbox: Outbox<1>,
+    /// Index of the node among the fabric's units (switches first), for [`Arrivals`].
+    unit: u32,
 }
 
 impl EndNode {
@@ -157,6 +159,7 @@ impl EndNode {
             stats: NodeStats::default(),
             rx_flits: 0,
             outbox: Outbox::new(),
+            unit: 0,
         }
     }
 
@@ -252,13 +255,20 @@ impl EndNode {
         &self.outbox
     }
 
-    /// Steps one cycle, reading the channels; what it sends waits in its outbox until
-    /// [`EndNode::flush`]. Returns the packet whose tail arrived this cycle, if any.
-    pub fn step(&mut self, now: u64, channels: &[Channel]) -> Option<Packet> {
+    /// Sets the node's index among the fabric's units (see [`Arrivals`]).
+    pub fn set_unit(&mut self, unit: u32) {
+        self.unit = unit;
+    }
+
+    /// Steps one cycle, reading the channels that `arrivals` marks for it; what it sends waits
+    /// in its outbox. Returns the packet whose tail arrived this cycle, if any.
+    pub fn step(&mut self, now: u64, channels: &[Channel], arrivals: &Arrivals) -> Option<Packet> {
         self.outbox.clear();
         // Credits and ARNs from the switch.
         let mut returned = [0u8; MAX_VCS];
-        if let Some(b) = channels[self.out_ch as usize].recv_back(now) {
+        let back = arrivals.take_bwd(self.unit, now) != 0;
+        debug_assert!(back || channels[self.out_ch as usize].recv_back(now).is_none());
+        if back && let Some(b) = channels[self.out_ch as usize].recv_back(now) {
             returned = b.credits;
             if b.arn.is_some() {
                 self.stats.arns_received += 1;
@@ -266,7 +276,9 @@ impl EndNode {
         }
         // Sink at line rate.
         let mut delivered = None;
-        if let Some(f) = channels[self.in_ch as usize].recv_flit(now) {
+        let flit = arrivals.take_fwd(self.unit, now) != 0;
+        debug_assert!(flit || channels[self.in_ch as usize].recv_flit(now).is_none());
+        if flit && let Some(f) = channels[self.in_ch as usize].recv_flit(now) {
             self.stats.delivered_flits += 1;
             self.rx_flits += 1;
             self.freed[f.pkt.vc as usize] += 1;

@@ -99,7 +99,7 @@ impl Pool {
         let mut spins = 0u32;
         while self.shared.pending.load(Ordering::Acquire) != 0 {
             spins += 1;
-            if spins < 1 << 16 {
+            if spins < 1 << 12 {
                 std::hint::spin_loop();
             } else {
                 thread::yield_now();

@@ -34,7 +34,7 @@ use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{ArnTable, Block, CongestionDetector, CreditCounter, LftBanks, RrArbiter};
 use crate::stimulus::SplitMix64;
-use crate::wire::link::{Backward, Channel, Flit, MAX_VCS, Outbox};
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
 use crate::wire::{ArnInfo, PacketFlags};
 use heapless::Deque;
 use voq_buffer::VoqBuffer;
@@ -240,6 +240,9 @@ pub struct Switch {
     /// Per output: bit i set when input i's VOQ for it holds more than HCDTh flits (kept in step
     /// with every VOQ change; the detectors' skip test reads it).
     above_hcdth: Vec<u64>,
+    /// Bit o set when the detector of output o is idle, with an empty crossed set and no root
+    /// (updated after every detector step).
+    det_quiet: u64,
     det_in: Box<CongestionDetectorIn>,
     rng: SplitMix64,
     stats: SwitchStats,
@@ -294,6 +297,11 @@ impl Switch {
             outputs,
             waiting: vec![0; ports],
             above_hcdth: vec![0; ports],
+            det_quiet: if ports == 64 {
+                u64::MAX
+            } else {
+                (1u64 << ports) - 1
+            },
             params,
             wiring,
         }
@@ -393,21 +401,24 @@ impl Switch {
         dlid >> self.params.lmc << self.params.lmc
     }
 
-    /// Steps one cycle. `channels` are the fabric's link directions, read only: what the switch
-    /// sends waits in its outbox until [`Switch::flush`].
+    /// Steps one cycle. `channels` are the fabric's link directions, read only (only those that
+    /// `arrivals` marks for this switch, unit `id`); what the switch sends waits in its outbox.
     pub fn step<O: Observer>(
         &mut self,
         now: u64,
         channels: &[Channel],
+        arrivals: &Arrivals,
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
         self.outbox.clear();
         if self.params.routing.uses_arn() {
             self.detect(now, obs);
         }
-        self.receive_back(now, channels, obs);
+        let back = arrivals.take_bwd(self.wiring.id, now);
+        self.receive_back(now, channels, back, obs);
         self.route(now, obs);
-        self.receive_flits(now, channels)?;
+        let flits = arrivals.take_fwd(self.wiring.id, now);
+        self.receive_flits(now, channels, flits)?;
         self.transmit(now)?;
         self.finish_cycle(now, obs);
         Ok(())
@@ -472,15 +483,17 @@ impl Switch {
             );
             // A detector that is idle with an empty crossed set, while no VOQ of its output is
             // above HCDTh, keeps every register and raises no output: its step is skipped
-            // (its next state provably equals its current one).
-            let r = self.outputs[o].detector.regs();
-            if r.state == crate::blocks::congestion_detector::DetectorState::Idle
-                && r.over == 0
-                && self.outputs[o].root.is_none()
-                && self.above_hcdth[o] == 0
-            {
+            // (its next state provably equals its current one). `det_quiet` holds the first
+            // three conditions per output, so the test does not touch the detector.
+            debug_assert_eq!(
+                self.det_quiet >> o & 1 == 1,
+                self.detector_quiet(o),
+                "quiet mask of detector {o}"
+            );
+            if self.det_quiet >> o & 1 == 1 && self.above_hcdth[o] == 0 {
                 #[cfg(debug_assertions)]
                 {
+                    let r = self.outputs[o].detector.regs();
                     self.fill_detector_input(o);
                     let mut check = self.outputs[o].detector.clone();
                     let out = check.step(&self.det_in);
@@ -540,7 +553,20 @@ impl Switch {
                 });
                 self.file_arn(r.info, false);
             }
+            if self.detector_quiet(o) {
+                self.det_quiet |= 1 << o;
+            } else {
+                self.det_quiet &= !(1 << o);
+            }
         }
+    }
+
+    /// Whether the detector of output `o` is idle with an empty crossed set and holds no root.
+    fn detector_quiet(&self, o: usize) -> bool {
+        let r = self.outputs[o].detector.regs();
+        r.state == crate::blocks::congestion_detector::DetectorState::Idle
+            && r.over == 0
+            && self.outputs[o].root.is_none()
     }
 
     fn file_arn(&mut self, info: ArnInfo, adapted: bool) {
@@ -550,9 +576,27 @@ impl Switch {
     }
 
     /// Phase 2: credits and ARNs coming back on the output links.
-    fn receive_back<O: Observer>(&mut self, now: u64, channels: &[Channel], obs: &mut O) {
-        for o in 0..self.ports {
+    /// `ports`: the outputs where something comes back in `now`.
+    fn receive_back<O: Observer>(
+        &mut self,
+        now: u64,
+        channels: &[Channel],
+        ports: u64,
+        obs: &mut O,
+    ) {
+        debug_assert!(
+            (0..self.ports).all(|o| ports >> o & 1 == 1
+                || channels[self.wiring.out_ch[o] as usize]
+                    .recv_back(now)
+                    .is_none()),
+            "a return arrived unmarked"
+        );
+        let mut scan = ports;
+        while scan != 0 {
+            let o = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
             let Some(b) = channels[self.wiring.out_ch[o] as usize].recv_back(now) else {
+                debug_assert!(false, "a marked return is missing");
                 continue;
             };
             let out = &mut self.outputs[o];
@@ -747,9 +791,26 @@ impl Switch {
     }
 
     /// Phase 4: flits arriving on the input links.
-    fn receive_flits(&mut self, now: u64, channels: &[Channel]) -> Result<(), SwitchFault> {
-        for i in 0..self.ports {
+    /// `ports`: the inputs where a flit arrives in `now`.
+    fn receive_flits(
+        &mut self,
+        now: u64,
+        channels: &[Channel],
+        ports: u64,
+    ) -> Result<(), SwitchFault> {
+        debug_assert!(
+            (0..self.ports).all(|i| ports >> i & 1 == 1
+                || channels[self.wiring.in_ch[i] as usize]
+                    .recv_flit(now)
+                    .is_none()),
+            "a flit arrived unmarked"
+        );
+        let mut scan = ports;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
             let Some(f) = channels[self.wiring.in_ch[i] as usize].recv_flit(now) else {
+                debug_assert!(false, "a marked flit is missing");
                 continue;
             };
             let inp = &mut self.inputs[i];

@@ -8,6 +8,13 @@
 
 use super::{ArnInfo, Packet};
 use heapless::Vec as FixedVec;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The slot of a ring of `mask + 1` slots that holds what arrives in `cycle`.
+#[inline]
+fn slot_index(mask: u64, cycle: u64) -> usize {
+    (cycle & mask) as usize
+}
 
 /// Largest number of VCs per port.
 pub const MAX_VCS: usize = 16;
@@ -49,8 +56,10 @@ impl Backward {
     }
 }
 
-/// One register of a delay line, on its own cache line: the sender of a cycle writes one slot
-/// while the receiver reads another, possibly on another thread.
+/// One register of a delay line, on its own cache line: in a cycle the receiver reads one slot
+/// and the sender writes another, possibly on different threads, so slots sharing a line would
+/// move it between cores twice per cycle (measured: two threads slower than one on a fabric with
+/// one-cycle links).
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
 struct Slot<T> {
@@ -61,6 +70,10 @@ struct Slot<T> {
 /// One direction of a link.
 #[derive(Clone, Debug)]
 pub struct Channel {
+    /// The unit (switch or node index in [`Arrivals`]) and port the flits go to.
+    fwd_to: (u32, u8),
+    /// The unit and port the credits and ARNs go back to.
+    bwd_to: (u32, u8),
     latency: u64,
     /// Ring length minus one: the rings hold a power of two of slots, at least `latency + 1`.
     mask: u64,
@@ -72,25 +85,34 @@ impl Channel {
     /// A channel of `latency` cycles (at least 1).
     pub fn new(latency: u32) -> Self {
         let latency = latency.max(1) as u64;
-        let n = (latency as usize + 1).next_power_of_two();
+        let len = (latency as usize + 1).next_power_of_two();
         Channel {
+            fwd_to: (0, 0),
+            bwd_to: (0, 0),
             latency,
-            mask: n as u64 - 1,
+            mask: len as u64 - 1,
             fwd: vec![
                 Slot {
                     arrival: u64::MAX,
                     value: None
                 };
-                n
+                len
             ],
             bwd: vec![
                 Slot {
                     arrival: u64::MAX,
                     value: Backward::default()
                 };
-                n
+                len
             ],
         }
+    }
+
+    /// Names the receiving ends for [`Arrivals`]: flits go to `fwd_to` (unit, port), credits
+    /// and ARNs back to `bwd_to`.
+    pub fn set_ends(&mut self, fwd_to: (u32, u8), bwd_to: (u32, u8)) {
+        self.fwd_to = fwd_to;
+        self.bwd_to = bwd_to;
     }
 
     /// Latency in cycles.
@@ -100,7 +122,7 @@ impl Channel {
 
     #[inline]
     fn slot(&self, cycle: u64) -> usize {
-        (cycle & self.mask) as usize
+        slot_index(self.mask, cycle)
     }
 
     /// Sends a flit in cycle `now`; it arrives in `now + latency`.
@@ -123,12 +145,12 @@ impl Channel {
     /// # Safety
     /// `ch` is valid, and no other thread accesses its forward ring during the call.
     #[inline]
-    unsafe fn send_flit_raw(ch: *mut Channel, now: u64, flit: Flit) {
+    unsafe fn send_flit_raw(ch: *mut Channel, now: u64, flit: Flit) -> ((u32, u8), u64) {
         // SAFETY: `latency` and `mask` are only read, by anyone, once the channel is built; the
         // forward ring is ours alone by the contract. No reference to the whole channel is made.
         unsafe {
             let at = now + (*ch).latency;
-            let s = (at & (*ch).mask) as usize;
+            let s = slot_index((*ch).mask, at);
             let fwd = &mut *std::ptr::addr_of_mut!((*ch).fwd);
             debug_assert!(
                 fwd[s].arrival == u64::MAX || fwd[s].arrival < now,
@@ -138,6 +160,7 @@ impl Channel {
                 arrival: at,
                 value: Some(flit),
             };
+            ((*ch).fwd_to, at)
         }
     }
 
@@ -146,16 +169,17 @@ impl Channel {
     /// # Safety
     /// `ch` is valid, and no other thread accesses its reverse ring during the call.
     #[inline]
-    unsafe fn send_back_raw(ch: *mut Channel, now: u64, b: Backward) {
+    unsafe fn send_back_raw(ch: *mut Channel, now: u64, b: Backward) -> ((u32, u8), u64) {
         // SAFETY: as in `send_flit_raw`, for the reverse ring.
         unsafe {
             let at = now + (*ch).latency;
-            let s = (at & (*ch).mask) as usize;
+            let s = slot_index((*ch).mask, at);
             let bwd = &mut *std::ptr::addr_of_mut!((*ch).bwd);
             bwd[s] = Slot {
                 arrival: at,
                 value: b,
             };
+            ((*ch).bwd_to, at)
         }
     }
 
@@ -250,14 +274,19 @@ impl<const N: usize> Outbox<N> {
         self.backs.clear();
     }
 
-    /// Writes what was queued in cycle `now` into `channels`.
+    /// Writes what was queued in cycle `now` into `channels`, and marks the arrivals (one thread
+    /// only: `channels` is borrowed mutably, so no other thread writes or marks meanwhile).
     #[inline]
-    pub fn write_into(&self, now: u64, channels: &mut [Channel]) {
+    pub fn write_into(&self, now: u64, channels: &mut [Channel], arrivals: &Arrivals) {
         for (ch, f) in &self.flits {
-            channels[*ch as usize].send_flit(now, *f);
+            let c = &mut channels[*ch as usize];
+            c.send_flit(now, *f);
+            arrivals.mark_fwd_alone(c.fwd_to, now + c.latency);
         }
         for (ch, b) in &self.backs {
-            channels[*ch as usize].send_back(now, *b);
+            let c = &mut channels[*ch as usize];
+            c.send_back(now, *b);
+            arrivals.mark_bwd_alone(c.bwd_to, now + c.latency);
         }
     }
 
@@ -269,16 +298,18 @@ impl<const N: usize> Outbox<N> {
     /// it sends returns on. (In a fabric every channel direction has one sender and one receiver,
     /// and each writes only its own ring.)
     #[inline]
-    pub unsafe fn write_shared(&self, now: u64, channels: SharedChannels) {
+    pub unsafe fn write_shared(&self, now: u64, channels: SharedChannels, arrivals: &Arrivals) {
         for (ch, f) in &self.flits {
             let c = channels.get(*ch);
             // SAFETY: by the caller's contract nobody else touches this forward ring now.
-            unsafe { Channel::send_flit_raw(c, now, *f) };
+            let (to, at) = unsafe { Channel::send_flit_raw(c, now, *f) };
+            arrivals.mark_fwd(to, at);
         }
         for (ch, b) in &self.backs {
             let c = channels.get(*ch);
             // SAFETY: by the caller's contract nobody else touches this reverse ring now.
-            unsafe { Channel::send_back_raw(c, now, *b) };
+            let (to, at) = unsafe { Channel::send_back_raw(c, now, *b) };
+            arrivals.mark_bwd(to, at);
         }
     }
 }
@@ -311,6 +342,87 @@ impl SharedChannels {
         assert!((ch as usize) < self.len, "channel {ch} out of range");
         // SAFETY: in bounds, checked above.
         unsafe { self.base.add(ch as usize) }
+    }
+}
+
+/// Which ports of each unit (switch or end node) receive something in a cycle: per unit and
+/// cycle (modulo the delay lines' length) one mask of ports with a flit arriving, one of ports
+/// with credits or an ARN coming back.
+///
+/// Marked when an outbox is written, read and cleared by the receiving unit in the arrival cycle,
+/// so a unit only reads the delay lines that hold something for it: idle links cost nothing. Units
+/// of several threads may mark one mask at once, hence the atomics (relaxed: the fabric's phases
+/// order them).
+#[derive(Debug, Default)]
+pub struct Arrivals {
+    ring: u64,
+    fwd: Vec<AtomicU64>,
+    bwd: Vec<AtomicU64>,
+}
+
+impl Arrivals {
+    /// Masks for `units` units and delay lines of `latency` cycles (rings as in [`Channel`]).
+    pub fn new(units: usize, latency: u32) -> Self {
+        let ring = (latency.max(1) as u64 + 1).next_power_of_two();
+        let n = units * ring as usize;
+        Arrivals {
+            ring,
+            fwd: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            bwd: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    #[inline]
+    fn index(&self, unit: u32, cycle: u64) -> usize {
+        unit as usize * self.ring as usize + (cycle & (self.ring - 1)) as usize
+    }
+
+    #[inline]
+    fn mark_fwd(&self, (unit, port): (u32, u8), at: u64) {
+        self.fwd[self.index(unit, at)].fetch_or(1 << port, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn mark_bwd(&self, (unit, port): (u32, u8), at: u64) {
+        self.bwd[self.index(unit, at)].fetch_or(1 << port, Ordering::Relaxed);
+    }
+
+    /// [`Arrivals::mark_fwd`] when no other thread marks at the same time (a plain
+    /// read-modify-write, no locked instruction).
+    #[inline]
+    fn mark_fwd_alone(&self, (unit, port): (u32, u8), at: u64) {
+        let m = &self.fwd[self.index(unit, at)];
+        m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
+    }
+
+    /// [`Arrivals::mark_bwd`] when no other thread marks at the same time.
+    #[inline]
+    fn mark_bwd_alone(&self, (unit, port): (u32, u8), at: u64) {
+        let m = &self.bwd[self.index(unit, at)];
+        m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
+    }
+
+    /// The ports of `unit` where a flit arrives in cycle `now`; clears the mask (called once per
+    /// unit and cycle, by the unit).
+    #[inline]
+    pub fn take_fwd(&self, unit: u32, now: u64) -> u64 {
+        let m = &self.fwd[self.index(unit, now)];
+        let bits = m.load(Ordering::Relaxed);
+        if bits != 0 {
+            m.store(0, Ordering::Relaxed);
+        }
+        bits
+    }
+
+    /// The ports of `unit` where credits or an ARN come back in cycle `now`; clears the mask.
+    #[inline]
+    pub fn take_bwd(&self, unit: u32, now: u64) -> u64 {
+        let m = &self.bwd[self.index(unit, now)];
+        let bits = m.load(Ordering::Relaxed);
+        if bits != 0 {
+            m.store(0, Ordering::Relaxed);
+        }
+        bits
     }
 }
 
