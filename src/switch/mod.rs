@@ -179,6 +179,13 @@ pub struct SwitchWiring {
     pub out_capacity: Vec<u16>,
 }
 
+/// What an output's arbitration sees (see `Switch::requests`).
+struct Requests {
+    inputs: u128,
+    vcs: [u16; MAX_PORTS],
+    unready: bool,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Rx {
     slot: u16,
@@ -243,6 +250,18 @@ pub struct Switch {
     /// Bit o set when the detector of output o is idle, with an empty crossed set and no root
     /// (updated after every detector step).
     det_quiet: u64,
+    /// Activity masks, so that idle ports cost nothing (each skip is exact; debug builds check
+    /// it). Bit o: output o sends or holds the next packet.
+    out_busy: u64,
+    /// Bit o: credits came back on output o this cycle.
+    credit_in: u64,
+    /// Bit o: `waiting[o]` is not empty.
+    waiting_any: u64,
+    /// Bit o: output o, idle, found no request it could grant, and since then no packet was
+    /// routed to it and no credit came back to it, so it would still find none.
+    arb_blocked: u64,
+    /// Bit i: input i has credits to return or an ARN to send upstream.
+    in_pending: u64,
     det_in: Box<CongestionDetectorIn>,
     rng: SplitMix64,
     stats: SwitchStats,
@@ -297,6 +316,11 @@ impl Switch {
             outputs,
             waiting: vec![0; ports],
             above_hcdth: vec![0; ports],
+            out_busy: 0,
+            credit_in: 0,
+            waiting_any: 0,
+            arb_blocked: 0,
+            in_pending: 0,
             det_quiet: if ports == 64 {
                 u64::MAX
             } else {
@@ -600,8 +624,14 @@ impl Switch {
                 continue;
             };
             let out = &mut self.outputs[o];
+            let mut any = 0;
             for v in 0..self.vcs {
                 out.returned[v] = b.credits[v];
+                any |= b.credits[v];
+            }
+            if any != 0 {
+                self.credit_in |= 1 << o;
+                self.arb_blocked &= !(1 << o);
             }
             if let Some(mut info) = b.arn {
                 info.port = o as u8;
@@ -753,6 +783,7 @@ impl Switch {
                                 };
                                 if inp.arn_out.push_back(info).is_ok() {
                                     inp.arn_ok_at[e] = now + self.params.arn_gap as u64;
+                                    self.in_pending |= 1 << i;
                                 }
                             }
                         }
@@ -784,6 +815,8 @@ impl Switch {
             buf.route(s, out, next_vc, now + 1);
             self.note_voq(i, out as usize);
             self.waiting[out as usize] |= 1 << i;
+            self.waiting_any |= 1 << out;
+            self.arb_blocked &= !(1 << out);
         }
         if arn_active {
             self.arn.commit();
@@ -862,9 +895,59 @@ impl Switch {
         Ok(())
     }
 
-    /// Phase 5: transmission and arbitration at every output.
+    /// The requests output `o` sees: per input, the VCs whose head packet is ready and fits in
+    /// the downstream credits (virtual cut-through), less the credit the output spends this cycle
+    /// on `sending_vc`. Also whether some head was routed but is not ready yet.
+    fn requests(&self, o: usize, now: u64, sending_vc: Option<u8>) -> Requests {
+        let mut r = Requests {
+            inputs: 0,
+            vcs: [0; MAX_PORTS],
+            unready: false,
+        };
+        let mut scan = self.waiting[o];
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            let buf = &self.inputs[i].buf;
+            for v in 0..self.vcs {
+                let Some((_, slot)) = buf.head(v, o) else {
+                    continue;
+                };
+                if slot.ready > now {
+                    r.unready = true;
+                    continue;
+                }
+                let c = &self.outputs[o].credits[slot.next_vc as usize];
+                let spent = (sending_vc == Some(slot.next_vc)) as u16;
+                if c.credits().saturating_sub(spent) >= slot.pkt.len {
+                    r.vcs[i] |= 1 << v;
+                }
+            }
+            if r.vcs[i] != 0 {
+                r.inputs |= 1 << i;
+            }
+        }
+        r
+    }
+
+    /// Phase 5: transmission and arbitration at every output that has something to do: it is
+    /// sending, credits came back to it, or packets wait for it and it is not blocked. The others
+    /// keep every register.
     fn transmit(&mut self, now: u64) -> Result<(), SwitchFault> {
-        for o in 0..self.ports {
+        let active = self.out_busy | self.credit_in | (self.waiting_any & !self.arb_blocked);
+        #[cfg(debug_assertions)]
+        for o in (0..self.ports).filter(|&o| active >> o & 1 == 0) {
+            let out = &self.outputs[o];
+            debug_assert!(out.tx.is_none() && out.next.is_none() && out.returned == [0; MAX_VCS]);
+            debug_assert!(
+                self.requests(o, now, None).inputs == 0,
+                "output {o} skipped with a request"
+            );
+        }
+        let mut scan_outputs = active;
+        while scan_outputs != 0 {
+            let o = scan_outputs.trailing_zeros() as usize;
+            scan_outputs &= scan_outputs - 1;
             let mut sending_vc: Option<u8> = None;
             let mut finishing = self.outputs[o].tx.is_none();
             // Send the next flit of the current packet.
@@ -881,6 +964,7 @@ impl Switch {
                     });
                 };
                 self.inputs[tx.input as usize].freed[vc] += 1;
+                self.in_pending |= 1 << tx.input;
                 self.note_voq(tx.input as usize, o);
                 pkt.vc = tx.next_vc;
                 self.outbox.send_flit(
@@ -902,40 +986,21 @@ impl Switch {
                 }
             }
             // Arbitrate for the packet that follows (its head leaves next cycle).
-            if finishing && self.outputs[o].next.is_none() && self.waiting[o] != 0 {
-                let mut in_req = 0u128;
-                let mut vc_req = [0u16; MAX_PORTS];
-                let mut scan = self.waiting[o];
-                while scan != 0 {
-                    let i = scan.trailing_zeros() as usize;
-                    scan &= scan - 1;
-                    let buf = &self.inputs[i].buf;
-                    for v in 0..self.vcs {
-                        let Some((_, slot)) = buf.head(v, o) else {
-                            continue;
-                        };
-                        if slot.ready > now {
-                            continue;
-                        }
-                        let c = &self.outputs[o].credits[slot.next_vc as usize];
-                        let spent = (sending_vc == Some(slot.next_vc)) as u16;
-                        if c.credits().saturating_sub(spent) >= slot.pkt.len {
-                            vc_req[i] |= 1 << v;
-                        }
-                    }
-                    if vc_req[i] != 0 {
-                        in_req |= 1 << i;
-                    }
-                }
-                if in_req != 0 {
+            if finishing
+                && self.outputs[o].next.is_none()
+                && self.waiting[o] != 0
+                && self.arb_blocked >> o & 1 == 0
+            {
+                let req = self.requests(o, now, sending_vc);
+                if req.inputs != 0 {
                     let out = &mut self.outputs[o];
                     let gi = out.in_arb.step(&RrArbiterIn {
-                        req: in_req,
+                        req: req.inputs,
                         ack: true,
                     });
                     let i = gi.idx as usize;
                     let gv = out.vc_arb[i].step(&RrArbiterIn {
-                        req: vc_req[i] as u128,
+                        req: req.vcs[i] as u128,
                         ack: true,
                     });
                     let v = gv.idx as usize;
@@ -943,6 +1008,9 @@ impl Switch {
                     let s = buf.pop(v, o);
                     if (0..self.vcs).all(|w| buf.head(w, o).is_none()) {
                         self.waiting[o] &= !(1 << i);
+                        if self.waiting[o] == 0 {
+                            self.waiting_any &= !(1 << o);
+                        }
                     }
                     let slot = buf.slot(s);
                     out.next = Some(Tx {
@@ -952,6 +1020,10 @@ impl Switch {
                         len: slot.pkt.len,
                         sent: 0,
                     });
+                } else if sending_vc.is_none() && !req.unready && self.credit_in >> o & 1 == 0 {
+                    // Nothing can change this until a packet is routed here or credits return
+                    // (credits that came back this cycle count from the next one).
+                    self.arb_blocked |= 1 << o;
                 }
             }
             // Credit counters of this output: one credit per flit sent, returns from the link.
@@ -974,13 +1046,24 @@ impl Switch {
             if out.tx.is_none() {
                 out.tx = out.next.take();
             }
+            if out.tx.is_some() || out.next.is_some() {
+                self.out_busy |= 1 << o;
+            } else {
+                self.out_busy &= !(1 << o);
+            }
         }
+        self.credit_in = 0;
         Ok(())
     }
 
-    /// Phase 6: credits and ARNs back upstream.
+    /// Phase 6: credits and ARNs back upstream, from the inputs that have any.
     fn finish_cycle<O: Observer>(&mut self, now: u64, obs: &mut O) {
-        for i in 0..self.ports {
+        debug_assert!((0..self.ports).all(|i| self.in_pending >> i & 1 == 1
+            || (self.inputs[i].freed == [0; MAX_VCS] && self.inputs[i].arn_out.is_empty())));
+        let mut scan = self.in_pending;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
             let inp = &mut self.inputs[i];
             let arn = inp.arn_out.pop_front();
             let mut b = Backward {
@@ -1003,6 +1086,9 @@ impl Switch {
                 self.outbox.send_back(self.wiring.in_ch[i], b);
             }
             inp.freed = [0; MAX_VCS];
+            if inp.arn_out.is_empty() {
+                self.in_pending &= !(1 << i);
+            }
         }
     }
 }
