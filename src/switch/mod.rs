@@ -262,7 +262,10 @@ pub struct Switch {
     arb_blocked: u64,
     /// Bit i: input i has credits to return or an ARN to send upstream.
     in_pending: u64,
-    det_in: Box<CongestionDetectorIn>,
+    /// Per output: the detector's inputs as last filled, and which inputs' entries are stale
+    /// (bit i: input i's VOQ for the output changed, or all bits when the output's credits did).
+    det_in: Vec<CongestionDetectorIn>,
+    det_stale: Vec<u64>,
     rng: SplitMix64,
     stats: SwitchStats,
     /// Flits, credits and ARNs sent this cycle, written into the channels by [`Switch::flush`].
@@ -305,7 +308,8 @@ impl Switch {
             arn_in: Box::default(),
             arn_cmds: Deque::new(),
             arn_seq: 0,
-            det_in: Box::new(CongestionDetectorIn::default()),
+            det_in: vec![CongestionDetectorIn::default(); ports],
+            det_stale: vec![u64::MAX; ports],
             rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             stats: SwitchStats::default(),
             outbox: Outbox::new(),
@@ -410,6 +414,7 @@ impl Switch {
     #[inline]
     fn note_voq(&mut self, i: usize, o: usize) {
         let bit = 1u64 << i;
+        self.det_stale[o] |= bit;
         if self.inputs[i].buf.voq_occupancy(o) > self.params.hcdth {
             self.above_hcdth[o] |= bit;
         } else {
@@ -458,9 +463,32 @@ impl Switch {
     /// The detector inputs of output `o`: every input's VOQ occupancy for `o`, and the head
     /// packet of each VOQ (the head of the VC holding most of its flits) with the free credits of
     /// the VC it would use downstream.
+    /// Only the stale entries are recomputed; debug builds compare with a full fill.
     fn fill_detector_input(&mut self, o: usize) {
-        let det_in = &mut *self.det_in;
-        for i in 0..self.ports {
+        let all = if self.ports == 64 {
+            u64::MAX
+        } else {
+            (1 << self.ports) - 1
+        };
+        let stale = std::mem::take(&mut self.det_stale[o]) & all;
+        self.fill_detector_entries(o, stale);
+        #[cfg(debug_assertions)]
+        {
+            let incremental = self.det_in[o];
+            self.fill_detector_entries(o, all);
+            debug_assert!(
+                incremental == self.det_in[o],
+                "detector inputs of output {o} were stale"
+            );
+        }
+    }
+
+    fn fill_detector_entries(&mut self, o: usize, inputs: u64) {
+        let det_in = &mut self.det_in[o];
+        let mut scan = inputs;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
             let buf = &self.inputs[i].buf;
             det_in.voq_occ[i] = buf.voq_occupancy(o);
             // The VOQ's head: the head packet of the VC holding most of its flits.
@@ -520,7 +548,7 @@ impl Switch {
                     let r = self.outputs[o].detector.regs();
                     self.fill_detector_input(o);
                     let mut check = self.outputs[o].detector.clone();
-                    let out = check.step(&self.det_in);
+                    let out = check.step(&self.det_in[o]);
                     debug_assert!(
                         !out.root_det && !out.root_rel && check.regs() == r,
                         "skipped detector of output {o} would have changed"
@@ -529,7 +557,7 @@ impl Switch {
                 continue;
             }
             self.fill_detector_input(o);
-            let out = self.outputs[o].detector.step(&self.det_in);
+            let out = self.outputs[o].detector.step(&self.det_in[o]);
             if out.root_det {
                 // Pseudo-code 1: congestionRootDetected.
                 let stage = self.wiring.stage;
@@ -1006,6 +1034,7 @@ impl Switch {
                     let v = gv.idx as usize;
                     let buf = &mut self.inputs[i].buf;
                     let s = buf.pop(v, o);
+                    self.det_stale[o] |= 1 << i;
                     if (0..self.vcs).all(|w| buf.head(w, o).is_none()) {
                         self.waiting[o] &= !(1 << i);
                         if self.waiting[o] == 0 {
@@ -1032,6 +1061,7 @@ impl Switch {
                 let dec = sending_vc == Some(v as u8);
                 let inc = out.returned[v];
                 if dec || inc != 0 {
+                    self.det_stale[o] = u64::MAX;
                     out.credits[v].step(&CreditCounterIn { dec, inc, need: 0 });
                     let r = out.credits[v].regs();
                     if !r.err.is_empty() {
