@@ -10,10 +10,20 @@ use super::{ArnInfo, Packet};
 use heapless::Vec as FixedVec;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The slot of a ring of `mask + 1` slots that holds what arrives in `cycle`.
+/// Unused slots at both ends of every delay line, so that no cache line holds slots of two delay
+/// lines: the two directions of a channel, and neighbouring channels, are written by different
+/// units, possibly on different threads (measured: sharing made two threads slower than one on a
+/// fabric with one-cycle links).
+const PAD: usize = 2;
+const _: () = assert!(
+    PAD * std::mem::size_of::<Slot<Option<Flit>>>() >= 64
+        && PAD * std::mem::size_of::<Slot<Backward>>() >= 64
+);
+
+/// The slot of a ring of `mask + 1` slots (after the padding) that holds what arrives in `cycle`.
 #[inline]
 fn slot_index(mask: u64, cycle: u64) -> usize {
-    (cycle & mask) as usize
+    PAD + (cycle & mask) as usize
 }
 
 /// Largest number of VCs per port.
@@ -56,12 +66,8 @@ impl Backward {
     }
 }
 
-/// One register of a delay line, on its own cache line: in a cycle the receiver reads one slot
-/// and the sender writes another, possibly on different threads, so slots sharing a line would
-/// move it between cores twice per cycle (measured: two threads slower than one on a fabric with
-/// one-cycle links).
+/// One register of a delay line.
 #[derive(Clone, Copy, Debug)]
-#[repr(align(64))]
 struct Slot<T> {
     arrival: u64,
     value: T,
@@ -85,12 +91,13 @@ impl Channel {
     /// A channel of `latency` cycles (at least 1).
     pub fn new(latency: u32) -> Self {
         let latency = latency.max(1) as u64;
-        let len = (latency as usize + 1).next_power_of_two();
+        let ring = (latency as usize + 1).next_power_of_two();
+        let len = PAD + ring + PAD;
         Channel {
             fwd_to: (0, 0),
             bwd_to: (0, 0),
             latency,
-            mask: len as u64 - 1,
+            mask: ring as u64 - 1,
             fwd: vec![
                 Slot {
                     arrival: u64::MAX,
@@ -356,49 +363,66 @@ impl SharedChannels {
 #[derive(Debug, Default)]
 pub struct Arrivals {
     ring: u64,
-    fwd: Vec<AtomicU64>,
-    bwd: Vec<AtomicU64>,
+    /// Cache lines per unit and direction.
+    lines: usize,
+    fwd: Vec<MaskLine>,
+    bwd: Vec<MaskLine>,
 }
+
+/// Eight cycles of one unit's arrival masks, on a cache line of their own (units stepped on
+/// different threads do not share lines).
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct MaskLine([AtomicU64; 8]);
 
 impl Arrivals {
     /// Masks for `units` units and delay lines of `latency` cycles (rings as in [`Channel`]).
     pub fn new(units: usize, latency: u32) -> Self {
         let ring = (latency.max(1) as u64 + 1).next_power_of_two();
-        let n = units * ring as usize;
+        let lines = (ring as usize).div_ceil(8);
+        let n = units * lines;
         Arrivals {
             ring,
-            fwd: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            bwd: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            lines,
+            fwd: (0..n).map(|_| MaskLine::default()).collect(),
+            bwd: (0..n).map(|_| MaskLine::default()).collect(),
         }
     }
 
+    /// (line, word) of `unit`'s mask for `cycle`.
     #[inline]
-    fn index(&self, unit: u32, cycle: u64) -> usize {
-        unit as usize * self.ring as usize + (cycle & (self.ring - 1)) as usize
+    fn index(&self, unit: u32, cycle: u64) -> (usize, usize) {
+        let slot = (cycle & (self.ring - 1)) as usize;
+        (unit as usize * self.lines + slot / 8, slot % 8)
+    }
+
+    #[inline]
+    fn word<'a>(masks: &'a [MaskLine], (line, word): (usize, usize)) -> &'a AtomicU64 {
+        &masks[line].0[word]
     }
 
     #[inline]
     fn mark_fwd(&self, (unit, port): (u32, u8), at: u64) {
-        self.fwd[self.index(unit, at)].fetch_or(1 << port, Ordering::Relaxed);
+        Self::word(&self.fwd, self.index(unit, at)).fetch_or(1 << port, Ordering::Relaxed);
     }
 
     #[inline]
     fn mark_bwd(&self, (unit, port): (u32, u8), at: u64) {
-        self.bwd[self.index(unit, at)].fetch_or(1 << port, Ordering::Relaxed);
+        Self::word(&self.bwd, self.index(unit, at)).fetch_or(1 << port, Ordering::Relaxed);
     }
 
     /// [`Arrivals::mark_fwd`] when no other thread marks at the same time (a plain
     /// read-modify-write, no locked instruction).
     #[inline]
     fn mark_fwd_alone(&self, (unit, port): (u32, u8), at: u64) {
-        let m = &self.fwd[self.index(unit, at)];
+        let m = &Self::word(&self.fwd, self.index(unit, at));
         m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
     }
 
     /// [`Arrivals::mark_bwd`] when no other thread marks at the same time.
     #[inline]
     fn mark_bwd_alone(&self, (unit, port): (u32, u8), at: u64) {
-        let m = &self.bwd[self.index(unit, at)];
+        let m = &Self::word(&self.bwd, self.index(unit, at));
         m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
     }
 
@@ -406,7 +430,7 @@ impl Arrivals {
     /// unit and cycle, by the unit).
     #[inline]
     pub fn take_fwd(&self, unit: u32, now: u64) -> u64 {
-        let m = &self.fwd[self.index(unit, now)];
+        let m = Self::word(&self.fwd, self.index(unit, now));
         let bits = m.load(Ordering::Relaxed);
         if bits != 0 {
             m.store(0, Ordering::Relaxed);
@@ -417,7 +441,7 @@ impl Arrivals {
     /// The ports of `unit` where credits or an ARN come back in cycle `now`; clears the mask.
     #[inline]
     pub fn take_bwd(&self, unit: u32, now: u64) -> u64 {
-        let m = &self.bwd[self.index(unit, now)];
+        let m = Self::word(&self.bwd, self.index(unit, now));
         let bits = m.load(Ordering::Relaxed);
         if bits != 0 {
             m.store(0, Ordering::Relaxed);
