@@ -397,7 +397,7 @@ impl Arrivals {
     }
 
     #[inline]
-    fn word<'a>(masks: &'a [MaskLine], (line, word): (usize, usize)) -> &'a AtomicU64 {
+    fn word(masks: &[MaskLine], (line, word): (usize, usize)) -> &AtomicU64 {
         &masks[line].0[word]
     }
 
