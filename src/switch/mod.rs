@@ -268,7 +268,8 @@ pub struct Switch {
     det_stale: Vec<u64>,
     rng: SplitMix64,
     stats: SwitchStats,
-    /// Flits, credits and ARNs sent this cycle, written into the channels by [`Switch::flush`].
+    /// Flits, credits and ARNs sent this cycle, written into the channels by the fabric once every
+    /// unit has stepped.
     outbox: Outbox<MAX_PORTS>,
 }
 

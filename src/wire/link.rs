@@ -5,6 +5,10 @@
 //! and read by the other; what is written in cycle `t` is read in cycle `t + latency` (latency at
 //! least 1). Every slot carries its arrival cycle, so a reader never sees a stale value and the
 //! writer and the reader can be stepped in either order within a cycle.
+//!
+//! Units (switches and end nodes) do not write channels while they step: what they send waits in
+//! an [`Outbox`], written once every unit of the cycle has stepped, and [`Arrivals`] tells each
+//! unit which of its delay lines hold something in a cycle, so idle links are never read.
 
 use super::{ArnInfo, Packet};
 use heapless::Vec as FixedVec;
@@ -269,11 +273,6 @@ impl<const N: usize> Outbox<N> {
         debug_assert!(pushed, "more than {N} returns sent in one cycle");
     }
 
-    /// Flits queued and not yet flushed.
-    pub fn pending_flits(&self) -> usize {
-        self.flits.len()
-    }
-
     /// Empties the outbox (at the start of a cycle).
     #[inline]
     pub fn clear(&mut self) {
@@ -479,6 +478,45 @@ mod tests {
             assert_eq!(ch.recv_back(10 + lat as u64).unwrap().credits[3], 2);
             assert_eq!(ch.flits_in_flight(11 + lat as u64).count(), 0);
             assert_eq!(ch.recv_flit(11 + lat as u64), None);
+        }
+    }
+
+    #[test]
+    fn outbox_writes_mark_the_receivers_for_the_arrival_cycle_only() {
+        for shared in [false, true] {
+            let mut chans = vec![Channel::new(3), Channel::new(3)];
+            chans[0].set_ends((1, 4), (0, 2));
+            chans[1].set_ends((1, 5), (2, 0));
+            let arrivals = Arrivals::new(3, 3);
+            let mut out: Outbox<4> = Outbox::new();
+            let f = Flit {
+                pkt: Packet {
+                    len: 1,
+                    ..Packet::default()
+                },
+                index: 0,
+            };
+            out.send_flit(0, f);
+            out.send_flit(1, f);
+            let mut b = Backward::default();
+            b.credits[0] = 1;
+            out.send_back(0, b);
+            if shared {
+                // SAFETY: one thread, nothing else touches the channels.
+                unsafe { out.write_shared(7, SharedChannels::new(&mut chans), &arrivals) };
+            } else {
+                out.write_into(7, &mut chans, &arrivals);
+            }
+            for t in 7..10 {
+                assert_eq!(arrivals.take_fwd(1, t), 0, "cycle {t}");
+                assert_eq!(arrivals.take_bwd(0, t), 0, "cycle {t}");
+            }
+            assert_eq!(arrivals.take_fwd(1, 10), 1 << 4 | 1 << 5);
+            assert_eq!(arrivals.take_bwd(0, 10), 1 << 2);
+            assert_eq!(arrivals.take_fwd(2, 10), 0, "unit 2 gets nothing");
+            assert_eq!(arrivals.take_fwd(1, 10), 0, "taking clears");
+            assert_eq!(chans[1].recv_flit(10), Some(f));
+            assert_eq!(chans[0].recv_back(10).unwrap().credits[0], 1);
         }
     }
 
