@@ -95,6 +95,8 @@ enum Far {
 /// What the switches and nodes of one part produced in a cycle, besides their outboxes.
 #[derive(Default)]
 struct PartLog {
+    /// Flits sent so far by the part's switches and nodes (summed while they are in cache).
+    moved: u64,
     events: Vec<(u64, u32, SwitchEvent)>,
     delivered: Vec<(u32, Packet)>,
     fault: Option<Violation>,
@@ -103,6 +105,7 @@ struct PartLog {
 impl PartLog {
     fn with_room(nodes: usize) -> Self {
         PartLog {
+            moved: 0,
             events: Vec::with_capacity(1024),
             delivered: Vec::with_capacity(nodes),
             fault: None,
@@ -370,7 +373,8 @@ impl Fabric {
             log.delivered.clear();
         }
         // Flits sent so far; `flits_moved` holds the count after the previous cycle.
-        let moved = self.flits_moved_now();
+        let moved: u64 = self.logs.iter().map(|l| l.moved).sum();
+        debug_assert_eq!(moved, self.flits_moved_now());
         if moved != self.flits_moved {
             self.last_progress = now;
         }
@@ -419,6 +423,7 @@ impl Fabric {
             // still in cache. This gives the same channels as writing them all afterwards, since
             // what is sent in `now` is only read from `now + 1` on.
             let log = &mut self.logs[0];
+            log.moved = 0;
             for s in &mut self.switches {
                 if let Err(f) = s.step(now, &self.channels, &self.arrivals, &mut log.events) {
                     log.fault = Some(switch_fault(now, s, f));
@@ -426,6 +431,7 @@ impl Fabric {
                 }
                 s.outbox()
                     .write_into(now, &mut self.channels, &self.arrivals);
+                log.moved += s.stats().flits_sent;
             }
             for n in &mut self.nodes {
                 if let Some(pkt) = n.step(now, &self.channels, &self.arrivals) {
@@ -433,6 +439,7 @@ impl Fabric {
                 }
                 n.outbox()
                     .write_into(now, &mut self.channels, &self.arrivals);
+                log.moved += n.stats().injected_flits;
             }
             return;
         }
@@ -463,16 +470,19 @@ impl Fabric {
         self.pool.broadcast(&|k| {
             let mut guard = refs[k].lock().unwrap_or_else(|e| e.into_inner());
             let part = &mut *guard;
+            part.log.moved = 0;
             for s in part.switches.iter_mut() {
                 if let Err(f) = s.step(now, channels, arrivals, &mut part.log.events) {
                     part.log.fault = Some(switch_fault(now, s, f));
                     break;
                 }
+                part.log.moved += s.stats().flits_sent;
             }
             for n in part.nodes.iter_mut() {
                 if let Some(pkt) = n.step(now, channels, arrivals) {
                     part.log.delivered.push((n.id(), pkt));
                 }
+                part.log.moved += n.stats().injected_flits;
             }
         });
     }
