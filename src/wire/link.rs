@@ -12,6 +12,7 @@
 
 use super::{ArnInfo, Packet};
 use heapless::Vec as FixedVec;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Unused slots at both ends of every delay line, so that no cache line holds slots of two delay
@@ -304,7 +305,7 @@ impl<const N: usize> Outbox<N> {
     /// it sends returns on. (In a fabric every channel direction has one sender and one receiver,
     /// and each writes only its own ring.)
     #[inline]
-    pub unsafe fn write_shared(&self, now: u64, channels: SharedChannels, arrivals: &Arrivals) {
+    pub unsafe fn write_shared(&self, now: u64, channels: SharedChannels<'_>, arrivals: &Arrivals) {
         for (ch, f) in &self.flits {
             let c = channels.get(*ch);
             // SAFETY: by the caller's contract nobody else touches this forward ring now.
@@ -321,25 +322,27 @@ impl<const N: usize> Outbox<N> {
 }
 
 /// The fabric's channels, lent to several threads that each write only their own rings
-/// (see [`Outbox::write_shared`]).
+/// (see [`Outbox::write_shared`]). The channels stay mutably borrowed for `'a`.
 #[derive(Clone, Copy, Debug)]
-pub struct SharedChannels {
+pub struct SharedChannels<'a> {
     base: *mut Channel,
     len: usize,
+    borrow: PhantomData<&'a Channel>,
 }
 
 // SAFETY: only used through `Outbox::write_shared`, whose contract rules out two threads touching
 // one ring.
-unsafe impl Send for SharedChannels {}
+unsafe impl Send for SharedChannels<'_> {}
 // SAFETY: as above.
-unsafe impl Sync for SharedChannels {}
+unsafe impl Sync for SharedChannels<'_> {}
 
-impl SharedChannels {
+impl<'a> SharedChannels<'a> {
     /// Lends `channels` for as long as the borrow lasts.
-    pub fn new(channels: &mut [Channel]) -> Self {
+    pub fn new(channels: &'a mut [Channel]) -> Self {
         SharedChannels {
             base: channels.as_mut_ptr(),
             len: channels.len(),
+            borrow: PhantomData,
         }
     }
 
