@@ -140,16 +140,8 @@ impl Channel {
     /// Sends a flit in cycle `now`; it arrives in `now + latency`.
     #[inline]
     pub fn send_flit(&mut self, now: u64, flit: Flit) {
-        let at = now + self.latency;
-        let s = self.slot(at);
-        debug_assert!(
-            self.fwd[s].arrival == u64::MAX || self.fwd[s].arrival < now,
-            "two flits in one cycle"
-        );
-        self.fwd[s] = Slot {
-            arrival: at,
-            value: Some(flit),
-        };
+        // SAFETY: `self` is borrowed exclusively.
+        unsafe { Self::send_flit_raw(self, now, flit) };
     }
 
     /// [`Channel::send_flit`] through a pointer, touching only the forward ring.
@@ -205,12 +197,8 @@ impl Channel {
     /// Sends credits and/or an ARN back in cycle `now`; they arrive in `now + latency`.
     #[inline]
     pub fn send_back(&mut self, now: u64, b: Backward) {
-        let at = now + self.latency;
-        let s = self.slot(at);
-        self.bwd[s] = Slot {
-            arrival: at,
-            value: b,
-        };
+        // SAFETY: `self` is borrowed exclusively.
+        unsafe { Self::send_back_raw(self, now, b) };
     }
 
     /// What arrives back in cycle `now`.
@@ -285,16 +273,8 @@ impl<const N: usize> Outbox<N> {
     /// only: `channels` is borrowed mutably, so no other thread writes or marks meanwhile).
     #[inline]
     pub fn write_into(&self, now: u64, channels: &mut [Channel], arrivals: &Arrivals) {
-        for (ch, f) in &self.flits {
-            let c = &mut channels[*ch as usize];
-            c.send_flit(now, *f);
-            arrivals.mark_fwd_alone(c.fwd_to, now + c.latency);
-        }
-        for (ch, b) in &self.backs {
-            let c = &mut channels[*ch as usize];
-            c.send_back(now, *b);
-            arrivals.mark_bwd_alone(c.bwd_to, now + c.latency);
-        }
+        // SAFETY: `channels` is borrowed exclusively, so no other thread touches any ring.
+        unsafe { self.write(now, SharedChannels::new(channels), arrivals, false) }
     }
 
     /// Writes what was queued in cycle `now` into the channels, from several threads at once.
@@ -306,17 +286,33 @@ impl<const N: usize> Outbox<N> {
     /// and each writes only its own ring.)
     #[inline]
     pub unsafe fn write_shared(&self, now: u64, channels: SharedChannels<'_>, arrivals: &Arrivals) {
+        // SAFETY: the caller's contract.
+        unsafe { self.write(now, channels, arrivals, true) }
+    }
+
+    /// Both writers: `shared` when other threads mark arrivals at the same time (atomic marks).
+    ///
+    /// # Safety
+    /// As for [`Outbox::write_shared`].
+    #[inline]
+    unsafe fn write(
+        &self,
+        now: u64,
+        channels: SharedChannels<'_>,
+        arrivals: &Arrivals,
+        shared: bool,
+    ) {
         for (ch, f) in &self.flits {
             let c = channels.get(*ch);
             // SAFETY: by the caller's contract nobody else touches this forward ring now.
             let (to, at) = unsafe { Channel::send_flit_raw(c, now, *f) };
-            arrivals.mark_fwd(to, at);
+            arrivals.mark(&arrivals.fwd, to, at, shared);
         }
         for (ch, b) in &self.backs {
             let c = channels.get(*ch);
             // SAFETY: by the caller's contract nobody else touches this reverse ring now.
             let (to, at) = unsafe { Channel::send_back_raw(c, now, *b) };
-            arrivals.mark_bwd(to, at);
+            arrivals.mark(&arrivals.bwd, to, at, shared);
         }
     }
 }
@@ -403,52 +399,40 @@ impl Arrivals {
         &masks[line].0[word]
     }
 
+    /// Marks `port` of `unit` in `masks` (forward or reverse) for cycle `at`: an atomic OR when
+    /// `shared` (other threads mark at the same time), else a plain read-modify-write.
     #[inline]
-    fn mark_fwd(&self, (unit, port): (u32, u8), at: u64) {
-        Self::word(&self.fwd, self.index(unit, at)).fetch_or(1 << port, Ordering::Relaxed);
+    fn mark(&self, masks: &[MaskLine], (unit, port): (u32, u8), at: u64, shared: bool) {
+        let m = Self::word(masks, self.index(unit, at));
+        if shared {
+            m.fetch_or(1 << port, Ordering::Relaxed);
+        } else {
+            m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
+        }
     }
 
+    /// Reads and clears `unit`'s mask in `masks` for cycle `now`.
     #[inline]
-    fn mark_bwd(&self, (unit, port): (u32, u8), at: u64) {
-        Self::word(&self.bwd, self.index(unit, at)).fetch_or(1 << port, Ordering::Relaxed);
-    }
-
-    /// [`Arrivals::mark_fwd`] when no other thread marks at the same time (a plain
-    /// read-modify-write, no locked instruction).
-    #[inline]
-    fn mark_fwd_alone(&self, (unit, port): (u32, u8), at: u64) {
-        let m = &Self::word(&self.fwd, self.index(unit, at));
-        m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
-    }
-
-    /// [`Arrivals::mark_bwd`] when no other thread marks at the same time.
-    #[inline]
-    fn mark_bwd_alone(&self, (unit, port): (u32, u8), at: u64) {
-        let m = &Self::word(&self.bwd, self.index(unit, at));
-        m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
+    fn take(&self, masks: &[MaskLine], unit: u32, now: u64) -> u64 {
+        let m = Self::word(masks, self.index(unit, now));
+        let bits = m.load(Ordering::Relaxed);
+        if bits != 0 {
+            m.store(0, Ordering::Relaxed);
+        }
+        bits
     }
 
     /// The ports of `unit` where a flit arrives in cycle `now`; clears the mask (called once per
     /// unit and cycle, by the unit).
     #[inline]
     pub fn take_fwd(&self, unit: u32, now: u64) -> u64 {
-        let m = Self::word(&self.fwd, self.index(unit, now));
-        let bits = m.load(Ordering::Relaxed);
-        if bits != 0 {
-            m.store(0, Ordering::Relaxed);
-        }
-        bits
+        self.take(&self.fwd, unit, now)
     }
 
     /// The ports of `unit` where credits or an ARN come back in cycle `now`; clears the mask.
     #[inline]
     pub fn take_bwd(&self, unit: u32, now: u64) -> u64 {
-        let m = Self::word(&self.bwd, self.index(unit, now));
-        let bits = m.load(Ordering::Relaxed);
-        if bits != 0 {
-            m.store(0, Ordering::Relaxed);
-        }
-        bits
+        self.take(&self.bwd, unit, now)
     }
 }
 
