@@ -25,6 +25,7 @@ fn six_ary_three_tree() -> Fabric {
         seed: 1,
         watchdog_cycles: 100_000,
         check_order: false,
+        node_consumes_arns: true,
     };
     let topo = Topology::kary_ntree(6, 3);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

@@ -18,6 +18,7 @@ fn loaded_switch(mode: RoutingMode) -> Fabric {
         seed: 1,
         watchdog_cycles: 1_000_000,
         check_order: false,
+        node_consumes_arns: true,
     };
     let topo = Topology::kary_ntree(12, 1);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

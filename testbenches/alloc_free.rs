@@ -50,6 +50,7 @@ fn main() {
             seed: 1,
             watchdog_cycles: 10_000,
             check_order: false,
+            node_consumes_arns: true,
         };
         let topo = Topology::kary_ntree(3, 2);
         // Uniform traffic at 0.7 plus a hot spot on node 0, so roots, ARNs and adaptation occur.

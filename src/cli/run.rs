@@ -348,7 +348,12 @@ pub fn run(
     );
     field("arns_consumed", t.switches.arns_consumed.to_string());
     field("arns_received_by_nodes", t.nodes.arns_received.to_string());
+    field("arns_consumed_by_nodes", t.nodes.arns_consumed.to_string());
     field("packets_adapted", t.switches.packets_adapted.to_string());
+    field(
+        "packets_isolated_by_nodes",
+        t.nodes.packets_adapted.to_string(),
+    );
     field(
         "packets_delivered_adapted",
         t.nodes.delivered_adapted.to_string(),
@@ -371,7 +376,7 @@ pub fn run(
     write("efficiency.svg", &series.efficiency_svg(cycle_ns, &title))?;
     let _ = std::io::stdout().flush();
     println!(
-        "{}: {} cycles ({:.3} ms) in {wall:.2} s on {threads} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted; invariants {}; outputs in {}",
+        "{}: {} cycles ({:.3} ms) in {wall:.2} s on {threads} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted, {} isolated at sources; invariants {}; outputs in {}",
         s.name,
         fabric.now(),
         fabric.now() as f64 * cycle_ns / 1e6,
@@ -381,6 +386,7 @@ pub fn run(
         t.switches.roots_detected,
         t.switches.arns_sent,
         t.switches.packets_adapted,
+        t.nodes.packets_adapted,
         if result.is_ok() { "ok" } else { "BROKEN" },
         out.display()
     );

@@ -20,6 +20,7 @@
 //! | `switch.hcdth` (default 81), `switch.lcdth` (default 63), `switch.fcth` (default 78) (percent), `switch.crt` (default 5ms) | congestion detector |
 //! | `switch.adaptive_threshold` (default 75) (percent) | Adaptive-Th trigger |
 //! | `node.buffer` (default = switch.buffer) | receive buffer of an end node |
+//! | `node.consume_arns` (default true) | end nodes consume incast ARNs and, under ARN+AFI, inject matching packets into the AFC |
 //! | `traffic.pattern` | uniform, h10, h25, h10-4, h25-4, flows |
 //! | `traffic.load` (default 1.0), `traffic.message` (default = mtu) | offered load and message size |
 //! | `traffic.hot_start` (default 3ms), `traffic.hot_duration` (default 90ms), `traffic.hot_spots` (default paper's) | hot spots |
@@ -499,6 +500,7 @@ impl Scenario {
             .max(1) as u16;
         switch.max_packets = packet_slots(vcs as usize, vc_cap as u16, min_packet);
         let watchdog = r.time("watchdog", "1ms")?.max(1);
+        let node_consumes_arns = doc.bool("node.consume_arns")?.unwrap_or(true);
         doc.reject_unknown()?;
         let params = FabricParams {
             switch,
@@ -508,6 +510,7 @@ impl Scenario {
             seed,
             watchdog_cycles: watchdog,
             check_order: routing == RoutingMode::DModK,
+            node_consumes_arns,
         };
         Ok(Scenario {
             name,

@@ -354,15 +354,22 @@ fn figure_1_root_at_stage_2_is_consumed_at_stage_1() {
     .expect("adapted at S1U");
 }
 
-/// Figure 1, flow C: incast at a leaf's port toward a node: ARNs reach the sources and nobody
-/// consumes them; no packet is adapted.
-#[test]
-fn figure_1_incast_arns_reach_the_nodes() {
+/// The incast of figure 1 (flow C): every node but 0 sends to node 0.
+fn incast(consume: bool) -> Fabric {
     let topo = Topology::kary_ntree(2, 3);
     let flows: Vec<Vec<Flow>> = (0..8)
         .map(|n| if n == 0 { vec![] } else { vec![flow(0, 8000)] })
         .collect();
-    let mut f = Fabric::build(&topo, arn_params(11), &flows).unwrap();
+    let mut p = arn_params(11);
+    p.node_consumes_arns = consume;
+    Fabric::build(&topo, p, &flows).unwrap()
+}
+
+/// Figure 1, flow C: incast at a leaf's port toward a node: ARNs reach the sources and no switch
+/// consumes them or re-routes a packet. With `node_consumes_arns` off the sources only count them.
+#[test]
+fn figure_1_incast_arns_reach_the_nodes() {
+    let mut f = incast(false);
     let mut ev: Events = Vec::new();
     f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
     let roots: Vec<_> = ev
@@ -380,4 +387,44 @@ fn figure_1_incast_arns_reach_the_nodes() {
     assert_eq!(t.switches.arns_consumed, 0);
     assert_eq!(t.switches.packets_adapted, 0);
     assert!(t.nodes.arns_received > 0, "the sources receive the ARNs");
+    assert_eq!(t.nodes.arns_consumed, 0);
+    assert_eq!(t.nodes.packets_adapted + t.nodes.delivered_adapted, 0);
+}
+
+/// Figure 1, flow C, with the sources consuming the ARNs: still no switch consumes or re-routes,
+/// but the sources inject the incast flow into the AFC, where it arrives at node 0, while the
+/// packets sent before the first ARN arrive on VC 0.
+#[test]
+fn figure_1_incast_isolated_at_the_sources() {
+    let mut f = incast(true);
+    let mut ev: Events = Vec::new();
+    f.run(5000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
+    // Mid-run, the sources hold entries, each naming node 0 on VC 0.
+    let entries: Vec<_> = f
+        .nodes()
+        .iter()
+        .flat_map(|n| n.arn_entries(f.now()).collect::<Vec<_>>())
+        .collect();
+    assert!(!entries.is_empty());
+    assert!(
+        entries.iter().all(|&(dest, vc, _)| dest == 0 && vc == 0),
+        "{entries:?}"
+    );
+    f.run(4000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
+    let t = f.totals();
+    assert_eq!(t.switches.arns_consumed, 0);
+    assert_eq!(t.switches.packets_adapted, 0);
+    assert!(
+        !ev.iter()
+            .any(|(_, _, e)| matches!(e, SwitchEvent::Adapted { .. })),
+        "no switch re-routes an incast packet"
+    );
+    assert_eq!(t.nodes.arns_consumed, t.nodes.arns_received);
+    assert!(t.nodes.arns_consumed > 0);
+    assert!(t.nodes.packets_adapted > 0, "{t:?}");
+    assert!(t.nodes.delivered_adapted > 0, "{t:?}");
+    assert!(
+        t.nodes.delivered_adapted < t.nodes.delivered_packets,
+        "the first packets travel on VC 0: {t:?}"
+    );
 }

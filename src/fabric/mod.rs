@@ -49,6 +49,9 @@ pub struct FabricParams {
     pub watchdog_cycles: u64,
     /// Check per-flow packet order (meaningful under deterministic routing only).
     pub check_order: bool,
+    /// End nodes consume the ARNs that reach them and, under ARN+AFI, inject matching packets
+    /// into the AFC (see `node`).
+    pub node_consumes_arns: bool,
 }
 
 /// A broken invariant: where and when.
@@ -228,6 +231,7 @@ impl Fabric {
                     params.mtu_flits,
                     &flows[n as usize],
                     params.seed,
+                    params.node_consumes_arns,
                 );
                 node.set_unit(ns as u32 + n);
                 Ok(node)

@@ -3,15 +3,20 @@
 //! The source generates messages per flow (a Bernoulli process per cycle at the flow's rate),
 //! segments them into MTU packets in a bounded source queue, and injects one flit per cycle under
 //! credit-based flow control with virtual cut-through. The sink takes one flit per cycle at line
-//! rate and returns its credit at once. ARNs that reach the node (incast congestion, seed 000
-//! figure 1) are counted.
+//! rate and returns its credit at once.
+//!
+//! ARNs that reach the node come from an incast root (seed 000 figure 1, flow C: "the ARNs will
+//! not be consumed until endnode S_C"). When the fabric lets nodes consume them, the HCA keeps
+//! them in a small table of (destination, VC) entries with the switches' TTL, and under ARN+AFI
+//! injects the packets that match into the AFC with the adapted bit set: there is no other route
+//! from a node, but the congesting flow is isolated from its first hop on (`docs/switch.md`).
 
 use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::{Block, CreditCounter};
 use crate::stimulus::SplitMix64;
 use crate::switch::SwitchParams;
 use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
-use crate::wire::{Packet, PacketFlags};
+use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 
 /// Packets a source queue holds.
@@ -66,6 +71,10 @@ pub struct NodeStats {
     pub latency_max: u64,
     /// ARNs received.
     pub arns_received: u64,
+    /// ARNs consumed (entry added to or refreshed in the node's table).
+    pub arns_consumed: u64,
+    /// Packets injected into the AFC with the adapted bit set because they matched an entry.
+    pub packets_adapted: u64,
 }
 
 impl NodeStats {
@@ -81,7 +90,21 @@ impl NodeStats {
         self.latency_sum += x.latency_sum;
         self.latency_max = self.latency_max.max(x.latency_max);
         self.arns_received += x.arns_received;
+        self.arns_consumed += x.arns_consumed;
+        self.packets_adapted += x.packets_adapted;
     }
+}
+
+/// Entries of an end node's ARN table.
+pub const NODE_ARN_ENTRIES: usize = 16;
+
+/// One consumed ARN at an end node: packets to `dest` (base LID) on regular VC `vc` are isolated
+/// until cycle `expires` (exclusive; 0 is an empty entry).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct NodeArnEntry {
+    dest: u16,
+    vc: u8,
+    expires: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -114,11 +137,17 @@ pub struct EndNode {
     outbox: Outbox<1>,
     /// Index of the node among the fabric's units (switches first), for [`Arrivals`].
     unit: u32,
+    /// Whether ARNs reaching the node are consumed (ARN modes with `node.consume_arns`).
+    consume_arns: bool,
+    /// Consumed ARNs; an entry lives `params.arn_ttl` cycles after its last ARN.
+    arn: [NodeArnEntry; NODE_ARN_ENTRIES],
+    /// The latest expiry in `arn` (no entry is live from this cycle on).
+    arn_live_until: u64,
 }
 
 impl EndNode {
-    /// A node with its flows; `switch_vc_capacity` is the credit count per VC of the switch
-    /// input it feeds.
+    /// A node with its flows; `params.vc_capacity` is the credit count per VC of the switch
+    /// input it feeds. `consume_arns`: the node consumes the ARNs that reach it (in ARN modes).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: u32,
@@ -129,6 +158,7 @@ impl EndNode {
         mtu: u16,
         flows: &[Flow],
         seed: u64,
+        consume_arns: bool,
     ) -> Self {
         let flows = flows
             .iter()
@@ -160,6 +190,9 @@ impl EndNode {
             rx_flits: 0,
             outbox: Outbox::new(),
             unit: 0,
+            consume_arns: consume_arns && params.routing.uses_arn(),
+            arn: [NodeArnEntry::default(); NODE_ARN_ENTRIES],
+            arn_live_until: 0,
         }
     }
 
@@ -196,6 +229,49 @@ impl EndNode {
     /// Channel it receives on.
     pub fn in_channel(&self) -> u32 {
         self.in_ch
+    }
+
+    /// Live entries of the node's ARN table in cycle `now`: (destination base LID, VC, expiry).
+    pub fn arn_entries(&self, now: u64) -> impl Iterator<Item = (u16, u8, u64)> + '_ {
+        self.arn
+            .iter()
+            .filter(move |e| e.expires > now)
+            .map(|e| (e.dest, e.vc, e.expires))
+    }
+
+    /// Takes in an ARN that reached the node in cycle `now`: refreshes the entry of its
+    /// (destination, VC), or fills the entry that expires first (an expired one before any live
+    /// one; the lowest index among equals).
+    fn consume_arn(&mut self, info: ArnInfo, now: u64) {
+        self.stats.arns_consumed += 1;
+        let expires = now + self.params.arn_ttl as u64;
+        let k = self
+            .arn
+            .iter()
+            .position(|e| e.expires > now && e.dest == info.dest && e.vc == info.vc)
+            .unwrap_or_else(|| {
+                (0..NODE_ARN_ENTRIES)
+                    .min_by_key(|&k| (self.arn[k].expires, k))
+                    .unwrap_or(0)
+            });
+        self.arn[k] = NodeArnEntry {
+            dest: info.dest,
+            vc: info.vc,
+            expires,
+        };
+        self.arn_live_until = self.arn_live_until.max(expires);
+    }
+
+    /// Whether `pkt`, about to be injected in cycle `now`, matches a live entry and so goes into
+    /// the AFC (ARN+AFI only; packets already adapted keep their VC).
+    fn isolates(&self, pkt: &Packet, now: u64) -> bool {
+        if now >= self.arn_live_until || pkt.adapted() || self.params.afc().is_none() {
+            return false;
+        }
+        let dest = pkt.dlid >> self.lmc << self.lmc;
+        self.arn
+            .iter()
+            .any(|e| e.expires > now && e.dest == dest && e.vc == pkt.orig_vc)
     }
 
     fn generate(&mut self, now: u64) {
@@ -270,8 +346,11 @@ impl EndNode {
         debug_assert!(back || channels[self.out_ch as usize].recv_back(now).is_none());
         if back && let Some(b) = channels[self.out_ch as usize].recv_back(now) {
             returned = b.credits;
-            if b.arn.is_some() {
+            if let Some(info) = b.arn {
                 self.stats.arns_received += 1;
+                if self.consume_arns {
+                    self.consume_arn(info, now);
+                }
             }
         }
         // Sink at line rate.
@@ -295,12 +374,24 @@ impl EndNode {
         self.generate(now);
         // Inject one flit per cycle, a packet only when the switch has room for all of it.
         let mut sending_vc = None;
+        // A packet matching a consumed ARN goes into the AFC (its header keeps the original VC).
         if self.tx.is_none()
             && let Some(head) = self.queue.front()
-            && self.credits[head.vc as usize].credits() >= head.len
         {
-            let pkt = self.queue.pop_front().unwrap_or_default();
-            self.tx = Some(Tx { pkt, sent: 0 });
+            let isolate = self.isolates(head, now);
+            let vc = match self.params.afc() {
+                Some(afc) if isolate => afc,
+                _ => head.vc,
+            };
+            if self.credits[vc as usize].credits() >= head.len {
+                let mut pkt = self.queue.pop_front().unwrap_or_default();
+                if isolate {
+                    pkt.flags |= PacketFlags::ADAPTED;
+                    pkt.vc = vc;
+                    self.stats.packets_adapted += 1;
+                }
+                self.tx = Some(Tx { pkt, sent: 0 });
+            }
         }
         if let Some(mut tx) = self.tx {
             self.outbox.send_flit(

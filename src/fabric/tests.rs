@@ -18,6 +18,7 @@ pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
         seed,
         watchdog_cycles: 5000,
         check_order: routing == RoutingMode::DModK,
+        node_consumes_arns: true,
     }
 }
 
