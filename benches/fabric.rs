@@ -3,8 +3,9 @@
 //! - The reference point of `docs/performance.md`: a 6-ary 3-tree (216 nodes, 108 switches of 12
 //!   ports), 2 VCs of 64 flits, 16-flit packets, uniform traffic at load 0.5.
 //! - Configuration 1 of the paper as bundled (`paper/config1_h10`: 432 nodes, 180 switches,
-//!   ARN+AFI, 1Q), in its first phase (uniform traffic at full load), after 10,000 cycles of warm-up;
-//!   on one thread also with a VCD of a few scopes written every cycle (the price of tracing).
+//!   ARN+AFI, 1Q), in its first phase (uniform traffic at full load), after 10,000 cycles of warm-up,
+//!   stepped cycle by cycle (window 1) and in windows of the link latency (6 cycles); on one thread
+//!   also with a VCD of a few scopes written every cycle (the price of tracing).
 
 use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
@@ -69,12 +70,16 @@ fn fabric(c: &mut Criterion) {
     let mut f = config1();
     let switches = f.switches().len() as u64;
     g.throughput(Throughput::Elements(CYCLES * switches));
+    let window = f.window();
     for threads in [1, 2] {
         f.set_threads(threads);
-        g.bench_function(
-            format!("config1_arn_afi_uniform_1.0_router_cycles/{threads}_threads"),
-            |b| b.iter(|| f.run(CYCLES, &mut ()).expect("run")),
-        );
+        for w in [1, window] {
+            f.set_window(w);
+            g.bench_function(
+                format!("config1_arn_afi_uniform_1.0_router_cycles/{threads}_threads_window_{w}"),
+                |b| b.iter(|| f.run(CYCLES, &mut ()).expect("run")),
+            );
+        }
     }
     f.set_threads(1);
     let path = std::env::temp_dir().join(format!("arnsim-bench-{}.vcd", std::process::id()));

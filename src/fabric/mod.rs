@@ -1,13 +1,15 @@
-//! The fabric: switches and end nodes tied together by links, stepped cycle by cycle.
+//! The fabric: switches and end nodes tied together by links, all on one clock.
 //!
 //! Every link direction (`crate::wire::link::Channel`) has at least one cycle of latency, so in
 //! cycle `t` a switch only sees what its neighbours registered in `t - latency` or earlier: the order in
 //! which switches and nodes are stepped within a cycle does not change any result. Each unit puts
 //! what it sends into its outbox, written into the channels once all have stepped; so the units
 //! of a cycle can step on several threads ([`Fabric::set_threads`], [`parallel`]) with the same
-//! results.
+//! results. For the same reason each unit can step a window of up to `latency` cycles in a row
+//! before anyone reads what it sent ([`Fabric::run`]): its registers stay in cache, and the
+//! results are those of a cycle-by-cycle run, bit for bit.
 //!
-//! Invariants (checked after every cycle in debug builds, and by [`Fabric::check`] at any time):
+//! Invariants (checked after every window in debug builds, and by [`Fabric::check`] at any time):
 //! - `flit_conservation`: flits injected = flits delivered + flits in buffers + flits on links;
 //! - `credit_conservation`: per link direction and VC, the sender's credits + the receiver's
 //!   buffered flits + flits on the link + credits on their way back = the VC's capacity;
@@ -24,7 +26,7 @@ pub mod topology;
 
 use crate::switch::{Observer, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring};
 use crate::wire::Packet;
-use crate::wire::link::{Arrivals, Channel, SharedChannels};
+use crate::wire::link::{Arrivals, Channel, MAX_WINDOW, SharedChannels};
 use node::{EndNode, Flow, NodeStats};
 use parallel::{MAX_THREADS, Pool};
 use std::fmt;
@@ -95,25 +97,83 @@ enum Far {
     Node(u32),
 }
 
-/// What the switches and nodes of one part produced in a cycle, besides their outboxes.
+/// What the switches and nodes of one part produced in a window, besides their outboxes.
 #[derive(Default)]
 struct PartLog {
     /// Flits sent so far by the part's switches and nodes (summed while they are in cache).
     moved: u64,
+    /// Switch events, unit by unit (each unit's in cycle order).
     events: Vec<(u64, u32, SwitchEvent)>,
-    delivered: Vec<(u32, Packet)>,
-    fault: Option<Violation>,
+    /// (cycle, node, packet) for every packet whose tail reached a node, node by node.
+    delivered: Vec<(u64, u32, Packet)>,
+    /// The part's first fault as a cycle-by-cycle run meets them: earliest cycle, then lowest
+    /// switch.
+    fault: Option<(u64, u32, Violation)>,
 }
 
 impl PartLog {
     fn with_room(nodes: usize) -> Self {
         PartLog {
             moved: 0,
-            events: Vec::with_capacity(1024),
-            delivered: Vec::with_capacity(nodes),
+            events: Vec::with_capacity(1024 * MAX_WINDOW),
+            delivered: Vec::with_capacity(nodes * MAX_WINDOW),
             fault: None,
         }
     }
+
+    fn note_fault(&mut self, cycle: u64, sw: u32, v: Violation) {
+        if self
+            .fault
+            .as_ref()
+            .is_none_or(|&(c, s, _)| (cycle, sw) < (c, s))
+        {
+            self.fault = Some((cycle, sw, v));
+        }
+    }
+
+    /// Steps switch `s` through the window `t0..t0 + w`, from an empty outbox; a fault ends its
+    /// window.
+    fn step_switch(&mut self, s: &mut Switch, t0: u64, w: u64, ch: &[Channel], arr: &Arrivals) {
+        s.clear_outbox();
+        for c in t0..t0 + w {
+            if let Err(f) = s.step(c, ch, arr, &mut self.events) {
+                self.note_fault(c, s.id(), switch_fault(c, s, f));
+                break;
+            }
+        }
+        self.moved += s.stats().flits_sent;
+    }
+
+    /// Steps node `n` through the window `t0..t0 + w`, from an empty outbox.
+    fn step_node(&mut self, n: &mut EndNode, t0: u64, w: u64, ch: &[Channel], arr: &Arrivals) {
+        n.clear_outbox();
+        for c in t0..t0 + w {
+            if let Some(pkt) = n.step(c, ch, arr) {
+                self.delivered.push((c, n.id(), pkt));
+            }
+        }
+        self.moved += n.stats().injected_flits;
+    }
+}
+
+/// Calls `f` on the entries of every log's `list` in the order a cycle-by-cycle run makes them:
+/// by cycle, then part, then position (each part's list is unit by unit, each unit's in cycle
+/// order). A window of one cycle is already in that order.
+fn in_cycle_order<T>(
+    logs: &[PartLog],
+    list: impl Fn(&PartLog) -> &[(u64, u32, T)],
+    cycles: Range<u64>,
+    mut f: impl FnMut(&(u64, u32, T)) -> Result<(), Violation>,
+) -> Result<(), Violation> {
+    if cycles.end - cycles.start == 1 {
+        return logs.iter().flat_map(&list).try_for_each(f);
+    }
+    for c in cycles {
+        for l in logs {
+            list(l).iter().filter(|e| e.0 == c).try_for_each(&mut f)?;
+        }
+    }
+    Ok(())
 }
 
 /// One part's switches and nodes, lent to a thread for one cycle.
@@ -137,6 +197,8 @@ pub struct Fabric {
     last_progress: u64,
     flits_moved: u64,
     order: Option<Vec<u32>>,
+    /// Cycles every unit steps in a row before the sends are written (1 to the link latency).
+    window: u64,
     /// Contiguous ranges of switches and of nodes, one pair per thread.
     parts: Vec<(Range<usize>, Range<usize>)>,
     logs: Vec<PartLog>,
@@ -251,6 +313,7 @@ impl Fabric {
             .then(|| vec![u32::MAX; (topo.nodes as usize).pow(2)]);
         let mut params = params;
         params.switch = sp;
+        let window = (params.link_latency.max(1) as u64).min(MAX_WINDOW as u64);
         let mut fabric = Fabric {
             now: 0,
             params,
@@ -262,6 +325,7 @@ impl Fabric {
             last_progress: 0,
             flits_moved: 0,
             order,
+            window,
             parts: Vec::new(),
             logs: Vec::new(),
             pool: Pool::new(1),
@@ -335,66 +399,118 @@ impl Fabric {
         t
     }
 
+    /// Cycles every unit steps in a row before the sends are written (see [`Fabric::run`]).
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// Sets the window, clamped to 1 ..= the link latency (and [`MAX_WINDOW`]). Every output is
+    /// the same for any window; only the speed changes.
+    pub fn set_window(&mut self, cycles: u64) {
+        let most = (self.params.link_latency.max(1) as u64).min(MAX_WINDOW as u64);
+        self.window = cycles.clamp(1, most);
+    }
+
     /// Steps one cycle, reporting switch events to `obs`.
-    ///
-    /// Every switch and node first steps reading the channels only (in parallel when the fabric
-    /// has several threads); then, in switch and node order, their sends are written into the
-    /// channels, their events reported and the delivered packets checked.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
-        let now = self.now;
-        self.step_parts(now);
+        self.step_window(1, obs)
+    }
+
+    /// Runs `cycles` cycles, in windows of up to [`Fabric::window`] cycles.
+    ///
+    /// A flit or credit sent in cycle `t` is read from `t + latency` on, so every switch and node
+    /// can step the cycles of a window one after the other (while its registers are in cache)
+    /// before any of them writes what it sent: this gives the same channels, registers and
+    /// outputs as stepping the whole fabric cycle by cycle.
+    pub fn run<O: Observer>(&mut self, cycles: u64, obs: &mut O) -> Result<(), Violation> {
+        let end = self.now + cycles;
+        while self.now < end {
+            self.step_window((end - self.now).min(self.window), obs)?;
+        }
+        Ok(())
+    }
+
+    /// Steps the `w` cycles from `now` on (`w` at most the link latency).
+    ///
+    /// Every switch and node first steps through the window reading the channels only (in
+    /// parallel when the fabric has several threads); then their sends are written into the
+    /// channels, and their events and delivered packets are handed on in the order of a
+    /// cycle-by-cycle run: by cycle, then switch or node.
+    fn step_window<O: Observer>(&mut self, w: u64, obs: &mut O) -> Result<(), Violation> {
+        debug_assert!(w >= 1 && w <= self.params.link_latency.max(1) as u64);
+        let t0 = self.now;
+        let last = t0 + w - 1;
+        self.step_parts(t0, w);
+        let fault = self
+            .logs
+            .iter_mut()
+            .filter_map(|l| l.fault.take())
+            .min_by_key(|&(c, s, _)| (c, s));
+        let until = fault.as_ref().map_or(last, |f| f.0);
+        in_cycle_order(
+            &self.logs,
+            |l| &l.events,
+            t0..until + 1,
+            |&(c, sw, ev)| {
+                obs.event(c, sw, ev);
+                Ok(())
+            },
+        )?;
         for log in &mut self.logs {
-            for &(cycle, sw, ev) in &log.events {
-                obs.event(cycle, sw, ev);
-            }
             log.events.clear();
         }
-        if let Some(v) = self.logs.iter_mut().find_map(|l| l.fault.take()) {
+        if let Some((_, _, v)) = fault {
             return Err(v);
         }
-        self.write_outboxes(now);
-        let nodes = self.nodes.len();
-        for log in &mut self.logs {
-            if let Some(order) = self.order.as_mut() {
-                for &(n, pkt) in &log.delivered {
+        self.write_outboxes();
+        if let Some(order) = self.order.as_mut() {
+            let nodes = self.nodes.len();
+            in_cycle_order(
+                &self.logs,
+                |l| &l.delivered,
+                t0..last + 1,
+                |&(c, n, pkt)| {
                     let flow = pkt.src as usize * nodes + n as usize;
                     let seq = pkt.id / nodes as u32;
-                    let last = order[flow];
-                    if last != u32::MAX && seq <= last {
+                    let prev = order[flow];
+                    if prev != u32::MAX && seq <= prev {
                         return Err(Violation {
-                            cycle: now,
+                            cycle: c,
                             invariant: "in_order",
                             place: format!("node {n}"),
                             detail: format!(
-                                "packet {} of flow {}->{n} arrived after a later one (seq {seq} after {last})",
+                                "packet {} of flow {}->{n} arrived after a later one (seq {seq} after {prev})",
                                 pkt.id, pkt.src
                             ),
                         });
                     }
                     order[flow] = seq;
-                }
-            }
+                    Ok(())
+                },
+            )?;
+        }
+        for log in &mut self.logs {
             log.delivered.clear();
         }
-        // Flits sent so far; `flits_moved` holds the count after the previous cycle.
+        // Flits sent so far; `flits_moved` holds the count after the previous window.
         let moved: u64 = self.logs.iter().map(|l| l.moved).sum();
         debug_assert_eq!(moved, self.flits_moved_now());
         if moved != self.flits_moved {
-            self.last_progress = now;
+            self.last_progress = last;
         }
         self.flits_moved = moved;
         if cfg!(debug_assertions) {
-            self.check_after(now)?;
+            self.check_after(last)?;
         } else {
-            self.check_progress(now)?;
+            self.check_progress(last)?;
         }
-        self.now += 1;
+        self.now += w;
         Ok(())
     }
 
-    /// The second half of a cycle: every outbox is written into the channels, each part's on
+    /// The second half of a window: every outbox is written into the channels, each part's on
     /// its thread.
-    fn write_outboxes(&mut self, now: u64) {
+    fn write_outboxes(&mut self) {
         if self.parts.len() == 1 {
             // Written as each unit stepped (`step_parts`).
             return;
@@ -411,39 +527,32 @@ impl Fabric {
             // `broadcast` returns, while `self.channels` stays mutably borrowed.
             unsafe {
                 for s in &switches[srange.clone()] {
-                    s.outbox().write_shared(now, channels, arrivals);
+                    s.outbox().write_shared(channels, arrivals);
                 }
                 for n in &nodes[nrange.clone()] {
-                    n.outbox().write_shared(now, channels, arrivals);
+                    n.outbox().write_shared(channels, arrivals);
                 }
             }
         });
     }
 
-    /// The first half of a cycle: every part's switches and nodes step on its thread.
-    fn step_parts(&mut self, now: u64) {
+    /// The first half of a window: every part's switches and nodes step through it on its
+    /// thread, each unit through all `w` cycles before the next.
+    fn step_parts(&mut self, t0: u64, w: u64) {
         if self.parts.len() == 1 {
-            // One thread: each unit's sends are written as soon as it has stepped, while they are
-            // still in cache. This gives the same channels as writing them all afterwards, since
-            // what is sent in `now` is only read from `now + 1` on.
+            // One thread: each unit's sends are written as soon as it has stepped the window,
+            // while they are still in cache. This gives the same channels as writing them all
+            // afterwards, since what is sent in the window is read from its first cycle plus the
+            // latency on, after the window.
             let log = &mut self.logs[0];
             log.moved = 0;
             for s in &mut self.switches {
-                if let Err(f) = s.step(now, &self.channels, &self.arrivals, &mut log.events) {
-                    log.fault = Some(switch_fault(now, s, f));
-                    return;
-                }
-                s.outbox()
-                    .write_into(now, &mut self.channels, &self.arrivals);
-                log.moved += s.stats().flits_sent;
+                log.step_switch(s, t0, w, &self.channels, &self.arrivals);
+                s.outbox().write_into(&mut self.channels, &self.arrivals);
             }
             for n in &mut self.nodes {
-                if let Some(pkt) = n.step(now, &self.channels, &self.arrivals) {
-                    log.delivered.push((n.id(), pkt));
-                }
-                n.outbox()
-                    .write_into(now, &mut self.channels, &self.arrivals);
-                log.moved += n.stats().injected_flits;
+                log.step_node(n, t0, w, &self.channels, &self.arrivals);
+                n.outbox().write_into(&mut self.channels, &self.arrivals);
             }
             return;
         }
@@ -476,17 +585,10 @@ impl Fabric {
             let part = &mut *guard;
             part.log.moved = 0;
             for s in part.switches.iter_mut() {
-                if let Err(f) = s.step(now, channels, arrivals, &mut part.log.events) {
-                    part.log.fault = Some(switch_fault(now, s, f));
-                    break;
-                }
-                part.log.moved += s.stats().flits_sent;
+                part.log.step_switch(s, t0, w, channels, arrivals);
             }
             for n in part.nodes.iter_mut() {
-                if let Some(pkt) = n.step(now, channels, arrivals) {
-                    part.log.delivered.push((n.id(), pkt));
-                }
-                part.log.moved += n.stats().injected_flits;
+                part.log.step_node(n, t0, w, channels, arrivals);
             }
         });
     }
@@ -501,14 +603,6 @@ impl Fabric {
                 .iter()
                 .map(|n| n.stats().injected_flits)
                 .sum::<u64>()
-    }
-
-    /// Runs `cycles` cycles.
-    pub fn run<O: Observer>(&mut self, cycles: u64, obs: &mut O) -> Result<(), Violation> {
-        for _ in 0..cycles {
-            self.step(obs)?;
-        }
-        Ok(())
     }
 
     /// Checks every invariant on the state after the last stepped cycle.

@@ -133,8 +133,8 @@ pub struct EndNode {
     stats: NodeStats,
     /// Flits received so far of the packet being received.
     rx_flits: u16,
-    /// What the node sent this cycle, written into the channels after the cycle.
-    outbox: Outbox<1>,
+    /// What the node sent in the current window, written into the channels after the window.
+    outbox: Outbox,
     /// Index of the node among the fabric's units (switches first), for [`Arrivals`].
     unit: u32,
     /// Whether ARNs reaching the node are consumed (ARN modes with `node.consume_arns`).
@@ -188,7 +188,7 @@ impl EndNode {
             freed: [0; MAX_VCS],
             stats: NodeStats::default(),
             rx_flits: 0,
-            outbox: Outbox::new(),
+            outbox: Outbox::new(1),
             unit: 0,
             consume_arns: consume_arns && params.routing.uses_arn(),
             arn: [NodeArnEntry::default(); NODE_ARN_ENTRIES],
@@ -324,11 +324,17 @@ impl EndNode {
         }
     }
 
-    /// What the node sent in the cycle it last stepped, to be written into the channels after
-    /// every switch and node of the cycle has stepped.
+    /// What the node sent since its outbox was last cleared, to be written into the channels
+    /// after every switch and node of the window has stepped.
     #[inline]
-    pub fn outbox(&self) -> &Outbox<1> {
+    pub fn outbox(&self) -> &Outbox {
         &self.outbox
+    }
+
+    /// Empties the outbox, at the start of a window.
+    #[inline]
+    pub fn clear_outbox(&mut self) {
+        self.outbox.clear();
     }
 
     /// Sets the node's index among the fabric's units (see [`Arrivals`]).
@@ -339,7 +345,6 @@ impl EndNode {
     /// Steps one cycle, reading the channels that `arrivals` marks for it; what it sends waits
     /// in its outbox. Returns the packet whose tail arrived this cycle, if any.
     pub fn step(&mut self, now: u64, channels: &[Channel], arrivals: &Arrivals) -> Option<Packet> {
-        self.outbox.clear();
         // Credits and ARNs from the switch.
         let mut returned = [0u8; MAX_VCS];
         let back = arrivals.take_bwd(self.unit, now) != 0;
@@ -395,6 +400,7 @@ impl EndNode {
         }
         if let Some(mut tx) = self.tx {
             self.outbox.send_flit(
+                now,
                 self.out_ch,
                 Flit {
                     pkt: tx.pkt,
@@ -426,7 +432,7 @@ impl EndNode {
             arn: None,
         };
         if !b.is_empty() {
-            self.outbox.send_back(self.in_ch, b);
+            self.outbox.send_back(now, self.in_ch, b);
         }
         self.freed = [0; MAX_VCS];
         delivered

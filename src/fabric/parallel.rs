@@ -1,4 +1,5 @@
-//! The worker threads that step parts of the fabric in parallel within one clock cycle.
+//! The worker threads that step parts of the fabric in parallel within one clock cycle (or one
+//! window of cycles, see `Fabric::run`).
 //!
 //! In hardware every switch of the fabric evaluates at the same clock edge. The model does the
 //! same: within a cycle every switch and node only reads the channels (values registered by their

@@ -268,9 +268,9 @@ pub struct Switch {
     det_stale: Vec<u64>,
     rng: SplitMix64,
     stats: SwitchStats,
-    /// Flits, credits and ARNs sent this cycle, written into the channels by the fabric once every
-    /// unit has stepped.
-    outbox: Outbox<MAX_PORTS>,
+    /// Flits, credits and ARNs sent in the current window, written into the channels by the
+    /// fabric once every unit has stepped the window.
+    outbox: Outbox,
 }
 
 impl Switch {
@@ -313,7 +313,7 @@ impl Switch {
             det_stale: vec![u64::MAX; ports],
             rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             stats: SwitchStats::default(),
-            outbox: Outbox::new(),
+            outbox: Outbox::new(ports),
             ports,
             vcs,
             lft,
@@ -432,7 +432,8 @@ impl Switch {
     }
 
     /// Steps one cycle. `channels` are the fabric's link directions, read only (only those that
-    /// `arrivals` marks for this switch, unit `id`); what the switch sends waits in its outbox.
+    /// `arrivals` marks for this switch, unit `id`); what the switch sends is added to its outbox
+    /// (emptied by [`Switch::clear_outbox`] at the start of each window).
     pub fn step<O: Observer>(
         &mut self,
         now: u64,
@@ -440,7 +441,6 @@ impl Switch {
         arrivals: &Arrivals,
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
-        self.outbox.clear();
         if self.params.routing.uses_arn() {
             self.detect(now, obs);
         }
@@ -454,11 +454,17 @@ impl Switch {
         Ok(())
     }
 
-    /// What the switch sent in the cycle it last stepped, to be written into the channels after
-    /// every switch and node of the cycle has stepped.
+    /// What the switch sent since its outbox was last cleared, to be written into the channels
+    /// after every switch and node of the window has stepped.
     #[inline]
-    pub fn outbox(&self) -> &Outbox<MAX_PORTS> {
+    pub fn outbox(&self) -> &Outbox {
         &self.outbox
+    }
+
+    /// Empties the outbox, at the start of a window.
+    #[inline]
+    pub fn clear_outbox(&mut self) {
+        self.outbox.clear();
     }
 
     /// The detector inputs of output `o`: every input's VOQ occupancy for `o`, and the head
@@ -997,6 +1003,7 @@ impl Switch {
                 self.note_voq(tx.input as usize, o);
                 pkt.vc = tx.next_vc;
                 self.outbox.send_flit(
+                    now,
                     self.wiring.out_ch[o],
                     Flit {
                         pkt,
@@ -1114,7 +1121,7 @@ impl Switch {
                 );
             }
             if !b.is_empty() {
-                self.outbox.send_back(self.wiring.in_ch[i], b);
+                self.outbox.send_back(now, self.wiring.in_ch[i], b);
             }
             inp.freed = [0; MAX_VCS];
             if inp.arn_out.is_empty() {

@@ -7,11 +7,14 @@
 //! writer and the reader can be stepped in either order within a cycle.
 //!
 //! Units (switches and end nodes) do not write channels while they step: what they send waits in
-//! an [`Outbox`], written once every unit of the cycle has stepped, and [`Arrivals`] tells each
-//! unit which of its delay lines hold something in a cycle, so idle links are never read.
+//! an [`Outbox`], written once every unit has stepped, and [`Arrivals`] tells each unit which of
+//! its delay lines hold something in a cycle, so idle links are never read.
+//!
+//! Since nothing sent in cycle `t` arrives before `t + latency`, a unit can step up to `latency`
+//! cycles in a row (a window) before anyone reads what it sent: the delay lines hold two windows,
+//! the one being read and the one being written.
 
 use super::{ArnInfo, Packet};
-use heapless::Vec as FixedVec;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -33,6 +36,15 @@ fn slot_index(mask: u64, cycle: u64) -> usize {
 
 /// Largest number of VCs per port.
 pub const MAX_VCS: usize = 16;
+
+/// Longest window: the most cycles a unit steps in a row before its sends are written.
+pub const MAX_WINDOW: usize = 16;
+
+/// Slots of a delay line of `latency` cycles: a power of two holding two windows (at least
+/// `latency + 1`), so the arrivals of one window are read while those of the next are written.
+fn ring_len(latency: u64) -> u64 {
+    (2 * latency.max(1)).next_power_of_two()
+}
 
 /// One data flit on a link: the descriptor of its packet and its position in it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -86,7 +98,7 @@ pub struct Channel {
     /// The unit and port the credits and ARNs go back to.
     bwd_to: (u32, u8),
     latency: u64,
-    /// Ring length minus one: the rings hold a power of two of slots, at least `latency + 1`.
+    /// Ring length minus one (see [`ring_len`]).
     mask: u64,
     fwd: Vec<Slot<Option<Flit>>>,
     bwd: Vec<Slot<Backward>>,
@@ -96,7 +108,7 @@ impl Channel {
     /// A channel of `latency` cycles (at least 1).
     pub fn new(latency: u32) -> Self {
         let latency = latency.max(1) as u64;
-        let ring = (latency as usize + 1).next_power_of_two();
+        let ring = ring_len(latency) as usize;
         let len = PAD + ring + PAD;
         Channel {
             fwd_to: (0, 0),
@@ -226,58 +238,62 @@ impl Channel {
     }
 }
 
-/// What one switch or node sends in one cycle, held until the cycle's sends are written into the
-/// channels (the registers at the link's near end).
+/// What one switch or node sends during a window of cycles, each send stamped with its cycle,
+/// held until the window's sends are written into the channels (the registers at the link's near
+/// end).
 ///
-/// Within a cycle every unit only reads channels and fills its own outbox; the outboxes are
-/// written into the channels once every unit has stepped. As a flit sent in cycle `t` arrives in
-/// `t + latency` (latency at least 1), this is exactly equivalent to writing at once, and it lets
-/// the units of one cycle step, and their outboxes be written, in any order or in parallel.
+/// Within a window every unit only reads channels and fills its own outbox; the outboxes are
+/// written into the channels once every unit has stepped the window. As a flit sent in cycle `t`
+/// arrives in `t + latency` and a window is at most `latency` cycles long, this is exactly
+/// equivalent to writing at once, and it lets the units of one window step, and their outboxes be
+/// written, in any order or in parallel. Room for a window is reserved at build: sending never
+/// allocates.
 #[derive(Clone, Debug, Default)]
-pub struct Outbox<const N: usize> {
-    flits: FixedVec<(u32, Flit), N>,
-    backs: FixedVec<(u32, Backward), N>,
+pub struct Outbox {
+    flits: Vec<(u64, u32, Flit)>,
+    backs: Vec<(u64, u32, Backward)>,
 }
 
-impl<const N: usize> Outbox<N> {
-    /// An empty outbox.
-    pub fn new() -> Self {
+impl Outbox {
+    /// An empty outbox for a unit that sends at most `per_cycle` flits and `per_cycle` returns
+    /// in a cycle, over windows of up to [`MAX_WINDOW`] cycles.
+    pub fn new(per_cycle: usize) -> Self {
         Outbox {
-            flits: FixedVec::new(),
-            backs: FixedVec::new(),
+            flits: Vec::with_capacity(per_cycle * MAX_WINDOW),
+            backs: Vec::with_capacity(per_cycle * MAX_WINDOW),
         }
     }
 
-    /// Queues a flit for channel `ch`.
+    /// Queues a flit sent in cycle `now` on channel `ch`.
     #[inline]
-    pub fn send_flit(&mut self, ch: u32, flit: Flit) {
-        let pushed = self.flits.push((ch, flit)).is_ok();
-        debug_assert!(pushed, "more than {N} flits sent in one cycle");
+    pub fn send_flit(&mut self, now: u64, ch: u32, flit: Flit) {
+        debug_assert!(self.flits.len() < self.flits.capacity(), "outbox full");
+        self.flits.push((now, ch, flit));
     }
 
-    /// Queues credits and/or an ARN for the reverse direction of channel `ch`.
+    /// Queues credits and/or an ARN sent back in cycle `now` on the reverse direction of `ch`.
     #[inline]
-    pub fn send_back(&mut self, ch: u32, b: Backward) {
-        let pushed = self.backs.push((ch, b)).is_ok();
-        debug_assert!(pushed, "more than {N} returns sent in one cycle");
+    pub fn send_back(&mut self, now: u64, ch: u32, b: Backward) {
+        debug_assert!(self.backs.len() < self.backs.capacity(), "outbox full");
+        self.backs.push((now, ch, b));
     }
 
-    /// Empties the outbox (at the start of a cycle).
+    /// Empties the outbox (at the start of a window).
     #[inline]
     pub fn clear(&mut self) {
         self.flits.clear();
         self.backs.clear();
     }
 
-    /// Writes what was queued in cycle `now` into `channels`, and marks the arrivals (one thread
-    /// only: `channels` is borrowed mutably, so no other thread writes or marks meanwhile).
+    /// Writes what was queued into `channels`, and marks the arrivals (one thread only:
+    /// `channels` is borrowed mutably, so no other thread writes or marks meanwhile).
     #[inline]
-    pub fn write_into(&self, now: u64, channels: &mut [Channel], arrivals: &Arrivals) {
+    pub fn write_into(&self, channels: &mut [Channel], arrivals: &Arrivals) {
         // SAFETY: `channels` is borrowed exclusively, so no other thread touches any ring.
-        unsafe { self.write(now, SharedChannels::new(channels), arrivals, false) }
+        unsafe { self.write(SharedChannels::new(channels), arrivals, false) }
     }
 
-    /// Writes what was queued in cycle `now` into the channels, from several threads at once.
+    /// Writes what was queued into the channels, from several threads at once.
     ///
     /// # Safety
     /// `channels` is valid for the whole slice, and during the call no other thread accesses
@@ -285,9 +301,9 @@ impl<const N: usize> Outbox<N> {
     /// it sends returns on. (In a fabric every channel direction has one sender and one receiver,
     /// and each writes only its own ring.)
     #[inline]
-    pub unsafe fn write_shared(&self, now: u64, channels: SharedChannels<'_>, arrivals: &Arrivals) {
+    pub unsafe fn write_shared(&self, channels: SharedChannels<'_>, arrivals: &Arrivals) {
         // SAFETY: the caller's contract.
-        unsafe { self.write(now, channels, arrivals, true) }
+        unsafe { self.write(channels, arrivals, true) }
     }
 
     /// Both writers: `shared` when other threads mark arrivals at the same time (atomic marks).
@@ -295,23 +311,17 @@ impl<const N: usize> Outbox<N> {
     /// # Safety
     /// As for [`Outbox::write_shared`].
     #[inline]
-    unsafe fn write(
-        &self,
-        now: u64,
-        channels: SharedChannels<'_>,
-        arrivals: &Arrivals,
-        shared: bool,
-    ) {
-        for (ch, f) in &self.flits {
-            let c = channels.get(*ch);
+    unsafe fn write(&self, channels: SharedChannels<'_>, arrivals: &Arrivals, shared: bool) {
+        for &(now, ch, f) in &self.flits {
+            let c = channels.get(ch);
             // SAFETY: by the caller's contract nobody else touches this forward ring now.
-            let (to, at) = unsafe { Channel::send_flit_raw(c, now, *f) };
+            let (to, at) = unsafe { Channel::send_flit_raw(c, now, f) };
             arrivals.mark(&arrivals.fwd, to, at, shared);
         }
-        for (ch, b) in &self.backs {
-            let c = channels.get(*ch);
+        for &(now, ch, b) in &self.backs {
+            let c = channels.get(ch);
             // SAFETY: by the caller's contract nobody else touches this reverse ring now.
-            let (to, at) = unsafe { Channel::send_back_raw(c, now, *b) };
+            let (to, at) = unsafe { Channel::send_back_raw(c, now, b) };
             arrivals.mark(&arrivals.bwd, to, at, shared);
         }
     }
@@ -376,7 +386,7 @@ struct MaskLine([AtomicU64; 8]);
 impl Arrivals {
     /// Masks for `units` units and delay lines of `latency` cycles (rings as in [`Channel`]).
     pub fn new(units: usize, latency: u32) -> Self {
-        let ring = (latency.max(1) as u64 + 1).next_power_of_two();
+        let ring = ring_len(latency as u64);
         let lines = (ring as usize).div_ceil(8);
         let n = units * lines;
         Arrivals {
@@ -475,7 +485,7 @@ mod tests {
             chans[0].set_ends((1, 4), (0, 2));
             chans[1].set_ends((1, 5), (2, 0));
             let arrivals = Arrivals::new(3, 3);
-            let mut out: Outbox<4> = Outbox::new();
+            let mut out = Outbox::new(2);
             let f = Flit {
                 pkt: Packet {
                     len: 1,
@@ -483,16 +493,16 @@ mod tests {
                 },
                 index: 0,
             };
-            out.send_flit(0, f);
-            out.send_flit(1, f);
+            out.send_flit(7, 0, f);
+            out.send_flit(7, 1, f);
             let mut b = Backward::default();
             b.credits[0] = 1;
-            out.send_back(0, b);
+            out.send_back(7, 0, b);
             if shared {
                 // SAFETY: one thread, nothing else touches the channels.
-                unsafe { out.write_shared(7, SharedChannels::new(&mut chans), &arrivals) };
+                unsafe { out.write_shared(SharedChannels::new(&mut chans), &arrivals) };
             } else {
-                out.write_into(7, &mut chans, &arrivals);
+                out.write_into(&mut chans, &arrivals);
             }
             for t in 7..10 {
                 assert_eq!(arrivals.take_fwd(1, t), 0, "cycle {t}");
@@ -504,6 +514,30 @@ mod tests {
             assert_eq!(arrivals.take_fwd(1, 10), 0, "taking clears");
             assert_eq!(chans[1].recv_flit(10), Some(f));
             assert_eq!(chans[0].recv_back(10).unwrap().credits[0], 1);
+        }
+    }
+
+    #[test]
+    fn a_window_of_sends_leaves_the_window_being_read_intact() {
+        let flit = |t: u64| Flit {
+            pkt: Packet {
+                len: 1000,
+                ..Packet::default()
+            },
+            index: t as u16,
+        };
+        for lat in [1u64, 3, 6] {
+            let mut ch = Channel::new(lat as u32);
+            // Windows of `lat` cycles: the sender steps its whole window first, then the reader.
+            for t0 in (0..40).step_by(lat as usize) {
+                for t in t0..t0 + lat {
+                    ch.send_flit(t, flit(t));
+                }
+                for t in t0..t0 + lat {
+                    let got = ch.recv_flit(t).map(|f| f.index as u64);
+                    assert_eq!(got, t.checked_sub(lat), "latency {lat}, cycle {t}");
+                }
+            }
         }
     }
 
