@@ -143,3 +143,16 @@ size = "1KB"
     assert!(e.message.contains("does not exist"), "{e}");
     assert_eq!(e.key.as_deref(), Some("topology.link[1].b"));
 }
+
+#[test]
+fn node_arn_consumption_is_a_switch() {
+    let s = Scenario::from_text("s.toml", SMALL, &[]).unwrap();
+    assert!(s.params.node_consumes_arns, "on by default");
+    let text = format!("{SMALL}\n[node]\nconsume_arns = false\n");
+    let s = Scenario::from_text("s.toml", &text, &[]).unwrap();
+    assert!(!s.params.node_consumes_arns);
+    let text = format!("{SMALL}\n[node]\nconsume_arns = 3\n");
+    let e = err(&text);
+    assert_eq!(e.key.as_deref(), Some("node.consume_arns"));
+    assert!(e.at.starts_with("s.toml:"), "{e}");
+}

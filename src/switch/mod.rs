@@ -262,6 +262,12 @@ pub struct Switch {
     arb_blocked: u64,
     /// Bit i: input i has credits to return or an ARN to send upstream.
     in_pending: u64,
+    /// Bit i: input i holds a head for the routing stage (`route_q`).
+    route_pending: u64,
+    /// Bit i: input i's ARN-table lookup port was enabled last cycle (cleared before the next).
+    lookups_set: u64,
+    /// Bit o: `above_hcdth[o]` is not empty.
+    hot_outputs: u64,
     /// Per output: the detector's inputs as last filled, and which inputs' entries are stale
     /// (bit i: input i's VOQ for the output changed, or all bits when the output's credits did).
     det_in: Vec<CongestionDetectorIn>,
@@ -326,6 +332,9 @@ impl Switch {
             waiting_any: 0,
             arb_blocked: 0,
             in_pending: 0,
+            route_pending: 0,
+            lookups_set: 0,
+            hot_outputs: 0,
             det_quiet: if ports == 64 {
                 u64::MAX
             } else {
@@ -418,8 +427,12 @@ impl Switch {
         self.det_stale[o] |= bit;
         if self.inputs[i].buf.voq_occupancy(o) > self.params.hcdth {
             self.above_hcdth[o] |= bit;
+            self.hot_outputs |= 1 << o;
         } else {
             self.above_hcdth[o] &= !bit;
+            if self.above_hcdth[o] == 0 {
+                self.hot_outputs &= !(1 << o);
+            }
         }
     }
 
@@ -532,7 +545,27 @@ impl Switch {
 
     /// Phase 1: congestion detectors on the registered occupancies and credits.
     fn detect<O: Observer>(&mut self, now: u64, obs: &mut O) {
-        for o in 0..self.ports {
+        // Outputs whose detector may change: not quiet, or with a VOQ above HCDTh. Debug builds
+        // visit every output and check the skips.
+        let all = if self.ports == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.ports) - 1
+        };
+        let visit = if cfg!(debug_assertions) {
+            all
+        } else {
+            (!self.det_quiet | self.hot_outputs) & all
+        };
+        let mut scan = visit;
+        while scan != 0 {
+            let o = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            debug_assert_eq!(
+                self.hot_outputs >> o & 1 == 1,
+                self.above_hcdth[o] != 0,
+                "hot-output mask of output {o}"
+            );
             debug_assert_eq!(
                 self.above_hcdth[o],
                 (0..self.ports)
@@ -732,20 +765,34 @@ impl Switch {
             None => ArnProcess::default(),
         };
         self.arn_in.pr = pr;
-        for i in 0..self.ports {
-            let req = match self.inputs[i].route_q {
-                Some(s) if routing.uses_arn() => {
+        // Lookup ports: disabled, but for the inputs holding a head for the routing stage (only
+        // the ports enabled last cycle need clearing).
+        let mut scan = std::mem::take(&mut self.lookups_set);
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            self.arn_in.lk[i] = ArnLookup::default();
+        }
+        if routing.uses_arn() {
+            let mut scan = self.route_pending;
+            while scan != 0 {
+                let i = scan.trailing_zeros() as usize;
+                scan &= scan - 1;
+                if let Some(s) = self.inputs[i].route_q {
                     let p = &self.inputs[i].buf.slot(s).pkt;
-                    ArnLookup {
+                    self.arn_in.lk[i] = ArnLookup {
                         en: !p.adapted(),
                         dest: self.base_lid(p.dlid),
                         vc: p.vc,
-                    }
+                    };
+                    self.lookups_set |= 1 << i;
                 }
-                _ => ArnLookup::default(),
-            };
-            self.arn_in.lk[i] = req;
+            }
         }
+        debug_assert!((0..self.ports).all(|i| {
+            let set = self.lookups_set >> i & 1 == 1;
+            set || self.arn_in.lk[i] == ArnLookup::default()
+        }));
         // An empty table with no command keeps its state and misses every lookup: skip it.
         let arn_active = routing.uses_arn() && (pr.en || self.arn.count() > 0);
         let arn_out = if arn_active {
@@ -771,7 +818,15 @@ impl Switch {
             );
         }
 
-        for i in 0..self.ports {
+        debug_assert!(
+            (0..self.ports).all(|i| {
+                (self.route_pending >> i & 1 == 1) == self.inputs[i].route_q.is_some()
+            })
+        );
+        let mut scan = std::mem::take(&mut self.route_pending);
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
             let Some(s) = self.inputs[i].route_q.take() else {
                 continue;
             };
@@ -891,6 +946,7 @@ impl Switch {
                 };
                 inp.rx = Some(Rx { slot: s });
                 inp.route_q = Some(s);
+                self.route_pending |= 1 << i;
                 s
             } else {
                 match inp.rx {
