@@ -46,9 +46,12 @@ fn six_ary_three_tree() -> Fabric {
     f
 }
 
-fn config1() -> Fabric {
+/// Configuration 1 after its warm-up, stepped in windows of `window` cycles (at most the link
+/// latency, 6 cycles).
+fn config1(window: u64) -> Fabric {
     let s = arnsim::cli::run::load("paper/config1_h10", &[]).expect("bundled scenario");
     let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("fabric");
+    f.set_window(window);
     f.run(10_000, &mut ()).expect("warm-up");
     f
 }
@@ -67,21 +70,20 @@ fn fabric(c: &mut Criterion) {
             |b| b.iter(|| f.run(CYCLES, &mut ()).expect("run")),
         );
     }
-    let mut f = config1();
-    let switches = f.switches().len() as u64;
-    g.throughput(Throughput::Elements(CYCLES * switches));
-    let window = f.window();
+    // A fresh fabric for each variant, so that all of them measure the same stretch of the run
+    // (under full load the state keeps evolving).
     for threads in [1, 2] {
-        f.set_threads(threads);
-        for w in [1, window] {
-            f.set_window(w);
+        for w in [1, 6] {
+            let mut f = config1(w);
+            f.set_threads(threads);
+            g.throughput(Throughput::Elements(CYCLES * f.switches().len() as u64));
             g.bench_function(
                 format!("config1_arn_afi_uniform_1.0_router_cycles/{threads}_threads_window_{w}"),
                 |b| b.iter(|| f.run(CYCLES, &mut ()).expect("run")),
             );
         }
     }
-    f.set_threads(1);
+    let mut f = config1(6);
     let path = std::env::temp_dir().join(format!("arnsim-bench-{}.vcd", std::process::id()));
     let scopes = vec![
         "fabric.s3_*.out4.*".to_string(),
