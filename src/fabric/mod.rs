@@ -176,7 +176,7 @@ fn in_cycle_order<T>(
     Ok(())
 }
 
-/// One part's switches and nodes, lent to a thread for one cycle.
+/// One part's switches and nodes, lent to a thread for one window.
 struct PartRef<'a> {
     switches: &'a mut [Switch],
     nodes: &'a mut [EndNode],
