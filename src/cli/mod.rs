@@ -1,9 +1,9 @@
-//! The `arnsim` command line.
-//!
-//! Until the switch and the fabric are assembled, the main job is the block-level demo:
-//! every hardware block runs on its seeded stimulus and leaves a VCD and a GTKWave save file.
+//! The `arnsim` command line: `run` a scenario (summary, CSV, SVG and VCD outputs), `check` or
+//! list `scenarios`, `plot` several runs into one figure-6 panel, and `demo` every hardware block
+//! on its seeded stimulus (a VCD and a GTKWave save file each).
 
 pub mod demo;
+pub mod plot;
 pub mod run;
 
 use clap::{Parser, Subcommand};
@@ -63,6 +63,18 @@ pub enum Command {
     },
     /// List the bundled scenarios.
     Scenarios,
+    /// Overlay the efficiency of several runs in one SVG panel (like the paper's figure 6).
+    Plot {
+        /// Output directories of `arnsim run` (each holding `efficiency.csv` and `summary.json`).
+        #[arg(required = true, value_name = "RUN_DIR")]
+        runs: Vec<PathBuf>,
+        /// The SVG file to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Title (default: scenario and traffic of the first run).
+        #[arg(long)]
+        title: Option<String>,
+    },
     /// Run every hardware block on its seeded stimulus and write one VCD (+ .gtkw) per block.
     Demo {
         /// Output directory for the VCD and .gtkw files.
@@ -111,5 +123,6 @@ pub fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Check { scenario, set } => run::check(&scenario, &set),
         Command::Scenarios => run::list(),
+        Command::Plot { runs, out, title } => plot::run(&runs, &out, title.as_deref()),
     }
 }

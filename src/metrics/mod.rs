@@ -97,78 +97,179 @@ impl Series {
 
     /// An SVG line plot of efficiency against time, like one panel of the paper's figure 6.
     pub fn efficiency_svg(&self, cycle_ns: f64, title: &str) -> String {
-        let (w, h, left, right, top, bottom) = (720.0, 360.0, 60.0, 20.0, 30.0, 45.0);
-        let t_end = self
-            .bins
-            .last()
-            .map_or(1.0, |b| b.end as f64 * cycle_ns / 1e6)
-            .max(1e-9);
-        let x = |ms: f64| left + (w - left - right) * ms / t_end;
-        let y = |e: f64| top + (h - top - bottom) * (1.0 - e.clamp(0.0, 1.0));
-        let mut s = String::new();
+        let curve = Curve {
+            label: String::new(),
+            points: self
+                .bins
+                .iter()
+                .map(|b| (b.end as f64 * cycle_ns / 1e6, b.efficiency))
+                .collect(),
+        };
+        efficiency_plot_svg(title, &[curve])
+    }
+}
+
+/// One curve of an efficiency plot: its legend label and (time in ms, efficiency) points.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Curve {
+    /// Legend label (no legend is drawn for a single curve).
+    pub label: String,
+    /// Points in time order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Line colours, one per curve in order (repeated beyond eight).
+const COLOURS: [&str; 8] = [
+    "#1f5fbf", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+];
+
+/// An SVG plot of efficiency against time with one line per curve and, for several curves, a
+/// legend: one panel of the paper's figure 6.
+pub fn efficiency_plot_svg(title: &str, curves: &[Curve]) -> String {
+    // With several curves the legend takes a column on the right, outside the plot area.
+    let legend = if curves.len() > 1 { 180.0 } else { 0.0 };
+    let (w, h, left, right, top, bottom) = (720.0 + legend, 360.0, 60.0, 20.0 + legend, 30.0, 45.0);
+    let t_end = curves
+        .iter()
+        .filter_map(|c| c.points.last().map(|p| p.0))
+        .fold(0.0f64, f64::max);
+    let t_end = if t_end > 0.0 { t_end } else { 1.0 };
+    let x = |ms: f64| left + (w - left - right) * ms / t_end;
+    let y = |e: f64| top + (h - top - bottom) * (1.0 - e.clamp(0.0, 1.0));
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="18" text-anchor="middle">{}</text>"#,
+        (left + w - right) / 2.0,
+        escape(title)
+    );
+    for i in 0..=5 {
+        let e = i as f64 / 5.0;
         let _ = writeln!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+            r##"<line x1="{left}" y1="{0}" x2="{1}" y2="{0}" stroke="#ddd"/><text x="{2}" y="{3}" text-anchor="end">{e:.1}</text>"##,
+            y(e),
+            w - right,
+            left - 6.0,
+            y(e) + 4.0
         );
-        let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    }
+    // Time ticks at a round step (1, 2 or 5 times a power of ten), four to ten of them.
+    let raw = t_end / 6.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|&st| t_end / st <= 10.0)
+        .unwrap_or(10.0 * mag);
+    let mut i = 0u32;
+    while step * i as f64 <= t_end * (1.0 + 1e-9) {
+        let ms = step * i as f64;
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="18" text-anchor="middle">{}</text>"#,
-            w / 2.0,
-            escape(title)
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            x(ms),
+            h - bottom + 16.0,
+            trim(ms)
         );
-        for i in 0..=5 {
-            let e = i as f64 / 5.0;
-            let _ = writeln!(
-                s,
-                r##"<line x1="{left}" y1="{0}" x2="{1}" y2="{0}" stroke="#ddd"/><text x="{2}" y="{3}" text-anchor="end">{e:.1}</text>"##,
-                y(e),
-                w - right,
-                left - 6.0,
-                y(e) + 4.0
-            );
-        }
-        for i in 0..=6 {
-            let ms = t_end * i as f64 / 6.0;
-            let _ = writeln!(
-                s,
-                r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-                x(ms),
-                h - bottom + 16.0,
-                trim(ms)
-            );
-        }
-        let _ = writeln!(
-            s,
-            r#"<text x="{}" y="{}" text-anchor="middle">time (ms)</text><text x="14" y="{}" transform="rotate(-90 14 {})" text-anchor="middle">network efficiency</text>"#,
-            (left + w - right) / 2.0,
-            h - 8.0,
-            h / 2.0,
-            h / 2.0
-        );
-        let _ = writeln!(
-            s,
-            r#"<rect x="{left}" y="{top}" width="{}" height="{}" fill="none" stroke="black"/>"#,
-            w - left - right,
-            h - top - bottom
-        );
+        i += 1;
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">time (ms)</text><text x="14" y="{}" transform="rotate(-90 14 {})" text-anchor="middle">network efficiency</text>"#,
+        (left + w - right) / 2.0,
+        h - 8.0,
+        h / 2.0,
+        h / 2.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<rect x="{left}" y="{top}" width="{}" height="{}" fill="none" stroke="black"/>"#,
+        w - left - right,
+        h - top - bottom
+    );
+    for (k, c) in curves.iter().enumerate() {
         let mut pts = String::new();
-        for b in &self.bins {
-            let _ = write!(
-                pts,
-                "{:.2},{:.2} ",
-                x(b.end as f64 * cycle_ns / 1e6),
-                y(b.efficiency)
-            );
+        for &(ms, e) in &c.points {
+            let _ = write!(pts, "{:.2},{:.2} ", x(ms), y(e));
         }
         let _ = writeln!(
             s,
-            r##"<polyline fill="none" stroke="#1f5fbf" stroke-width="1.5" points="{}"/>"##,
+            r##"<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>"##,
+            COLOURS[k % COLOURS.len()],
             pts.trim_end()
         );
-        s.push_str("</svg>\n");
-        s
     }
+    if curves.len() > 1 {
+        let (lx, row) = (w - legend + 10.0, 16.0);
+        let ly = top + 10.0;
+        for (k, c) in curves.iter().enumerate() {
+            let yy = ly + row * k as f64;
+            let _ = writeln!(
+                s,
+                r##"<line x1="{lx}" y1="{yy}" x2="{}" y2="{yy}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"##,
+                lx + 20.0,
+                COLOURS[k % COLOURS.len()],
+                lx + 26.0,
+                yy + 4.0,
+                escape(&c.label)
+            );
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Reads an `efficiency.csv` written by a run (`time_us,efficiency`) as (time in ms, efficiency)
+/// points; `path` names the file in errors, which give its line and field.
+pub fn read_efficiency_csv(path: &str, text: &str) -> Result<Vec<(f64, f64)>, String> {
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, "time_us,efficiency")) => {}
+        _ => {
+            return Err(format!(
+                "{path}:1: expected the header `time_us,efficiency`"
+            ));
+        }
+    }
+    let mut points = Vec::new();
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = line.split(',');
+        let mut field = |name: &str| -> Result<f64, String> {
+            let v = fields
+                .next()
+                .ok_or_else(|| format!("{path}:{}: field `{name}` is missing", i + 1))?;
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("{path}:{}: field `{name}`: `{v}` is not a number", i + 1))
+        };
+        let t = field("time_us")?;
+        let e = field("efficiency")?;
+        if fields.next().is_some() {
+            return Err(format!("{path}:{}: more than two fields", i + 1));
+        }
+        if points
+            .last()
+            .is_some_and(|&(p, _): &(f64, f64)| t / 1000.0 <= p)
+        {
+            return Err(format!(
+                "{path}:{}: field `time_us`: {t} is not after the previous row",
+                i + 1
+            ));
+        }
+        points.push((t / 1000.0, e));
+    }
+    Ok(points)
 }
 
 fn trim(v: f64) -> String {
@@ -203,5 +304,44 @@ mod tests {
         );
         let svg = s.efficiency_svg(5.12, "a <test>");
         assert!(svg.contains("<polyline") && svg.contains("a &lt;test&gt;"));
+        assert!(
+            !svg.contains("stroke-width=\"3\""),
+            "no legend for one curve"
+        );
+    }
+
+    #[test]
+    fn a_panel_overlays_runs_read_back_from_their_csv() {
+        let mut s = Series::default();
+        s.push(100, 100, 4, 400, 10, 500);
+        s.push(300, 200, 4, 200, 0, 0);
+        let csv = s.efficiency_csv(5.12);
+        let pts = read_efficiency_csv("a.csv", &csv).unwrap();
+        assert_eq!(pts, vec![(0.000512, 1.0), (0.001536, 0.25)]);
+        let curves = [
+            Curve {
+                label: "dmodk".into(),
+                points: pts.clone(),
+            },
+            Curve {
+                label: "arn_afi".into(),
+                points: pts,
+            },
+        ];
+        let svg = efficiency_plot_svg("panel", &curves);
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert!(svg.contains(">dmodk</text>") && svg.contains(">arn_afi</text>"));
+    }
+
+    #[test]
+    fn a_broken_csv_names_file_line_and_field() {
+        let e = read_efficiency_csv("r/efficiency.csv", "time,eff\n").unwrap_err();
+        assert!(e.starts_with("r/efficiency.csv:1:"), "{e}");
+        let e = read_efficiency_csv("f.csv", "time_us,efficiency\n1,0.5\n2,x\n").unwrap_err();
+        assert_eq!(e, "f.csv:3: field `efficiency`: `x` is not a number");
+        let e = read_efficiency_csv("f.csv", "time_us,efficiency\n1\n").unwrap_err();
+        assert_eq!(e, "f.csv:2: field `efficiency` is missing");
+        let e = read_efficiency_csv("f.csv", "time_us,efficiency\n2,0.5\n1,0.5\n").unwrap_err();
+        assert!(e.starts_with("f.csv:3: field `time_us`"), "{e}");
     }
 }

@@ -1,0 +1,105 @@
+//! `arnsim plot`: the efficiency curves of several runs in one SVG panel, labelled by routing mode
+//! and queuing scheme, as in the paper's figure 6.
+
+use crate::metrics::{Curve, efficiency_plot_svg, read_efficiency_csv};
+use std::path::{Path, PathBuf};
+
+/// The value of string field `key` in a `summary.json` written by `arnsim run`.
+fn summary_field(path: &str, text: &str, key: &str) -> Result<String, String> {
+    let pattern = format!("\"{key}\": \"");
+    let (line, rest) = text
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.trim_start().strip_prefix(&pattern).map(|r| (i + 1, r)))
+        .ok_or_else(|| format!("{path}: field `{key}` is missing"))?;
+    let end = rest
+        .find('"')
+        .ok_or_else(|| format!("{path}:{line}: field `{key}` is not a string"))?;
+    Ok(rest[..end].to_string())
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads every run directory and writes the panel to `out`.
+pub fn run(runs: &[PathBuf], out: &Path, title: Option<&str>) -> Result<(), String> {
+    let mut curves = Vec::with_capacity(runs.len());
+    let mut default_title = None;
+    for dir in runs {
+        let csv_path = dir.join("efficiency.csv");
+        let sum_path = dir.join("summary.json");
+        let (csv, sum) = (read(&csv_path)?, read(&sum_path)?);
+        let sum_name = sum_path.display().to_string();
+        let field = |key| summary_field(&sum_name, &sum, key);
+        let label = format!("{} + {}", field("routing")?, field("queuing")?);
+        if default_title.is_none() {
+            default_title = Some(format!(
+                "{}: {} traffic",
+                field("scenario")?,
+                field("traffic")?
+            ));
+        }
+        let points = read_efficiency_csv(&csv_path.display().to_string(), &csv)?;
+        curves.push(Curve { label, points });
+    }
+    let title = title
+        .map(str::to_string)
+        .or(default_title)
+        .unwrap_or_default();
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::write(out, efficiency_plot_svg(&title, &curves))
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    println!("{}: {} runs", out.display(), curves.len());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plots_runs_and_names_the_broken_file() {
+        let dir = std::env::temp_dir().join(format!("arnsim-plot-{}", std::process::id()));
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        for (d, routing) in [(&a, "dmodk"), (&b, "arn_afi")] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(
+                d.join("efficiency.csv"),
+                "time_us,efficiency\n100,0.9\n200,0.5\n",
+            )
+            .unwrap();
+            std::fs::write(
+                d.join("summary.json"),
+                format!(
+                    "{{\n  \"scenario\": \"s\",\n  \"routing\": \"{routing}\",\n  \"queuing\": \"1q\",\n  \"traffic\": \"h10\"\n}}\n"
+                ),
+            )
+            .unwrap();
+        }
+        let out = dir.join("panel.svg");
+        run(&[a.clone(), b.clone()], &out, None).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(svg.contains(">s: h10 traffic</text>"), "{svg}");
+        assert!(svg.contains(">dmodk + 1q</text>") && svg.contains(">arn_afi + 1q</text>"));
+        std::fs::write(
+            b.join("efficiency.csv"),
+            "time_us,efficiency\n100,0.9\n200\n",
+        )
+        .unwrap();
+        let e = run(&[a.clone(), b.clone()], &out, None).unwrap_err();
+        assert!(
+            e.ends_with("efficiency.csv:3: field `efficiency` is missing"),
+            "{e}"
+        );
+        std::fs::write(b.join("summary.json"), "{\n  \"scenario\": \"s\"\n}\n").unwrap();
+        let e = run(&[a, b], &out, None).unwrap_err();
+        assert!(
+            e.ends_with("summary.json: field `routing` is missing"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
