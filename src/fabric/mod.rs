@@ -313,7 +313,7 @@ impl Fabric {
             .then(|| vec![u32::MAX; (topo.nodes as usize).pow(2)]);
         let mut params = params;
         params.switch = sp;
-        let window = (params.link_latency.max(1) as u64).min(MAX_WINDOW as u64);
+        let window = longest_window(params.link_latency);
         let mut fabric = Fabric {
             now: 0,
             params,
@@ -407,8 +407,7 @@ impl Fabric {
     /// Sets the window, clamped to 1 ..= the link latency (and [`MAX_WINDOW`]). Every output is
     /// the same for any window; only the speed changes.
     pub fn set_window(&mut self, cycles: u64) {
-        let most = (self.params.link_latency.max(1) as u64).min(MAX_WINDOW as u64);
-        self.window = cycles.clamp(1, most);
+        self.window = cycles.clamp(1, longest_window(self.params.link_latency));
     }
 
     /// Steps one cycle, reporting switch events to `obs`.
@@ -437,7 +436,7 @@ impl Fabric {
     /// channels, and their events and delivered packets are handed on in the order of a
     /// cycle-by-cycle run: by cycle, then switch or node.
     fn step_window<O: Observer>(&mut self, w: u64, obs: &mut O) -> Result<(), Violation> {
-        debug_assert!(w >= 1 && w <= self.params.link_latency.max(1) as u64);
+        debug_assert!(w >= 1 && w <= longest_window(self.params.link_latency));
         let t0 = self.now;
         let last = t0 + w - 1;
         self.step_parts(t0, w);
@@ -716,6 +715,11 @@ impl Fabric {
             ),
         })
     }
+}
+
+/// The longest window links of `latency` cycles allow (and [`MAX_WINDOW`]).
+fn longest_window(latency: u32) -> u64 {
+    (latency.max(1) as u64).min(MAX_WINDOW as u64)
 }
 
 fn switch_fault(now: u64, s: &Switch, f: crate::switch::SwitchFault) -> Violation {

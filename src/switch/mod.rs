@@ -42,6 +42,15 @@ use voq_buffer::VoqBuffer;
 /// Largest switch radix.
 pub const MAX_PORTS: usize = 64;
 
+/// The mask with one bit per port of a `ports`-port switch.
+fn port_mask(ports: usize) -> u64 {
+    if ports >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << ports) - 1
+    }
+}
+
 /// Something noteworthy inside a switch, for directed tests and logs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwitchEvent {
@@ -335,11 +344,7 @@ impl Switch {
             route_pending: 0,
             lookups_set: 0,
             hot_outputs: 0,
-            det_quiet: if ports == 64 {
-                u64::MAX
-            } else {
-                (1u64 << ports) - 1
-            },
+            det_quiet: port_mask(ports),
             params,
             wiring,
         }
@@ -485,11 +490,7 @@ impl Switch {
     /// the VC it would use downstream.
     /// Only the stale entries are recomputed; debug builds compare with a full fill.
     fn fill_detector_input(&mut self, o: usize) {
-        let all = if self.ports == 64 {
-            u64::MAX
-        } else {
-            (1 << self.ports) - 1
-        };
+        let all = port_mask(self.ports);
         let stale = std::mem::take(&mut self.det_stale[o]) & all;
         self.fill_detector_entries(o, stale);
         #[cfg(debug_assertions)]
@@ -547,11 +548,7 @@ impl Switch {
     fn detect<O: Observer>(&mut self, now: u64, obs: &mut O) {
         // Outputs whose detector may change: not quiet, or with a VOQ above HCDTh. Debug builds
         // visit every output and check the skips.
-        let all = if self.ports == 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.ports) - 1
-        };
+        let all = port_mask(self.ports);
         let visit = if cfg!(debug_assertions) {
             all
         } else {
