@@ -19,6 +19,7 @@
 //! | `switch.arn_entries` (default 16), `switch.arn_ttl` (default 1ms), `switch.arn_gap` (default 1us) | ARN table |
 //! | `switch.hcdth` (default 81), `switch.lcdth` (default 63), `switch.fcth` (default 78) (percent), `switch.crt` (default 5ms) | congestion detector |
 //! | `switch.adaptive_threshold` (default 75) (percent) | Adaptive-Th trigger |
+//! | `switch.adapted_refresh` (default true) | adapted packets matching a non-consumed ARN entry send ARNs upstream |
 //! | `node.buffer` (default = switch.buffer) | receive buffer of an end node |
 //! | `node.consume_arns` (default true) | end nodes consume incast ARNs and, under ARN+AFI, inject matching packets into the AFC |
 //! | `traffic.pattern` | uniform, h10, h25, h10-4, h25-4, flows |
@@ -392,6 +393,7 @@ impl Scenario {
             fcth: pct(f),
             crt: crt as u32,
             adaptive_threshold: pct(r.percent("switch.adaptive_threshold", 75.0)?),
+            adapted_refresh: doc.bool("switch.adapted_refresh")?.unwrap_or(true),
         };
         let node_buffer = if doc.has("node.buffer") {
             r.size("node.buffer", "344KB")?

@@ -156,3 +156,14 @@ fn node_arn_consumption_is_a_switch() {
     assert_eq!(e.key.as_deref(), Some("node.consume_arns"));
     assert!(e.at.starts_with("s.toml:"), "{e}");
 }
+
+#[test]
+fn adapted_refresh_is_a_switch_key() {
+    let s = Scenario::from_text("s.toml", SMALL, &[]).unwrap();
+    assert!(s.params.switch.adapted_refresh, "on by default");
+    let s = Scenario::from_text("s.toml", SMALL, &["switch.adapted_refresh=false".into()]).unwrap();
+    assert!(!s.params.switch.adapted_refresh);
+    let e = err(&SMALL.replace("[switch]\n", "[switch]\nadapted_refresh = \"yes\"\n"));
+    assert_eq!(e.key.as_deref(), Some("switch.adapted_refresh"));
+    assert!(e.at.starts_with("s.toml:"), "{e}");
+}

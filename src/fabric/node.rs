@@ -10,6 +10,9 @@
 //! them in a small table of (destination, VC) entries with the switches' TTL, and under ARN+AFI
 //! injects the packets that match into the AFC with the adapted bit set: there is no other route
 //! from a node, but the congesting flow is isolated from its first hop on (`docs/switch.md`).
+//! Isolated packets wait in their own AFC send queue, so they never hold up the regular queue:
+//! a packet generated while an entry matches goes there at once, and a regular queue head that
+//! matches moves there when it has room. The injector alternates between the two queues.
 
 use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::{Block, CreditCounter};
@@ -127,6 +130,10 @@ pub struct EndNode {
     rng: SplitMix64,
     seq: u32,
     queue: Deque<Packet, SOURCE_QUEUE>,
+    /// Packets isolated by the node's ARN table, waiting for the AFC (ARN+AFI only).
+    afc_queue: Deque<Packet, SOURCE_QUEUE>,
+    /// The AFC queue started the last packet (the injector then tries the regular queue first).
+    afc_last: bool,
     credits: Vec<CreditCounter>,
     tx: Option<Tx>,
     freed: [u8; MAX_VCS],
@@ -181,6 +188,8 @@ impl EndNode {
             rng: SplitMix64::new(seed ^ 0x5eed_0000_0000 ^ (id as u64) << 16),
             seq: 0,
             queue: Deque::new(),
+            afc_queue: Deque::new(),
+            afc_last: false,
             credits: (0..params.vcs())
                 .map(|_| CreditCounter::new(params.vc_capacity as usize))
                 .collect(),
@@ -206,14 +215,24 @@ impl EndNode {
         self.credits[vc].credits()
     }
 
-    /// Packets waiting in the source queue.
+    /// Packets waiting in the send queues (regular and AFC).
     pub fn queued(&self) -> usize {
-        self.queue.len()
+        self.queue.len() + self.afc_queue.len()
+    }
+
+    /// Packets waiting in the AFC send queue.
+    pub fn queued_isolated(&self) -> usize {
+        self.afc_queue.len()
+    }
+
+    /// The packet at the head of the source queue, if any.
+    pub fn head(&self) -> Option<&Packet> {
+        self.queue.front()
     }
 
     /// Whether the source has packets to send or is sending.
     pub fn is_busy(&self) -> bool {
-        self.tx.is_some() || !self.queue.is_empty()
+        self.tx.is_some() || !self.queue.is_empty() || !self.afc_queue.is_empty()
     }
 
     /// Index of the node (its LID base).
@@ -262,8 +281,8 @@ impl EndNode {
         self.arn_live_until = self.arn_live_until.max(expires);
     }
 
-    /// Whether `pkt`, about to be injected in cycle `now`, matches a live entry and so goes into
-    /// the AFC (ARN+AFI only; packets already adapted keep their VC).
+    /// Whether `pkt` matches a live entry in cycle `now` and so belongs in the AFC (ARN+AFI only;
+    /// packets already adapted keep their VC).
     fn isolates(&self, pkt: &Packet, now: u64) -> bool {
         if now >= self.arn_live_until || pkt.adapted() || self.params.afc().is_none() {
             return false;
@@ -272,6 +291,11 @@ impl EndNode {
         self.arn
             .iter()
             .any(|e| e.expires > now && e.dest == dest && e.vc == pkt.orig_vc)
+    }
+
+    /// Whether the switch has room on `vc` for all of `pkt`.
+    fn fits(&self, vc: u8, pkt: &Packet) -> bool {
+        self.credits[vc as usize].credits() >= pkt.len
     }
 
     fn generate(&mut self, now: u64) {
@@ -291,7 +315,19 @@ impl EndNode {
                 }
             };
             let packets = f.message_flits.div_ceil(self.mtu as u32) as usize;
-            if SOURCE_QUEUE - self.queue.len() < packets {
+            let vc = self.params.queuing.vc_for(self.id, dest);
+            let probe = Packet {
+                dlid: (dest << self.lmc) as u16,
+                orig_vc: vc,
+                ..Packet::default()
+            };
+            let isolate = self.isolates(&probe, now);
+            let room = if isolate {
+                SOURCE_QUEUE - self.afc_queue.len()
+            } else {
+                SOURCE_QUEUE - self.queue.len()
+            };
+            if room < packets {
                 self.stats.generation_stalls += 1;
                 continue;
             }
@@ -314,12 +350,15 @@ impl EndNode {
                         PacketFlags::empty()
                     },
                 };
-                let vc = self.params.queuing.vc_for(self.id, dest);
                 pkt.vc = vc;
                 pkt.orig_vc = vc;
                 self.seq = self.seq.wrapping_add(1);
                 self.stats.generated_packets += 1;
-                let _ = self.queue.push_back(pkt);
+                let _ = if isolate {
+                    self.afc_queue.push_back(pkt)
+                } else {
+                    self.queue.push_back(pkt)
+                };
             }
         }
     }
@@ -377,24 +416,42 @@ impl EndNode {
             }
         }
         self.generate(now);
-        // Inject one flit per cycle, a packet only when the switch has room for all of it.
-        let mut sending_vc = None;
-        // A packet matching a consumed ARN goes into the AFC (its header keeps the original VC).
-        if self.tx.is_none()
-            && let Some(head) = self.queue.front()
+        // A regular head matching a consumed ARN moves to the AFC queue when it has room; until
+        // then the regular queue waits behind it.
+        if let Some(head) = self.queue.front()
+            && self.isolates(head, now)
+            && !self.afc_queue.is_full()
         {
-            let isolate = self.isolates(head, now);
-            let vc = match self.params.afc() {
-                Some(afc) if isolate => afc,
-                _ => head.vc,
+            let pkt = self.queue.pop_front().unwrap_or_default();
+            let _ = self.afc_queue.push_back(pkt);
+        }
+        // Inject one flit per cycle, a packet only when the switch has room for all of it; the
+        // two queues take turns when both can start one.
+        let mut sending_vc = None;
+        if self.tx.is_none() {
+            let regular = self
+                .queue
+                .front()
+                .is_some_and(|h| !self.isolates(h, now) && self.fits(h.vc, h));
+            let isolated = match (self.params.afc(), self.afc_queue.front()) {
+                (Some(afc), Some(h)) => self.fits(afc, h),
+                _ => false,
             };
-            if self.credits[vc as usize].credits() >= head.len {
-                let mut pkt = self.queue.pop_front().unwrap_or_default();
-                if isolate {
+            let from_afc = isolated && (!regular || !self.afc_last);
+            if from_afc || regular {
+                let mut pkt = if from_afc {
+                    self.afc_queue.pop_front()
+                } else {
+                    self.queue.pop_front()
+                }
+                .unwrap_or_default();
+                if from_afc {
+                    // The header keeps the original VC; the packet travels in the AFC.
                     pkt.flags |= PacketFlags::ADAPTED;
-                    pkt.vc = vc;
+                    pkt.vc = self.params.afc().unwrap_or(pkt.vc);
                     self.stats.packets_adapted += 1;
                 }
+                self.afc_last = from_afc;
                 self.tx = Some(Tx { pkt, sent: 0 });
             }
         }

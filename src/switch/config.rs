@@ -176,6 +176,10 @@ pub struct SwitchParams {
     pub crt: u32,
     /// Adaptive-Th: VOQ occupancy (flits) above which a packet is re-routed.
     pub adaptive_threshold: u16,
+    /// An adapted packet that matches a non-consumed entry sends the ARN upstream like a regular
+    /// one (its original VC names the entry), so the entries along an isolated congestion tree
+    /// live as long as its root holds. Off: adapted packets never look up (pseudo-code 4).
+    pub adapted_refresh: bool,
 }
 
 impl SwitchParams {
@@ -227,6 +231,7 @@ impl SwitchParams {
             fcth: pct(78),
             crt,
             adaptive_threshold: pct(75),
+            adapted_refresh: true,
         };
         p.max_packets = packet_slots(p.vcs(), vc_capacity, 1);
         p

@@ -27,7 +27,7 @@ pub mod voq_buffer;
 
 pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 
-use crate::blocks::arn_table::{ArnLookup, ArnProcess, ArnTableIn};
+use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess, ArnTableIn};
 use crate::blocks::congestion_detector::{CongestionDetectorIn, MAX_INPUTS};
 use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::lft_banks::NO_ROUTE;
@@ -35,7 +35,7 @@ use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{ArnTable, Block, CongestionDetector, CreditCounter, LftBanks, RrArbiter};
 use crate::stimulus::SplitMix64;
 use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
-use crate::wire::{ArnInfo, PacketFlags};
+use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 use voq_buffer::VoqBuffer;
 
@@ -734,6 +734,25 @@ impl Switch {
         best.0
     }
 
+    /// sendARN(inputPortID, ARNInfo) for `pkt` at input `i`, which hit the non-consumed entry of
+    /// `r`: at most one ARN per entry and input per `arn_gap` cycles. An adapted packet's ARN
+    /// names its original VC.
+    fn send_arn(&mut self, i: usize, r: &ArnLookupResult, pkt: &Packet, now: u64) {
+        let e = r.idx as usize;
+        let info = ArnInfo {
+            dest: self.base_lid(pkt.dlid),
+            port: r.port,
+            vc: if pkt.adapted() { pkt.orig_vc } else { pkt.vc },
+            arn_id: r.arn_id,
+            root_info: r.root_info,
+        };
+        let inp = &mut self.inputs[i];
+        if now >= inp.arn_ok_at[e] && inp.arn_out.push_back(info).is_ok() {
+            inp.arn_ok_at[e] = now + self.params.arn_gap as u64;
+            self.in_pending |= 1 << i;
+        }
+    }
+
     /// Phase 3: routing stage (input port controller, pseudo-code 4).
     fn route<O: Observer>(&mut self, now: u64, obs: &mut O) {
         let routing = self.params.routing;
@@ -777,10 +796,11 @@ impl Switch {
                 scan &= scan - 1;
                 if let Some(s) = self.inputs[i].route_q {
                     let p = &self.inputs[i].buf.slot(s).pkt;
+                    // Adapted packets look up by their original VC, only to notify upstream.
                     self.arn_in.lk[i] = ArnLookup {
-                        en: !p.adapted(),
+                        en: !p.adapted() || self.params.adapted_refresh,
                         dest: self.base_lid(p.dlid),
-                        vc: p.vc,
+                        vc: if p.adapted() { p.orig_vc } else { p.vc },
                     };
                     self.lookups_set |= 1 << i;
                 }
@@ -856,23 +876,7 @@ impl Switch {
                         if r.consumed && r.alt_port != NO_ROUTE {
                             out = r.alt_port;
                         } else if r.hit && !r.consumed {
-                            // sendARN(inputPortID, ARNInfo), at most once per gap per entry.
-                            let e = r.idx as usize;
-                            let dest = self.base_lid(pkt.dlid);
-                            let inp = &mut self.inputs[i];
-                            if now >= inp.arn_ok_at[e] {
-                                let info = ArnInfo {
-                                    dest,
-                                    port: r.port,
-                                    vc: pkt.vc,
-                                    arn_id: r.arn_id,
-                                    root_info: r.root_info,
-                                };
-                                if inp.arn_out.push_back(info).is_ok() {
-                                    inp.arn_ok_at[e] = now + self.params.arn_gap as u64;
-                                    self.in_pending |= 1 << i;
-                                }
-                            }
+                            self.send_arn(i, &r, &pkt, now);
                         }
                     }
                 }
@@ -890,6 +894,13 @@ impl Switch {
                     if routing.afi() {
                         pkt.flags |= PacketFlags::ADAPTED;
                     }
+                }
+            }
+            if pkt.adapted() && routing.uses_arn() && self.params.adapted_refresh {
+                // An isolated packet keeps its tree's entries alive upstream; its route stays.
+                let r = arn_out.as_ref().map(|a| a.lk[i]).unwrap_or_default();
+                if r.hit && !r.consumed {
+                    self.send_arn(i, &r, &pkt, now);
                 }
             }
             if out == NO_ROUTE || out as usize >= self.ports {

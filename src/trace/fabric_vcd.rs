@@ -3,7 +3,7 @@
 //! Hierarchy (stable names): `fabric` holds `clk` and `cycle`; each switch is `s<stage>_<k>` (the
 //! k-th switch of its stage); inside it `in<p>.vc<v>.occupancy`, `out<p>.busy`, `out<p>.packet`,
 //! `out<p>.detector_state` (0 idle, 1 wait, 2 root), `out<p>.crossed`, `out<p>.vc<v>.credits`, and
-//! `arn_table.entries`; each end node is `n<id>` with `queued` (packets in its source queue).
+//! `arn_table.entries`; each end node is `n<id>` with `queued` (packets in its two send queues).
 //! A pattern is matched against the full dotted name; `*` stands for any run of characters
 //! (dots included), so `fabric.s3_*.out4.*` selects every signal of output 4 of every stage-3 switch.
 //!
