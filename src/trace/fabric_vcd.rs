@@ -120,7 +120,7 @@ pub fn fabric_signals(f: &Fabric) -> Vec<FabricSignal> {
     for n in 0..f.nodes().len() as u32 {
         v.push(FabricSignal {
             name: format!("fabric.n{n}.queued"),
-            width: 9,
+            width: 10,
             src: Src::Queued(n),
         });
     }
