@@ -225,7 +225,7 @@ impl EndNode {
         self.afc_queue.len()
     }
 
-    /// The packet at the head of the source queue, if any.
+    /// The packet at the head of the regular send queue, if any.
     pub fn head(&self) -> Option<&Packet> {
         self.queue.front()
     }
