@@ -252,10 +252,10 @@ pub struct Switch {
     outputs: Vec<OutputPort>,
     /// Per output: bit i set when input i holds a routed packet for it, in any VC (activity
     /// tracking: arbitration looks only at these inputs).
-    waiting: Vec<u64>,
+    waiting: [u64; MAX_PORTS],
     /// Per output: bit i set when input i's VOQ for it holds more than HCDTh flits (kept in step
     /// with every VOQ change; the detectors' skip test reads it).
-    above_hcdth: Vec<u64>,
+    above_hcdth: [u64; MAX_PORTS],
     /// Bit o set when the detector of output o is idle, with an empty crossed set and no root
     /// (updated after every detector step).
     det_quiet: u64,
@@ -280,7 +280,7 @@ pub struct Switch {
     /// Per output: the detector's inputs as last filled, and which inputs' entries are stale
     /// (bit i: input i's VOQ for the output changed, or all bits when the output's credits did).
     det_in: Vec<CongestionDetectorIn>,
-    det_stale: Vec<u64>,
+    det_stale: [u64; MAX_PORTS],
     rng: SplitMix64,
     stats: SwitchStats,
     /// Flits, credits and ARNs sent in the current window, written into the channels by the
@@ -325,7 +325,7 @@ impl Switch {
             arn_cmds: Deque::new(),
             arn_seq: 0,
             det_in: vec![CongestionDetectorIn::default(); ports],
-            det_stale: vec![u64::MAX; ports],
+            det_stale: [u64::MAX; MAX_PORTS],
             rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             stats: SwitchStats::default(),
             outbox: Outbox::new(ports),
@@ -334,8 +334,8 @@ impl Switch {
             lft,
             inputs,
             outputs,
-            waiting: vec![0; ports],
-            above_hcdth: vec![0; ports],
+            waiting: [0; MAX_PORTS],
+            above_hcdth: [0; MAX_PORTS],
             out_busy: 0,
             credit_in: 0,
             waiting_any: 0,
@@ -428,9 +428,17 @@ impl Switch {
     /// Records whether input `i`'s VOQ for output `o` is above HCDTh after a change.
     #[inline]
     fn note_voq(&mut self, i: usize, o: usize) {
+        let occ = self.inputs[i].buf.voq_occupancy(o);
+        self.note_voq_occupancy(i, o, occ);
+    }
+
+    /// [`Switch::note_voq`] with the VOQ's new occupancy already read.
+    #[inline]
+    fn note_voq_occupancy(&mut self, i: usize, o: usize, occ: u16) {
+        let o = o % MAX_PORTS;
         let bit = 1u64 << i;
         self.det_stale[o] |= bit;
-        if self.inputs[i].buf.voq_occupancy(o) > self.params.hcdth {
+        if occ > self.params.hcdth {
             self.above_hcdth[o] |= bit;
             self.hot_outputs |= 1 << o;
         } else {
@@ -988,7 +996,8 @@ impl Switch {
             let s = inp.buf.slot(slot);
             if s.routed {
                 let out = s.out as usize;
-                self.note_voq(i, out);
+                let occ = inp.buf.voq_occupancy(out);
+                self.note_voq_occupancy(i, out, occ);
             }
         }
         Ok(())
@@ -1051,9 +1060,9 @@ impl Switch {
             let mut finishing = self.outputs[o].tx.is_none();
             // Send the next flit of the current packet.
             if let Some(mut tx) = self.outputs[o].tx {
-                let buf = &mut self.inputs[tx.input as usize].buf;
-                let mut pkt = buf.slot(tx.slot).pkt;
-                let Some((vc, tail)) = buf.depart_flit(tx.slot) else {
+                let inp = &mut self.inputs[tx.input as usize];
+                let mut pkt = inp.buf.slot(tx.slot).pkt;
+                let Some((vc, tail)) = inp.buf.depart_flit(tx.slot) else {
                     return Err(SwitchFault {
                         port: o as u8,
                         what: format!(
@@ -1062,9 +1071,10 @@ impl Switch {
                         ),
                     });
                 };
-                self.inputs[tx.input as usize].freed[vc] += 1;
+                inp.freed[vc] += 1;
+                let occ = inp.buf.voq_occupancy(o);
                 self.in_pending |= 1 << tx.input;
-                self.note_voq(tx.input as usize, o);
+                self.note_voq_occupancy(tx.input as usize, o, occ);
                 pkt.vc = tx.next_vc;
                 self.outbox.send_flit(
                     now,
