@@ -620,10 +620,9 @@ impl Fabric {
                     .sum::<u64>()
             })
             .sum();
-        let on_links: u64 = self
-            .channels
-            .iter()
-            .map(|c| c.flits_in_flight(now + 1).count() as u64)
+        let vcs = self.params.switch.vcs();
+        let on_links: u64 = (0..self.channels.len())
+            .map(|c| (0..vcs).map(|v| self.flits_on_link(c, v)).sum::<u64>())
             .sum();
         if t.nodes.injected_flits != t.nodes.delivered_flits + buffered + on_links {
             return Err(Violation {
@@ -636,7 +635,6 @@ impl Fabric {
                 ),
             });
         }
-        let vcs = self.params.switch.vcs();
         for (c, ch) in self.channels.iter().enumerate() {
             let (from, to) = self.ends[c];
             for v in 0..vcs {
@@ -653,10 +651,7 @@ impl Fabric {
                     }
                     Far::Node(_) => (0, self.params.node_vc_capacity),
                 };
-                let in_flight = ch
-                    .flits_in_flight(now + 1)
-                    .filter(|f| f.pkt.vc as usize == v)
-                    .count() as u64;
+                let in_flight = self.flits_on_link(c, v);
                 let back = ch.credits_in_flight(now + 1, v);
                 let sum = credits as u64 + buffered as u64 + in_flight + back;
                 if sum != cap as u64 {
@@ -677,6 +672,24 @@ impl Fabric {
             }
         }
         self.check_progress(now)
+    }
+
+    /// Flits on channel `c`'s link on VC `vc` (of the receiving buffer): sent by its near end
+    /// and not yet received by its far end. Only heads travel in the delay lines, so the two ends'
+    /// counts are what says how many flits the link holds.
+    fn flits_on_link(&self, c: usize, vc: usize) -> u64 {
+        let (from, to) = self.ends[c];
+        let sent = match from {
+            Far::Switch { sw, port } => self.switches[sw as usize].flits_sent(port as usize, vc),
+            Far::Node(n) => self.nodes[n as usize].flits_sent(vc),
+        };
+        let received = match to {
+            Far::Switch { sw, port } => {
+                self.switches[sw as usize].flits_received(port as usize, vc)
+            }
+            Far::Node(n) => self.nodes[n as usize].flits_received(vc),
+        };
+        sent.wrapping_sub(received)
     }
 
     fn check_progress(&self, now: u64) -> Result<(), Violation> {

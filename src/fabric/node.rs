@@ -138,8 +138,12 @@ pub struct EndNode {
     tx: Option<Tx>,
     freed: [u8; MAX_VCS],
     stats: NodeStats,
-    /// Flits received so far of the packet being received.
-    rx_flits: u16,
+    /// The packet being received and its flits still to come: only its head travels on the
+    /// link, and the body follows in consecutive cycles (`wire::link`).
+    rx: Option<(Packet, u16)>,
+    /// Flits sent per VC, and received per VC (what the invariant checks count on the links).
+    flits_out: [u64; MAX_VCS],
+    flits_in: [u64; MAX_VCS],
     /// What the node sent in the current window, written into the channels after the window.
     outbox: Outbox,
     /// Index of the node among the fabric's units (switches first), for [`Arrivals`].
@@ -196,7 +200,9 @@ impl EndNode {
             tx: None,
             freed: [0; MAX_VCS],
             stats: NodeStats::default(),
-            rx_flits: 0,
+            rx: None,
+            flits_out: [0; MAX_VCS],
+            flits_in: [0; MAX_VCS],
             outbox: Outbox::new(1),
             unit: 0,
             consume_arns: consume_arns && params.routing.uses_arn(),
@@ -218,6 +224,23 @@ impl EndNode {
     /// Packets waiting in the send queues (regular and AFC).
     pub fn queued(&self) -> usize {
         self.queue.len() + self.afc_queue.len()
+    }
+
+    /// Flits sent on VC `vc` since the start.
+    pub fn flits_sent(&self, vc: usize) -> u64 {
+        self.flits_out[vc]
+    }
+
+    /// Flits received on VC `vc` since the start.
+    pub fn flits_received(&self, vc: usize) -> u64 {
+        self.flits_in[vc]
+    }
+
+    /// Test hook: counts one more flit sent on VC `vc` than the node sent, as if a flit had been
+    /// lost on its link.
+    #[cfg(test)]
+    pub(crate) fn lose_flit_for_test(&mut self, vc: usize) {
+        self.flits_out[vc] += 1;
     }
 
     /// Packets waiting in the AFC send queue.
@@ -397,22 +420,32 @@ impl EndNode {
                 }
             }
         }
-        // Sink at line rate.
+        // Sink at line rate: a head from the link, or the next flit of the packet arriving.
         let mut delivered = None;
-        let flit = arrivals.take_fwd(self.unit, now) != 0;
-        debug_assert!(flit || channels[self.in_ch as usize].recv_flit(now).is_none());
-        if flit && let Some(f) = channels[self.in_ch as usize].recv_flit(now) {
+        let head = arrivals.take_fwd(self.unit, now) != 0;
+        debug_assert!(head || channels[self.in_ch as usize].recv_flit(now).is_none());
+        if head && let Some(f) = channels[self.in_ch as usize].recv_flit(now) {
+            debug_assert!(
+                f.is_head() && self.rx.is_none(),
+                "{f:?} while {:?}",
+                self.rx
+            );
+            self.rx = Some((f.pkt, f.pkt.len));
+        }
+        if let Some((pkt, left)) = self.rx {
             self.stats.delivered_flits += 1;
-            self.rx_flits += 1;
-            self.freed[f.pkt.vc as usize] += 1;
-            if f.is_tail() {
+            self.freed[pkt.vc as usize] += 1;
+            self.flits_in[pkt.vc as usize] += 1;
+            if left == 1 {
                 self.stats.delivered_packets += 1;
-                self.stats.delivered_adapted += f.pkt.adapted() as u64;
-                let lat = now - f.pkt.injected;
+                self.stats.delivered_adapted += pkt.adapted() as u64;
+                let lat = now - pkt.injected;
                 self.stats.latency_sum += lat;
                 self.stats.latency_max = self.stats.latency_max.max(lat);
-                self.rx_flits = 0;
-                delivered = Some(f.pkt);
+                self.rx = None;
+                delivered = Some(pkt);
+            } else {
+                self.rx = Some((pkt, left - 1));
             }
         }
         self.generate(now);
@@ -456,14 +489,18 @@ impl EndNode {
             }
         }
         if let Some(mut tx) = self.tx {
-            self.outbox.send_flit(
-                now,
-                self.out_ch,
-                Flit {
-                    pkt: tx.pkt,
-                    index: tx.sent,
-                },
-            );
+            // Only the head travels on the link; the body follows it cycle by cycle.
+            if tx.sent == 0 {
+                self.outbox.send_flit(
+                    now,
+                    self.out_ch,
+                    Flit {
+                        pkt: tx.pkt,
+                        index: 0,
+                    },
+                );
+            }
+            self.flits_out[tx.pkt.vc as usize] += 1;
             sending_vc = Some(tx.pkt.vc as usize);
             self.stats.injected_flits += 1;
             tx.sent += 1;

@@ -315,3 +315,27 @@ fn windows_and_threads_change_nothing() {
         );
     }
 }
+
+/// A flit lost on a link (the sender counted it, the receiver never got it) stops the run with
+/// the broken invariants named, with the cycle and the link.
+#[test]
+fn a_lost_flit_is_reported_with_where_and_when() {
+    let topo = Topology::kary_ntree(2, 3);
+    let mut f = Fabric::build(
+        &topo,
+        small_params(RoutingMode::DModK, 3),
+        &uniform(8, 0.5, 2000),
+    )
+    .unwrap();
+    f.run(1000, &mut ()).unwrap();
+    f.check().unwrap();
+    f.nodes[2].lose_flit_for_test(0);
+    let v = f.check().unwrap_err();
+    assert_eq!(v.invariant, "flit_conservation", "{v}");
+    assert_eq!(v.cycle, 999, "{v}");
+    let v = f.run(1, &mut ()).unwrap_err();
+    assert!(
+        ["flit_conservation", "credit_conservation"].contains(&v.invariant),
+        "{v}"
+    );
+}

@@ -195,9 +195,12 @@ struct Requests {
     unready: bool,
 }
 
+/// The packet an input is receiving: only its head travels on the link, and the body follows
+/// in consecutive cycles (`wire::link`), so the input counts the flits still to come.
 #[derive(Clone, Copy, Debug)]
 struct Rx {
     slot: u16,
+    left: u16,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -224,6 +227,8 @@ struct InputPort {
     arn_out: Deque<ArnInfo, 8>,
     /// Per ARN-table entry: the first cycle this input may send an ARN for it again.
     arn_ok_at: Vec<u64>,
+    /// Flits received per VC since the start (the invariant checks count the links with it).
+    flits_in: [u64; MAX_VCS],
 }
 
 struct OutputPort {
@@ -235,6 +240,8 @@ struct OutputPort {
     detector: CongestionDetector,
     root: Option<RootReg>,
     returned: [u8; MAX_VCS],
+    /// Flits sent per VC (of the next buffer) since the start.
+    flits_out: [u64; MAX_VCS],
 }
 
 /// One switch.
@@ -271,6 +278,8 @@ pub struct Switch {
     arb_blocked: u64,
     /// Bit i: input i has credits to return or an ARN to send upstream.
     in_pending: u64,
+    /// Bit i: input i is receiving the body of a packet (`rx`).
+    rx_streaming: u64,
     /// Bit i: input i holds a head for the routing stage (`route_q`).
     route_pending: u64,
     /// Bit i: input i's ARN-table lookup port was enabled last cycle (cleared before the next).
@@ -303,6 +312,7 @@ impl Switch {
                 freed: [0; MAX_VCS],
                 arn_out: Deque::new(),
                 arn_ok_at: vec![0; params.arn_entries],
+                flits_in: [0; MAX_VCS],
             })
             .collect();
         let outputs = (0..ports)
@@ -317,6 +327,7 @@ impl Switch {
                 detector: CongestionDetector::new(params.detector(ports)),
                 root: None,
                 returned: [0; MAX_VCS],
+                flits_out: [0; MAX_VCS],
             })
             .collect();
         Switch {
@@ -342,6 +353,7 @@ impl Switch {
             arb_blocked: 0,
             in_pending: 0,
             route_pending: 0,
+            rx_streaming: 0,
             lookups_set: 0,
             hot_outputs: 0,
             det_quiet: port_mask(ports),
@@ -378,6 +390,16 @@ impl Switch {
     /// Free credits of (output `port`, `vc`).
     pub fn credits(&self, port: usize, vc: usize) -> u16 {
         self.outputs[port].credits[vc].credits()
+    }
+
+    /// Flits output `port` sent on VC `vc` (of the next buffer) since the start.
+    pub fn flits_sent(&self, port: usize, vc: usize) -> u64 {
+        self.outputs[port].flits_out[vc]
+    }
+
+    /// Flits input `port` received on VC `vc` since the start.
+    pub fn flits_received(&self, port: usize, vc: usize) -> u64 {
+        self.inputs[port].flits_in[vc]
     }
 
     /// What a waveform shows of output `port`: busy, packet id, detector state and crossed set.
@@ -929,69 +951,92 @@ impl Switch {
         }
     }
 
-    /// Phase 4: flits arriving on the input links.
-    /// `ports`: the inputs where a flit arrives in `now`.
+    /// Phase 4: flits arriving on the input links. `heads`: the inputs where a packet's head
+    /// arrives in `now`; the inputs receiving a packet's body take its next flit.
     fn receive_flits(
         &mut self,
         now: u64,
         channels: &[Channel],
-        ports: u64,
+        heads: u64,
     ) -> Result<(), SwitchFault> {
         debug_assert!(
-            (0..self.ports).all(|i| ports >> i & 1 == 1
+            (0..self.ports).all(|i| heads >> i & 1 == 1
                 || channels[self.wiring.in_ch[i] as usize]
                     .recv_flit(now)
                     .is_none()),
-            "a flit arrived unmarked"
+            "a head arrived unmarked"
         );
-        let mut scan = ports;
+        debug_assert!(
+            (0..self.ports)
+                .all(|i| (self.rx_streaming >> i & 1 == 1) == self.inputs[i].rx.is_some()),
+            "streaming mask out of step"
+        );
+        let mut scan = heads | self.rx_streaming;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            let Some(f) = channels[self.wiring.in_ch[i] as usize].recv_flit(now) else {
-                debug_assert!(false, "a marked flit is missing");
-                continue;
-            };
             let inp = &mut self.inputs[i];
-            let slot = if f.is_head() {
+            let rx = if heads >> i & 1 == 1 {
+                let Some(f) = channels[self.wiring.in_ch[i] as usize].recv_flit(now) else {
+                    debug_assert!(false, "a marked head is missing");
+                    continue;
+                };
+                if let Some(rx) = inp.rx {
+                    return Err(SwitchFault {
+                        port: i as u8,
+                        what: format!(
+                            "head of packet {} while {} flits of packet {} are still due",
+                            f.pkt.id,
+                            rx.left,
+                            inp.buf.slot(rx.slot).pkt.id
+                        ),
+                    });
+                }
                 let Some(s) = inp.buf.admit(f.pkt) else {
                     return Err(SwitchFault {
                         port: i as u8,
                         what: "packet descriptor pool full".into(),
                     });
                 };
-                inp.rx = Some(Rx { slot: s });
                 inp.route_q = Some(s);
                 self.route_pending |= 1 << i;
-                s
-            } else {
-                match inp.rx {
-                    Some(rx) => rx.slot,
-                    None => {
-                        return Err(SwitchFault {
-                            port: i as u8,
-                            what: format!("body flit of packet {} without its head", f.pkt.id),
-                        });
-                    }
+                if (f.pkt.vc as usize) >= self.vcs {
+                    return Err(SwitchFault {
+                        port: i as u8,
+                        what: format!("flit on VC {} of a {}-VC port", f.pkt.vc, self.vcs),
+                    });
                 }
+                Rx {
+                    slot: s,
+                    left: f.pkt.len,
+                }
+            } else {
+                let Some(rx) = inp.rx else {
+                    debug_assert!(false, "streaming without a packet");
+                    continue;
+                };
+                rx
             };
-            if (f.pkt.vc as usize) >= self.vcs {
-                return Err(SwitchFault {
-                    port: i as u8,
-                    what: format!("flit on VC {} of a {}-VC port", f.pkt.vc, self.vcs),
-                });
-            }
+            let slot = rx.slot;
+            let vc = inp.buf.slot(slot).pkt.vc as usize;
             if !inp.buf.arrive_flit(slot) {
                 return Err(SwitchFault {
                     port: i as u8,
                     what: format!(
-                        "VC {} overflow: a flit arrived with the buffer full (negative credit upstream)",
-                        f.pkt.vc
+                        "VC {vc} overflow: a flit arrived with the buffer full (negative credit upstream)"
                     ),
                 });
             }
-            if f.is_tail() {
+            inp.flits_in[vc] += 1;
+            if rx.left == 1 {
                 inp.rx = None;
+                self.rx_streaming &= !(1 << i);
+            } else {
+                inp.rx = Some(Rx {
+                    slot,
+                    left: rx.left - 1,
+                });
+                self.rx_streaming |= 1 << i;
             }
             let s = inp.buf.slot(slot);
             if s.routed {
@@ -1076,14 +1121,12 @@ impl Switch {
                 self.in_pending |= 1 << tx.input;
                 self.note_voq_occupancy(tx.input as usize, o, occ);
                 pkt.vc = tx.next_vc;
-                self.outbox.send_flit(
-                    now,
-                    self.wiring.out_ch[o],
-                    Flit {
-                        pkt,
-                        index: tx.sent,
-                    },
-                );
+                // Only the head travels on the link; the body follows it cycle by cycle.
+                if tx.sent == 0 {
+                    self.outbox
+                        .send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
+                }
+                self.outputs[o].flits_out[tx.next_vc as usize] += 1;
                 self.stats.flits_sent += 1;
                 sending_vc = Some(tx.next_vc);
                 tx.sent += 1;

@@ -13,6 +13,13 @@
 //! Since nothing sent in cycle `t` arrives before `t + latency`, a unit can step up to `latency`
 //! cycles in a row (a window) before anyone reads what it sent: the delay lines hold two windows,
 //! the one being read and the one being written.
+//!
+//! Switches and nodes send a packet's flits in consecutive cycles, from head to tail, once it
+//! has won its output (virtual cut-through: the credits for the whole packet are there). So only
+//! the head flit travels in the forward delay line: the receiver, having taken the head in cycle
+//! `t`, takes flit `k` in cycle `t + k`, exactly when the flit-by-flit link would deliver it. The
+//! invariant checks count the flits on a link from the two ends' counters of flits sent and
+//! received. Credits go back cycle by cycle, as the receiver frees them.
 
 use super::{ArnInfo, Packet};
 use std::marker::PhantomData;
@@ -46,7 +53,8 @@ fn ring_len(latency: u64) -> u64 {
     (2 * latency.max(1)).next_power_of_two()
 }
 
-/// One data flit on a link: the descriptor of its packet and its position in it.
+/// One data flit on a link: the descriptor of its packet and its position in it (the fabric's
+/// units put only heads on links, see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Flit {
     /// The packet (head fields travel with every flit; only the head's are used).
@@ -220,7 +228,8 @@ impl Channel {
         (s.arrival == now).then_some(&s.value)
     }
 
-    /// Flits sent before `now` that arrive at `now` or later (in flight at the start of `now`).
+    /// Flit records sent before `now` that arrive at `now` or later (in flight at the start of
+    /// `now`; in a fabric, packet heads).
     pub fn flits_in_flight(&self, now: u64) -> impl Iterator<Item = &Flit> + '_ {
         self.fwd
             .iter()
