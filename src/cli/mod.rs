@@ -74,6 +74,9 @@ pub enum Command {
         /// Title (default: scenario and traffic of the first run).
         #[arg(long)]
         title: Option<String>,
+        /// Plot only up to this time (a time such as `20ms`), to compare runs of different lengths.
+        #[arg(long)]
+        to: Option<String>,
     },
     /// Run every hardware block on its seeded stimulus and write one VCD (+ .gtkw) per block.
     Demo {
@@ -123,6 +126,11 @@ pub fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Check { scenario, set } => run::check(&scenario, &set),
         Command::Scenarios => run::list(),
-        Command::Plot { runs, out, title } => plot::run(&runs, &out, title.as_deref()),
+        Command::Plot {
+            runs,
+            out,
+            title,
+            to,
+        } => plot::run(&runs, &out, title.as_deref(), to.as_deref()),
     }
 }

@@ -1,6 +1,7 @@
 //! `arnsim plot`: the efficiency curves of several runs in one SVG panel, labelled by routing mode
 //! and queuing scheme, as in the paper's figure 6.
 
+use crate::config::units::nanoseconds;
 use crate::metrics::{Curve, efficiency_plot_svg, read_efficiency_csv};
 use std::path::{Path, PathBuf};
 
@@ -22,8 +23,18 @@ fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Reads every run directory and writes the panel to `out`.
-pub fn run(runs: &[PathBuf], out: &Path, title: Option<&str>) -> Result<(), String> {
+/// Reads every run directory and writes the panel to `out`, with the bins that end by `to` (a
+/// time) when given.
+pub fn run(
+    runs: &[PathBuf],
+    out: &Path,
+    title: Option<&str>,
+    to: Option<&str>,
+) -> Result<(), String> {
+    let to_ms = to
+        .map(|t| nanoseconds(t).map(|ns| ns / 1e6))
+        .transpose()
+        .map_err(|e| format!("--to: {e}"))?;
     let mut curves = Vec::with_capacity(runs.len());
     let mut default_title = None;
     for dir in runs {
@@ -40,7 +51,10 @@ pub fn run(runs: &[PathBuf], out: &Path, title: Option<&str>) -> Result<(), Stri
                 field("traffic")?
             ));
         }
-        let points = read_efficiency_csv(&csv_path.display().to_string(), &csv)?;
+        let mut points = read_efficiency_csv(&csv_path.display().to_string(), &csv)?;
+        if let Some(t) = to_ms {
+            points.retain(|&(time_ms, _)| time_ms <= t + 1e-9);
+        }
         curves.push(Curve { label, points });
     }
     let title = title
@@ -80,22 +94,30 @@ mod tests {
             .unwrap();
         }
         let out = dir.join("panel.svg");
-        run(&[a.clone(), b.clone()], &out, None).unwrap();
+        run(&[a.clone(), b.clone()], &out, None, None).unwrap();
         let svg = std::fs::read_to_string(&out).unwrap();
         assert!(svg.contains(">s: h10 traffic</text>"), "{svg}");
         assert!(svg.contains(">dmodk + 1q</text>") && svg.contains(">arn_afi + 1q</text>"));
+        // `--to` keeps the bins up to that time: the panel's time axis then ends earlier.
+        run(&[a.clone(), b.clone()], &out, None, Some("150us")).unwrap();
+        let short = std::fs::read_to_string(&out).unwrap();
+        assert_ne!(short, svg, "the 200 us bins are left out");
+        run(&[a.clone(), b.clone()], &out, None, Some("1ms")).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), svg);
+        let e = run(&[a.clone(), b.clone()], &out, None, Some("20")).unwrap_err();
+        assert!(e.starts_with("--to: `20` has no unit"), "{e}");
         std::fs::write(
             b.join("efficiency.csv"),
             "time_us,efficiency\n100,0.9\n200\n",
         )
         .unwrap();
-        let e = run(&[a.clone(), b.clone()], &out, None).unwrap_err();
+        let e = run(&[a.clone(), b.clone()], &out, None, None).unwrap_err();
         assert!(
             e.ends_with("efficiency.csv:3: field `efficiency` is missing"),
             "{e}"
         );
         std::fs::write(b.join("summary.json"), "{\n  \"scenario\": \"s\"\n}\n").unwrap();
-        let e = run(&[a, b], &out, None).unwrap_err();
+        let e = run(&[a, b], &out, None, None).unwrap_err();
         assert!(
             e.ends_with("summary.json: field `routing` is missing"),
             "{e}"

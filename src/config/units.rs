@@ -55,6 +55,24 @@ fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
     Ok((v, unit.trim()))
 }
 
+/// A time (`30ns`, `5us`, `3 ms`, `0.12s`) in nanoseconds.
+pub fn nanoseconds(text: &str) -> Result<f64, UnitError> {
+    let (v, unit) = split_number(text)?;
+    match unit {
+        "ps" => Ok(v / 1000.0),
+        "ns" => Ok(v),
+        "us" | "µs" => Ok(v * 1e3),
+        "ms" => Ok(v * 1e6),
+        "s" => Ok(v * 1e9),
+        "" => Err(UnitError(format!(
+            "`{text}` has no unit; write a time such as `30ns`, `5us` or `3ms`"
+        ))),
+        u => Err(UnitError(format!(
+            "`{text}`: `{u}` is not a time unit (ps, ns, us, ms, s)"
+        ))),
+    }
+}
+
 impl TimeBase {
     /// Nanoseconds per cycle.
     pub fn cycle_ns(&self) -> f64 {
@@ -63,25 +81,7 @@ impl TimeBase {
 
     /// A time (`30ns`, `5us`, `3 ms`, `0.12s`) in cycles, rounded to the nearest.
     pub fn cycles(&self, text: &str) -> Result<u64, UnitError> {
-        let (v, unit) = split_number(text)?;
-        let ns = match unit {
-            "ps" => v / 1000.0,
-            "ns" => v,
-            "us" | "µs" => v * 1e3,
-            "ms" => v * 1e6,
-            "s" => v * 1e9,
-            "" => {
-                return Err(UnitError(format!(
-                    "`{text}` has no unit; write a time such as `30ns`, `5us` or `3ms`"
-                )));
-            }
-            u => {
-                return Err(UnitError(format!(
-                    "`{text}`: `{u}` is not a time unit (ps, ns, us, ms, s)"
-                )));
-            }
-        };
-        Ok((ns / self.cycle_ns()).round() as u64)
+        Ok((nanoseconds(text)? / self.cycle_ns()).round() as u64)
     }
 
     /// A size (`64B`, `4KB`, `344 KB`, `1MB`) in flits, rounded up. KB is 1024 bytes.
