@@ -97,11 +97,26 @@ enum Far {
     Node(u32),
 }
 
+/// One recorded value of a tapped signal: (cycle, signal index, value).
+pub type Sample = (u64, u32, u128);
+
+/// Chosen signals of switches and nodes, recorded by each unit after every cycle it steps, so that
+/// a waveform dump keeps the speed of stepping in windows: the window's samples are then handed
+/// on in cycle order (`Fabric::run_tapped`). Each signal belongs to one switch or one node.
+pub trait Tap: Sync {
+    /// Appends `(cycle, signal, value)` for the signals of switch `s` after it stepped `cycle`.
+    fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>);
+    /// Appends `(cycle, signal, value)` for the signals of node `n` after it stepped `cycle`.
+    fn node_signals(&self, n: &EndNode, cycle: u64, out: &mut Vec<Sample>);
+}
+
 /// What the switches and nodes of one part produced in a window, besides their outboxes.
 #[derive(Default)]
 struct PartLog {
     /// Flits sent so far by the part's switches and nodes (summed while they are in cache).
     moved: u64,
+    /// Tapped signals' values, unit by unit (each unit's in cycle order).
+    samples: Vec<Sample>,
     /// Switch events, unit by unit (each unit's in cycle order).
     events: Vec<(u64, u32, SwitchEvent)>,
     /// (cycle, node, packet) for every packet whose tail reached a node, node by node.
@@ -117,6 +132,7 @@ impl PartLog {
             moved: 0,
             events: Vec::with_capacity(1024 * MAX_WINDOW),
             delivered: Vec::with_capacity(nodes * MAX_WINDOW),
+            samples: Vec::new(),
             fault: None,
         }
     }
@@ -133,27 +149,41 @@ impl PartLog {
 
     /// Steps switch `s` through the window `t0..t0 + w`, from an empty outbox; a fault ends its
     /// window.
-    fn step_switch(&mut self, s: &mut Switch, t0: u64, w: u64, ch: &[Channel], arr: &Arrivals) {
+    fn step_switch(&mut self, s: &mut Switch, t0: u64, w: u64, u: Units<'_>) {
         s.clear_outbox();
         for c in t0..t0 + w {
-            if let Err(f) = s.step(c, ch, arr, &mut self.events) {
+            if let Err(f) = s.step(c, u.channels, u.arrivals, &mut self.events) {
                 self.note_fault(c, s.id(), switch_fault(c, s, f));
                 break;
+            }
+            if let Some(tap) = u.tap {
+                tap.switch_signals(s, c, &mut self.samples);
             }
         }
         self.moved += s.stats().flits_sent;
     }
 
     /// Steps node `n` through the window `t0..t0 + w`, from an empty outbox.
-    fn step_node(&mut self, n: &mut EndNode, t0: u64, w: u64, ch: &[Channel], arr: &Arrivals) {
+    fn step_node(&mut self, n: &mut EndNode, t0: u64, w: u64, u: Units<'_>) {
         n.clear_outbox();
         for c in t0..t0 + w {
-            if let Some(pkt) = n.step(c, ch, arr) {
+            if let Some(pkt) = n.step(c, u.channels, u.arrivals) {
                 self.delivered.push((c, n.id(), pkt));
+            }
+            if let Some(tap) = u.tap {
+                tap.node_signals(n, c, &mut self.samples);
             }
         }
         self.moved += n.stats().injected_flits;
     }
+}
+
+/// What every unit reads while it steps a window: the channels, the arrival masks and the tap.
+#[derive(Clone, Copy)]
+struct Units<'a> {
+    channels: &'a [Channel],
+    arrivals: &'a Arrivals,
+    tap: Option<&'a dyn Tap>,
 }
 
 /// Calls `f` on the entries of every log's `list` in the order a cycle-by-cycle run makes them:
@@ -202,6 +232,8 @@ pub struct Fabric {
     /// Contiguous ranges of switches and of nodes, one pair per thread.
     parts: Vec<(Range<usize>, Range<usize>)>,
     logs: Vec<PartLog>,
+    /// The samples of the window being handed on by [`Fabric::run_tapped`] (kept for its room).
+    samples: Vec<Sample>,
     pool: Pool,
 }
 
@@ -328,6 +360,7 @@ impl Fabric {
             window,
             parts: Vec::new(),
             logs: Vec::new(),
+            samples: Vec::new(),
             pool: Pool::new(1),
         };
         fabric.set_threads(1);
@@ -412,7 +445,7 @@ impl Fabric {
 
     /// Steps one cycle, reporting switch events to `obs`.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
-        self.step_window(1, obs)
+        self.step_window(1, obs, None)
     }
 
     /// Runs `cycles` cycles, in windows of up to [`Fabric::window`] cycles.
@@ -424,8 +457,40 @@ impl Fabric {
     pub fn run<O: Observer>(&mut self, cycles: u64, obs: &mut O) -> Result<(), Violation> {
         let end = self.now + cycles;
         while self.now < end {
-            self.step_window((end - self.now).min(self.window), obs)?;
+            self.step_window((end - self.now).min(self.window), obs, None)?;
         }
+        Ok(())
+    }
+
+    /// [`Fabric::run`], recording `tap`'s signals after every cycle: after each window, `sink`
+    /// gets the window's samples sorted by cycle, then signal (every signal once per cycle). On a
+    /// fault, the samples of the faulting cycle and later are left out, as a cycle-by-cycle run
+    /// stops before sampling the faulting cycle.
+    pub fn run_tapped<O: Observer>(
+        &mut self,
+        cycles: u64,
+        obs: &mut O,
+        tap: &dyn Tap,
+        sink: &mut dyn FnMut(&[Sample]),
+    ) -> Result<(), Violation> {
+        let end = self.now + cycles;
+        let mut window = std::mem::take(&mut self.samples);
+        while self.now < end {
+            let r = self.step_window((end - self.now).min(self.window), obs, Some(tap));
+            window.clear();
+            for log in &mut self.logs {
+                window.append(&mut log.samples);
+            }
+            window.sort_unstable_by_key(|&(c, k, _)| (c, k));
+            let upto = r.as_ref().err().map_or(u64::MAX, |v| v.cycle);
+            let keep = window.partition_point(|&(c, _, _)| c < upto);
+            sink(&window[..keep]);
+            if let Err(v) = r {
+                self.samples = window;
+                return Err(v);
+            }
+        }
+        self.samples = window;
         Ok(())
     }
 
@@ -435,11 +500,16 @@ impl Fabric {
     /// parallel when the fabric has several threads); then their sends are written into the
     /// channels, and their events and delivered packets are handed on in the order of a
     /// cycle-by-cycle run: by cycle, then switch or node.
-    fn step_window<O: Observer>(&mut self, w: u64, obs: &mut O) -> Result<(), Violation> {
+    fn step_window<O: Observer>(
+        &mut self,
+        w: u64,
+        obs: &mut O,
+        tap: Option<&dyn Tap>,
+    ) -> Result<(), Violation> {
         debug_assert!(w >= 1 && w <= longest_window(self.params.link_latency));
         let t0 = self.now;
         let last = t0 + w - 1;
-        self.step_parts(t0, w);
+        self.step_parts(t0, w, tap);
         let fault = self
             .logs
             .iter_mut()
@@ -537,7 +607,7 @@ impl Fabric {
 
     /// The first half of a window: every part's switches and nodes step through it on its
     /// thread, each unit through all `w` cycles before the next.
-    fn step_parts(&mut self, t0: u64, w: u64) {
+    fn step_parts(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap>) {
         if self.parts.len() == 1 {
             // One thread: each unit's sends are written as soon as it has stepped the window,
             // while they are still in cache. This gives the same channels as writing them all
@@ -546,17 +616,30 @@ impl Fabric {
             let log = &mut self.logs[0];
             log.moved = 0;
             for s in &mut self.switches {
-                log.step_switch(s, t0, w, &self.channels, &self.arrivals);
+                let u = Units {
+                    channels: &self.channels,
+                    arrivals: &self.arrivals,
+                    tap,
+                };
+                log.step_switch(s, t0, w, u);
                 s.outbox().write_into(&mut self.channels, &self.arrivals);
             }
             for n in &mut self.nodes {
-                log.step_node(n, t0, w, &self.channels, &self.arrivals);
+                let u = Units {
+                    channels: &self.channels,
+                    arrivals: &self.arrivals,
+                    tap,
+                };
+                log.step_node(n, t0, w, u);
                 n.outbox().write_into(&mut self.channels, &self.arrivals);
             }
             return;
         }
-        let channels = &self.channels[..];
-        let arrivals = &self.arrivals;
+        let u = Units {
+            channels: &self.channels[..],
+            arrivals: &self.arrivals,
+            tap,
+        };
         let mut refs: heapless::Vec<Mutex<PartRef<'_>>, MAX_THREADS> = heapless::Vec::new();
         let (mut sw, mut nd, mut lg) = (
             &mut self.switches[..],
@@ -584,10 +667,10 @@ impl Fabric {
             let part = &mut *guard;
             part.log.moved = 0;
             for s in part.switches.iter_mut() {
-                part.log.step_switch(s, t0, w, channels, arrivals);
+                part.log.step_switch(s, t0, w, u);
             }
             for n in part.nodes.iter_mut() {
-                part.log.step_node(n, t0, w, channels, arrivals);
+                part.log.step_node(n, t0, w, u);
             }
         });
     }

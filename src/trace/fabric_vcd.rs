@@ -11,7 +11,9 @@
 //! rising edge that opens cycle `c + 1` (1 ps ticks, 5120 ps per cycle, as the block dumps).
 
 use super::vcd_writer::{CLOCK_PERIOD_PS, cycle_time_ps, put_value};
-use crate::fabric::Fabric;
+use crate::fabric::node::EndNode;
+use crate::fabric::{Fabric, Sample, Tap};
+use crate::switch::Switch;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -128,17 +130,67 @@ pub fn fabric_signals(f: &Fabric) -> Vec<FabricSignal> {
 }
 
 fn read(f: &Fabric, src: Src) -> u128 {
-    let sw = |i: u32| &f.switches()[i as usize];
+    match src {
+        Src::Queued(n) => read_node(&f.nodes()[n as usize], src),
+        Src::InOcc(s, ..)
+        | Src::Credits(s, ..)
+        | Src::Busy(s, _)
+        | Src::Packet(s, _)
+        | Src::DetState(s, _)
+        | Src::Crossed(s, _)
+        | Src::ArnEntries(s) => read_switch(&f.switches()[s as usize], src),
+    }
+}
+
+/// The value of `src`, a signal of switch `sw`.
+fn read_switch(sw: &Switch, src: Src) -> u128 {
     (match src {
-        Src::InOcc(s, p, v) => sw(s).input_buffer(p as usize).occupancy(v as usize) as u64,
-        Src::Credits(s, p, v) => sw(s).credits(p as usize, v as usize) as u64,
-        Src::Busy(s, p) => sw(s).output_probe(p as usize).busy as u64,
-        Src::Packet(s, p) => sw(s).output_probe(p as usize).packet as u64,
-        Src::DetState(s, p) => sw(s).output_probe(p as usize).det_state as u64,
-        Src::Crossed(s, p) => sw(s).output_probe(p as usize).crossed as u64,
-        Src::ArnEntries(s) => sw(s).arn_table().count() as u64,
-        Src::Queued(n) => f.nodes()[n as usize].queued() as u64,
+        Src::InOcc(_, p, v) => sw.input_buffer(p as usize).occupancy(v as usize) as u64,
+        Src::Credits(_, p, v) => sw.credits(p as usize, v as usize) as u64,
+        Src::Busy(_, p) => sw.output_probe(p as usize).busy as u64,
+        Src::Packet(_, p) => sw.output_probe(p as usize).packet as u64,
+        Src::DetState(_, p) => sw.output_probe(p as usize).det_state as u64,
+        Src::Crossed(_, p) => sw.output_probe(p as usize).crossed as u64,
+        Src::ArnEntries(_) => sw.arn_table().count() as u64,
+        Src::Queued(_) => 0,
     }) as u128
+}
+
+/// The value of `src`, a signal of node `n`.
+fn read_node(n: &EndNode, src: Src) -> u128 {
+    match src {
+        Src::Queued(_) => n.queued() as u128,
+        _ => 0,
+    }
+}
+
+/// The dumped signals grouped by the switch or node they belong to, for [`Fabric::run_tapped`]:
+/// each unit records its own after every cycle it steps.
+pub struct FabricTap {
+    switches: Vec<Vec<(u32, Src)>>,
+    nodes: Vec<Vec<(u32, Src)>>,
+    signals: usize,
+}
+
+impl FabricTap {
+    /// Number of signals recorded per cycle.
+    pub fn signals(&self) -> usize {
+        self.signals
+    }
+}
+
+impl Tap for FabricTap {
+    fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
+        for &(k, src) in &self.switches[s.id() as usize] {
+            out.push((cycle, k, read_switch(s, src)));
+        }
+    }
+
+    fn node_signals(&self, n: &EndNode, cycle: u64, out: &mut Vec<Sample>) {
+        for &(k, src) in &self.nodes[n.id() as usize] {
+            out.push((cycle, k, read_node(n, src)));
+        }
+    }
 }
 
 /// A fabric VCD being written.
@@ -223,19 +275,78 @@ impl FabricVcd {
 
     /// Dumps the state after cycle `cycle` has been stepped.
     pub fn sample(&mut self, f: &Fabric, cycle: u64) -> io::Result<()> {
-        let t = cycle_time_ps(cycle + 1);
-        self.w.timestamp(t)?;
-        self.w.change_scalar(self.clk, Value::V1)?;
-        self.put(self.cycle, 64, (cycle + 1) as u128)?;
+        self.open_cycle(cycle)?;
         for k in 0..self.sigs.len() {
-            let (src, id, width) = self.sigs[k];
-            let v = read(f, src);
-            if self.last[k] != Some(v) {
-                self.last[k] = Some(v);
-                self.put(id, width, v)?;
+            let v = read(f, self.sigs[k].0);
+            self.change(k, v)?;
+        }
+        self.close_cycle(cycle)
+    }
+
+    /// The dumped signals grouped per switch and node of `f`, for [`Fabric::run_tapped`].
+    pub fn tap(&self, f: &Fabric) -> FabricTap {
+        let mut tap = FabricTap {
+            switches: vec![Vec::new(); f.switches().len()],
+            nodes: vec![Vec::new(); f.nodes().len()],
+            signals: self.sigs.len(),
+        };
+        for (k, &(src, _, _)) in self.sigs.iter().enumerate() {
+            let entry = (k as u32, src);
+            match src {
+                Src::Queued(n) => tap.nodes[n as usize].push(entry),
+                Src::InOcc(s, ..)
+                | Src::Credits(s, ..)
+                | Src::Busy(s, _)
+                | Src::Packet(s, _)
+                | Src::DetState(s, _)
+                | Src::Crossed(s, _)
+                | Src::ArnEntries(s) => tap.switches[s as usize].push(entry),
             }
         }
-        self.w.timestamp(t + CLOCK_PERIOD_PS / 2)?;
+        tap
+    }
+
+    /// Dumps a window's samples from [`Fabric::run_tapped`] (sorted by cycle, then signal, every
+    /// signal once per cycle), keeping the cycles in `from..=to`: the same bytes as
+    /// [`FabricVcd::sample`] after each of those cycles.
+    pub fn samples(&mut self, samples: &[Sample], from: u64, to: u64) -> io::Result<()> {
+        for cycle in samples.chunk_by(|a, b| a.0 == b.0) {
+            let c = cycle[0].0;
+            if !(from..=to).contains(&c) {
+                continue;
+            }
+            debug_assert_eq!(
+                cycle.len(),
+                self.sigs.len(),
+                "cycle {c}: a signal is missing"
+            );
+            self.open_cycle(c)?;
+            for &(_, k, v) in cycle {
+                self.change(k as usize, v)?;
+            }
+            self.close_cycle(c)?;
+        }
+        Ok(())
+    }
+
+    fn open_cycle(&mut self, cycle: u64) -> io::Result<()> {
+        self.w.timestamp(cycle_time_ps(cycle + 1))?;
+        self.w.change_scalar(self.clk, Value::V1)?;
+        self.put(self.cycle, 64, (cycle + 1) as u128)
+    }
+
+    fn change(&mut self, k: usize, v: u128) -> io::Result<()> {
+        if self.last[k] != Some(v) {
+            self.last[k] = Some(v);
+            let (_, id, width) = self.sigs[k];
+            self.put(id, width, v)?;
+        }
+        Ok(())
+    }
+
+    fn close_cycle(&mut self, cycle: u64) -> io::Result<()> {
+        self.w
+            .timestamp(cycle_time_ps(cycle + 1) + CLOCK_PERIOD_PS / 2)?;
         self.w.change_scalar(self.clk, Value::V0)
     }
 
