@@ -90,15 +90,15 @@ fn fabric(c: &mut Criterion) {
         "fabric.s1_0.*".to_string(),
     ];
     let (mut vcd, signals) = FabricVcd::create(&path, &f, &scopes, f.now()).expect("VCD file");
+    let tap = vcd.tap(&f);
     g.bench_function(
         format!("config1_arn_afi_uniform_1.0_router_cycles/1_thread_vcd_{signals}_signals"),
         |b| {
             b.iter(|| {
-                for _ in 0..CYCLES {
-                    let c = f.now();
-                    f.step(&mut ()).expect("run");
-                    vcd.sample(&f, c).expect("VCD write");
-                }
+                f.run_tapped(CYCLES, &mut (), &tap, &mut |w| {
+                    vcd.samples(w, 0, u64::MAX).expect("VCD write")
+                })
+                .expect("run")
             })
         },
     );
