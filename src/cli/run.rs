@@ -488,7 +488,7 @@ mod tests {
             assert!(n > 20, "{n} signals");
             if windowed {
                 let tap = v.tap(&f);
-                assert_eq!(tap.signals(), n);
+                assert_eq!(crate::fabric::Tap::signals(&tap), n);
                 f.run_tapped(s.sim_cycles, &mut (), &tap, &mut |w| {
                     v.samples(w, from, to).unwrap()
                 })

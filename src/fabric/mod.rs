@@ -104,6 +104,8 @@ pub type Sample = (u64, u32, u128);
 /// a waveform dump keeps the speed of stepping in windows: the window's samples are then handed
 /// on in cycle order (`Fabric::run_tapped`). Each signal belongs to one switch or one node.
 pub trait Tap: Sync {
+    /// Number of signals; they are numbered from 0, and every one is recorded once per cycle.
+    fn signals(&self) -> usize;
     /// Appends `(cycle, signal, value)` for the signals of switch `s` after it stepped `cycle`.
     fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>);
     /// Appends `(cycle, signal, value)` for the signals of node `n` after it stepped `cycle`.
@@ -474,17 +476,25 @@ impl Fabric {
         sink: &mut dyn FnMut(&[Sample]),
     ) -> Result<(), Violation> {
         let end = self.now + cycles;
+        let n = tap.signals();
         let mut window = std::mem::take(&mut self.samples);
         while self.now < end {
-            let r = self.step_window((end - self.now).min(self.window), obs, Some(tap));
+            let (t0, w) = (self.now, (end - self.now).min(self.window));
+            let r = self.step_window(w, obs, Some(tap));
+            // Each sample has its place: cycle, then signal (no sort needed).
             window.clear();
+            window.resize(w as usize * n, (0, 0, 0));
             for log in &mut self.logs {
-                window.append(&mut log.samples);
+                for &(c, k, v) in &log.samples {
+                    window[(c - t0) as usize * n + k as usize] = (c, k, v);
+                }
+                log.samples.clear();
             }
-            window.sort_unstable_by_key(|&(c, k, _)| (c, k));
-            let upto = r.as_ref().err().map_or(u64::MAX, |v| v.cycle);
-            let keep = window.partition_point(|&(c, _, _)| c < upto);
-            sink(&window[..keep]);
+            let upto = r
+                .as_ref()
+                .err()
+                .map_or(t0 + w, |v| v.cycle.clamp(t0, t0 + w));
+            sink(&window[..(upto - t0) as usize * n]);
             if let Err(v) = r {
                 self.samples = window;
                 return Err(v);

@@ -172,14 +172,11 @@ pub struct FabricTap {
     signals: usize,
 }
 
-impl FabricTap {
-    /// Number of signals recorded per cycle.
-    pub fn signals(&self) -> usize {
+impl Tap for FabricTap {
+    fn signals(&self) -> usize {
         self.signals
     }
-}
 
-impl Tap for FabricTap {
     fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
         for &(k, src) in &self.switches[s.id() as usize] {
             out.push((cycle, k, read_switch(s, src)));
