@@ -49,7 +49,8 @@ pub enum Command {
         /// Start the dump this long before the first congestion root is detected (a time).
         #[arg(long, value_name = "TIME")]
         trigger_before: Option<String>,
-        /// Threads stepping the fabric (0: one per core). Outputs do not depend on it.
+        /// Threads stepping the fabric (0: one per core, but one for fabrics of fewer than 32
+        /// switches, where a thread's share is too small to pay). Outputs do not depend on it.
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=16))]
         threads: u64,
     },
@@ -118,11 +119,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
                 to,
                 trigger_before,
             });
-            let threads = match threads {
-                0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-                n => n as usize,
-            };
-            run::run(&scenario, out, &set, waves, threads)
+            run::run(&scenario, out, &set, waves, threads as usize)
         }
         Command::Check { scenario, set } => run::check(&scenario, &set),
         Command::Scenarios => run::list(),

@@ -185,8 +185,11 @@ fn wave_window(
     Ok(Some((from, to)))
 }
 
-/// `arnsim run`: runs the scenario on `threads` threads, writes the outputs into `out` (default
-/// `waves/<name>`).
+/// Switches below which `--threads 0` steps on one thread.
+const SMALL_FABRIC: usize = 32;
+
+/// `arnsim run`: runs the scenario on `threads` threads (0: one per core, or one for a fabric of
+/// fewer than [`SMALL_FABRIC`] switches), writes the outputs into `out` (default `waves/<name>`).
 pub fn run(
     name_or_path: &str,
     out: Option<PathBuf>,
@@ -195,6 +198,11 @@ pub fn run(
     threads: usize,
 ) -> Result<(), String> {
     let s = load(name_or_path, overrides)?;
+    let threads = match threads {
+        0 if s.topology.switches.len() < SMALL_FABRIC => 1,
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     let out = out.unwrap_or_else(|| PathBuf::from("waves").join(&s.name));
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let window = match &waves {
