@@ -129,16 +129,31 @@ pub fn fabric_signals(f: &Fabric) -> Vec<FabricSignal> {
     v
 }
 
+/// The switch or node a signal belongs to.
+enum Owner {
+    Switch(u32),
+    Node(u32),
+}
+
+impl Src {
+    fn owner(self) -> Owner {
+        match self {
+            Src::Queued(n) => Owner::Node(n),
+            Src::InOcc(s, ..)
+            | Src::Credits(s, ..)
+            | Src::Busy(s, _)
+            | Src::Packet(s, _)
+            | Src::DetState(s, _)
+            | Src::Crossed(s, _)
+            | Src::ArnEntries(s) => Owner::Switch(s),
+        }
+    }
+}
+
 fn read(f: &Fabric, src: Src) -> u128 {
-    match src {
-        Src::Queued(n) => read_node(&f.nodes()[n as usize], src),
-        Src::InOcc(s, ..)
-        | Src::Credits(s, ..)
-        | Src::Busy(s, _)
-        | Src::Packet(s, _)
-        | Src::DetState(s, _)
-        | Src::Crossed(s, _)
-        | Src::ArnEntries(s) => read_switch(&f.switches()[s as usize], src),
+    match src.owner() {
+        Owner::Node(n) => read_node(&f.nodes()[n as usize], src),
+        Owner::Switch(s) => read_switch(&f.switches()[s as usize], src),
     }
 }
 
@@ -289,15 +304,9 @@ impl FabricVcd {
         };
         for (k, &(src, _, _)) in self.sigs.iter().enumerate() {
             let entry = (k as u32, src);
-            match src {
-                Src::Queued(n) => tap.nodes[n as usize].push(entry),
-                Src::InOcc(s, ..)
-                | Src::Credits(s, ..)
-                | Src::Busy(s, _)
-                | Src::Packet(s, _)
-                | Src::DetState(s, _)
-                | Src::Crossed(s, _)
-                | Src::ArnEntries(s) => tap.switches[s as usize].push(entry),
+            match src.owner() {
+                Owner::Node(n) => tap.nodes[n as usize].push(entry),
+                Owner::Switch(s) => tap.switches[s as usize].push(entry),
             }
         }
         tap
