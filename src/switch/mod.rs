@@ -457,7 +457,6 @@ impl Switch {
     /// [`Switch::note_voq`] with the VOQ's new occupancy already read.
     #[inline]
     fn note_voq_occupancy(&mut self, i: usize, o: usize, occ: u16) {
-        let o = o % MAX_PORTS;
         let bit = 1u64 << i;
         self.det_stale[o] |= bit;
         if occ > self.params.hcdth {
