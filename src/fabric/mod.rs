@@ -731,21 +731,41 @@ impl Fabric {
         for (c, ch) in self.channels.iter().enumerate() {
             let (from, to) = self.ends[c];
             for v in 0..vcs {
-                let credits = match from {
+                let (credits, returning) = match from {
                     Far::Switch { sw, port } => {
-                        self.switches[sw as usize].credits(port as usize, v)
+                        let s = &self.switches[sw as usize];
+                        (
+                            s.credits(port as usize, v),
+                            s.credits_returning(port as usize, v),
+                        )
                     }
-                    Far::Node(n) => self.nodes[n as usize].credits(v),
+                    Far::Node(n) => {
+                        let n = &self.nodes[n as usize];
+                        (n.credits(v), n.credits_returning(v))
+                    }
                 };
-                let (buffered, cap) = match to {
+                let (buffered, cap, announced) = match to {
                     Far::Switch { sw, port } => {
-                        let b = self.switches[sw as usize].input_buffer(port as usize);
-                        (b.occupancy(v), b.capacity(v))
+                        let s = &self.switches[sw as usize];
+                        let b = s.input_buffer(port as usize);
+                        (
+                            b.occupancy(v),
+                            b.capacity(v),
+                            s.credits_announced(port as usize, v),
+                        )
                     }
-                    Far::Node(_) => (0, self.params.node_vc_capacity),
+                    Far::Node(n) => (
+                        0,
+                        self.params.node_vc_capacity,
+                        self.nodes[n as usize].credits_announced(v),
+                    ),
                 };
                 let in_flight = self.flits_on_link(c, v);
-                let back = ch.credits_in_flight(now + 1, v);
+                // Credits freed and not yet counted: the streams started (on the link or arrived
+                // at the near end), less the flits of those streams not yet freed at the far end.
+                let back = (ch.credits_in_flight(now + 1, v) + returning)
+                    .checked_sub(announced)
+                    .unwrap_or(u64::MAX / 2);
                 let sum = credits as u64 + buffered as u64 + in_flight + back;
                 if sum != cap as u64 {
                     return Err(Violation {

@@ -18,7 +18,7 @@ use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::{Block, CreditCounter};
 use crate::stimulus::SplitMix64;
 use crate::switch::SwitchParams;
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
+use crate::wire::link::{Arrivals, Backward, Channel, CreditReturns, Flit, MAX_VCS, Outbox};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 
@@ -136,7 +136,10 @@ pub struct EndNode {
     afc_last: bool,
     credits: Vec<CreditCounter>,
     tx: Option<Tx>,
-    freed: [u8; MAX_VCS],
+    /// Credit streams started and stopped this cycle (packets being sunk), to go back upstream.
+    freed: Backward,
+    /// Credits coming back from the switch.
+    returns: CreditReturns,
     stats: NodeStats,
     /// The packet being received and its flits still to come: only its head travels on the
     /// link, and the body follows in consecutive cycles (`wire::link`).
@@ -198,7 +201,8 @@ impl EndNode {
                 .map(|_| CreditCounter::new(params.vc_capacity as usize))
                 .collect(),
             tx: None,
-            freed: [0; MAX_VCS],
+            freed: Backward::default(),
+            returns: CreditReturns::default(),
             stats: NodeStats::default(),
             rx: None,
             flits_out: [0; MAX_VCS],
@@ -219,6 +223,20 @@ impl EndNode {
     /// Free credits toward the switch on `vc`.
     pub fn credits(&self, vc: usize) -> u16 {
         self.credits[vc].credits()
+    }
+
+    /// Credits toward the switch on `vc` whose return has started but not yet arrived.
+    pub fn credits_returning(&self, vc: usize) -> u64 {
+        self.returns.pending(vc)
+    }
+
+    /// Flits on `vc` whose credit stream has started (the packet being sunk) but that have not
+    /// arrived yet: announced upstream, still on the link.
+    pub fn credits_announced(&self, vc: usize) -> u64 {
+        match self.rx {
+            Some((pkt, left)) if pkt.vc as usize == vc => left as u64,
+            _ => 0,
+        }
     }
 
     /// Packets waiting in the send queues (regular and AFC).
@@ -408,11 +426,10 @@ impl EndNode {
     /// in its outbox. Returns the packet whose tail arrived this cycle, if any.
     pub fn step(&mut self, now: u64, channels: &[Channel], arrivals: &Arrivals) -> Option<Packet> {
         // Credits and ARNs from the switch.
-        let mut returned = [0u8; MAX_VCS];
         let back = arrivals.take_bwd(self.unit, now) != 0;
         debug_assert!(back || channels[self.out_ch as usize].recv_back(now).is_none());
         if back && let Some(b) = channels[self.out_ch as usize].recv_back(now) {
-            returned = b.credits;
+            self.returns.arrive(b);
             if let Some(info) = b.arn {
                 self.stats.arns_received += 1;
                 if self.consume_arns {
@@ -431,12 +448,14 @@ impl EndNode {
                 self.rx
             );
             self.rx = Some((f.pkt, f.pkt.len));
+            // Sunk at line rate: the packet frees one flit per cycle from now to its tail.
+            self.freed.start_stream(f.pkt.vc as usize, f.pkt.len);
         }
         if let Some((pkt, left)) = self.rx {
             self.stats.delivered_flits += 1;
-            self.freed[pkt.vc as usize] += 1;
             self.flits_in[pkt.vc as usize] += 1;
             if left == 1 {
+                self.freed.stop_stream(pkt.vc as usize);
                 self.stats.delivered_packets += 1;
                 self.stats.delivered_adapted += pkt.adapted() as u64;
                 let lat = now - pkt.injected;
@@ -511,24 +530,23 @@ impl EndNode {
                 self.tx = Some(tx);
             }
         }
+        let returning = self.returns.any();
         for (v, c) in self.credits.iter_mut().enumerate() {
             let dec = sending_vc == Some(v);
-            if dec || returned[v] != 0 {
-                c.step(&CreditCounterIn {
-                    dec,
-                    inc: returned[v],
-                    need: 0,
-                });
+            let inc = self.returns.now(v);
+            if dec || inc != 0 {
+                c.step(&CreditCounterIn { dec, inc, need: 0 });
             }
         }
-        let b = Backward {
-            credits: self.freed,
-            arn: None,
-        };
-        if !b.is_empty() {
-            self.outbox.send_back(now, self.in_ch, b);
+        if returning {
+            // A corrupted return path shows in the credit conservation check.
+            let ok = self.returns.end_cycle().is_some();
+            debug_assert!(ok, "node {}: credit return streams out of step", self.id);
         }
-        self.freed = [0; MAX_VCS];
+        if self.freed.has_credits() {
+            self.outbox.send_back(now, self.in_ch, self.freed);
+            self.freed.clear_credits();
+        }
         delivered
     }
 }

@@ -34,7 +34,7 @@ use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{ArnTable, Block, CongestionDetector, CreditCounter, LftBanks, RrArbiter};
 use crate::stimulus::SplitMix64;
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
+use crate::wire::link::{Arrivals, Backward, Channel, CreditReturns, Flit, MAX_VCS, Outbox};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 use voq_buffer::VoqBuffer;
@@ -223,7 +223,9 @@ struct InputPort {
     rx: Option<Rx>,
     /// Head flit registered for the routing stage (slot), one cycle after arrival.
     route_q: Option<u16>,
-    freed: [u8; MAX_VCS],
+    /// Credit streams started and stopped this cycle (packets leaving the buffer), to go back
+    /// upstream.
+    freed: Backward,
     arn_out: Deque<ArnInfo, 8>,
     /// Per ARN-table entry: the first cycle this input may send an ARN for it again.
     arn_ok_at: Vec<u64>,
@@ -239,7 +241,8 @@ struct OutputPort {
     vc_arb: Vec<RrArbiter>,
     detector: CongestionDetector,
     root: Option<RootReg>,
-    returned: [u8; MAX_VCS],
+    /// Credits coming back from the next buffer.
+    returns: CreditReturns,
     /// Flits sent per VC (of the next buffer) since the start.
     flits_out: [u64; MAX_VCS],
 }
@@ -269,7 +272,7 @@ pub struct Switch {
     /// Activity masks, so that idle ports cost nothing (each skip is exact; debug builds check
     /// it). Bit o: output o sends or holds the next packet.
     out_busy: u64,
-    /// Bit o: credits came back on output o this cycle.
+    /// Bit o: credits come back on output o this cycle.
     credit_in: u64,
     /// Bit o: `waiting[o]` is not empty.
     waiting_any: u64,
@@ -309,7 +312,7 @@ impl Switch {
                 buf: VoqBuffer::new(vcs, ports, params.vc_capacity, params.max_packets),
                 rx: None,
                 route_q: None,
-                freed: [0; MAX_VCS],
+                freed: Backward::default(),
                 arn_out: Deque::new(),
                 arn_ok_at: vec![0; params.arn_entries],
                 flits_in: [0; MAX_VCS],
@@ -326,7 +329,7 @@ impl Switch {
                 vc_arb: (0..ports).map(|_| RrArbiter::new(vcs)).collect(),
                 detector: CongestionDetector::new(params.detector(ports)),
                 root: None,
-                returned: [0; MAX_VCS],
+                returns: CreditReturns::default(),
                 flits_out: [0; MAX_VCS],
             })
             .collect();
@@ -390,6 +393,25 @@ impl Switch {
     /// Free credits of (output `port`, `vc`).
     pub fn credits(&self, port: usize, vc: usize) -> u16 {
         self.outputs[port].credits[vc].credits()
+    }
+
+    /// Credits of (output `port`, `vc`) whose return has started but not yet arrived.
+    pub fn credits_returning(&self, port: usize, vc: usize) -> u64 {
+        self.outputs[port].returns.pending(vc)
+    }
+
+    /// Flits of input `port`'s VC `vc` whose credit streams have started (their packets are
+    /// leaving) but that have not left yet: announced upstream, still in the buffer.
+    pub fn credits_announced(&self, port: usize, vc: usize) -> u64 {
+        let buf = &self.inputs[port].buf;
+        self.outputs
+            .iter()
+            .filter_map(|o| o.tx)
+            // A packet that won its output in this cycle starts leaving in the next.
+            .filter(|t| t.sent > 0 && t.input as usize == port)
+            .filter(|t| buf.slot(t.slot).pkt.vc as usize == vc)
+            .map(|t| (t.len - t.sent) as u64)
+            .sum()
     }
 
     /// Flits output `port` sent on VC `vc` (of the next buffer) since the start.
@@ -717,15 +739,13 @@ impl Switch {
                 debug_assert!(false, "a marked return is missing");
                 continue;
             };
-            let out = &mut self.outputs[o];
-            let mut any = 0;
-            for v in 0..self.vcs {
-                out.returned[v] = b.credits[v];
-                any |= b.credits[v];
-            }
-            if any != 0 {
-                self.credit_in |= 1 << o;
-                self.arb_blocked &= !(1 << o);
+            if b.has_credits() {
+                let out = &mut self.outputs[o];
+                out.returns.arrive(b);
+                if out.returns.any() {
+                    self.credit_in |= 1 << o;
+                    self.arb_blocked &= !(1 << o);
+                }
             }
             if let Some(mut info) = b.arn {
                 info.port = o as u8;
@@ -1090,7 +1110,7 @@ impl Switch {
         #[cfg(debug_assertions)]
         for o in (0..self.ports).filter(|&o| active >> o & 1 == 0) {
             let out = &self.outputs[o];
-            debug_assert!(out.tx.is_none() && out.next.is_none() && out.returned == [0; MAX_VCS]);
+            debug_assert!(out.tx.is_none() && out.next.is_none() && !out.returns.any());
             debug_assert!(
                 self.requests(o, now, None).inputs == 0,
                 "output {o} skipped with a request"
@@ -1115,9 +1135,16 @@ impl Switch {
                         ),
                     });
                 };
-                inp.freed[vc] += 1;
+                // The buffer frees one flit per cycle from head to tail: a credit stream.
+                if tx.sent == 0 {
+                    inp.freed.start_stream(vc, tx.len);
+                    self.in_pending |= 1 << tx.input;
+                }
+                if tail {
+                    inp.freed.stop_stream(vc);
+                    self.in_pending |= 1 << tx.input;
+                }
                 let occ = inp.buf.voq_occupancy(o);
-                self.in_pending |= 1 << tx.input;
                 self.note_voq_occupancy(tx.input as usize, o, occ);
                 pkt.vc = tx.next_vc;
                 // Only the head travels on the link; the body follows it cycle by cycle.
@@ -1183,7 +1210,7 @@ impl Switch {
             let out = &mut self.outputs[o];
             for v in 0..self.vcs {
                 let dec = sending_vc == Some(v as u8);
-                let inc = out.returned[v];
+                let inc = out.returns.now(v);
                 if dec || inc != 0 {
                     self.det_stale[o] = u64::MAX;
                     out.credits[v].step(&CreditCounterIn { dec, inc, need: 0 });
@@ -1195,7 +1222,18 @@ impl Switch {
                         });
                     }
                 }
-                out.returned[v] = 0;
+            }
+            if self.credit_in >> o & 1 == 1 {
+                match out.returns.end_cycle() {
+                    Some(true) => {}
+                    Some(false) => self.credit_in &= !(1 << o),
+                    None => {
+                        return Err(SwitchFault {
+                            port: o as u8,
+                            what: "credit return streams out of step (more stopped or returned than started)".into(),
+                        });
+                    }
+                }
             }
             if out.tx.is_none() {
                 out.tx = out.next.take();
@@ -1206,26 +1244,21 @@ impl Switch {
                 self.out_busy &= !(1 << o);
             }
         }
-        self.credit_in = 0;
         Ok(())
     }
 
     /// Phase 6: credits and ARNs back upstream, from the inputs that have any.
     fn finish_cycle<O: Observer>(&mut self, now: u64, obs: &mut O) {
         debug_assert!((0..self.ports).all(|i| self.in_pending >> i & 1 == 1
-            || (self.inputs[i].freed == [0; MAX_VCS] && self.inputs[i].arn_out.is_empty())));
+            || (!self.inputs[i].freed.has_credits() && self.inputs[i].arn_out.is_empty())));
         let mut scan = self.in_pending;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             let inp = &mut self.inputs[i];
             let arn = inp.arn_out.pop_front();
-            let mut b = Backward {
-                credits: inp.freed,
-                arn,
-            };
+            let b = Backward { arn, ..inp.freed };
             if let Some(info) = arn {
-                b.arn = Some(info);
                 self.stats.arns_sent += 1;
                 obs.event(
                     now,
@@ -1239,7 +1272,7 @@ impl Switch {
             if !b.is_empty() {
                 self.outbox.send_back(now, self.wiring.in_ch[i], b);
             }
-            inp.freed = [0; MAX_VCS];
+            inp.freed.clear_credits();
             if inp.arn_out.is_empty() {
                 self.in_pending &= !(1 << i);
             }

@@ -19,7 +19,13 @@
 //! the head flit travels in the forward delay line: the receiver, having taken the head in cycle
 //! `t`, takes flit `k` in cycle `t + k`, exactly when the flit-by-flit link would deliver it. The
 //! invariant checks count the flits on a link from the two ends' counters of flits sent and
-//! received. Credits go back cycle by cycle, as the receiver frees them.
+//! received.
+//!
+//! Credits come back the same way. A buffer frees a packet's flits one per cycle, from the
+//! cycle its head leaves (or, at an end node, arrives) to the cycle its tail does, so the
+//! receiver sends one record when a packet starts freeing credits and one when it stops
+//! ([`Backward`]), and the sender's [`CreditReturns`] turns them back into the credits of each
+//! cycle: exactly the counts a per-cycle credit return would deliver, in the same cycles.
 
 use super::{ArnInfo, Packet};
 use std::marker::PhantomData;
@@ -78,11 +84,19 @@ impl Flit {
     }
 }
 
-/// What the receiving side sends back in one cycle: freed credits per VC and at most one ARN.
+/// What the receiving side sends back in one cycle: changes to its credit streams per VC, and
+/// at most one ARN.
+///
+/// A credit stream is one packet leaving the buffer: one credit per cycle, from the cycle of the
+/// record that starts it to the cycle of the record that stops it, both included.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Backward {
-    /// Credits returned per VC (one per flit freed).
-    pub credits: [u8; MAX_VCS],
+    /// Credit streams starting in this cycle, per VC.
+    pub start: [u8; MAX_VCS],
+    /// Credits those streams will return in all (their packets' lengths), per VC.
+    pub start_flits: [u32; MAX_VCS],
+    /// Credit streams returning their last credit in this cycle, per VC.
+    pub stop: [u8; MAX_VCS],
     /// An ARN travelling upstream, out of band of the data VCs.
     pub arn: Option<ArnInfo>,
 }
@@ -90,7 +104,92 @@ pub struct Backward {
 impl Backward {
     /// Whether this carries nothing.
     pub fn is_empty(&self) -> bool {
-        self.arn.is_none() && self.credits.iter().all(|&c| c == 0)
+        self.arn.is_none()
+            && self.start.iter().all(|&c| c == 0)
+            && self.stop.iter().all(|&c| c == 0)
+    }
+
+    /// Whether this changes no credit stream.
+    pub fn has_credits(&self) -> bool {
+        self.start.iter().chain(&self.stop).any(|&c| c != 0)
+    }
+
+    /// A packet of `len` flits on `vc` starts freeing its flits, one per cycle from this one.
+    #[inline]
+    pub fn start_stream(&mut self, vc: usize, len: u16) {
+        self.start[vc] += 1;
+        self.start_flits[vc] += len as u32;
+    }
+
+    /// A packet on `vc` frees its last flit in this cycle.
+    #[inline]
+    pub fn stop_stream(&mut self, vc: usize) {
+        self.stop[vc] += 1;
+    }
+
+    /// Forgets every change, keeping the ARN field as it is.
+    #[inline]
+    pub fn clear_credits(&mut self) {
+        self.start = [0; MAX_VCS];
+        self.start_flits = [0; MAX_VCS];
+        self.stop = [0; MAX_VCS];
+    }
+}
+
+/// The credit streams coming back to one output: how many credits arrive per VC in the current
+/// cycle, and how many are still to come from the streams that have started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CreditReturns {
+    /// Streams returning a credit per cycle, per VC.
+    rate: [u8; MAX_VCS],
+    /// Streams that return their last credit in the current cycle, per VC.
+    stopping: [u8; MAX_VCS],
+    /// Credits the started streams have still to return, the current cycle's included.
+    pending: [u32; MAX_VCS],
+}
+
+impl CreditReturns {
+    /// Takes in a record arriving in the current cycle.
+    #[inline]
+    pub fn arrive(&mut self, b: &Backward) {
+        for v in 0..MAX_VCS {
+            self.rate[v] += b.start[v];
+            self.pending[v] += b.start_flits[v];
+            self.stopping[v] = b.stop[v];
+        }
+    }
+
+    /// Credits arriving on `vc` in the current cycle.
+    #[inline]
+    pub fn now(&self, vc: usize) -> u8 {
+        self.rate[vc]
+    }
+
+    /// Whether credits arrive in the current cycle.
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.rate != [0; MAX_VCS]
+    }
+
+    /// Ends the current cycle: its credits are counted, and the streams that returned their last
+    /// one stop. Returns whether credits arrive in the next cycle without a new record. `None`
+    /// when a record stopped more streams than had started, or the streams returned more credits
+    /// than their starts announced (a corrupted return path).
+    #[inline]
+    pub fn end_cycle(&mut self) -> Option<bool> {
+        let mut any = false;
+        for v in 0..MAX_VCS {
+            self.pending[v] = self.pending[v].checked_sub(self.rate[v] as u32)?;
+            self.rate[v] = self.rate[v].checked_sub(self.stopping[v])?;
+            self.stopping[v] = 0;
+            any |= self.rate[v] != 0;
+        }
+        Some(any)
+    }
+
+    /// Credits on `vc` whose streams have started but that have not arrived yet.
+    pub fn pending(&self, vc: usize) -> u64 {
+        self.pending[vc] as u64
     }
 }
 
@@ -240,12 +339,13 @@ impl Channel {
             .filter_map(|s| s.value.as_ref())
     }
 
-    /// Credits per VC sent back before `now` that arrive at `now` or later.
+    /// Credits per VC of the streams whose start records were sent back before `now` and arrive
+    /// at `now` or later.
     pub fn credits_in_flight(&self, now: u64, vc: usize) -> u64 {
         self.bwd
             .iter()
             .filter(|s| s.arrival != u64::MAX && s.arrival >= now)
-            .map(|s| s.value.credits[vc] as u64)
+            .map(|s| s.value.start_flits[vc] as u64)
             .sum()
     }
 }
@@ -475,7 +575,7 @@ mod tests {
             };
             ch.send_flit(10, f);
             let mut b = Backward::default();
-            b.credits[3] = 2;
+            b.start_stream(3, 2);
             ch.send_back(10, b);
             for t in 10..10 + lat as u64 {
                 assert_eq!(ch.recv_flit(t), None, "latency {lat}, cycle {t}");
@@ -484,7 +584,7 @@ mod tests {
                 assert_eq!(ch.credits_in_flight(t, 3), 2);
             }
             assert_eq!(ch.recv_flit(10 + lat as u64), Some(f));
-            assert_eq!(ch.recv_back(10 + lat as u64).unwrap().credits[3], 2);
+            assert_eq!(ch.recv_back(10 + lat as u64).unwrap().start_flits[3], 2);
             assert_eq!(ch.flits_in_flight(11 + lat as u64).count(), 0);
             assert_eq!(ch.recv_flit(11 + lat as u64), None);
         }
@@ -508,7 +608,7 @@ mod tests {
             out.send_flit(7, 0, f);
             out.send_flit(7, 1, f);
             let mut b = Backward::default();
-            b.credits[0] = 1;
+            b.stop_stream(0);
             out.send_back(7, 0, b);
             if shared {
                 // SAFETY: one thread, nothing else touches the channels.
@@ -525,7 +625,7 @@ mod tests {
             assert_eq!(arrivals.take_fwd(2, 10), 0, "unit 2 gets nothing");
             assert_eq!(arrivals.take_fwd(1, 10), 0, "taking clears");
             assert_eq!(chans[1].recv_flit(10), Some(f));
-            assert_eq!(chans[0].recv_back(10).unwrap().credits[0], 1);
+            assert_eq!(chans[0].recv_back(10).unwrap().stop[0], 1);
         }
     }
 
@@ -571,6 +671,44 @@ mod tests {
             ch.send_flit(t, f);
             if t >= 3 {
                 assert_eq!(ch.recv_flit(t).unwrap().index, (t - 3) as u16);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Start and stop records, decoded by `CreditReturns`, give every cycle exactly the
+        /// credits a per-cycle return would carry, whatever the streams' lengths and overlaps.
+        #[test]
+        fn credit_streams_return_what_a_per_cycle_return_would(
+            packets in proptest::collection::vec((0u64..200, 1u16..80, 0usize..MAX_VCS), 0..40)
+        ) {
+            const T: usize = 300;
+            let mut per_cycle = vec![[0u8; MAX_VCS]; T];
+            let mut records = vec![Backward::default(); T];
+            for &(start, len, vc) in &packets {
+                for t in start..start + len as u64 {
+                    per_cycle[t as usize][vc] += 1;
+                }
+                records[start as usize].start_stream(vc, len);
+                records[(start + len as u64 - 1) as usize].stop_stream(vc);
+            }
+            let mut r = CreditReturns::default();
+            let mut owed = [0u64; MAX_VCS];
+            for t in 0..T {
+                if records[t].has_credits() {
+                    r.arrive(&records[t]);
+                }
+                for v in 0..MAX_VCS {
+                    owed[v] += records[t].start_flits[v] as u64;
+                    proptest::prop_assert_eq!(r.now(v), per_cycle[t][v], "cycle {}, VC {}", t, v);
+                    owed[v] -= per_cycle[t][v] as u64;
+                }
+                let more = r.end_cycle();
+                proptest::prop_assert!(more.is_some());
+                proptest::prop_assert_eq!(more, Some(r.any()));
+                for (v, &o) in owed.iter().enumerate() {
+                    proptest::prop_assert_eq!(r.pending(v), o);
+                }
             }
         }
     }
