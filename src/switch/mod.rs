@@ -1125,13 +1125,13 @@ impl Switch {
             // Send the next flit of the current packet.
             if let Some(mut tx) = self.outputs[o].tx {
                 let inp = &mut self.inputs[tx.input as usize];
-                let mut pkt = inp.buf.slot(tx.slot).pkt;
                 let Some((vc, tail)) = inp.buf.depart_flit(tx.slot) else {
                     return Err(SwitchFault {
                         port: o as u8,
                         what: format!(
                             "cut-through underrun: packet {} flit {} not yet arrived",
-                            pkt.id, tx.sent
+                            inp.buf.slot(tx.slot).pkt.id,
+                            tx.sent
                         ),
                     });
                 };
@@ -1139,6 +1139,12 @@ impl Switch {
                 if tx.sent == 0 {
                     inp.freed.start_stream(vc, tx.len);
                     self.in_pending |= 1 << tx.input;
+                    // Only the head travels on the link; the body follows it cycle by cycle. (A
+                    // slot released by a one-flit packet keeps its packet until the next admit.)
+                    let mut pkt = inp.buf.slot(tx.slot).pkt;
+                    pkt.vc = tx.next_vc;
+                    self.outbox
+                        .send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
                 }
                 if tail {
                     inp.freed.stop_stream(vc);
@@ -1146,12 +1152,6 @@ impl Switch {
                 }
                 let occ = inp.buf.voq_occupancy(o);
                 self.note_voq_occupancy(tx.input as usize, o, occ);
-                pkt.vc = tx.next_vc;
-                // Only the head travels on the link; the body follows it cycle by cycle.
-                if tx.sent == 0 {
-                    self.outbox
-                        .send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
-                }
                 self.outputs[o].flits_out[tx.next_vc as usize] += 1;
                 self.stats.flits_sent += 1;
                 sending_vc = Some(tx.next_vc);
