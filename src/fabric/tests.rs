@@ -346,3 +346,27 @@ fn a_lost_flit_is_reported_with_where_and_when() {
         "{v}"
     );
 }
+
+/// A credit return lost on its way upstream (the record that starts a packet's credit stream)
+/// breaks credit conservation, and the check names it.
+#[test]
+fn a_lost_credit_return_is_reported() {
+    let topo = Topology::kary_ntree(2, 3);
+    let mut f = Fabric::build(
+        &topo,
+        small_params(RoutingMode::DModK, 3),
+        &uniform(8, 0.5, 2000),
+    )
+    .unwrap();
+    f.run(1000, &mut ()).unwrap();
+    f.check().unwrap();
+    let now = f.now();
+    let lost = f
+        .channels
+        .iter_mut()
+        .any(|c| c.lose_credit_streams_for_test(now));
+    assert!(lost, "no credit stream in flight to lose");
+    let v = f.check().unwrap_err();
+    assert_eq!(v.invariant, "credit_conservation", "{v}");
+    assert_eq!(v.cycle, 999, "{v}");
+}

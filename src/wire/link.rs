@@ -347,6 +347,20 @@ impl Channel {
             .filter_map(|s| s.value.as_ref())
     }
 
+    /// Loses the credit streams started by the first record in flight at `now` that starts any
+    /// (as a corrupted return path would). Returns whether there was one.
+    #[cfg(test)]
+    pub(crate) fn lose_credit_streams_for_test(&mut self, now: u64) -> bool {
+        let Some(s) = self.bwd.iter_mut().find(|s| {
+            s.arrival != u64::MAX && s.arrival >= now && s.value.start_flits.iter().any(|&c| c > 0)
+        }) else {
+            return false;
+        };
+        s.value.start = [0; MAX_VCS];
+        s.value.start_flits = [0; MAX_VCS];
+        true
+    }
+
     /// Credits per VC of the streams whose start records were sent back before `now` and arrive
     /// at `now` or later.
     pub fn credits_in_flight(&self, now: u64, vc: usize) -> u64 {
