@@ -42,6 +42,21 @@ use voq_buffer::VoqBuffer;
 /// Largest switch radix.
 pub const MAX_PORTS: usize = 64;
 
+/// Index of a VC in a fixed per-VC array. VC numbers are checked against the port's VC count
+/// where they enter the switch; the mask only lets the compiler drop the bounds check.
+#[inline]
+pub(crate) fn vc_ix(vc: usize) -> usize {
+    debug_assert!(vc < MAX_VCS);
+    vc & (MAX_VCS - 1)
+}
+
+/// Index of a port in a fixed per-port array (see [`vc_ix`]).
+#[inline]
+pub(crate) fn port_ix(port: usize) -> usize {
+    debug_assert!(port < MAX_PORTS);
+    port & (MAX_PORTS - 1)
+}
+
 /// The mask with one bit per port of a `ports`-port switch.
 fn port_mask(ports: usize) -> u64 {
     if ports >= 64 {
@@ -234,7 +249,8 @@ struct InputPort {
 }
 
 struct OutputPort {
-    credits: Vec<CreditCounter>,
+    /// Per VC of the next buffer (the entries past the port's VC count are never used).
+    credits: [CreditCounter; MAX_VCS],
     tx: Option<Tx>,
     next: Option<Tx>,
     in_arb: RrArbiter,
@@ -320,9 +336,9 @@ impl Switch {
             .collect();
         let outputs = (0..ports)
             .map(|p| OutputPort {
-                credits: (0..vcs)
-                    .map(|_| CreditCounter::new(wiring.out_capacity[p] as usize))
-                    .collect(),
+                credits: std::array::from_fn(|_| {
+                    CreditCounter::new(wiring.out_capacity[p] as usize)
+                }),
                 tx: None,
                 next: None,
                 in_arb: RrArbiter::new(ports),
@@ -392,7 +408,7 @@ impl Switch {
 
     /// Free credits of (output `port`, `vc`).
     pub fn credits(&self, port: usize, vc: usize) -> u16 {
-        self.outputs[port].credits[vc].credits()
+        self.outputs[port].credits[vc_ix(vc)].credits()
     }
 
     /// Credits of (output `port`, `vc`) whose return has started but not yet arrived.
@@ -582,7 +598,8 @@ impl Switch {
                     } else {
                         det_in.head_adapted &= !bit;
                     }
-                    det_in.head_fc[i] = self.outputs[o].credits[slot.next_vc as usize].credits();
+                    det_in.head_fc[i] =
+                        self.outputs[o].credits[vc_ix(slot.next_vc as usize)].credits();
                 }
                 None => {
                     det_in.head_valid &= !bit;
@@ -775,7 +792,7 @@ impl Switch {
             if p == avoid || p as usize >= self.ports {
                 continue;
             }
-            let c = self.outputs[p as usize].credits[next_vc].credits();
+            let c = self.outputs[p as usize].credits[vc_ix(next_vc)].credits();
             if best.0 == NO_ROUTE || c > best.1 {
                 best = (p, c);
             }
@@ -1089,7 +1106,7 @@ impl Switch {
                     r.unready = true;
                     continue;
                 }
-                let c = &self.outputs[o].credits[slot.next_vc as usize];
+                let c = &self.outputs[o].credits[vc_ix(slot.next_vc as usize)];
                 let spent = (sending_vc == Some(slot.next_vc)) as u16;
                 if c.credits().saturating_sub(spent) >= slot.pkt.len {
                     r.vcs[i] |= 1 << v;
@@ -1208,22 +1225,23 @@ impl Switch {
             }
             // Credit counters of this output: one credit per flit sent, returns from the link.
             let out = &mut self.outputs[o];
+            let credit_back = self.credit_in >> o & 1 == 1;
             for v in 0..self.vcs {
                 let dec = sending_vc == Some(v as u8);
                 let inc = out.returns.now(v);
                 if dec || inc != 0 {
                     self.det_stale[o] = u64::MAX;
-                    out.credits[v].step(&CreditCounterIn { dec, inc, need: 0 });
-                    let r = out.credits[v].regs();
-                    if !r.err.is_empty() {
+                    let counter = &mut out.credits[v];
+                    counter.step(&CreditCounterIn { dec, inc, need: 0 });
+                    if !counter.regs().err.is_empty() {
                         return Err(SwitchFault {
                             port: o as u8,
-                            what: format!("credit counter of VC {v}: {:?}", r.err),
+                            what: format!("credit counter of VC {v}: {:?}", counter.regs().err),
                         });
                     }
                 }
             }
-            if self.credit_in >> o & 1 == 1 {
+            if credit_back {
                 match out.returns.end_cycle() {
                     Some(true) => {}
                     Some(false) => self.credit_in &= !(1 << o),

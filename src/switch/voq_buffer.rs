@@ -7,7 +7,9 @@
 //! (VC, output). A packet is counted in a VOQ from the cycle it is routed; flits that arrived before
 //! are added then.
 
+use crate::switch::{MAX_PORTS, port_ix, vc_ix};
 use crate::wire::Packet;
+use crate::wire::link::MAX_VCS;
 
 /// End of a list.
 const NIL: u16 = u16::MAX;
@@ -32,16 +34,18 @@ pub struct Slot {
 }
 
 /// The buffer of one input port.
+///
+/// The counters and queue heads are fixed arrays (at most `MAX_VCS` VCs and `MAX_PORTS` outputs),
+/// so a flit's bookkeeping touches no heap pointer and needs no bounds check.
 #[derive(Clone, Debug)]
 pub struct VoqBuffer {
     vcs: usize,
-    outs: usize,
-    cap: Vec<u16>,
-    occ: Vec<u16>,
-    voq_occ: Vec<u16>,
-    vc_voq_occ: Vec<u16>,
-    head: Vec<u16>,
-    tail: Vec<u16>,
+    cap: [u16; MAX_VCS],
+    occ: [u16; MAX_VCS],
+    voq_occ: [u16; MAX_PORTS],
+    vc_voq_occ: [[u16; MAX_PORTS]; MAX_VCS],
+    head: [[u16; MAX_PORTS]; MAX_VCS],
+    tail: [[u16; MAX_PORTS]; MAX_VCS],
     next: Vec<u16>,
     slots: Vec<Slot>,
     free: u16,
@@ -53,19 +57,19 @@ impl VoqBuffer {
     /// packets at once.
     pub fn new(vcs: usize, outs: usize, cap_per_vc: u16, max_packets: usize) -> Self {
         assert!(max_packets < NIL as usize);
+        assert!((1..=MAX_VCS).contains(&vcs) && (1..=MAX_PORTS).contains(&outs));
         let mut next: Vec<u16> = (1..=max_packets as u16).collect();
         if let Some(last) = next.last_mut() {
             *last = NIL;
         }
         VoqBuffer {
             vcs,
-            outs,
-            cap: vec![cap_per_vc; vcs],
-            occ: vec![0; vcs],
-            voq_occ: vec![0; outs],
-            vc_voq_occ: vec![0; vcs * outs],
-            head: vec![NIL; vcs * outs],
-            tail: vec![NIL; vcs * outs],
+            cap: [cap_per_vc; MAX_VCS],
+            occ: [0; MAX_VCS],
+            voq_occ: [0; MAX_PORTS],
+            vc_voq_occ: [[0; MAX_PORTS]; MAX_VCS],
+            head: [[NIL; MAX_PORTS]; MAX_VCS],
+            tail: [[NIL; MAX_PORTS]; MAX_VCS],
             next,
             slots: vec![Slot::default(); max_packets],
             free: if max_packets > 0 { 0 } else { NIL },
@@ -75,22 +79,22 @@ impl VoqBuffer {
 
     /// Capacity of VC `vc` in flits.
     pub fn capacity(&self, vc: usize) -> u16 {
-        self.cap[vc]
+        self.cap[vc_ix(vc)]
     }
 
     /// Flits stored in VC `vc`.
     pub fn occupancy(&self, vc: usize) -> u16 {
-        self.occ[vc]
+        self.occ[vc_ix(vc)]
     }
 
     /// Flits of routed packets waiting for output `out`, over all VCs (the VOQ occupancy).
     pub fn voq_occupancy(&self, out: usize) -> u16 {
-        self.voq_occ[out]
+        self.voq_occ[port_ix(out)]
     }
 
     /// Flits of routed packets in VC `vc` waiting for output `out`.
     pub fn vc_voq_occupancy(&self, vc: usize, out: usize) -> u16 {
-        self.vc_voq_occ[vc * self.outs + out]
+        self.vc_voq_occ[vc_ix(vc)][port_ix(out)]
     }
 
     /// Packets held.
@@ -100,7 +104,7 @@ impl VoqBuffer {
 
     /// Total flits stored.
     pub fn flits(&self) -> u32 {
-        self.occ.iter().map(|&o| o as u32).sum()
+        self.occ[..self.vcs].iter().map(|&o| o as u32).sum()
     }
 
     /// A slot by index.
@@ -130,15 +134,15 @@ impl VoqBuffer {
     pub fn arrive_flit(&mut self, s: u16) -> bool {
         let slot = &mut self.slots[s as usize];
         slot.arrived += 1;
-        let vc = slot.pkt.vc as usize;
-        let (routed, out) = (slot.routed, slot.out as usize);
+        let vc = vc_ix(slot.pkt.vc as usize);
+        let (routed, out) = (slot.routed, port_ix(slot.out as usize));
         if self.occ[vc] >= self.cap[vc] {
             return false;
         }
         self.occ[vc] += 1;
         if routed {
             self.voq_occ[out] += 1;
-            self.vc_voq_occ[vc * self.outs + out] += 1;
+            self.vc_voq_occ[vc][out] += 1;
         }
         true
     }
@@ -158,36 +162,35 @@ impl VoqBuffer {
         slot.out = out;
         slot.next_vc = next_vc;
         slot.ready = ready;
-        let vc = slot.pkt.vc as usize;
-        let q = vc * self.outs + out as usize;
+        let (vc, o) = (vc_ix(slot.pkt.vc as usize), port_ix(out as usize));
         let arrived = slot.arrived;
-        self.voq_occ[out as usize] += arrived;
-        self.vc_voq_occ[q] += arrived;
-        if self.tail[q] == NIL {
-            self.head[q] = s;
+        self.voq_occ[o] += arrived;
+        self.vc_voq_occ[vc][o] += arrived;
+        if self.tail[vc][o] == NIL {
+            self.head[vc][o] = s;
         } else {
-            self.next[self.tail[q] as usize] = s;
+            self.next[self.tail[vc][o] as usize] = s;
         }
-        self.tail[q] = s;
+        self.tail[vc][o] = s;
         self.next[s as usize] = NIL;
     }
 
     /// The packet at the head of the (VC, output) queue.
     #[inline]
     pub fn head(&self, vc: usize, out: usize) -> Option<(u16, &Slot)> {
-        let s = self.head[vc * self.outs + out];
+        let s = self.head[vc_ix(vc)][port_ix(out)];
         (s != NIL).then(|| (s, &self.slots[s as usize]))
     }
 
     /// Removes the head of the (VC, output) queue when it wins arbitration; its flits stay
     /// counted until they leave.
     pub fn pop(&mut self, vc: usize, out: usize) -> u16 {
-        let q = vc * self.outs + out;
-        let s = self.head[q];
+        let (vc, out) = (vc_ix(vc), port_ix(out));
+        let s = self.head[vc][out];
         debug_assert!(s != NIL);
-        self.head[q] = self.next[s as usize];
-        if self.head[q] == NIL {
-            self.tail[q] = NIL;
+        self.head[vc][out] = self.next[s as usize];
+        if self.head[vc][out] == NIL {
+            self.tail[vc][out] = NIL;
         }
         self.next[s as usize] = NIL;
         s
@@ -196,18 +199,17 @@ impl VoqBuffer {
     /// One flit of slot `s` leaves. Returns `(vc, tail)`: the VC freed and whether it was the
     /// last flit (the slot is then released). `None` when the flit has not arrived yet.
     pub fn depart_flit(&mut self, s: u16) -> Option<(usize, bool)> {
-        let outs = self.outs;
         let slot = &mut self.slots[s as usize];
         if slot.sent >= slot.arrived {
             return None;
         }
         slot.sent += 1;
-        let vc = slot.pkt.vc as usize;
-        let out = slot.out as usize;
+        let vc = vc_ix(slot.pkt.vc as usize);
+        let out = port_ix(slot.out as usize);
         let tail = slot.sent == slot.pkt.len;
         self.occ[vc] -= 1;
         self.voq_occ[out] -= 1;
-        self.vc_voq_occ[vc * outs + out] -= 1;
+        self.vc_voq_occ[vc][out] -= 1;
         if tail {
             self.next[s as usize] = self.free;
             self.free = s;
