@@ -426,7 +426,7 @@ impl Fabric {
     pub fn totals(&self) -> FabricTotals {
         let mut t = FabricTotals::default();
         for s in &self.switches {
-            t.switches.accumulate(s.stats());
+            t.switches.accumulate(&s.stats());
         }
         for n in &self.nodes {
             t.nodes.accumulate(n.stats());
@@ -709,7 +709,7 @@ impl Fabric {
             .iter()
             .map(|s| {
                 (0..s.wiring().in_ch.len())
-                    .map(|p| s.input_buffer(p).flits() as u64)
+                    .map(|p| s.buffered_flits(p) as u64)
                     .sum::<u64>()
             })
             .sum();
@@ -749,7 +749,7 @@ impl Fabric {
                         let s = &self.switches[sw as usize];
                         let b = s.input_buffer(port as usize);
                         (
-                            b.occupancy(v),
+                            s.buffered(port as usize, v),
                             b.capacity(v),
                             s.credits_announced(port as usize, v),
                         )
@@ -819,11 +819,11 @@ impl Fabric {
             for p in 0..s.wiring().in_ch.len() {
                 let b = s.input_buffer(p);
                 for v in 0..b.vcs() {
-                    if b.occupancy(v) > 0 {
+                    if s.buffered(p, v) > 0 {
                         blocked.push(format!(
                             "switch {} input {p} VC {v} ({} flits)",
                             s.id(),
-                            b.occupancy(v)
+                            s.buffered(p, v)
                         ));
                     }
                 }

@@ -242,7 +242,7 @@ fn fingerprint(f: &Fabric) -> Vec<u64> {
         v.extend(format!("{:?}", s.stats()).bytes().map(u64::from));
         for p in 0..s.ports() {
             for vc in 0..vcs {
-                v.push(s.input_buffer(p).occupancy(vc) as u64);
+                v.push(s.buffered(p, vc) as u64);
                 v.push(s.credits(p, vc) as u64);
             }
             v.push(s.arn_table().count() as u64);

@@ -21,22 +21,28 @@
 //!    (virtual cut-through); the winner's head flit leaves in `t+1`;
 //! 6. one processARN command from the queue is applied to the ARN table; freed credits and at most
 //!    one ARN per input go back upstream; every block commits.
+//!
+//! A packet that wins its output leaves one flit per cycle from head to tail, so the switch does
+//! its work at the head and the tail: the flits in between, and the credits spent and returned
+//! meanwhile, are closed forms of the start cycles ([`voq_buffer`], [`output_credits`]), read
+//! wherever something looks at them. Every count read is the one the per-cycle pipeline holds.
 
 pub mod config;
+pub mod output_credits;
 pub mod voq_buffer;
 
 pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 
 use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess, ArnTableIn};
 use crate::blocks::congestion_detector::{CongestionDetectorIn, MAX_INPUTS};
-use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
-use crate::blocks::{ArnTable, Block, CongestionDetector, CreditCounter, LftBanks, RrArbiter};
+use crate::blocks::{ArnTable, Block, CongestionDetector, LftBanks, RrArbiter};
 use crate::stimulus::SplitMix64;
-use crate::wire::link::{Arrivals, Backward, Channel, CreditReturns, Flit, MAX_VCS, Outbox};
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
+use output_credits::OutputCredits;
 use voq_buffer::VoqBuffer;
 
 /// Largest switch radix.
@@ -218,13 +224,32 @@ struct Rx {
     left: u16,
 }
 
+/// The packet an output sends: one flit per cycle from `start` (its head) to its tail.
 #[derive(Clone, Copy, Debug)]
 struct Tx {
     input: u8,
     slot: u16,
     next_vc: u8,
     len: u16,
-    sent: u16,
+    start: u64,
+}
+
+impl Tx {
+    /// The cycle its tail leaves.
+    #[inline]
+    fn end(&self) -> u64 {
+        self.start + self.len as u64 - 1
+    }
+
+    /// Flits sent by the end of cycle `through`.
+    #[inline]
+    fn sent(&self, through: u64) -> u16 {
+        if through < self.start {
+            0
+        } else {
+            (through - self.start + 1).min(self.len as u64) as u16
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -249,18 +274,14 @@ struct InputPort {
 }
 
 struct OutputPort {
-    /// Per VC of the next buffer (the entries past the port's VC count are never used).
-    credits: [CreditCounter; MAX_VCS],
+    /// Per VC of the next buffer.
+    credits: OutputCredits,
     tx: Option<Tx>,
     next: Option<Tx>,
     in_arb: RrArbiter,
     vc_arb: Vec<RrArbiter>,
     detector: CongestionDetector,
     root: Option<RootReg>,
-    /// Credits coming back from the next buffer.
-    returns: CreditReturns,
-    /// Flits sent per VC (of the next buffer) since the start.
-    flits_out: [u64; MAX_VCS],
 }
 
 /// One switch.
@@ -288,8 +309,6 @@ pub struct Switch {
     /// Activity masks, so that idle ports cost nothing (each skip is exact; debug builds check
     /// it). Bit o: output o sends or holds the next packet.
     out_busy: u64,
-    /// Bit o: credits come back on output o this cycle.
-    credit_in: u64,
     /// Bit o: `waiting[o]` is not empty.
     waiting_any: u64,
     /// Bit o: output o, idle, found no request it could grant, and since then no packet was
@@ -314,6 +333,8 @@ pub struct Switch {
     /// Flits, credits and ARNs sent in the current window, written into the channels by the
     /// fabric once every unit has stepped the window.
     outbox: Outbox,
+    /// The last cycle stepped: what the accessors read the state as of.
+    now: u64,
 }
 
 impl Switch {
@@ -336,17 +357,13 @@ impl Switch {
             .collect();
         let outputs = (0..ports)
             .map(|p| OutputPort {
-                credits: std::array::from_fn(|_| {
-                    CreditCounter::new(wiring.out_capacity[p] as usize)
-                }),
+                credits: OutputCredits::new(wiring.out_capacity[p]),
                 tx: None,
                 next: None,
                 in_arb: RrArbiter::new(ports),
                 vc_arb: (0..ports).map(|_| RrArbiter::new(vcs)).collect(),
                 detector: CongestionDetector::new(params.detector(ports)),
                 root: None,
-                returns: CreditReturns::default(),
-                flits_out: [0; MAX_VCS],
             })
             .collect();
         Switch {
@@ -367,7 +384,6 @@ impl Switch {
             waiting: [0; MAX_PORTS],
             above_hcdth: [0; MAX_PORTS],
             out_busy: 0,
-            credit_in: 0,
             waiting_any: 0,
             arb_blocked: 0,
             in_pending: 0,
@@ -376,6 +392,7 @@ impl Switch {
             lookups_set: 0,
             hot_outputs: 0,
             det_quiet: port_mask(ports),
+            now: 0,
             params,
             wiring,
         }
@@ -392,8 +409,15 @@ impl Switch {
     }
 
     /// Counters.
-    pub fn stats(&self) -> &SwitchStats {
-        &self.stats
+    pub fn stats(&self) -> SwitchStats {
+        let mut s = self.stats;
+        s.flits_sent += self
+            .outputs
+            .iter()
+            .filter_map(|o| o.tx)
+            .map(|t| t.sent(self.now) as u64)
+            .sum::<u64>();
+        s
     }
 
     /// The ARN table.
@@ -406,14 +430,29 @@ impl Switch {
         &self.inputs[port].buf
     }
 
+    /// Flits in input `port`'s VC `vc`.
+    pub fn buffered(&self, port: usize, vc: usize) -> u16 {
+        self.inputs[port].buf.occupancy(vc, self.now)
+    }
+
+    /// Flits in input `port`'s buffer, over all VCs.
+    pub fn buffered_flits(&self, port: usize) -> u32 {
+        self.inputs[port].buf.flits(self.now)
+    }
+
+    /// Flits in input `port`'s VOQ for output `out`, over all VCs.
+    pub fn voq_occupancy(&self, port: usize, out: usize) -> u16 {
+        self.inputs[port].buf.voq_occupancy(out, self.now)
+    }
+
     /// Free credits of (output `port`, `vc`).
     pub fn credits(&self, port: usize, vc: usize) -> u16 {
-        self.outputs[port].credits[vc_ix(vc)].credits()
+        self.outputs[port].credits.credits(vc, self.now)
     }
 
     /// Credits of (output `port`, `vc`) whose return has started but not yet arrived.
     pub fn credits_returning(&self, port: usize, vc: usize) -> u64 {
-        self.outputs[port].returns.pending(vc)
+        self.outputs[port].credits.pending(vc, self.now)
     }
 
     /// Flits of input `port`'s VC `vc` whose credit streams have started (their packets are
@@ -424,15 +463,15 @@ impl Switch {
             .iter()
             .filter_map(|o| o.tx)
             // A packet that won its output in this cycle starts leaving in the next.
-            .filter(|t| t.sent > 0 && t.input as usize == port)
+            .filter(|t| t.sent(self.now) > 0 && t.input as usize == port)
             .filter(|t| buf.slot(t.slot).pkt.vc as usize == vc)
-            .map(|t| (t.len - t.sent) as u64)
+            .map(|t| (t.len - t.sent(self.now)) as u64)
             .sum()
     }
 
     /// Flits output `port` sent on VC `vc` (of the next buffer) since the start.
     pub fn flits_sent(&self, port: usize, vc: usize) -> u64 {
-        self.outputs[port].flits_out[vc]
+        self.outputs[port].credits.sent(vc, self.now)
     }
 
     /// Flits input `port` received on VC `vc` since the start.
@@ -487,8 +526,8 @@ impl Switch {
 
     /// Records whether input `i`'s VOQ for output `o` is above HCDTh after a change.
     #[inline]
-    fn note_voq(&mut self, i: usize, o: usize) {
-        let occ = self.inputs[i].buf.voq_occupancy(o);
+    fn note_voq(&mut self, i: usize, o: usize, through: u64) {
+        let occ = self.inputs[i].buf.voq_occupancy(o, through);
         self.note_voq_occupancy(i, o, occ);
     }
 
@@ -530,12 +569,13 @@ impl Switch {
             self.detect(now, obs);
         }
         let back = arrivals.take_bwd(self.wiring.id, now);
-        self.receive_back(now, channels, back, obs);
+        self.receive_back(now, channels, back, obs)?;
         self.route(now, obs);
         let flits = arrivals.take_fwd(self.wiring.id, now);
         self.receive_flits(now, channels, flits)?;
         self.transmit(now)?;
         self.finish_cycle(now, obs);
+        self.now = now;
         Ok(())
     }
 
@@ -556,14 +596,20 @@ impl Switch {
     /// packet of each VOQ (the head of the VC holding most of its flits) with the free credits of
     /// the VC it would use downstream.
     /// Only the stale entries are recomputed; debug builds compare with a full fill.
-    fn fill_detector_input(&mut self, o: usize) {
+    fn fill_detector_input(&mut self, o: usize, now: u64) {
         let all = port_mask(self.ports);
-        let stale = std::mem::take(&mut self.det_stale[o]) & all;
-        self.fill_detector_entries(o, stale);
+        let prev = now.saturating_sub(1);
+        let mut stale = std::mem::take(&mut self.det_stale[o]) & all;
+        // Flits leaving and credits coming back move the counts between the head and the tail.
+        let out = &self.outputs[o];
+        if out.tx.is_some() || out.credits.arriving(prev) {
+            stale = all;
+        }
+        self.fill_detector_entries(o, stale, prev);
         #[cfg(debug_assertions)]
         {
             let incremental = self.det_in[o];
-            self.fill_detector_entries(o, all);
+            self.fill_detector_entries(o, all, prev);
             debug_assert!(
                 incremental == self.det_in[o],
                 "detector inputs of output {o} were stale"
@@ -571,18 +617,18 @@ impl Switch {
         }
     }
 
-    fn fill_detector_entries(&mut self, o: usize, inputs: u64) {
+    fn fill_detector_entries(&mut self, o: usize, inputs: u64, through: u64) {
         let det_in = &mut self.det_in[o];
         let mut scan = inputs;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             let buf = &self.inputs[i].buf;
-            det_in.voq_occ[i] = buf.voq_occupancy(o);
+            det_in.voq_occ[i] = buf.voq_occupancy(o, through);
             // The VOQ's head: the head packet of the VC holding most of its flits.
             let mut best: Option<(u16, usize)> = None;
             for v in 0..self.vcs {
-                let occ = buf.vc_voq_occupancy(v, o);
+                let occ = buf.vc_voq_occupancy(v, o, through);
                 if occ > 0 && best.is_none_or(|(b, _)| occ > b) {
                     best = Some((occ, v));
                 }
@@ -598,8 +644,9 @@ impl Switch {
                     } else {
                         det_in.head_adapted &= !bit;
                     }
-                    det_in.head_fc[i] =
-                        self.outputs[o].credits[vc_ix(slot.next_vc as usize)].credits();
+                    det_in.head_fc[i] = self.outputs[o]
+                        .credits
+                        .credits(slot.next_vc as usize, through);
                 }
                 None => {
                     det_in.head_valid &= !bit;
@@ -631,13 +678,24 @@ impl Switch {
                 self.above_hcdth[o] != 0,
                 "hot-output mask of output {o}"
             );
+            let prev = now.saturating_sub(1);
+            let exact_above = |sw: &Self| {
+                (0..sw.ports)
+                    .filter(|&i| sw.inputs[i].buf.voq_occupancy(o, prev) > sw.params.hcdth)
+                    .fold(0u64, |m, i| m | 1 << i)
+            };
+            // The mask holds every VOQ above HCDTh, and may still hold some that leaving flits
+            // have since taken below it (departures are not tracked cycle by cycle); a quiet
+            // detector's skip test needs the exact set, so it is refreshed first.
             debug_assert_eq!(
-                self.above_hcdth[o],
-                (0..self.ports)
-                    .filter(|&i| self.inputs[i].buf.voq_occupancy(o) > self.params.hcdth)
-                    .fold(0u64, |m, i| m | 1 << i),
-                "above-HCDTh mask of output {o}"
+                self.above_hcdth[o] & exact_above(self),
+                exact_above(self),
+                "above-HCDTh mask of output {o} misses a VOQ"
             );
+            if self.det_quiet >> o & 1 == 1 && self.above_hcdth[o] != 0 {
+                self.refresh_above_hcdth(o, prev);
+                debug_assert_eq!(self.above_hcdth[o], exact_above(self));
+            }
             // A detector that is idle with an empty crossed set, while no VOQ of its output is
             // above HCDTh, keeps every register and raises no output: its step is skipped
             // (its next state provably equals its current one). `det_quiet` holds the first
@@ -651,7 +709,7 @@ impl Switch {
                 #[cfg(debug_assertions)]
                 {
                     let r = self.outputs[o].detector.regs();
-                    self.fill_detector_input(o);
+                    self.fill_detector_input(o, now);
                     let mut check = self.outputs[o].detector.clone();
                     let out = check.step(&self.det_in[o]);
                     debug_assert!(
@@ -661,7 +719,7 @@ impl Switch {
                 }
                 continue;
             }
-            self.fill_detector_input(o);
+            self.fill_detector_input(o, now);
             let out = self.outputs[o].detector.step(&self.det_in[o]);
             if out.root_det {
                 // Pseudo-code 1: congestionRootDetected.
@@ -718,6 +776,21 @@ impl Switch {
         }
     }
 
+    /// Clears from `above_hcdth[o]` the VOQs at or below HCDTh at the end of cycle `through`.
+    fn refresh_above_hcdth(&mut self, o: usize, through: u64) {
+        let mut scan = self.above_hcdth[o];
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            if self.inputs[i].buf.voq_occupancy(o, through) <= self.params.hcdth {
+                self.above_hcdth[o] &= !(1 << i);
+            }
+        }
+        if self.above_hcdth[o] == 0 {
+            self.hot_outputs &= !(1 << o);
+        }
+    }
+
     /// Whether the detector of output `o` is idle with an empty crossed set and holds no root.
     fn detector_quiet(&self, o: usize) -> bool {
         let r = self.outputs[o].detector.regs();
@@ -740,7 +813,7 @@ impl Switch {
         channels: &[Channel],
         ports: u64,
         obs: &mut O,
-    ) {
+    ) -> Result<(), SwitchFault> {
         debug_assert!(
             (0..self.ports).all(|o| ports >> o & 1 == 1
                 || channels[self.wiring.out_ch[o] as usize]
@@ -758,11 +831,25 @@ impl Switch {
             };
             if b.has_credits() {
                 let out = &mut self.outputs[o];
-                out.returns.arrive(b);
-                if out.returns.any() {
-                    self.credit_in |= 1 << o;
+                if out.credits.arrive(b, now).is_err() {
+                    return Err(SwitchFault {
+                        port: o as u8,
+                        what: "credit return streams out of step (more stopped or returned than started)".into(),
+                    });
+                }
+                if let Some(v) = out.credits.overflow(self.vcs, now) {
+                    return Err(SwitchFault {
+                        port: o as u8,
+                        what: format!(
+                            "credit counter of VC {v}: more credits back than flits sent (overflow)"
+                        ),
+                    });
+                }
+                if out.credits.arriving(now) {
                     self.arb_blocked &= !(1 << o);
                 }
+                // The detector's view of the credits changes from the next cycle on.
+                self.det_stale[o] = u64::MAX;
             }
             if let Some(mut info) = b.arn {
                 info.port = o as u8;
@@ -780,11 +867,12 @@ impl Switch {
                 }
             }
         }
+        Ok(())
     }
 
     /// pseudo-code 3: the option of `dest` with the most credits in the VC the packet would use,
     /// other than `avoid`. `NO_ROUTE` when there is none.
-    fn select_alternative(&self, dest: u16, vc: u8, avoid: u8) -> u8 {
+    fn select_alternative(&self, dest: u16, vc: u8, avoid: u8, now: u64) -> u8 {
         let next_vc = self.params.afc().unwrap_or(vc) as usize;
         let opts = self.lft.options(dest | 1);
         let mut best = (NO_ROUTE, 0u16);
@@ -792,7 +880,9 @@ impl Switch {
             if p == avoid || p as usize >= self.ports {
                 continue;
             }
-            let c = self.outputs[p as usize].credits[vc_ix(next_vc)].credits();
+            let c = self.outputs[p as usize]
+                .credits
+                .credits(next_vc, now.saturating_sub(1));
             if best.0 == NO_ROUTE || c > best.1 {
                 best = (p, c);
             }
@@ -828,7 +918,7 @@ impl Switch {
             Some((info, adapted)) => {
                 let consumed = !adapted && self.wiring.stage == info.root_info;
                 let alt_port = if consumed {
-                    self.select_alternative(info.dest, info.vc, info.port)
+                    self.select_alternative(info.dest, info.vc, info.port, now)
                 } else {
                     NO_ROUTE
                 };
@@ -928,10 +1018,13 @@ impl Switch {
                         }
                     }
                     RoutingMode::AdaptiveTh | RoutingMode::AdaptiveThAfi => {
-                        if self.inputs[i].buf.voq_occupancy(det as usize)
+                        if self.inputs[i]
+                            .buf
+                            .voq_occupancy(det as usize, now.saturating_sub(1))
                             > self.params.adaptive_threshold
                         {
-                            let alt = self.select_alternative(self.base_lid(pkt.dlid), pkt.vc, det);
+                            let alt =
+                                self.select_alternative(self.base_lid(pkt.dlid), pkt.vc, det, now);
                             if alt != NO_ROUTE {
                                 out = alt;
                             }
@@ -977,7 +1070,7 @@ impl Switch {
             let buf = &mut self.inputs[i].buf;
             buf.set_flags(s, pkt.flags);
             buf.route(s, out, next_vc, now + 1);
-            self.note_voq(i, out as usize);
+            self.note_voq(i, out as usize, now.saturating_sub(1));
             self.waiting[out as usize] |= 1 << i;
             self.waiting_any |= 1 << out;
             self.arb_blocked &= !(1 << out);
@@ -1007,6 +1100,8 @@ impl Switch {
                 .all(|i| (self.rx_streaming >> i & 1 == 1) == self.inputs[i].rx.is_some()),
             "streaming mask out of step"
         );
+        // Departures of this cycle come after the arrivals (phase 5).
+        let prev = now.saturating_sub(1);
         let mut scan = heads | self.rx_streaming;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
@@ -1055,7 +1150,7 @@ impl Switch {
             };
             let slot = rx.slot;
             let vc = inp.buf.slot(slot).pkt.vc as usize;
-            if !inp.buf.arrive_flit(slot) {
+            if !inp.buf.arrive_flit(slot, prev) {
                 return Err(SwitchFault {
                     port: i as u8,
                     what: format!(
@@ -1077,7 +1172,7 @@ impl Switch {
             let s = inp.buf.slot(slot);
             if s.routed {
                 let out = s.out as usize;
-                let occ = inp.buf.voq_occupancy(out);
+                let occ = inp.buf.voq_occupancy(out, prev);
                 self.note_voq_occupancy(i, out, occ);
             }
         }
@@ -1106,9 +1201,11 @@ impl Switch {
                     r.unready = true;
                     continue;
                 }
-                let c = &self.outputs[o].credits[vc_ix(slot.next_vc as usize)];
+                let c = self.outputs[o]
+                    .credits
+                    .credits(slot.next_vc as usize, now.saturating_sub(1));
                 let spent = (sending_vc == Some(slot.next_vc)) as u16;
-                if c.credits().saturating_sub(spent) >= slot.pkt.len {
+                if c.saturating_sub(spent) >= slot.pkt.len {
                     r.vcs[i] |= 1 << v;
                 }
             }
@@ -1119,19 +1216,39 @@ impl Switch {
         r
     }
 
-    /// Phase 5: transmission and arbitration at every output that has something to do: it is
-    /// sending, credits came back to it, or packets wait for it and it is not blocked. The others
-    /// keep every register.
+    /// Phase 5: transmission and arbitration at every output that has something to do: its
+    /// packet's head or tail leaves now, or it is idle and packets wait for it and it is not
+    /// blocked. Between a packet's head and tail an output only sends the next flit, which the
+    /// closed forms count; the others keep every register.
     fn transmit(&mut self, now: u64) -> Result<(), SwitchFault> {
-        let active = self.out_busy | self.credit_in | (self.waiting_any & !self.arb_blocked);
+        let mut due = 0u64;
+        let mut scan = self.out_busy;
+        while scan != 0 {
+            let o = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            if let Some(tx) = self.outputs[o].tx
+                && (tx.start == now || tx.end() == now)
+            {
+                due |= 1 << o;
+            }
+        }
+        let active = due | (self.waiting_any & !self.arb_blocked & !self.out_busy);
         #[cfg(debug_assertions)]
         for o in (0..self.ports).filter(|&o| active >> o & 1 == 0) {
             let out = &self.outputs[o];
-            debug_assert!(out.tx.is_none() && out.next.is_none() && !out.returns.any());
-            debug_assert!(
-                self.requests(o, now, None).inputs == 0,
-                "output {o} skipped with a request"
-            );
+            debug_assert!(out.next.is_none());
+            debug_assert_eq!(self.out_busy >> o & 1 == 1, out.tx.is_some());
+            if let Some(tx) = out.tx {
+                debug_assert!(
+                    tx.start < now && now < tx.end(),
+                    "output {o} missed its packet"
+                );
+            } else {
+                debug_assert!(
+                    self.requests(o, now, None).inputs == 0,
+                    "output {o} skipped with a request"
+                );
+            }
         }
         let mut scan_outputs = active;
         while scan_outputs != 0 {
@@ -1139,46 +1256,43 @@ impl Switch {
             scan_outputs &= scan_outputs - 1;
             let mut sending_vc: Option<u8> = None;
             let mut finishing = self.outputs[o].tx.is_none();
-            // Send the next flit of the current packet.
-            if let Some(mut tx) = self.outputs[o].tx {
+            if let Some(tx) = self.outputs[o].tx {
+                // A flit of the packet leaves in every cycle from its head to its tail.
+                sending_vc = Some(tx.next_vc);
                 let inp = &mut self.inputs[tx.input as usize];
-                let Some((vc, tail)) = inp.buf.depart_flit(tx.slot) else {
-                    return Err(SwitchFault {
-                        port: o as u8,
-                        what: format!(
-                            "cut-through underrun: packet {} flit {} not yet arrived",
-                            inp.buf.slot(tx.slot).pkt.id,
-                            tx.sent
-                        ),
-                    });
+                let underrun = |inp: &InputPort| SwitchFault {
+                    port: o as u8,
+                    what: format!(
+                        "cut-through underrun: packet {} leaves faster than it arrives",
+                        inp.buf.slot(tx.slot).pkt.id
+                    ),
                 };
-                // The buffer frees one flit per cycle from head to tail: a credit stream.
-                if tx.sent == 0 {
+                if tx.start == now {
+                    // The head: only it travels on the link, the body follows it cycle by cycle.
+                    // The buffer frees one flit per cycle from head to tail: a credit stream.
+                    let Some(vc) = inp.buf.start_departure(tx.slot, now) else {
+                        return Err(underrun(inp));
+                    };
                     inp.freed.start_stream(vc, tx.len);
                     self.in_pending |= 1 << tx.input;
-                    // Only the head travels on the link; the body follows it cycle by cycle. (A
-                    // slot released by a one-flit packet keeps its packet until the next admit.)
                     let mut pkt = inp.buf.slot(tx.slot).pkt;
                     pkt.vc = tx.next_vc;
                     self.outbox
                         .send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
+                    self.det_stale[o] = u64::MAX;
                 }
-                if tail {
+                if tx.end() == now {
+                    let Some(vc) = inp.buf.finish_departure(o, now) else {
+                        return Err(underrun(inp));
+                    };
                     inp.freed.stop_stream(vc);
                     self.in_pending |= 1 << tx.input;
-                }
-                let occ = inp.buf.voq_occupancy(o);
-                self.note_voq_occupancy(tx.input as usize, o, occ);
-                self.outputs[o].flits_out[tx.next_vc as usize] += 1;
-                self.stats.flits_sent += 1;
-                sending_vc = Some(tx.next_vc);
-                tx.sent += 1;
-                debug_assert_eq!(tail, tx.sent == tx.len);
-                if tail {
-                    finishing = true;
+                    let occ = inp.buf.voq_occupancy(o, now);
+                    self.note_voq_occupancy(tx.input as usize, o, occ);
+                    self.det_stale[o] = u64::MAX;
+                    self.stats.flits_sent += tx.len as u64;
                     self.outputs[o].tx = None;
-                } else {
-                    self.outputs[o].tx = Some(tx);
+                    finishing = true;
                 }
             }
             // Arbitrate for the packet that follows (its head leaves next cycle).
@@ -1215,48 +1329,29 @@ impl Switch {
                         slot: s,
                         next_vc: slot.next_vc,
                         len: slot.pkt.len,
-                        sent: 0,
+                        start: now + 1,
                     });
-                } else if sending_vc.is_none() && !req.unready && self.credit_in >> o & 1 == 0 {
+                } else if sending_vc.is_none()
+                    && !req.unready
+                    && !self.outputs[o].credits.arriving(now)
+                {
                     // Nothing can change this until a packet is routed here or credits return
                     // (credits that came back this cycle count from the next one).
                     self.arb_blocked |= 1 << o;
                 }
             }
-            // Credit counters of this output: one credit per flit sent, returns from the link.
+            // The credits this cycle's arbitration read (through the cycle before) are settled
+            // only now.
             let out = &mut self.outputs[o];
-            let credit_back = self.credit_in >> o & 1 == 1;
-            for v in 0..self.vcs {
-                let dec = sending_vc == Some(v as u8);
-                let inc = out.returns.now(v);
-                if dec || inc != 0 {
-                    self.det_stale[o] = u64::MAX;
-                    let counter = &mut out.credits[v];
-                    counter.step(&CreditCounterIn { dec, inc, need: 0 });
-                    if !counter.regs().err.is_empty() {
-                        return Err(SwitchFault {
-                            port: o as u8,
-                            what: format!("credit counter of VC {v}: {:?}", counter.regs().err),
-                        });
-                    }
-                }
+            if finishing && sending_vc.is_some() {
+                out.credits.finish_sending();
             }
-            if credit_back {
-                match out.returns.end_cycle() {
-                    Some(true) => {}
-                    Some(false) => self.credit_in &= !(1 << o),
-                    None => {
-                        return Err(SwitchFault {
-                            port: o as u8,
-                            what: "credit return streams out of step (more stopped or returned than started)".into(),
-                        });
-                    }
-                }
+            if let Some(next) = out.next.take() {
+                out.credits
+                    .start_sending(next.next_vc as usize, next.start, next.len);
+                out.tx = Some(next);
             }
-            if out.tx.is_none() {
-                out.tx = out.next.take();
-            }
-            if out.tx.is_some() || out.next.is_some() {
+            if out.tx.is_some() {
                 self.out_busy |= 1 << o;
             } else {
                 self.out_busy &= !(1 << o);

@@ -6,6 +6,13 @@
 //! control sees), per output across VCs (the VOQ occupancy the congestion detector sees) and per
 //! (VC, output). A packet is counted in a VOQ from the cycle it is routed; flits that arrived before
 //! are added then.
+//!
+//! Departures are kept as closed forms: once a packet wins its output its flits leave one per
+//! cycle from a known first cycle, so the buffer records the departure's start and computes how
+//! many flits have left by any cycle; its counters are settled when the tail leaves. Every count
+//! is therefore read "through" a cycle: the flits that have left by the end of that cycle are
+//! gone. Within a cycle the switch reads the state as of the end of the previous one, except in
+//! its transmit phase and after the step.
 
 use crate::switch::{MAX_PORTS, port_ix, vc_ix};
 use crate::wire::Packet;
@@ -25,12 +32,31 @@ pub struct Slot {
     pub next_vc: u8,
     /// Flits received so far.
     pub arrived: u16,
-    /// Flits sent so far.
-    pub sent: u16,
     /// Whether the routing stage has placed it in a VOQ.
     pub routed: bool,
     /// First cycle in which it may request its output.
     pub ready: u64,
+}
+
+/// A packet leaving the buffer for one output: one flit per cycle from `start`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Departure {
+    start: u64,
+    slot: u16,
+    len: u16,
+    vc: u8,
+}
+
+impl Departure {
+    /// Flits gone by the end of cycle `through`.
+    #[inline]
+    fn gone(&self, through: u64) -> u16 {
+        if through < self.start {
+            0
+        } else {
+            (through - self.start + 1).min(self.len as u64) as u16
+        }
+    }
 }
 
 /// The buffer of one input port.
@@ -48,6 +74,10 @@ pub struct VoqBuffer {
     tail: [[u16; MAX_PORTS]; MAX_VCS],
     next: Vec<u16>,
     slots: Vec<Slot>,
+    /// Per output: the packet leaving for it (at most one at a time), valid where `departing`
+    /// has the output's bit.
+    dep: [Departure; MAX_PORTS],
+    departing: u64,
     free: u16,
     used: u16,
 }
@@ -72,6 +102,8 @@ impl VoqBuffer {
             tail: [[NIL; MAX_PORTS]; MAX_VCS],
             next,
             slots: vec![Slot::default(); max_packets],
+            dep: [Departure::default(); MAX_PORTS],
+            departing: 0,
             free: if max_packets > 0 { 0 } else { NIL },
             used: 0,
         }
@@ -82,19 +114,51 @@ impl VoqBuffer {
         self.cap[vc_ix(vc)]
     }
 
-    /// Flits stored in VC `vc`.
-    pub fn occupancy(&self, vc: usize) -> u16 {
-        self.occ[vc_ix(vc)]
+    /// Flits stored in VC `vc` at the end of cycle `through`.
+    pub fn occupancy(&self, vc: usize, through: u64) -> u16 {
+        let vc = vc_ix(vc);
+        let mut occ = self.occ[vc];
+        let mut scan = self.departing;
+        while scan != 0 {
+            let o = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            let d = &self.dep[o];
+            if d.vc as usize == vc {
+                occ -= d.gone(through);
+            }
+        }
+        occ
     }
 
-    /// Flits of routed packets waiting for output `out`, over all VCs (the VOQ occupancy).
-    pub fn voq_occupancy(&self, out: usize) -> u16 {
-        self.voq_occ[port_ix(out)]
+    /// Flits of the packet leaving for `out` gone by the end of cycle `through`.
+    #[inline]
+    fn gone(&self, out: usize, through: u64) -> u16 {
+        if self.departing >> out & 1 == 1 {
+            self.dep[out].gone(through)
+        } else {
+            0
+        }
     }
 
-    /// Flits of routed packets in VC `vc` waiting for output `out`.
-    pub fn vc_voq_occupancy(&self, vc: usize, out: usize) -> u16 {
-        self.vc_voq_occ[vc_ix(vc)][port_ix(out)]
+    /// Flits of routed packets waiting for output `out`, over all VCs (the VOQ occupancy), at
+    /// the end of cycle `through`.
+    #[inline]
+    pub fn voq_occupancy(&self, out: usize, through: u64) -> u16 {
+        let out = port_ix(out);
+        self.voq_occ[out] - self.gone(out, through)
+    }
+
+    /// Flits of routed packets in VC `vc` waiting for output `out`, at the end of cycle
+    /// `through`.
+    #[inline]
+    pub fn vc_voq_occupancy(&self, vc: usize, out: usize, through: u64) -> u16 {
+        let (vc, out) = (vc_ix(vc), port_ix(out));
+        let gone = if self.dep[out].vc as usize == vc {
+            self.gone(out, through)
+        } else {
+            0
+        };
+        self.vc_voq_occ[vc][out] - gone
     }
 
     /// Packets held.
@@ -102,9 +166,11 @@ impl VoqBuffer {
         self.used as usize
     }
 
-    /// Total flits stored.
-    pub fn flits(&self) -> u32 {
-        self.occ[..self.vcs].iter().map(|&o| o as u32).sum()
+    /// Total flits stored at the end of cycle `through`.
+    pub fn flits(&self, through: u64) -> u32 {
+        (0..self.vcs)
+            .map(|v| self.occupancy(v, through) as u32)
+            .sum()
     }
 
     /// A slot by index.
@@ -129,16 +195,16 @@ impl VoqBuffer {
         Some(s)
     }
 
-    /// One flit of the packet in slot `s` arrives. Returns false on a VC overflow (more flits
-    /// than the VC's credits allow).
-    pub fn arrive_flit(&mut self, s: u16) -> bool {
-        let slot = &mut self.slots[s as usize];
-        slot.arrived += 1;
+    /// One flit of the packet in slot `s` arrives, with the departures through cycle `through`
+    /// gone. Returns false on a VC overflow (more flits than the VC's credits allow).
+    pub fn arrive_flit(&mut self, s: u16, through: u64) -> bool {
+        let slot = &self.slots[s as usize];
         let vc = vc_ix(slot.pkt.vc as usize);
         let (routed, out) = (slot.routed, port_ix(slot.out as usize));
-        if self.occ[vc] >= self.cap[vc] {
+        if self.occupancy(vc, through) >= self.cap[vc] {
             return false;
         }
+        self.slots[s as usize].arrived += 1;
         self.occ[vc] += 1;
         if routed {
             self.voq_occ[out] += 1;
@@ -196,26 +262,50 @@ impl VoqBuffer {
         s
     }
 
-    /// One flit of slot `s` leaves. Returns `(vc, tail)`: the VC freed and whether it was the
-    /// last flit (the slot is then released). `None` when the flit has not arrived yet.
-    pub fn depart_flit(&mut self, s: u16) -> Option<(usize, bool)> {
-        let slot = &mut self.slots[s as usize];
-        if slot.sent >= slot.arrived {
+    /// The packet in slot `s` (popped from its queue) starts leaving for its output: one flit
+    /// per cycle from cycle `start`. Returns its VC here, or `None` when its head has not arrived
+    /// (a cut-through underrun).
+    pub fn start_departure(&mut self, s: u16, start: u64) -> Option<usize> {
+        let slot = &self.slots[s as usize];
+        if slot.arrived == 0 {
             return None;
         }
-        slot.sent += 1;
-        let vc = vc_ix(slot.pkt.vc as usize);
         let out = port_ix(slot.out as usize);
-        let tail = slot.sent == slot.pkt.len;
-        self.occ[vc] -= 1;
-        self.voq_occ[out] -= 1;
-        self.vc_voq_occ[vc][out] -= 1;
-        if tail {
-            self.next[s as usize] = self.free;
-            self.free = s;
-            self.used -= 1;
+        debug_assert!(
+            self.departing >> out & 1 == 0,
+            "two packets leave for one output"
+        );
+        self.dep[out] = Departure {
+            start,
+            slot: s,
+            len: slot.pkt.len,
+            vc: slot.pkt.vc,
+        };
+        self.departing |= 1 << out;
+        Some(vc_ix(slot.pkt.vc as usize))
+    }
+
+    /// The tail of the packet leaving for `out` leaves in cycle `now`: its flits are taken off
+    /// the counters and its slot is released. Returns its VC, or `None` when not all of its
+    /// flits had arrived (the departure would have overtaken the arrival: a cut-through
+    /// underrun).
+    pub fn finish_departure(&mut self, out: usize, now: u64) -> Option<usize> {
+        let out = port_ix(out);
+        debug_assert!(self.departing >> out & 1 == 1);
+        let d = self.dep[out];
+        debug_assert_eq!(d.gone(now), d.len, "tail leaves before its time");
+        if self.slots[d.slot as usize].arrived < d.len {
+            return None;
         }
-        Some((vc, tail))
+        self.departing &= !(1 << out);
+        let vc = vc_ix(d.vc as usize);
+        self.occ[vc] -= d.len;
+        self.voq_occ[out] -= d.len;
+        self.vc_voq_occ[vc][out] -= d.len;
+        self.next[d.slot as usize] = self.free;
+        self.free = d.slot;
+        self.used -= 1;
+        Some(vc)
     }
 
     /// Number of VCs.
@@ -241,22 +331,27 @@ mod tests {
     fn voq_fifo_and_accounting() {
         let mut b = VoqBuffer::new(2, 3, 10, 4);
         let a = b.admit(pkt(1, 0, 2)).unwrap();
-        assert!(b.arrive_flit(a));
-        assert_eq!(b.voq_occupancy(2), 0, "not routed yet");
+        assert!(b.arrive_flit(a, 0));
+        assert_eq!(b.voq_occupancy(2, 0), 0, "not routed yet");
         b.route(a, 2, 0, 5);
-        assert_eq!(b.voq_occupancy(2), 1);
-        assert!(b.arrive_flit(a));
-        assert_eq!(b.voq_occupancy(2), 2);
+        assert_eq!(b.voq_occupancy(2, 0), 1);
+        assert!(b.arrive_flit(a, 0));
+        assert_eq!(b.voq_occupancy(2, 0), 2);
         let c = b.admit(pkt(2, 0, 1)).unwrap();
-        assert!(b.arrive_flit(c));
+        assert!(b.arrive_flit(c, 0));
         b.route(c, 2, 0, 6);
         assert_eq!(b.head(0, 2).unwrap().0, a);
         assert_eq!(b.pop(0, 2), a);
         assert_eq!(b.head(0, 2).unwrap().0, c);
-        assert_eq!(b.depart_flit(a), Some((0, false)));
-        assert_eq!(b.depart_flit(a), Some((0, true)));
-        assert_eq!(b.occupancy(0), 1);
-        assert_eq!(b.voq_occupancy(2), 1);
+        // Packet a leaves in cycles 10 and 11.
+        assert_eq!(b.start_departure(a, 10), Some(0));
+        assert_eq!(b.occupancy(0, 9), 3);
+        assert_eq!(b.voq_occupancy(2, 10), 2);
+        assert_eq!(b.vc_voq_occupancy(0, 2, 10), 2);
+        assert_eq!(b.occupancy(1, 11), 0);
+        assert_eq!(b.finish_departure(2, 11), Some(0));
+        assert_eq!(b.occupancy(0, 11), 1);
+        assert_eq!(b.voq_occupancy(2, 11), 1);
         assert_eq!(b.packets(), 1);
     }
 
@@ -264,19 +359,39 @@ mod tests {
     fn cut_through_cannot_overtake_arrival() {
         let mut b = VoqBuffer::new(1, 1, 10, 2);
         let a = b.admit(pkt(1, 0, 3)).unwrap();
-        b.arrive_flit(a);
+        assert_eq!(b.start_departure(a, 1), None, "head not here yet");
+        b.arrive_flit(a, 0);
         b.route(a, 0, 0, 0);
         b.pop(0, 0);
-        assert!(b.depart_flit(a).is_some());
-        assert!(b.depart_flit(a).is_none(), "second flit not here yet");
+        assert!(b.start_departure(a, 1).is_some());
+        assert!(b.finish_departure(0, 3).is_none(), "the body never arrived");
+    }
+
+    #[test]
+    fn departures_free_room_for_arrivals_cycle_by_cycle() {
+        let mut b = VoqBuffer::new(1, 2, 4, 4);
+        let a = b.admit(pkt(1, 0, 4)).unwrap();
+        for _ in 0..4 {
+            assert!(b.arrive_flit(a, 0));
+        }
+        b.route(a, 1, 0, 1);
+        b.pop(0, 1);
+        b.start_departure(a, 5);
+        let c = b.admit(pkt(2, 0, 2)).unwrap();
+        assert!(!b.arrive_flit(c, 4), "full until a flit has left");
+        assert!(b.arrive_flit(c, 5));
+        assert!(!b.arrive_flit(c, 5), "one flit left by cycle 5");
+        assert!(b.arrive_flit(c, 6));
+        assert_eq!(b.occupancy(0, 6), 4);
+        assert_eq!(b.occupancy(0, 8), 2);
     }
 
     #[test]
     fn vc_overflow_is_reported_and_pool_limits() {
         let mut b = VoqBuffer::new(1, 1, 1, 1);
         let a = b.admit(pkt(1, 0, 2)).unwrap();
-        assert!(b.arrive_flit(a));
-        assert!(!b.arrive_flit(a));
+        assert!(b.arrive_flit(a, 0));
+        assert!(!b.arrive_flit(a, 0));
         assert!(b.admit(pkt(2, 0, 1)).is_none());
     }
 }

@@ -160,7 +160,7 @@ fn read(f: &Fabric, src: Src) -> u128 {
 /// The value of `src`, a signal of switch `sw`.
 fn read_switch(sw: &Switch, src: Src) -> u128 {
     (match src {
-        Src::InOcc(_, p, v) => sw.input_buffer(p as usize).occupancy(v as usize) as u64,
+        Src::InOcc(_, p, v) => sw.buffered(p as usize, v as usize) as u64,
         Src::Credits(_, p, v) => sw.credits(p as usize, v as usize) as u64,
         Src::Busy(_, p) => sw.output_probe(p as usize).busy as u64,
         Src::Packet(_, p) => sw.output_probe(p as usize).packet as u64,

@@ -1,0 +1,274 @@
+//! Credit counters of one output port, per VC of the buffer at the far end of its link.
+//!
+//! The counter an RTL output keeps (`blocks::credit_counter`) moves every cycle a flit leaves
+//! (one credit spent) or a credit comes back. Both happen in streams: a packet that wins the
+//! output sends one flit per cycle from head to tail, and the far buffer frees a packet's flits
+//! one per cycle, announcing each such credit stream by a record when it starts and one when it
+//! returns its last credit (`wire::link::Backward`). So the count is a closed form of the streams:
+//!
+//! `credits(through t) = Cap − flits sent by the end of t + credits returned by the end of t`,
+//!
+//! which the switch evaluates only where something reads it (an arbitration, a detector, a
+//! waveform, an invariant check) instead of stepping a counter every cycle. The values are those
+//! the per-cycle counter holds; a property test steps both side by side.
+
+use crate::wire::link::{Backward, MAX_VCS};
+
+/// The credit streams coming back on one VC, summed in closed form.
+///
+/// With `n` streams running, started in cycles `r_1..r_n`, the credits returned by the end of
+/// cycle `t` are `K + n (t + 1) − Σ r_i`, where `K` collects the streams that stopped: a stream
+/// that started in `r` and returned its last credit in `e` gave `e + 1 − r`, which is `K += e + 1`
+/// with its `r` left in the sum. The streams that stopped in the latest stop cycle still count as
+/// running for a read of the cycle before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Returns {
+    running: u64,
+    stopped: u64,
+    start_sum: u64,
+    last_stop: u64,
+    last_stop_count: u64,
+    announced: u64,
+}
+
+impl Returns {
+    fn returned(&self, through: u64) -> u64 {
+        let mut r = (self.stopped + self.running * (through + 1)).wrapping_sub(self.start_sum);
+        if through < self.last_stop {
+            r = r.wrapping_sub(self.last_stop_count * (self.last_stop - through));
+        }
+        r
+    }
+
+    /// Whether a credit comes back in cycle `now`.
+    fn arriving(&self, now: u64) -> bool {
+        self.running > 0 || (self.last_stop == now && self.last_stop_count > 0)
+    }
+}
+
+/// What an output has in flight towards the far buffer: a packet sending one flit per cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sending {
+    vc: u8,
+    start: u64,
+    len: u16,
+}
+
+/// The credit counters of one output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputCredits {
+    cap: u16,
+    /// Flits of whole packets sent, per VC.
+    sent: [u64; MAX_VCS],
+    sending: Option<Sending>,
+    returns: [Returns; MAX_VCS],
+}
+
+/// The credit streams of a return record do not add up: more stopped than were running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamsOutOfStep {
+    /// VC of the far buffer.
+    pub vc: usize,
+}
+
+impl OutputCredits {
+    /// Counters for a far buffer of `cap` flits per VC, all credits free.
+    pub fn new(cap: u16) -> Self {
+        OutputCredits {
+            cap,
+            sent: [0; MAX_VCS],
+            sending: None,
+            returns: [Returns::default(); MAX_VCS],
+        }
+    }
+
+    /// Capacity of each VC of the far buffer.
+    pub fn cap(&self) -> u16 {
+        self.cap
+    }
+
+    /// Flits sent on `vc` by the end of cycle `through`.
+    #[inline]
+    pub fn sent(&self, vc: usize, through: u64) -> u64 {
+        let vc = vc & (MAX_VCS - 1);
+        let mut n = self.sent[vc];
+        if let Some(s) = self.sending
+            && s.vc as usize == vc
+            && through >= s.start
+        {
+            n += (through - s.start + 1).min(s.len as u64);
+        }
+        n
+    }
+
+    /// Credits returned on `vc` by the end of cycle `through`.
+    #[inline]
+    pub fn returned(&self, vc: usize, through: u64) -> u64 {
+        self.returns[vc & (MAX_VCS - 1)].returned(through)
+    }
+
+    /// Credits on `vc` whose streams have started and that have not come back by the end of
+    /// cycle `through`.
+    pub fn pending(&self, vc: usize, through: u64) -> u64 {
+        let r = &self.returns[vc & (MAX_VCS - 1)];
+        r.announced - r.returned(through)
+    }
+
+    /// Free credits on `vc` at the end of cycle `through` (`cnt_q` of the cycle after). More
+    /// credits back than flits sent saturates at `Cap` here, as in the counter; the switch checks
+    /// for it with [`OutputCredits::overflow`].
+    #[inline]
+    pub fn credits(&self, vc: usize, through: u64) -> u16 {
+        let sent = self.sent(vc, through);
+        let back = self.returned(vc, through);
+        if back >= sent {
+            self.cap
+        } else {
+            (self.cap as u64).saturating_sub(sent - back) as u16
+        }
+    }
+
+    /// The first VC with more credits back than flits sent by the end of `through`.
+    pub fn overflow(&self, vcs: usize, through: u64) -> Option<usize> {
+        (0..vcs).find(|&v| self.returned(v, through) > self.sent(v, through))
+    }
+
+    /// A packet of `len` flits starts leaving on `vc`, one flit per cycle from `start`.
+    pub fn start_sending(&mut self, vc: usize, start: u64, len: u16) {
+        debug_assert!(self.sending.is_none());
+        self.sending = Some(Sending {
+            vc: vc as u8,
+            start,
+            len,
+        });
+    }
+
+    /// The packet being sent has sent its tail.
+    pub fn finish_sending(&mut self) {
+        if let Some(s) = self.sending.take() {
+            self.sent[s.vc as usize & (MAX_VCS - 1)] += s.len as u64;
+        }
+    }
+
+    /// Takes in the credit streams of a record arriving in cycle `now`.
+    pub fn arrive(&mut self, b: &Backward, now: u64) -> Result<(), StreamsOutOfStep> {
+        for v in 0..MAX_VCS {
+            let r = &mut self.returns[v];
+            let (start, stop) = (b.start[v] as u64, b.stop[v] as u64);
+            if start > 0 {
+                r.running += start;
+                r.start_sum += start * now;
+                r.announced += b.start_flits[v] as u64;
+            }
+            if stop > 0 {
+                if stop > r.running {
+                    return Err(StreamsOutOfStep { vc: v });
+                }
+                r.running -= stop;
+                r.stopped += stop * (now + 1);
+                r.last_stop = now;
+                r.last_stop_count = stop;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether credits come back in cycle `now` (on any VC).
+    pub fn arriving(&self, now: u64) -> bool {
+        self.returns.iter().any(|r| r.arriving(now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::Block;
+    use crate::blocks::credit_counter::{CreditCounter, CreditCounterIn};
+    use crate::wire::link::CreditReturns;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Packets leave one after the other on two VCs; the far buffer frees each after a
+        /// random delay, so streams on one VC overlap and stop in any order. Against the
+        /// per-cycle counter block fed by the per-cycle returns, cycle by cycle, both the value
+        /// after each cycle and the value of the cycle before, read after this cycle's events.
+        #[test]
+        fn closed_form_matches_the_per_cycle_counter(
+            sends in prop::collection::vec((0usize..2, 1u16..6, 0u64..4, 1u64..12), 1..14),
+        ) {
+            let cap = 40u16;
+            let mut lazy = OutputCredits::new(cap);
+            let mut counters: Vec<CreditCounter> =
+                (0..2).map(|_| CreditCounter::new(cap as usize)).collect();
+            let mut per_cycle = CreditReturns::default();
+            let mut plan = Vec::new();
+            let mut streams = Vec::new();
+            let mut t = 1u64;
+            for &(vc, len, gap, delay) in &sends {
+                t += gap;
+                plan.push((vc, t, len));
+                streams.push((vc, t + delay, len));
+                t += len as u64;
+            }
+            let end = streams.iter().map(|&(_, s, len)| s + len as u64).max().unwrap() + 3;
+            let mut returned_so_far = [0u64; 2];
+            for now in 1..end {
+                let before: Vec<u16> = counters.iter().map(|c| c.credits()).collect();
+                let mut b = Backward::default();
+                for &(vc, s, len) in &streams {
+                    if s == now {
+                        b.start_stream(vc, len);
+                    }
+                    if s + len as u64 - 1 == now {
+                        b.stop_stream(vc);
+                    }
+                }
+                if b.has_credits() {
+                    per_cycle.arrive(&b);
+                    prop_assert!(lazy.arrive(&b, now).is_ok());
+                }
+                let sending = plan.iter().find(|&&(_, s, len)| now >= s && now < s + len as u64);
+                if let Some(&(vc, s, len)) = plan.iter().find(|&&(_, s, _)| s == now) {
+                    lazy.start_sending(vc, s, len);
+                }
+                for (v, &c) in before.iter().enumerate() {
+                    prop_assert_eq!(lazy.credits(v, now - 1), c, "VC {} before cycle {}", v, now);
+                }
+                prop_assert_eq!(lazy.arriving(now), per_cycle.any());
+                for (v, c) in counters.iter_mut().enumerate() {
+                    let dec = sending.is_some_and(|&(vc, _, _)| vc == v);
+                    let inc = per_cycle.now(v);
+                    returned_so_far[v] += inc as u64;
+                    c.step(&CreditCounterIn { dec, inc, need: 0 });
+                    prop_assert!(c.regs().err.is_empty());
+                }
+                if per_cycle.any() {
+                    prop_assert!(per_cycle.end_cycle().is_some());
+                }
+                prop_assert_eq!(lazy.overflow(2, now), None);
+                for (v, c) in counters.iter().enumerate() {
+                    prop_assert_eq!(lazy.credits(v, now), c.credits(), "VC {} after cycle {}", v, now);
+                    prop_assert_eq!(lazy.returned(v, now), returned_so_far[v]);
+                    prop_assert_eq!(lazy.pending(v, now), per_cycle.pending(v));
+                }
+                if sending.is_some_and(|&(_, s, len)| s + len as u64 - 1 == now) {
+                    lazy.finish_sending();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn credits_back_beyond_those_spent_and_streams_out_of_step_are_caught() {
+        let mut c = OutputCredits::new(8);
+        let mut b = Backward::default();
+        b.start_stream(1, 3);
+        c.arrive(&b, 5).unwrap();
+        assert_eq!(c.overflow(2, 4), None);
+        assert_eq!(c.overflow(2, 5), Some(1), "a credit back with none spent");
+        assert_eq!(c.credits(1, 7), 8, "saturates at Cap");
+        let mut stop = Backward::default();
+        stop.stop_stream(0);
+        assert_eq!(c.arrive(&stop, 6), Err(StreamsOutOfStep { vc: 0 }));
+    }
+}
