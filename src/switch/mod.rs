@@ -43,7 +43,7 @@ use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 use output_credits::OutputCredits;
-use voq_buffer::VoqBuffer;
+use voq_buffer::{ArrivalFault, VoqBuffer};
 
 /// Largest switch radix.
 pub const MAX_PORTS: usize = 64;
@@ -216,14 +216,6 @@ struct Requests {
     unready: bool,
 }
 
-/// The packet an input is receiving: only its head travels on the link, and the body follows
-/// in consecutive cycles (`wire::link`), so the input counts the flits still to come.
-#[derive(Clone, Copy, Debug)]
-struct Rx {
-    slot: u16,
-    left: u16,
-}
-
 /// The packet an output sends: one flit per cycle from `start` (its head) to its tail.
 #[derive(Clone, Copy, Debug)]
 struct Tx {
@@ -260,7 +252,6 @@ struct RootReg {
 
 struct InputPort {
     buf: VoqBuffer,
-    rx: Option<Rx>,
     /// Head flit registered for the routing stage (slot), one cycle after arrival.
     route_q: Option<u16>,
     /// Credit streams started and stopped this cycle (packets leaving the buffer), to go back
@@ -269,8 +260,6 @@ struct InputPort {
     arn_out: Deque<ArnInfo, 8>,
     /// Per ARN-table entry: the first cycle this input may send an ARN for it again.
     arn_ok_at: Vec<u64>,
-    /// Flits received per VC since the start (the invariant checks count the links with it).
-    flits_in: [u64; MAX_VCS],
 }
 
 struct OutputPort {
@@ -300,8 +289,10 @@ pub struct Switch {
     /// Per output: bit i set when input i holds a routed packet for it, in any VC (activity
     /// tracking: arbitration looks only at these inputs).
     waiting: [u64; MAX_PORTS],
-    /// Per output: bit i set when input i's VOQ for it holds more than HCDTh flits (kept in step
-    /// with every VOQ change; the detectors' skip test reads it).
+    /// Per output: bit i set when input i's VOQ for it may hold more than HCDTh flits before its
+    /// next change: its occupancy plus the flits still to come of a packet arriving for it is
+    /// above HCDTh. Set at every event that can raise the VOQ; leaving flits clear bits only when
+    /// the detectors' skip test refreshes them.
     above_hcdth: [u64; MAX_PORTS],
     /// Bit o set when the detector of output o is idle, with an empty crossed set and no root
     /// (updated after every detector step).
@@ -316,12 +307,13 @@ pub struct Switch {
     arb_blocked: u64,
     /// Bit i: input i has credits to return or an ARN to send upstream.
     in_pending: u64,
-    /// Bit i: input i is receiving the body of a packet (`rx`).
-    rx_streaming: u64,
     /// Bit i: input i holds a head for the routing stage (`route_q`).
     route_pending: u64,
     /// Bit i: input i's ARN-table lookup port was enabled last cycle (cleared before the next).
     lookups_set: u64,
+    /// Per output: bit i set when input i's arriving packet was routed to the output, and so
+    /// may still be adding flits to its VOQ (cleared lazily once the tail is in).
+    filling: [u64; MAX_PORTS],
     /// Bit o: `above_hcdth[o]` is not empty.
     hot_outputs: u64,
     /// Per output: the detector's inputs as last filled, and which inputs' entries are stale
@@ -347,12 +339,10 @@ impl Switch {
         let inputs = (0..ports)
             .map(|_| InputPort {
                 buf: VoqBuffer::new(vcs, ports, params.vc_capacity, params.max_packets),
-                rx: None,
                 route_q: None,
                 freed: Backward::default(),
                 arn_out: Deque::new(),
                 arn_ok_at: vec![0; params.arn_entries],
-                flits_in: [0; MAX_VCS],
             })
             .collect();
         let outputs = (0..ports)
@@ -388,7 +378,7 @@ impl Switch {
             arb_blocked: 0,
             in_pending: 0,
             route_pending: 0,
-            rx_streaming: 0,
+            filling: [0; MAX_PORTS],
             lookups_set: 0,
             hot_outputs: 0,
             det_quiet: port_mask(ports),
@@ -476,7 +466,7 @@ impl Switch {
 
     /// Flits input `port` received on VC `vc` since the start.
     pub fn flits_received(&self, port: usize, vc: usize) -> u64 {
-        self.inputs[port].flits_in[vc]
+        self.inputs[port].buf.received(vc, self.now)
     }
 
     /// What a waveform shows of output `port`: busy, packet id, detector state and crossed set.
@@ -527,13 +517,18 @@ impl Switch {
     /// Records whether input `i`'s VOQ for output `o` is above HCDTh after a change.
     #[inline]
     fn note_voq(&mut self, i: usize, o: usize, through: u64) {
-        let occ = self.inputs[i].buf.voq_occupancy(o, through);
-        self.note_voq_occupancy(i, o, occ);
+        let buf = &self.inputs[i].buf;
+        let due = buf.due_for(o, through);
+        if due > 0 {
+            self.filling[o] |= 1 << i;
+        }
+        let bound = buf.voq_occupancy(o, through) + due;
+        self.note_voq_bound(i, o, bound);
     }
 
-    /// [`Switch::note_voq`] with the VOQ's new occupancy already read.
+    /// [`Switch::note_voq`] with the VOQ's bound already computed.
     #[inline]
-    fn note_voq_occupancy(&mut self, i: usize, o: usize, occ: u16) {
+    fn note_voq_bound(&mut self, i: usize, o: usize, occ: u16) {
         let bit = 1u64 << i;
         self.det_stale[o] |= bit;
         if occ > self.params.hcdth {
@@ -600,10 +595,20 @@ impl Switch {
         let all = port_mask(self.ports);
         let prev = now.saturating_sub(1);
         let mut stale = std::mem::take(&mut self.det_stale[o]) & all;
-        // Flits leaving and credits coming back move the counts between the head and the tail.
+        // Flits arriving and leaving, and credits coming back, move the counts between a
+        // packet's head and tail. An input whose packet for this output is in is read once more.
         let out = &self.outputs[o];
         if out.tx.is_some() || out.credits.arriving(prev) {
             stale = all;
+        }
+        let mut scan = self.filling[o];
+        stale |= scan;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            if self.inputs[i].buf.due_for(o, prev) == 0 {
+                self.filling[o] &= !(1 << i);
+            }
         }
         self.fill_detector_entries(o, stale, prev);
         #[cfg(debug_assertions)]
@@ -679,22 +684,22 @@ impl Switch {
                 "hot-output mask of output {o}"
             );
             let prev = now.saturating_sub(1);
-            let exact_above = |sw: &Self| {
+            let bound_above = |sw: &Self| {
                 (0..sw.ports)
-                    .filter(|&i| sw.inputs[i].buf.voq_occupancy(o, prev) > sw.params.hcdth)
+                    .filter(|&i| sw.voq_bound(i, o, prev) > sw.params.hcdth)
                     .fold(0u64, |m, i| m | 1 << i)
             };
-            // The mask holds every VOQ above HCDTh, and may still hold some that leaving flits
-            // have since taken below it (departures are not tracked cycle by cycle); a quiet
-            // detector's skip test needs the exact set, so it is refreshed first.
+            // The mask holds every VOQ that may be above HCDTh, and may still hold some that
+            // leaving flits have since taken below it (flits are not counted cycle by cycle);
+            // a quiet detector's skip test needs the current set, so it is refreshed first.
             debug_assert_eq!(
-                self.above_hcdth[o] & exact_above(self),
-                exact_above(self),
+                self.above_hcdth[o] & bound_above(self),
+                bound_above(self),
                 "above-HCDTh mask of output {o} misses a VOQ"
             );
             if self.det_quiet >> o & 1 == 1 && self.above_hcdth[o] != 0 {
                 self.refresh_above_hcdth(o, prev);
-                debug_assert_eq!(self.above_hcdth[o], exact_above(self));
+                debug_assert_eq!(self.above_hcdth[o], bound_above(self));
             }
             // A detector that is idle with an empty crossed set, while no VOQ of its output is
             // above HCDTh, keeps every register and raises no output: its step is skipped
@@ -706,6 +711,11 @@ impl Switch {
                 "quiet mask of detector {o}"
             );
             if self.det_quiet >> o & 1 == 1 && self.above_hcdth[o] == 0 {
+                debug_assert!(
+                    (0..self.ports).all(|i| {
+                        self.inputs[i].buf.voq_occupancy(o, prev) <= self.params.hcdth
+                    })
+                );
                 #[cfg(debug_assertions)]
                 {
                     let r = self.outputs[o].detector.regs();
@@ -776,19 +786,27 @@ impl Switch {
         }
     }
 
-    /// Clears from `above_hcdth[o]` the VOQs at or below HCDTh at the end of cycle `through`.
+    /// Clears from `above_hcdth[o]` the VOQs that cannot be above HCDTh after cycle `through`
+    /// until their next change.
     fn refresh_above_hcdth(&mut self, o: usize, through: u64) {
         let mut scan = self.above_hcdth[o];
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            if self.inputs[i].buf.voq_occupancy(o, through) <= self.params.hcdth {
+            if self.voq_bound(i, o, through) <= self.params.hcdth {
                 self.above_hcdth[o] &= !(1 << i);
             }
         }
         if self.above_hcdth[o] == 0 {
             self.hot_outputs &= !(1 << o);
         }
+    }
+
+    /// Input `i`'s VOQ for output `o` after cycle `through`, plus the flits still to come of a
+    /// packet arriving for it: what it may reach before its next change.
+    fn voq_bound(&self, i: usize, o: usize, through: u64) -> u16 {
+        let buf = &self.inputs[i].buf;
+        buf.voq_occupancy(o, through) + buf.due_for(o, through)
     }
 
     /// Whether the detector of output `o` is idle with an empty crossed set and holds no root.
@@ -1095,85 +1113,40 @@ impl Switch {
                     .is_none()),
             "a head arrived unmarked"
         );
-        debug_assert!(
-            (0..self.ports)
-                .all(|i| (self.rx_streaming >> i & 1 == 1) == self.inputs[i].rx.is_some()),
-            "streaming mask out of step"
-        );
-        // Departures of this cycle come after the arrivals (phase 5).
-        let prev = now.saturating_sub(1);
-        let mut scan = heads | self.rx_streaming;
+        let mut scan = heads;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            let inp = &mut self.inputs[i];
-            let rx = if heads >> i & 1 == 1 {
-                let Some(f) = channels[self.wiring.in_ch[i] as usize].recv_flit(now) else {
-                    debug_assert!(false, "a marked head is missing");
-                    continue;
-                };
-                if let Some(rx) = inp.rx {
-                    return Err(SwitchFault {
-                        port: i as u8,
-                        what: format!(
-                            "head of packet {} while {} flits of packet {} are still due",
-                            f.pkt.id,
-                            rx.left,
-                            inp.buf.slot(rx.slot).pkt.id
-                        ),
-                    });
-                }
-                let Some(s) = inp.buf.admit(f.pkt) else {
-                    return Err(SwitchFault {
-                        port: i as u8,
-                        what: "packet descriptor pool full".into(),
-                    });
-                };
-                inp.route_q = Some(s);
-                self.route_pending |= 1 << i;
-                if (f.pkt.vc as usize) >= self.vcs {
-                    return Err(SwitchFault {
-                        port: i as u8,
-                        what: format!("flit on VC {} of a {}-VC port", f.pkt.vc, self.vcs),
-                    });
-                }
-                Rx {
-                    slot: s,
-                    left: f.pkt.len,
-                }
-            } else {
-                let Some(rx) = inp.rx else {
-                    debug_assert!(false, "streaming without a packet");
-                    continue;
-                };
-                rx
+            let Some(f) = channels[self.wiring.in_ch[i] as usize].recv_flit(now) else {
+                debug_assert!(false, "a marked head is missing");
+                continue;
             };
-            let slot = rx.slot;
-            let vc = inp.buf.slot(slot).pkt.vc as usize;
-            if !inp.buf.arrive_flit(slot, prev) {
-                return Err(SwitchFault {
-                    port: i as u8,
-                    what: format!(
-                        "VC {vc} overflow: a flit arrived with the buffer full (negative credit upstream)"
-                    ),
-                });
-            }
-            inp.flits_in[vc] += 1;
-            if rx.left == 1 {
-                inp.rx = None;
-                self.rx_streaming &= !(1 << i);
-            } else {
-                inp.rx = Some(Rx {
-                    slot,
-                    left: rx.left - 1,
-                });
-                self.rx_streaming |= 1 << i;
-            }
-            let s = inp.buf.slot(slot);
-            if s.routed {
-                let out = s.out as usize;
-                let occ = inp.buf.voq_occupancy(out, prev);
-                self.note_voq_occupancy(i, out, occ);
+            let inp = &mut self.inputs[i];
+            match inp.buf.arrive_head(f.pkt, now) {
+                Ok(s) => {
+                    inp.route_q = Some(s);
+                    self.route_pending |= 1 << i;
+                }
+                Err(fault) => {
+                    let what = match fault {
+                        ArrivalFault::StillArriving { id, left } => format!(
+                            "head of packet {} while {left} flits of packet {id} are still due",
+                            f.pkt.id
+                        ),
+                        ArrivalFault::PoolFull => "packet descriptor pool full".into(),
+                        ArrivalFault::NoSuchVc => {
+                            format!("flit on VC {} of a {}-VC port", f.pkt.vc, self.vcs)
+                        }
+                        ArrivalFault::Overflow => format!(
+                            "VC {} overflow: a flit arrived with the buffer full (negative credit upstream)",
+                            f.pkt.vc
+                        ),
+                    };
+                    return Err(SwitchFault {
+                        port: i as u8,
+                        what,
+                    });
+                }
             }
         }
         Ok(())
@@ -1287,8 +1260,7 @@ impl Switch {
                     };
                     inp.freed.stop_stream(vc);
                     self.in_pending |= 1 << tx.input;
-                    let occ = inp.buf.voq_occupancy(o, now);
-                    self.note_voq_occupancy(tx.input as usize, o, occ);
+                    self.note_voq(tx.input as usize, o, now);
                     self.det_stale[o] = u64::MAX;
                     self.stats.flits_sent += tx.len as u64;
                     self.outputs[o].tx = None;

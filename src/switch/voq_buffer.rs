@@ -7,12 +7,14 @@
 //! (VC, output). A packet is counted in a VOQ from the cycle it is routed; flits that arrived before
 //! are added then.
 //!
-//! Departures are kept as closed forms: once a packet wins its output its flits leave one per
-//! cycle from a known first cycle, so the buffer records the departure's start and computes how
-//! many flits have left by any cycle; its counters are settled when the tail leaves. Every count
-//! is therefore read "through" a cycle: the flits that have left by the end of that cycle are
-//! gone. Within a cycle the switch reads the state as of the end of the previous one, except in
-//! its transmit phase and after the step.
+//! Arrivals and departures are kept as closed forms. A packet's flits arrive one per cycle from
+//! its head, and once it wins its output they leave one per cycle from a known first cycle; so
+//! the buffer records when the packet arriving (one at a time) and each packet leaving (one per
+//! output) started, computes how many flits have come or gone by any cycle, and settles its
+//! counters when the next head arrives or the tail leaves. Every count is therefore read
+//! "through" a cycle: the flits that have arrived and left by the end of that cycle. Within a
+//! cycle the switch reads the state as of the end of the previous one, except in its transmit
+//! phase and after the step.
 
 use crate::switch::{MAX_PORTS, port_ix, vc_ix};
 use crate::wire::Packet;
@@ -36,6 +38,56 @@ pub struct Slot {
     pub routed: bool,
     /// First cycle in which it may request its output.
     pub ready: u64,
+}
+
+/// No output chosen yet (of the packet arriving).
+const NO_OUT: u8 = u8::MAX;
+
+/// The packet arriving: one flit per cycle from `start` (its head).
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    start: u64,
+    slot: u16,
+    len: u16,
+    vc: u8,
+    /// Its output once routed, else `NO_OUT`.
+    out: u8,
+}
+
+impl Arrival {
+    /// Flits come by the end of cycle `through`.
+    #[inline]
+    fn got(&self, through: u64) -> u16 {
+        if through < self.start {
+            0
+        } else {
+            (through - self.start + 1).min(self.len as u64) as u16
+        }
+    }
+
+    /// The cycle its tail arrives.
+    #[inline]
+    fn end(&self) -> u64 {
+        self.start + self.len as u64 - 1
+    }
+}
+
+/// Why a head could not be taken in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrivalFault {
+    /// The previous packet still has `left` flits to come (packet `id`).
+    StillArriving {
+        /// Packet arriving.
+        id: u32,
+        /// Its flits still due.
+        left: u64,
+    },
+    /// The descriptor pool is full.
+    PoolFull,
+    /// The head is on a VC the port does not have.
+    NoSuchVc,
+    /// The head's VC is full: the sender spent a credit it did not have.
+    Overflow,
 }
 
 /// A packet leaving the buffer for one output: one flit per cycle from `start`.
@@ -78,6 +130,10 @@ pub struct VoqBuffer {
     /// has the output's bit.
     dep: [Departure; MAX_PORTS],
     departing: u64,
+    /// The packet arriving, if any, until it is settled (at the next head, or when it leaves).
+    arr: Option<Arrival>,
+    /// Flits received per VC, of the packets settled.
+    received: [u64; MAX_VCS],
     free: u16,
     used: u16,
 }
@@ -104,6 +160,8 @@ impl VoqBuffer {
             slots: vec![Slot::default(); max_packets],
             dep: [Departure::default(); MAX_PORTS],
             departing: 0,
+            arr: None,
+            received: [0; MAX_VCS],
             free: if max_packets > 0 { 0 } else { NIL },
             used: 0,
         }
@@ -118,6 +176,11 @@ impl VoqBuffer {
     pub fn occupancy(&self, vc: usize, through: u64) -> u16 {
         let vc = vc_ix(vc);
         let mut occ = self.occ[vc];
+        if let Some(a) = self.arr
+            && a.vc as usize == vc
+        {
+            occ += a.got(through);
+        }
         let mut scan = self.departing;
         while scan != 0 {
             let o = scan.trailing_zeros() as usize;
@@ -140,12 +203,51 @@ impl VoqBuffer {
         }
     }
 
+    /// Flits of the packet arriving, routed to `out`, come by the end of cycle `through`.
+    #[inline]
+    fn got(&self, out: usize, through: u64) -> u16 {
+        match self.arr {
+            Some(a) if a.out as usize == out => a.got(through),
+            _ => 0,
+        }
+    }
+
+    /// Flits of the packet arriving, routed to `out`, still to come after cycle `through`: how
+    /// much the VOQ of `out` may still grow before the next head.
+    #[inline]
+    pub fn due_for(&self, out: usize, through: u64) -> u16 {
+        match self.arr {
+            Some(a) if a.out as usize == out => a.len - a.got(through),
+            _ => 0,
+        }
+    }
+
     /// Flits of routed packets waiting for output `out`, over all VCs (the VOQ occupancy), at
     /// the end of cycle `through`.
     #[inline]
     pub fn voq_occupancy(&self, out: usize, through: u64) -> u16 {
         let out = port_ix(out);
-        self.voq_occ[out] - self.gone(out, through)
+        self.voq_occ[out] + self.got(out, through) - self.gone(out, through)
+    }
+
+    /// Flits received on `vc` by the end of cycle `through`.
+    pub fn received(&self, vc: usize, through: u64) -> u64 {
+        let vc = vc_ix(vc);
+        let mut n = self.received[vc];
+        if let Some(a) = self.arr
+            && a.vc as usize == vc
+        {
+            n += a.got(through) as u64;
+        }
+        n
+    }
+
+    /// Flits of the packet in slot `s` come by the end of cycle `through`.
+    fn arrived(&self, s: u16, through: u64) -> u16 {
+        match self.arr {
+            Some(a) if a.slot == s => a.got(through),
+            _ => self.slots[s as usize].arrived,
+        }
     }
 
     /// Flits of routed packets in VC `vc` waiting for output `out`, at the end of cycle
@@ -158,7 +260,11 @@ impl VoqBuffer {
         } else {
             0
         };
-        self.vc_voq_occ[vc][out] - gone
+        let got = match self.arr {
+            Some(a) if a.vc as usize == vc => self.got(out, through),
+            _ => 0,
+        };
+        self.vc_voq_occ[vc][out] + got - gone
     }
 
     /// Packets held.
@@ -178,12 +284,30 @@ impl VoqBuffer {
         &self.slots[s as usize]
     }
 
-    /// Takes a slot for a packet whose head flit arrives now. `None` when the pool is full
-    /// (a configuration error: the pool is sized for the smallest packets).
-    pub fn admit(&mut self, pkt: Packet) -> Option<u16> {
+    /// The head of `pkt` arrives in cycle `now`; its body follows one flit per cycle. Takes a
+    /// slot for it (the pool is sized for the smallest packets) and returns it. The departures
+    /// of `now` come after (the switch's phase order), so the head needs room as of the end of
+    /// the cycle before.
+    pub fn arrive_head(&mut self, pkt: Packet, now: u64) -> Result<u16, ArrivalFault> {
+        if let Some(a) = self.arr {
+            if a.end() >= now {
+                return Err(ArrivalFault::StillArriving {
+                    id: self.slots[a.slot as usize].pkt.id,
+                    left: a.end() + 1 - now,
+                });
+            }
+            self.settle();
+        }
         let s = self.free;
         if s == NIL {
-            return None;
+            return Err(ArrivalFault::PoolFull);
+        }
+        if pkt.vc as usize >= self.vcs {
+            return Err(ArrivalFault::NoSuchVc);
+        }
+        let vc = vc_ix(pkt.vc as usize);
+        if self.occupancy(vc, now.saturating_sub(1)) >= self.cap[vc] {
+            return Err(ArrivalFault::Overflow);
         }
         self.free = self.next[s as usize];
         self.next[s as usize] = NIL;
@@ -192,25 +316,30 @@ impl VoqBuffer {
             pkt,
             ..Slot::default()
         };
-        Some(s)
+        self.arr = Some(Arrival {
+            start: now,
+            slot: s,
+            len: pkt.len,
+            vc: pkt.vc,
+            out: NO_OUT,
+        });
+        Ok(s)
     }
 
-    /// One flit of the packet in slot `s` arrives, with the departures through cycle `through`
-    /// gone. Returns false on a VC overflow (more flits than the VC's credits allow).
-    pub fn arrive_flit(&mut self, s: u16, through: u64) -> bool {
-        let slot = &self.slots[s as usize];
-        let vc = vc_ix(slot.pkt.vc as usize);
-        let (routed, out) = (slot.routed, port_ix(slot.out as usize));
-        if self.occupancy(vc, through) >= self.cap[vc] {
-            return false;
+    /// Counts the packet arriving, whose tail has come, into the counters.
+    fn settle(&mut self) {
+        let Some(a) = self.arr.take() else {
+            return;
+        };
+        let vc = vc_ix(a.vc as usize);
+        self.slots[a.slot as usize].arrived = a.len;
+        self.occ[vc] += a.len;
+        self.received[vc] += a.len as u64;
+        if a.out != NO_OUT {
+            let out = port_ix(a.out as usize);
+            self.voq_occ[out] += a.len;
+            self.vc_voq_occ[vc][out] += a.len;
         }
-        self.slots[s as usize].arrived += 1;
-        self.occ[vc] += 1;
-        if routed {
-            self.voq_occ[out] += 1;
-            self.vc_voq_occ[vc][out] += 1;
-        }
-        true
     }
 
     /// Rewrites the header flags of the packet in slot `s` (the routing stage sets the adapted
@@ -229,7 +358,13 @@ impl VoqBuffer {
         slot.next_vc = next_vc;
         slot.ready = ready;
         let (vc, o) = (vc_ix(slot.pkt.vc as usize), port_ix(out as usize));
+        // Flits of the packet still arriving count in the VOQ through the closed form.
         let arrived = slot.arrived;
+        if let Some(a) = &mut self.arr
+            && a.slot == s
+        {
+            a.out = out;
+        }
         self.voq_occ[o] += arrived;
         self.vc_voq_occ[vc][o] += arrived;
         if self.tail[vc][o] == NIL {
@@ -266,10 +401,10 @@ impl VoqBuffer {
     /// per cycle from cycle `start`. Returns its VC here, or `None` when its head has not arrived
     /// (a cut-through underrun).
     pub fn start_departure(&mut self, s: u16, start: u64) -> Option<usize> {
-        let slot = &self.slots[s as usize];
-        if slot.arrived == 0 {
+        if self.arrived(s, start) == 0 {
             return None;
         }
+        let slot = &self.slots[s as usize];
         let out = port_ix(slot.out as usize);
         debug_assert!(
             self.departing >> out & 1 == 0,
@@ -294,8 +429,11 @@ impl VoqBuffer {
         debug_assert!(self.departing >> out & 1 == 1);
         let d = self.dep[out];
         debug_assert_eq!(d.gone(now), d.len, "tail leaves before its time");
-        if self.slots[d.slot as usize].arrived < d.len {
+        if self.arrived(d.slot, now) < d.len {
             return None;
+        }
+        if self.arr.is_some_and(|a| a.slot == d.slot) {
+            self.settle();
         }
         self.departing &= !(1 << out);
         let vc = vc_ix(d.vc as usize);
@@ -330,16 +468,18 @@ mod tests {
     #[test]
     fn voq_fifo_and_accounting() {
         let mut b = VoqBuffer::new(2, 3, 10, 4);
-        let a = b.admit(pkt(1, 0, 2)).unwrap();
-        assert!(b.arrive_flit(a, 0));
-        assert_eq!(b.voq_occupancy(2, 0), 0, "not routed yet");
-        b.route(a, 2, 0, 5);
-        assert_eq!(b.voq_occupancy(2, 0), 1);
-        assert!(b.arrive_flit(a, 0));
-        assert_eq!(b.voq_occupancy(2, 0), 2);
-        let c = b.admit(pkt(2, 0, 1)).unwrap();
-        assert!(b.arrive_flit(c, 0));
-        b.route(c, 2, 0, 6);
+        // Packet a (2 flits) arrives in cycles 1 and 2, is routed in 2.
+        let a = b.arrive_head(pkt(1, 0, 2), 1).unwrap();
+        assert_eq!(b.occupancy(0, 1), 1);
+        assert_eq!(b.voq_occupancy(2, 1), 0, "not routed yet");
+        b.route(a, 2, 0, 3);
+        assert_eq!(b.voq_occupancy(2, 1), 1);
+        assert_eq!(b.voq_occupancy(2, 2), 2);
+        assert_eq!(b.due_for(2, 1), 1);
+        assert_eq!(b.due_for(2, 2), 0);
+        let c = b.arrive_head(pkt(2, 0, 1), 3).unwrap();
+        b.route(c, 2, 0, 5);
+        assert_eq!(b.received(0, 3), 3);
         assert_eq!(b.head(0, 2).unwrap().0, a);
         assert_eq!(b.pop(0, 2), a);
         assert_eq!(b.head(0, 2).unwrap().0, c);
@@ -356,42 +496,48 @@ mod tests {
     }
 
     #[test]
-    fn cut_through_cannot_overtake_arrival() {
+    fn cut_through_follows_the_arrival() {
         let mut b = VoqBuffer::new(1, 1, 10, 2);
-        let a = b.admit(pkt(1, 0, 3)).unwrap();
-        assert_eq!(b.start_departure(a, 1), None, "head not here yet");
-        b.arrive_flit(a, 0);
-        b.route(a, 0, 0, 0);
+        let a = b.arrive_head(pkt(1, 0, 3), 5).unwrap();
+        assert_eq!(b.start_departure(a, 4), None, "head not here yet");
+        b.route(a, 0, 0, 6);
         b.pop(0, 0);
-        assert!(b.start_departure(a, 1).is_some());
-        assert!(b.finish_departure(0, 3).is_none(), "the body never arrived");
+        // Leaves in 6..8 while arriving in 5..7.
+        assert!(b.start_departure(a, 6).is_some());
+        assert_eq!(b.occupancy(0, 6), 1);
+        assert_eq!(b.occupancy(0, 7), 1);
+        assert_eq!(b.finish_departure(0, 8), Some(0));
+        assert_eq!(b.occupancy(0, 8), 0);
+        assert_eq!(b.received(0, 8), 3);
+        assert_eq!(b.packets(), 0);
     }
 
     #[test]
-    fn departures_free_room_for_arrivals_cycle_by_cycle() {
+    fn departures_free_room_for_arrivals() {
         let mut b = VoqBuffer::new(1, 2, 4, 4);
-        let a = b.admit(pkt(1, 0, 4)).unwrap();
-        for _ in 0..4 {
-            assert!(b.arrive_flit(a, 0));
-        }
-        b.route(a, 1, 0, 1);
+        let a = b.arrive_head(pkt(1, 0, 4), 1).unwrap();
+        b.route(a, 1, 0, 2);
         b.pop(0, 1);
-        b.start_departure(a, 5);
-        let c = b.admit(pkt(2, 0, 2)).unwrap();
-        assert!(!b.arrive_flit(c, 4), "full until a flit has left");
-        assert!(b.arrive_flit(c, 5));
-        assert!(!b.arrive_flit(c, 5), "one flit left by cycle 5");
-        assert!(b.arrive_flit(c, 6));
-        assert_eq!(b.occupancy(0, 6), 4);
-        assert_eq!(b.occupancy(0, 8), 2);
+        b.start_departure(a, 6);
+        assert_eq!(
+            b.arrive_head(pkt(2, 0, 2), 6),
+            Err(ArrivalFault::Overflow),
+            "full until a flit has left"
+        );
+        assert!(b.arrive_head(pkt(2, 0, 2), 7).is_ok());
+        assert_eq!(b.occupancy(0, 7), 3);
+        assert_eq!(b.occupancy(0, 9), 2);
     }
 
     #[test]
-    fn vc_overflow_is_reported_and_pool_limits() {
-        let mut b = VoqBuffer::new(1, 1, 1, 1);
-        let a = b.admit(pkt(1, 0, 2)).unwrap();
-        assert!(b.arrive_flit(a, 0));
-        assert!(!b.arrive_flit(a, 0));
-        assert!(b.admit(pkt(2, 0, 1)).is_none());
+    fn heads_too_early_full_pools_and_unknown_vcs_are_reported() {
+        let mut b = VoqBuffer::new(1, 1, 10, 1);
+        assert_eq!(b.arrive_head(pkt(1, 1, 2), 1), Err(ArrivalFault::NoSuchVc));
+        b.arrive_head(pkt(1, 0, 2), 1).unwrap();
+        assert_eq!(
+            b.arrive_head(pkt(2, 0, 1), 2),
+            Err(ArrivalFault::StillArriving { id: 1, left: 1 })
+        );
+        assert_eq!(b.arrive_head(pkt(2, 0, 1), 3), Err(ArrivalFault::PoolFull));
     }
 }
