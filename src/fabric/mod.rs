@@ -429,7 +429,7 @@ impl Fabric {
             t.switches.accumulate(&s.stats());
         }
         for n in &self.nodes {
-            t.nodes.accumulate(n.stats());
+            t.nodes.accumulate(&n.stats());
         }
         t
     }

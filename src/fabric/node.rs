@@ -3,7 +3,8 @@
 //! The source generates messages per flow (a Bernoulli process per cycle at the flow's rate),
 //! segments them into MTU packets in a bounded source queue, and injects one flit per cycle under
 //! credit-based flow control with virtual cut-through. The sink takes one flit per cycle at line
-//! rate and returns its credit at once.
+//! rate and returns its credit at once. As in the switch, a packet is worked on at its head and
+//! its tail; the flits in between and the credits are closed forms of those cycles.
 //!
 //! ARNs that reach the node come from an incast root (seed 000 figure 1, flow C: "the ARNs will
 //! not be consumed until endnode S_C"). When the fabric lets nodes consume them, the HCA keeps
@@ -14,11 +15,10 @@
 //! a packet generated while an entry matches goes there at once, and a regular queue head that
 //! matches moves there when it has room. The injector alternates between the two queues.
 
-use crate::blocks::credit_counter::CreditCounterIn;
-use crate::blocks::{Block, CreditCounter};
 use crate::stimulus::SplitMix64;
 use crate::switch::SwitchParams;
-use crate::wire::link::{Arrivals, Backward, Channel, CreditReturns, Flit, MAX_VCS, Outbox};
+use crate::switch::output_credits::OutputCredits;
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 
@@ -110,10 +110,29 @@ struct NodeArnEntry {
     expires: u64,
 }
 
+/// A packet on a link end: one flit per cycle from `start` (its head) to its tail.
 #[derive(Clone, Copy, Debug)]
-struct Tx {
+struct Stream {
     pkt: Packet,
-    sent: u16,
+    start: u64,
+}
+
+impl Stream {
+    /// The cycle of its tail.
+    #[inline]
+    fn end(&self) -> u64 {
+        self.start + self.pkt.len as u64 - 1
+    }
+
+    /// Flits through by the end of cycle `through`.
+    #[inline]
+    fn done(&self, through: u64) -> u16 {
+        if through < self.start {
+            0
+        } else {
+            (through - self.start + 1).min(self.pkt.len as u64) as u16
+        }
+    }
 }
 
 /// One end node.
@@ -134,19 +153,24 @@ pub struct EndNode {
     afc_queue: Deque<Packet, SOURCE_QUEUE>,
     /// The AFC queue started the last packet (the injector then tries the regular queue first).
     afc_last: bool,
-    credits: Vec<CreditCounter>,
-    tx: Option<Tx>,
+    /// Credits toward the switch, per VC (spent by `tx`, returned by the switch's streams).
+    credits: OutputCredits,
+    tx: Option<Stream>,
     /// Credit streams started and stopped this cycle (packets being sunk), to go back upstream.
     freed: Backward,
-    /// Credits coming back from the switch.
-    returns: CreditReturns,
+    /// Counters of the packets whose tails have passed.
     stats: NodeStats,
-    /// The packet being received and its flits still to come: only its head travels on the
-    /// link, and the body follows in consecutive cycles (`wire::link`).
-    rx: Option<(Packet, u16)>,
-    /// Flits sent per VC, and received per VC (what the invariant checks count on the links).
-    flits_out: [u64; MAX_VCS],
+    /// The packet being received: only its head travels on the link, and the body follows in
+    /// consecutive cycles (`wire::link`).
+    rx: Option<Stream>,
+    /// Flits received per VC, of the packets whose tails have arrived (the invariant checks
+    /// count the links with it).
     flits_in: [u64; MAX_VCS],
+    /// Extra flits counted as sent, per VC (a test loses a flit on the link with it).
+    #[cfg(test)]
+    lost: [u64; MAX_VCS],
+    /// The last cycle stepped: what the accessors read the state as of.
+    now: u64,
     /// What the node sent in the current window, written into the channels after the window.
     outbox: Outbox,
     /// Index of the node among the fabric's units (switches first), for [`Arrivals`].
@@ -197,16 +221,15 @@ impl EndNode {
             queue: Deque::new(),
             afc_queue: Deque::new(),
             afc_last: false,
-            credits: (0..params.vcs())
-                .map(|_| CreditCounter::new(params.vc_capacity as usize))
-                .collect(),
+            credits: OutputCredits::new(params.vc_capacity),
             tx: None,
             freed: Backward::default(),
-            returns: CreditReturns::default(),
             stats: NodeStats::default(),
             rx: None,
-            flits_out: [0; MAX_VCS],
             flits_in: [0; MAX_VCS],
+            #[cfg(test)]
+            lost: [0; MAX_VCS],
+            now: 0,
             outbox: Outbox::new(1),
             unit: 0,
             consume_arns: consume_arns && params.routing.uses_arn(),
@@ -215,26 +238,33 @@ impl EndNode {
         }
     }
 
-    /// Counters.
-    pub fn stats(&self) -> &NodeStats {
-        &self.stats
+    /// Counters, as of the last cycle stepped.
+    pub fn stats(&self) -> NodeStats {
+        let mut s = self.stats;
+        if let Some(tx) = self.tx {
+            s.injected_flits += tx.done(self.now) as u64;
+        }
+        if let Some(rx) = self.rx {
+            s.delivered_flits += rx.done(self.now) as u64;
+        }
+        s
     }
 
     /// Free credits toward the switch on `vc`.
     pub fn credits(&self, vc: usize) -> u16 {
-        self.credits[vc].credits()
+        self.credits.credits(vc, self.now)
     }
 
     /// Credits toward the switch on `vc` whose return has started but not yet arrived.
     pub fn credits_returning(&self, vc: usize) -> u64 {
-        self.returns.pending(vc)
+        self.credits.pending(vc, self.now)
     }
 
     /// Flits on `vc` whose credit stream has started (the packet being sunk) but that have not
     /// arrived yet: announced upstream, still on the link.
     pub fn credits_announced(&self, vc: usize) -> u64 {
         match self.rx {
-            Some((pkt, left)) if pkt.vc as usize == vc => left as u64,
+            Some(rx) if rx.pkt.vc as usize == vc => (rx.pkt.len - rx.done(self.now)) as u64,
             _ => 0,
         }
     }
@@ -246,19 +276,25 @@ impl EndNode {
 
     /// Flits sent on VC `vc` since the start.
     pub fn flits_sent(&self, vc: usize) -> u64 {
-        self.flits_out[vc]
+        let n = self.credits.sent(vc, self.now);
+        #[cfg(test)]
+        let n = n + self.lost[vc];
+        n
     }
 
     /// Flits received on VC `vc` since the start.
     pub fn flits_received(&self, vc: usize) -> u64 {
-        self.flits_in[vc]
+        match self.rx {
+            Some(rx) if rx.pkt.vc as usize == vc => self.flits_in[vc] + rx.done(self.now) as u64,
+            _ => self.flits_in[vc],
+        }
     }
 
     /// Test hook: counts one more flit sent on VC `vc` than the node sent, as if a flit had been
     /// lost on its link.
     #[cfg(test)]
     pub(crate) fn lose_flit_for_test(&mut self, vc: usize) {
-        self.flits_out[vc] += 1;
+        self.lost[vc] += 1;
     }
 
     /// Packets waiting in the AFC send queue.
@@ -334,9 +370,10 @@ impl EndNode {
             .any(|e| e.expires > now && e.dest == dest && e.vc == pkt.orig_vc)
     }
 
-    /// Whether the switch has room on `vc` for all of `pkt`.
-    fn fits(&self, vc: u8, pkt: &Packet) -> bool {
-        self.credits[vc as usize].credits() >= pkt.len
+    /// Whether the switch has room on `vc` for all of `pkt`, with the credits of the start of
+    /// cycle `now`.
+    fn fits(&self, vc: u8, pkt: &Packet, now: u64) -> bool {
+        self.credits.credits(vc as usize, now.saturating_sub(1)) >= pkt.len
     }
 
     fn generate(&mut self, now: u64) {
@@ -429,7 +466,9 @@ impl EndNode {
         let back = arrivals.take_bwd(self.unit, now) != 0;
         debug_assert!(back || channels[self.out_ch as usize].recv_back(now).is_none());
         if back && let Some(b) = channels[self.out_ch as usize].recv_back(now) {
-            self.returns.arrive(b);
+            // A corrupted return path shows in the credit conservation check.
+            let ok = self.credits.arrive(b, now).is_ok();
+            debug_assert!(ok, "node {}: credit return streams out of step", self.id);
             if let Some(info) = b.arn {
                 self.stats.arns_received += 1;
                 if self.consume_arns {
@@ -437,7 +476,8 @@ impl EndNode {
                 }
             }
         }
-        // Sink at line rate: a head from the link, or the next flit of the packet arriving.
+        // Sink at line rate: a head from the link; the packet's tail arrives `len - 1` cycles
+        // later.
         let mut delivered = None;
         let head = arrivals.take_fwd(self.unit, now) != 0;
         debug_assert!(head || channels[self.in_ch as usize].recv_flit(now).is_none());
@@ -447,25 +487,27 @@ impl EndNode {
                 "{f:?} while {:?}",
                 self.rx
             );
-            self.rx = Some((f.pkt, f.pkt.len));
+            self.rx = Some(Stream {
+                pkt: f.pkt,
+                start: now,
+            });
             // Sunk at line rate: the packet frees one flit per cycle from now to its tail.
             self.freed.start_stream(f.pkt.vc as usize, f.pkt.len);
         }
-        if let Some((pkt, left)) = self.rx {
-            self.stats.delivered_flits += 1;
-            self.flits_in[pkt.vc as usize] += 1;
-            if left == 1 {
-                self.freed.stop_stream(pkt.vc as usize);
-                self.stats.delivered_packets += 1;
-                self.stats.delivered_adapted += pkt.adapted() as u64;
-                let lat = now - pkt.injected;
-                self.stats.latency_sum += lat;
-                self.stats.latency_max = self.stats.latency_max.max(lat);
-                self.rx = None;
-                delivered = Some(pkt);
-            } else {
-                self.rx = Some((pkt, left - 1));
-            }
+        if let Some(rx) = self.rx
+            && rx.end() == now
+        {
+            let pkt = rx.pkt;
+            self.freed.stop_stream(pkt.vc as usize);
+            self.flits_in[pkt.vc as usize] += pkt.len as u64;
+            self.stats.delivered_flits += pkt.len as u64;
+            self.stats.delivered_packets += 1;
+            self.stats.delivered_adapted += pkt.adapted() as u64;
+            let lat = now - pkt.injected;
+            self.stats.latency_sum += lat;
+            self.stats.latency_max = self.stats.latency_max.max(lat);
+            self.rx = None;
+            delivered = Some(pkt);
         }
         self.generate(now);
         // A regular head matching a consumed ARN moves to the AFC queue when it has room; until
@@ -479,14 +521,13 @@ impl EndNode {
         }
         // Inject one flit per cycle, a packet only when the switch has room for all of it; the
         // two queues take turns when both can start one.
-        let mut sending_vc = None;
         if self.tx.is_none() {
             let regular = self
                 .queue
                 .front()
-                .is_some_and(|h| !self.isolates(h, now) && self.fits(h.vc, h));
+                .is_some_and(|h| !self.isolates(h, now) && self.fits(h.vc, h, now));
             let isolated = match (self.params.afc(), self.afc_queue.front()) {
-                (Some(afc), Some(h)) => self.fits(afc, h),
+                (Some(afc), Some(h)) => self.fits(afc, h, now),
                 _ => false,
             };
             let from_afc = isolated && (!regular || !self.afc_last);
@@ -504,49 +545,26 @@ impl EndNode {
                     self.stats.packets_adapted += 1;
                 }
                 self.afc_last = from_afc;
-                self.tx = Some(Tx { pkt, sent: 0 });
+                // Only the head travels on the link; the body follows it cycle by cycle.
+                self.outbox
+                    .send_flit(now, self.out_ch, Flit { pkt, index: 0 });
+                self.credits.start_sending(pkt.vc as usize, now, pkt.len);
+                self.tx = Some(Stream { pkt, start: now });
             }
         }
-        if let Some(mut tx) = self.tx {
-            // Only the head travels on the link; the body follows it cycle by cycle.
-            if tx.sent == 0 {
-                self.outbox.send_flit(
-                    now,
-                    self.out_ch,
-                    Flit {
-                        pkt: tx.pkt,
-                        index: 0,
-                    },
-                );
-            }
-            self.flits_out[tx.pkt.vc as usize] += 1;
-            sending_vc = Some(tx.pkt.vc as usize);
-            self.stats.injected_flits += 1;
-            tx.sent += 1;
-            if tx.sent == tx.pkt.len {
-                self.stats.injected_packets += 1;
-                self.tx = None;
-            } else {
-                self.tx = Some(tx);
-            }
-        }
-        let returning = self.returns.any();
-        for (v, c) in self.credits.iter_mut().enumerate() {
-            let dec = sending_vc == Some(v);
-            let inc = self.returns.now(v);
-            if dec || inc != 0 {
-                c.step(&CreditCounterIn { dec, inc, need: 0 });
-            }
-        }
-        if returning {
-            // A corrupted return path shows in the credit conservation check.
-            let ok = self.returns.end_cycle().is_some();
-            debug_assert!(ok, "node {}: credit return streams out of step", self.id);
+        if let Some(tx) = self.tx
+            && tx.end() == now
+        {
+            self.credits.finish_sending();
+            self.stats.injected_flits += tx.pkt.len as u64;
+            self.stats.injected_packets += 1;
+            self.tx = None;
         }
         if self.freed.has_credits() {
             self.outbox.send_back(now, self.in_ch, self.freed);
             self.freed.clear_credits();
         }
+        self.now = now;
         delivered
     }
 }
