@@ -300,6 +300,8 @@ pub struct Switch {
     /// Activity masks, so that idle ports cost nothing (each skip is exact; debug builds check
     /// it). Bit o: output o sends or holds the next packet.
     out_busy: u64,
+    /// Per output: the next cycle its packet needs a visit (head or tail), `u64::MAX` when idle.
+    tx_event: [u64; MAX_PORTS],
     /// Bit o: `waiting[o]` is not empty.
     waiting_any: u64,
     /// Bit o: output o, idle, found no request it could grant, and since then no packet was
@@ -379,6 +381,7 @@ impl Switch {
             in_pending: 0,
             route_pending: 0,
             filling: [0; MAX_PORTS],
+            tx_event: [u64::MAX; MAX_PORTS],
             lookups_set: 0,
             hot_outputs: 0,
             det_quiet: port_mask(ports),
@@ -1199,9 +1202,13 @@ impl Switch {
         while scan != 0 {
             let o = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            if let Some(tx) = self.outputs[o].tx
-                && (tx.start == now || tx.end() == now)
-            {
+            debug_assert_eq!(
+                self.tx_event[o],
+                self.outputs[o]
+                    .tx
+                    .map_or(u64::MAX, |t| if t.start >= now { t.start } else { t.end() })
+            );
+            if self.tx_event[o] == now {
                 due |= 1 << o;
             }
         }
@@ -1323,10 +1330,15 @@ impl Switch {
                     .start_sending(next.next_vc as usize, next.start, next.len);
                 out.tx = Some(next);
             }
-            if out.tx.is_some() {
-                self.out_busy |= 1 << o;
-            } else {
-                self.out_busy &= !(1 << o);
+            match out.tx {
+                Some(tx) => {
+                    self.out_busy |= 1 << o;
+                    self.tx_event[o] = if tx.start > now { tx.start } else { tx.end() };
+                }
+                None => {
+                    self.out_busy &= !(1 << o);
+                    self.tx_event[o] = u64::MAX;
+                }
             }
         }
         Ok(())
