@@ -275,82 +275,12 @@ impl ArnTable {
         self.slots().iter().filter(|e| e.valid).count()
     }
 
-    /// The result of one lookup on the current registers, without touching any state.
-    #[inline]
-    pub fn lookup(&self, req: &ArnLookup) -> ArnLookupResult {
-        if !req.en {
-            return ArnLookupResult::default();
-        }
-        let mut first: Option<usize> = None;
-        let mut first_consumed: Option<usize> = None;
-        for (e, ent) in self.slots().iter().enumerate() {
-            if ent.matches_lookup(req.dest, req.vc) {
-                first.get_or_insert(e);
-                if ent.consumed {
-                    first_consumed = Some(e);
-                    break;
-                }
-            }
-        }
-        let Some(sel) = first_consumed.or(first) else {
-            return ArnLookupResult::default();
-        };
-        let ent = &self.q.entries[sel];
-        ArnLookupResult {
-            hit: true,
-            consumed: first_consumed.is_some(),
-            idx: sel as u8,
-            port: ent.port,
-            arn_id: ent.arn_id,
-            root_info: ent.root_info,
-            alt_port: ent.alt_port,
-        }
-    }
-
-    /// Checks the register invariants of the HDL on the current registers.
-    fn check_regs(&self) {
-        let slots = self.slots();
-        for (e, a) in slots.iter().enumerate() {
-            debug_assert!(
-                !a.valid || (a.ttl.value() != 0 && a.ttl <= self.ttl),
-                "a_valid_ttl_in_range: entry {e}"
-            );
-            for b in &slots[e + 1..] {
-                debug_assert!(
-                    !(a.valid && b.matches_key(a.dest, a.port, a.vc)),
-                    "a_key_unique: entry {e}"
-                );
-            }
-        }
-    }
-}
-
-impl Block for ArnTable {
-    type In = ArnTableIn;
-    type Out = ArnTableOut;
-    const NAME: &'static str = "arn_table";
-
-    fn reset(&mut self) {
-        self.q = ArnTableRegs::default();
-        self.d = self.q;
-    }
-
-    fn evaluate(&mut self, inp: &ArnTableIn) -> ArnTableOut {
+    /// The register updates of one cycle (ageing, remove, processARN) and the outputs that do
+    /// not depend on the lookups, written into `out`.
+    fn update(&mut self, inp: &ArnTableIn, out: &mut ArnTableOut) {
         let n = self.entries();
-        if cfg!(debug_assertions) {
-            self.check_regs();
-        }
-        let mut out = ArnTableOut::default();
-        for (res, req) in out.lk.iter_mut().zip(&inp.lk[..self.ports()]) {
-            *res = self.lookup(req);
-            debug_assert!(!res.hit || req.en, "a_hit_needs_en");
-            debug_assert!(!res.consumed || res.hit, "a_consumed_needs_hit");
-            debug_assert!(
-                res.hit || *res == ArnLookupResult::default(),
-                "a_miss_outputs_zero"
-            );
-            debug_assert!((res.idx as usize) < n, "a_idx_in_range");
-        }
+        out.pr_hit = false;
+        out.pr_evict = false;
         out.count = self.count() as u8;
         out.full = out.count as usize == n;
         debug_assert!(out.count as usize <= n, "a_count_le_entries");
@@ -433,6 +363,101 @@ impl Block for ArnTable {
         debug_assert!(!(out.pr_hit && out.pr_evict), "a_hit_evict_exclusive");
         debug_assert!(!(out.pr_hit || out.pr_evict) || pr.en, "a_pr_out_needs_en");
         debug_assert!(!out.pr_evict || out.full, "a_evict_only_when_full");
+    }
+
+    /// [`Block::evaluate`] into a record the caller keeps, computing only the lookups of the
+    /// ports in `lookups` (bit p: port p); the other lookup results are left as they were. For
+    /// a switch that reads only the results of the ports it enabled (the record is about 1 KB).
+    pub fn evaluate_into(&mut self, inp: &ArnTableIn, lookups: u64, out: &mut ArnTableOut) {
+        if cfg!(debug_assertions) {
+            self.check_regs();
+        }
+        let mut scan = lookups;
+        while scan != 0 {
+            let p = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            out.lk[p] = self.lookup(&inp.lk[p]);
+        }
+        self.update(inp, out);
+    }
+
+    /// The result of one lookup on the current registers, without touching any state.
+    #[inline]
+    pub fn lookup(&self, req: &ArnLookup) -> ArnLookupResult {
+        if !req.en {
+            return ArnLookupResult::default();
+        }
+        let mut first: Option<usize> = None;
+        let mut first_consumed: Option<usize> = None;
+        for (e, ent) in self.slots().iter().enumerate() {
+            if ent.matches_lookup(req.dest, req.vc) {
+                first.get_or_insert(e);
+                if ent.consumed {
+                    first_consumed = Some(e);
+                    break;
+                }
+            }
+        }
+        let Some(sel) = first_consumed.or(first) else {
+            return ArnLookupResult::default();
+        };
+        let ent = &self.q.entries[sel];
+        ArnLookupResult {
+            hit: true,
+            consumed: first_consumed.is_some(),
+            idx: sel as u8,
+            port: ent.port,
+            arn_id: ent.arn_id,
+            root_info: ent.root_info,
+            alt_port: ent.alt_port,
+        }
+    }
+
+    /// Checks the register invariants of the HDL on the current registers.
+    fn check_regs(&self) {
+        let slots = self.slots();
+        for (e, a) in slots.iter().enumerate() {
+            debug_assert!(
+                !a.valid || (a.ttl.value() != 0 && a.ttl <= self.ttl),
+                "a_valid_ttl_in_range: entry {e}"
+            );
+            for b in &slots[e + 1..] {
+                debug_assert!(
+                    !(a.valid && b.matches_key(a.dest, a.port, a.vc)),
+                    "a_key_unique: entry {e}"
+                );
+            }
+        }
+    }
+}
+
+impl Block for ArnTable {
+    type In = ArnTableIn;
+    type Out = ArnTableOut;
+    const NAME: &'static str = "arn_table";
+
+    fn reset(&mut self) {
+        self.q = ArnTableRegs::default();
+        self.d = self.q;
+    }
+
+    fn evaluate(&mut self, inp: &ArnTableIn) -> ArnTableOut {
+        let n = self.entries();
+        if cfg!(debug_assertions) {
+            self.check_regs();
+        }
+        let mut out = ArnTableOut::default();
+        for (res, req) in out.lk.iter_mut().zip(&inp.lk[..self.ports()]) {
+            *res = self.lookup(req);
+            debug_assert!(!res.hit || req.en, "a_hit_needs_en");
+            debug_assert!(!res.consumed || res.hit, "a_consumed_needs_hit");
+            debug_assert!(
+                res.hit || *res == ArnLookupResult::default(),
+                "a_miss_outputs_zero"
+            );
+            debug_assert!((res.idx as usize) < n, "a_idx_in_range");
+        }
+        self.update(inp, &mut out);
         out
     }
 

@@ -231,7 +231,15 @@ impl LftBanks {
         };
         if self.in_range(dlid) {
             let base = (dlid as usize) & !(banks - 1);
-            o.ports[..banks].copy_from_slice(&self.mem[base..base + banks]);
+            // Fixed-size copies for the usual bank counts (a copy of run-time length is a
+            // library call, and this runs for every packet routed).
+            let row = &self.mem[base..base + banks];
+            match banks {
+                1 => o.ports[0] = row[0],
+                2 => o.ports[..2].copy_from_slice(&row[..2]),
+                4 => o.ports[..4].copy_from_slice(&row[..4]),
+                _ => o.ports[..banks].copy_from_slice(row),
+            }
             o.mask = mask_of(banks, dlid, o.packed());
         }
         o

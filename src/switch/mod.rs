@@ -33,7 +33,7 @@ pub mod voq_buffer;
 
 pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 
-use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess, ArnTableIn};
+use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess, ArnTableIn, ArnTableOut};
 use crate::blocks::congestion_detector::{CongestionDetectorIn, MAX_INPUTS};
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
@@ -282,6 +282,8 @@ pub struct Switch {
     lft: LftBanks,
     arn: ArnTable,
     arn_in: Box<ArnTableIn>,
+    /// The ARN table's outputs of the cycle (lookup results only for the ports that looked up).
+    arn_res: Box<ArnTableOut>,
     arn_cmds: Deque<(ArnInfo, bool), 64>,
     arn_seq: u32,
     inputs: Vec<InputPort>,
@@ -361,6 +363,7 @@ impl Switch {
         Switch {
             arn: ArnTable::new(params.arn_entries, ports, params.arn_ttl),
             arn_in: Box::default(),
+            arn_res: Box::default(),
             arn_cmds: Deque::new(),
             arn_seq: 0,
             det_in: vec![CongestionDetectorIn::default(); ports],
@@ -989,14 +992,22 @@ impl Switch {
         }));
         // An empty table with no command keeps its state and misses every lookup: skip it.
         let arn_active = routing.uses_arn() && (pr.en || self.arn.count() > 0);
-        let arn_out = if arn_active {
-            Some(self.arn.evaluate(&self.arn_in))
-        } else {
-            None
+        if arn_active {
+            self.arn
+                .evaluate_into(&self.arn_in, self.lookups_set, &mut self.arn_res);
+        }
+        // Lookup result of input `i` (a miss when the table did not evaluate).
+        let lookup = |sw: &Self, i: usize| {
+            if arn_active {
+                sw.arn_res.lk[i]
+            } else {
+                ArnLookupResult::default()
+            }
         };
         if let Some((info, _)) = cmd
             && pr.add
-            && arn_out.as_ref().is_some_and(|a| !a.pr_hit)
+            && arn_active
+            && !self.arn_res.pr_hit
         {
             if pr.consumed {
                 self.stats.arns_consumed += 1;
@@ -1052,7 +1063,7 @@ impl Switch {
                         }
                     }
                     RoutingMode::Arn | RoutingMode::ArnAfi => {
-                        let r = arn_out.as_ref().map(|a| a.lk[i]).unwrap_or_default();
+                        let r = lookup(self, i);
                         if r.consumed && r.alt_port != NO_ROUTE {
                             out = r.alt_port;
                         } else if r.hit && !r.consumed {
@@ -1078,7 +1089,7 @@ impl Switch {
             }
             if pkt.adapted() && routing.uses_arn() && self.params.adapted_refresh {
                 // An isolated packet keeps its tree's entries alive upstream; its route stays.
-                let r = arn_out.as_ref().map(|a| a.lk[i]).unwrap_or_default();
+                let r = lookup(self, i);
                 if r.hit && !r.consumed {
                     self.send_arn(i, &r, &pkt, now);
                 }
@@ -1204,9 +1215,11 @@ impl Switch {
             scan &= scan - 1;
             debug_assert_eq!(
                 self.tx_event[o],
-                self.outputs[o]
-                    .tx
-                    .map_or(u64::MAX, |t| if t.start >= now { t.start } else { t.end() })
+                self.outputs[o].tx.map_or(u64::MAX, |t| if t.start >= now {
+                    t.start
+                } else {
+                    t.end()
+                })
             );
             if self.tx_event[o] == now {
                 due |= 1 << o;
