@@ -502,6 +502,15 @@ impl Scenario {
             .max(1) as u16;
         switch.max_packets = packet_slots(vcs as usize, vc_cap as u16, min_packet);
         let watchdog = r.time("watchdog", "1ms")?.max(1);
+        // Progress is seen when a packet starts or finishes a hop, so the watchdog must outlast
+        // the longest packet.
+        let longest = mtu.max(1) as u64;
+        if watchdog <= 2 * longest {
+            return Err(doc.error(
+                "watchdog",
+                format!("must be longer than two packets ({} cycles)", 2 * longest),
+            ));
+        }
         let node_consumes_arns = doc.bool("node.consume_arns")?.unwrap_or(true);
         doc.reject_unknown()?;
         let params = FabricParams {

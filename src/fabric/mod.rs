@@ -15,9 +15,9 @@
 //!   buffered flits + flits on the link + credits on their way back = the VC's capacity;
 //! - `in_order`: under deterministic routing, no packet of a (source, destination) flow overtakes
 //!   an earlier one;
-//! - `progress`: while flits are in the network, some flit moves at least once every
-//!   `watchdog_cycles`; otherwise the run stops with a deadlock report naming the blocked ports
-//!   and VCs.
+//! - `progress`: while flits are in the network, some packet starts or finishes a hop at least
+//!   once every `watchdog_cycles` (longer than two packets, so that is "some flit moves");
+//!   otherwise the run stops with a deadlock report naming the blocked ports and VCs.
 
 pub mod node;
 pub mod parallel;
@@ -162,7 +162,7 @@ impl PartLog {
                 tap.switch_signals(s, c, &mut self.samples);
             }
         }
-        self.moved += s.stats().flits_sent;
+        self.moved += s.progress();
     }
 
     /// Steps node `n` through the window `t0..t0 + w`, from an empty outbox.
@@ -176,7 +176,7 @@ impl PartLog {
                 tap.node_signals(n, c, &mut self.samples);
             }
         }
-        self.moved += n.stats().injected_flits;
+        self.moved += n.progress();
     }
 }
 
@@ -571,7 +571,8 @@ impl Fabric {
         for log in &mut self.logs {
             log.delivered.clear();
         }
-        // Flits sent so far; `flits_moved` holds the count after the previous window.
+        // Progress so far (a count that grows whenever a packet starts or finishes a hop);
+        // `flits_moved` holds the count after the previous window.
         let moved: u64 = self.logs.iter().map(|l| l.moved).sum();
         debug_assert_eq!(moved, self.flits_moved_now());
         if moved != self.flits_moved {
@@ -686,15 +687,8 @@ impl Fabric {
     }
 
     fn flits_moved_now(&self) -> u64 {
-        self.switches
-            .iter()
-            .map(|s| s.stats().flits_sent)
-            .sum::<u64>()
-            + self
-                .nodes
-                .iter()
-                .map(|n| n.stats().injected_flits)
-                .sum::<u64>()
+        self.switches.iter().map(|s| s.progress()).sum::<u64>()
+            + self.nodes.iter().map(|n| n.progress()).sum::<u64>()
     }
 
     /// Checks every invariant on the state after the last stepped cycle.
@@ -835,7 +829,7 @@ impl Fabric {
             invariant: "progress",
             place: "fabric".into(),
             detail: format!(
-                "no flit moved for {} cycles (deadlock); blocked: {}",
+                "no packet started or finished a hop for {} cycles (deadlock); blocked: {}",
                 now - self.last_progress,
                 blocked.join("; ")
             ),

@@ -250,6 +250,12 @@ impl EndNode {
         s
     }
 
+    /// A count that grows whenever a packet starts or finishes leaving the node (the fabric's
+    /// deadlock watchdog reads it).
+    pub fn progress(&self) -> u64 {
+        self.stats.injected_flits + self.stats.injected_packets + self.tx.is_some() as u64
+    }
+
     /// Free credits toward the switch on `vc`.
     pub fn credits(&self, vc: usize) -> u16 {
         self.credits.credits(vc, self.now)

@@ -302,8 +302,13 @@ pub struct Switch {
     /// Activity masks, so that idle ports cost nothing (each skip is exact; debug builds check
     /// it). Bit o: output o sends or holds the next packet.
     out_busy: u64,
-    /// Per output: the next cycle its packet needs a visit (head or tail), `u64::MAX` when idle.
-    tx_event: [u64; MAX_PORTS],
+    /// Per output: the next cycle it needs a visit: its packet's head or tail, or, idle with
+    /// packets waiting, the first cycle one of them could win its arbitration (`u64::MAX`: not
+    /// before a packet is routed to it or credits come back).
+    wake: [u64; MAX_PORTS],
+    /// The earliest `wake` of the outputs that are busy, or idle with packets waiting and not
+    /// blocked: no output has anything to do before it.
+    next_wake: u64,
     /// Bit o: `waiting[o]` is not empty.
     waiting_any: u64,
     /// Bit o: output o, idle, found no request it could grant, and since then no packet was
@@ -331,6 +336,8 @@ pub struct Switch {
     outbox: Outbox,
     /// The last cycle stepped: what the accessors read the state as of.
     now: u64,
+    /// Packets whose heads have left (with `stats.flits_sent`, the progress count).
+    heads_sent: u64,
 }
 
 impl Switch {
@@ -384,11 +391,13 @@ impl Switch {
             in_pending: 0,
             route_pending: 0,
             filling: [0; MAX_PORTS],
-            tx_event: [u64::MAX; MAX_PORTS],
+            wake: [u64::MAX; MAX_PORTS],
+            next_wake: u64::MAX,
             lookups_set: 0,
             hot_outputs: 0,
             det_quiet: port_mask(ports),
             now: 0,
+            heads_sent: 0,
             params,
             wiring,
         }
@@ -414,6 +423,12 @@ impl Switch {
             .map(|t| t.sent(self.now) as u64)
             .sum::<u64>();
         s
+    }
+
+    /// A count that grows whenever a packet starts or finishes leaving the switch (the
+    /// fabric's deadlock watchdog reads it; cheaper than [`Switch::stats`]).
+    pub fn progress(&self) -> u64 {
+        self.stats.flits_sent + self.heads_sent
     }
 
     /// The ARN table.
@@ -872,6 +887,7 @@ impl Switch {
                 if out.credits.arriving(now) {
                     self.arb_blocked &= !(1 << o);
                 }
+                self.wake_output(o, now);
                 // The detector's view of the credits changes from the next cycle on.
                 self.det_stale[o] = u64::MAX;
             }
@@ -1106,6 +1122,7 @@ impl Switch {
             self.waiting[out as usize] |= 1 << i;
             self.waiting_any |= 1 << out;
             self.arb_blocked &= !(1 << out);
+            self.wake_output(out as usize, now);
         }
         if arn_active {
             self.arn.commit();
@@ -1208,35 +1225,31 @@ impl Switch {
     /// blocked. Between a packet's head and tail an output only sends the next flit, which the
     /// closed forms count; the others keep every register.
     fn transmit(&mut self, now: u64) -> Result<(), SwitchFault> {
-        let mut due = 0u64;
-        let mut scan = self.out_busy;
-        while scan != 0 {
-            let o = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
-            debug_assert_eq!(
-                self.tx_event[o],
-                self.outputs[o].tx.map_or(u64::MAX, |t| if t.start >= now {
-                    t.start
-                } else {
-                    t.end()
-                })
-            );
-            if self.tx_event[o] == now {
-                due |= 1 << o;
+        let candidates = self.out_busy | (self.waiting_any & !self.arb_blocked);
+        let mut active = 0u64;
+        if now >= self.next_wake {
+            let mut scan = candidates;
+            while scan != 0 {
+                let o = scan.trailing_zeros() as usize;
+                scan &= scan - 1;
+                if self.wake[o] <= now {
+                    active |= 1 << o;
+                }
             }
         }
-        let active = due | (self.waiting_any & !self.arb_blocked & !self.out_busy);
         #[cfg(debug_assertions)]
-        for o in (0..self.ports).filter(|&o| active >> o & 1 == 0) {
+        for o in 0..self.ports {
             let out = &self.outputs[o];
             debug_assert!(out.next.is_none());
             debug_assert_eq!(self.out_busy >> o & 1 == 1, out.tx.is_some());
             if let Some(tx) = out.tx {
-                debug_assert!(
-                    tx.start < now && now < tx.end(),
-                    "output {o} missed its packet"
-                );
-            } else {
+                let event = if tx.start >= now { tx.start } else { tx.end() };
+                debug_assert_eq!(self.wake[o], event, "output {o} missed its packet");
+            }
+            if candidates >> o & 1 == 1 {
+                debug_assert!(self.next_wake <= self.wake[o]);
+            }
+            if active >> o & 1 == 0 && out.tx.is_none() {
                 debug_assert!(
                     self.requests(o, now, None).inputs == 0,
                     "output {o} skipped with a request"
@@ -1249,6 +1262,7 @@ impl Switch {
             scan_outputs &= scan_outputs - 1;
             let mut sending_vc: Option<u8> = None;
             let mut finishing = self.outputs[o].tx.is_none();
+            let mut retry = u64::MAX;
             if let Some(tx) = self.outputs[o].tx {
                 // A flit of the packet leaves in every cycle from its head to its tail.
                 sending_vc = Some(tx.next_vc);
@@ -1273,6 +1287,7 @@ impl Switch {
                     self.outbox
                         .send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
                     self.det_stale[o] = u64::MAX;
+                    self.heads_sent += 1;
                 }
                 if tx.end() == now {
                     let Some(vc) = inp.buf.finish_departure(o, now) else {
@@ -1330,6 +1345,8 @@ impl Switch {
                     // Nothing can change this until a packet is routed here or credits return
                     // (credits that came back this cycle count from the next one).
                     self.arb_blocked |= 1 << o;
+                } else {
+                    retry = self.retry_at(o, now);
                 }
             }
             // The credits this cycle's arbitration read (through the cycle before) are settled
@@ -1346,15 +1363,68 @@ impl Switch {
             match out.tx {
                 Some(tx) => {
                     self.out_busy |= 1 << o;
-                    self.tx_event[o] = if tx.start > now { tx.start } else { tx.end() };
+                    self.wake[o] = if tx.start > now { tx.start } else { tx.end() };
                 }
                 None => {
                     self.out_busy &= !(1 << o);
-                    self.tx_event[o] = u64::MAX;
+                    self.wake[o] = retry;
                 }
             }
         }
+        if active != 0 {
+            let mut next = u64::MAX;
+            let mut scan = self.out_busy | (self.waiting_any & !self.arb_blocked);
+            while scan != 0 {
+                let o = scan.trailing_zeros() as usize;
+                scan &= scan - 1;
+                next = next.min(self.wake[o]);
+            }
+            self.next_wake = next;
+        }
         Ok(())
+    }
+
+    /// The first cycle after `now` in which idle output `o` could grant one of the packets
+    /// waiting for it, if nothing else happens meanwhile (no packet routed to it, no credit
+    /// record coming back: both wake the output at once): a head becomes ready, or the credits
+    /// coming back at their current rate reach its length. `u64::MAX` when none could.
+    fn retry_at(&self, o: usize, now: u64) -> u64 {
+        let credits = &self.outputs[o].credits;
+        let mut best = u64::MAX;
+        let mut scan = self.waiting[o];
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            let buf = &self.inputs[i].buf;
+            for v in 0..self.vcs {
+                let Some((_, slot)) = buf.head(v, o) else {
+                    continue;
+                };
+                let mut at = (now + 1).max(slot.ready);
+                let nv = slot.next_vc as usize;
+                // The arbitration of cycle x reads the credits at the end of x - 1.
+                let have = credits.credits(nv, now);
+                if have < slot.pkt.len {
+                    let rate = credits.running(nv);
+                    if rate == 0 {
+                        continue;
+                    }
+                    let cycles = (slot.pkt.len - have) as u64;
+                    at = at.max(now + 1 + cycles.div_ceil(rate));
+                }
+                best = best.min(at);
+            }
+        }
+        best
+    }
+
+    /// Output `o` is woken in cycle `now` (a packet was routed to it or credits came back), if
+    /// idle.
+    fn wake_output(&mut self, o: usize, now: u64) {
+        if self.out_busy >> o & 1 == 0 {
+            self.wake[o] = now;
+            self.next_wake = self.next_wake.min(now);
+        }
     }
 
     /// Phase 6: credits and ARNs back upstream, from the inputs that have any.

@@ -173,6 +173,12 @@ impl OutputCredits {
         Ok(())
     }
 
+    /// Credit streams running on `vc` after the records taken in so far: credits that come back
+    /// per cycle from the next cycle on, until a record changes it.
+    pub fn running(&self, vc: usize) -> u64 {
+        self.returns[vc & (MAX_VCS - 1)].running
+    }
+
     /// Whether credits come back in cycle `now` (on any VC).
     pub fn arriving(&self, now: u64) -> bool {
         self.returns.iter().any(|r| r.arriving(now))
