@@ -504,7 +504,7 @@ impl Scenario {
         let watchdog = r.time("watchdog", "1ms")?.max(1);
         // Progress is seen when a packet starts or finishes a hop, so the watchdog must outlast
         // the longest packet.
-        let longest = mtu.max(1) as u64;
+        let longest = mtu.max(1);
         if watchdog <= 2 * longest {
             return Err(doc.error(
                 "watchdog",
