@@ -217,6 +217,8 @@ pub struct ArnTable {
     ttl: u24,
     q: ArnTableRegs,
     d: ArnTableRegs,
+    /// Valid entries in `q` (what `count_o` shows), kept at every commit.
+    live: u8,
 }
 
 impl ArnTable {
@@ -242,6 +244,7 @@ impl ArnTable {
             ttl: u24::new(ttl),
             q: ArnTableRegs::default(),
             d: ArnTableRegs::default(),
+            live: 0,
         }
     }
 
@@ -272,7 +275,11 @@ impl ArnTable {
 
     /// Number of valid entries in the current registers (`count_o`).
     pub fn count(&self) -> usize {
-        self.slots().iter().filter(|e| e.valid).count()
+        debug_assert_eq!(
+            self.live as usize,
+            self.slots().iter().filter(|e| e.valid).count()
+        );
+        self.live as usize
     }
 
     /// The register updates of one cycle (ageing, remove, processARN) and the outputs that do
@@ -439,6 +446,7 @@ impl Block for ArnTable {
     fn reset(&mut self) {
         self.q = ArnTableRegs::default();
         self.d = self.q;
+        self.live = 0;
     }
 
     fn evaluate(&mut self, inp: &ArnTableIn) -> ArnTableOut {
@@ -465,6 +473,7 @@ impl Block for ArnTable {
     fn commit(&mut self) {
         let n = self.entries();
         self.q.entries[..n].copy_from_slice(&self.d.entries[..n]);
+        self.live = self.q.entries[..n].iter().filter(|e| e.valid).count() as u8;
     }
 
     fn probe_inputs(&self, inp: &ArnTableIn, v: &mut dyn Visit) {

@@ -329,6 +329,11 @@ pub struct Switch {
     /// (bit i: input i's VOQ for the output changed, or all bits when the output's credits did).
     det_in: Vec<CongestionDetectorIn>,
     det_stale: [u64; MAX_PORTS],
+    /// Bit o: output o's credits changed since its detector's inputs were last filled.
+    det_credits_stale: u64,
+    /// Per output and input: the next-buffer VC of the head the detector sees (its `head_fc` is
+    /// that VC's credits).
+    det_head_vc: Box<[[u8; MAX_PORTS]; MAX_PORTS]>,
     rng: SplitMix64,
     stats: SwitchStats,
     /// Flits, credits and ARNs sent in the current window, written into the channels by the
@@ -375,6 +380,8 @@ impl Switch {
             arn_seq: 0,
             det_in: vec![CongestionDetectorIn::default(); ports],
             det_stale: [u64::MAX; MAX_PORTS],
+            det_credits_stale: 0,
+            det_head_vc: Box::new([[0; MAX_PORTS]; MAX_PORTS]),
             rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             stats: SwitchStats::default(),
             outbox: Outbox::new(ports),
@@ -617,10 +624,14 @@ impl Switch {
         let prev = now.saturating_sub(1);
         let mut stale = std::mem::take(&mut self.det_stale[o]) & all;
         // Flits arriving and leaving, and credits coming back, move the counts between a
-        // packet's head and tail. An input whose packet for this output is in is read once more.
+        // packet's head and tail: the input the output sends from, the inputs receiving a packet
+        // for it (read once more after its tail is in), and every head's credits.
         let out = &self.outputs[o];
-        if out.tx.is_some() || out.credits.arriving(prev) {
-            stale = all;
+        let mut credits_stale = self.det_credits_stale >> o & 1 == 1 || out.credits.arriving(prev);
+        self.det_credits_stale &= !(1 << o);
+        if let Some(tx) = out.tx {
+            stale |= 1 << tx.input;
+            credits_stale = true;
         }
         let mut scan = self.filling[o];
         stale |= scan;
@@ -632,6 +643,16 @@ impl Switch {
             }
         }
         self.fill_detector_entries(o, stale, prev);
+        if credits_stale {
+            let det_in = &mut self.det_in[o];
+            let mut scan = det_in.head_valid & !stale;
+            while scan != 0 {
+                let i = scan.trailing_zeros() as usize;
+                scan &= scan - 1;
+                let vc = self.det_head_vc[o][i] as usize;
+                det_in.head_fc[i] = self.outputs[o].credits.credits(vc, prev);
+            }
+        }
         #[cfg(debug_assertions)]
         {
             let incremental = self.det_in[o];
@@ -673,6 +694,7 @@ impl Switch {
                     det_in.head_fc[i] = self.outputs[o]
                         .credits
                         .credits(slot.next_vc as usize, through);
+                    self.det_head_vc[o][i] = slot.next_vc;
                 }
                 None => {
                     det_in.head_valid &= !bit;
@@ -889,7 +911,7 @@ impl Switch {
                 }
                 self.wake_output(o, now);
                 // The detector's view of the credits changes from the next cycle on.
-                self.det_stale[o] = u64::MAX;
+                self.det_credits_stale |= 1 << o;
             }
             if let Some(mut info) = b.arn {
                 info.port = o as u8;
@@ -952,6 +974,14 @@ impl Switch {
     /// Phase 3: routing stage (input port controller, pseudo-code 4).
     fn route<O: Observer>(&mut self, now: u64, obs: &mut O) {
         let routing = self.params.routing;
+        // Nothing to route, no command and an empty table: the stage keeps every register.
+        if self.route_pending == 0
+            && self.lookups_set == 0
+            && self.arn_cmds.is_empty()
+            && (!routing.uses_arn() || self.arn.count() == 0)
+        {
+            return;
+        }
         // processARN command for this cycle (pseudo-code 2), decided on current state.
         let cmd = self.arn_cmds.pop_front().filter(|_| routing.uses_arn());
         let pr = match cmd {
@@ -976,7 +1006,9 @@ impl Switch {
             }
             None => ArnProcess::default(),
         };
-        self.arn_in.pr = pr;
+        if pr.en || self.arn_in.pr.en {
+            self.arn_in.pr = pr;
+        }
         // Lookup ports: disabled, but for the inputs holding a head for the routing stage (only
         // the ports enabled last cycle need clearing).
         let mut scan = std::mem::take(&mut self.lookups_set);
@@ -1286,7 +1318,8 @@ impl Switch {
                     pkt.vc = tx.next_vc;
                     self.outbox
                         .send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
-                    self.det_stale[o] = u64::MAX;
+                    self.det_stale[o] |= 1 << tx.input;
+                    self.det_credits_stale |= 1 << o;
                     self.heads_sent += 1;
                 }
                 if tx.end() == now {
@@ -1296,7 +1329,7 @@ impl Switch {
                     inp.freed.stop_stream(vc);
                     self.in_pending |= 1 << tx.input;
                     self.note_voq(tx.input as usize, o, now);
-                    self.det_stale[o] = u64::MAX;
+                    self.det_credits_stale |= 1 << o;
                     self.stats.flits_sent += tx.len as u64;
                     self.outputs[o].tx = None;
                     finishing = true;
