@@ -140,6 +140,7 @@ pub struct LftBanks {
     lmc: u8,
     rows: u16,
     /// Entry of LID `l` at index `l` (= row * 2^Lmc + bank): the banks interleaved, a row contiguous.
+    /// Followed by `MAX_OPTIONS` entries of `NO_ROUTE`, so that a row can be read as one word.
     mem: Vec<u8>,
     wr: MemWrite,
     q: LftBanksRegs,
@@ -157,7 +158,7 @@ impl LftBanks {
         let mut t = LftBanks {
             lmc: lmc as u8,
             rows: rows as u16,
-            mem: vec![NO_ROUTE; rows << lmc],
+            mem: vec![NO_ROUTE; (rows << lmc) + MAX_OPTIONS],
             wr: MemWrite::default(),
             q: LftBanksRegs::default(),
             d: LftBanksRegs::default(),
@@ -183,7 +184,7 @@ impl LftBanks {
 
     /// Number of LIDs the table covers: `Rows * 2^Lmc` (LIDs `0 .. entries()`).
     pub fn entries(&self) -> usize {
-        self.mem.len()
+        (self.rows as usize) << self.lmc
     }
 
     /// Current registers.
@@ -204,19 +205,19 @@ impl LftBanks {
     /// Whether LID `lid` lies in the table (its row is below `Rows`).
     #[inline]
     pub fn in_range(&self, lid: u16) -> bool {
-        (lid as usize) < self.mem.len()
+        (lid as usize) < self.entries()
     }
 
     /// The entry of `lid` (the linear view), `None` when its row is out of range.
     pub fn entry(&self, lid: u16) -> Option<u8> {
-        self.mem.get(lid as usize).copied()
+        self.in_range(lid).then(|| self.mem[lid as usize])
     }
 
     /// Writes `port` at `lid` at once, outside the clocked write port (to build tables before
     /// simulation). Out-of-range LIDs are ignored, as on the write port.
     pub fn program(&mut self, lid: u16, port: u8) {
-        if let Some(e) = self.mem.get_mut(lid as usize) {
-            *e = port;
+        if self.in_range(lid) {
+            self.mem[lid as usize] = port;
         }
     }
 
@@ -231,15 +232,15 @@ impl LftBanks {
         };
         if self.in_range(dlid) {
             let base = (dlid as usize) & !(banks - 1);
-            // Fixed-size copies for the usual bank counts (a copy of run-time length is a
-            // library call, and this runs for every packet routed).
-            let row = &self.mem[base..base + banks];
-            match banks {
-                1 => o.ports[0] = row[0],
-                2 => o.ports[..2].copy_from_slice(&row[..2]),
-                4 => o.ports[..4].copy_from_slice(&row[..4]),
-                _ => o.ports[..banks].copy_from_slice(row),
-            }
+            // The row as one word (a copy of run-time length would be a library call, and
+            // this runs for every packet routed); the options past `banks` read as `NO_ROUTE`.
+            let word = u128::from_le_bytes(
+                self.mem[base..base + MAX_OPTIONS]
+                    .try_into()
+                    .unwrap_or([NO_ROUTE; MAX_OPTIONS]),
+            );
+            let keep = u128::MAX >> (128 - 8 * banks);
+            o.ports = (word | !keep).to_le_bytes();
             o.mask = mask_of(banks, dlid, o.packed());
         }
         o
