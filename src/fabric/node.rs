@@ -110,6 +110,33 @@ struct NodeArnEntry {
     expires: u64,
 }
 
+/// Cycles the source draws ahead in one go when no message comes.
+const DRAW_AHEAD: u64 = 4096;
+
+/// When the source next has something to do. Every flow active in a cycle takes one Bernoulli
+/// draw per cycle, in flow order; the source takes the draws ahead of time, up to the first that
+/// makes a message, so that the node need not step the cycles in between. The draws and their
+/// order are those of drawing cycle by cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NextMessage {
+    /// In cycle `at`, flow `flow` makes a message: the draws of the cycles before `at`, and of
+    /// the flows before and including `flow` in `at`, are taken.
+    At { at: u64, flow: usize },
+    /// No message up to cycle `at`, whose draws are not taken yet.
+    DrawFrom(u64),
+    /// No flow is active from here on.
+    Never,
+}
+
+impl NextMessage {
+    fn cycle(&self) -> u64 {
+        match *self {
+            NextMessage::At { at, .. } | NextMessage::DrawFrom(at) => at,
+            NextMessage::Never => u64::MAX,
+        }
+    }
+}
+
 /// A packet on a link end: one flit per cycle from `start` (its head) to its tail.
 #[derive(Clone, Copy, Debug)]
 struct Stream {
@@ -147,6 +174,10 @@ pub struct EndNode {
     params: SwitchParams,
     flows: Vec<(Flow, u64)>,
     rng: SplitMix64,
+    next_message: NextMessage,
+    /// The next cycle the node must step even with nothing arriving: a message, a packet's
+    /// tail arriving or leaving (see [`EndNode::step`]).
+    wake: u64,
     seq: u32,
     queue: Deque<Packet, SOURCE_QUEUE>,
     /// Packets isolated by the node's ARN table, waiting for the AFC (ARN+AFI only).
@@ -217,6 +248,8 @@ impl EndNode {
             params: params.clone(),
             flows,
             rng: SplitMix64::new(seed ^ 0x5eed_0000_0000 ^ (id as u64) << 16),
+            next_message: NextMessage::DrawFrom(0),
+            wake: 0,
             seq: 0,
             queue: Deque::new(),
             afc_queue: Deque::new(),
@@ -382,68 +415,155 @@ impl EndNode {
         self.credits.credits(vc as usize, now.saturating_sub(1)) >= pkt.len
     }
 
+    /// The source's work in cycle `now`: the messages of its flows, if any.
     fn generate(&mut self, now: u64) {
-        for k in 0..self.flows.len() {
-            let (f, p) = self.flows[k];
-            if now < f.start || now >= f.stop || p == 0 {
-                continue;
-            }
-            if (self.rng.next_u64() >> 32) >= p {
-                continue;
-            }
-            let dest = match f.dest {
-                Destination::Node(d) => d,
-                Destination::Uniform => {
-                    let d = self.rng.below(self.nodes as u64 - 1) as u32;
-                    if d >= self.id { d + 1 } else { d }
+        loop {
+            match self.next_message {
+                NextMessage::DrawFrom(at) if at == now => {
+                    self.next_message = self.draw_ahead(now);
                 }
-            };
-            let packets = f.message_flits.div_ceil(self.mtu as u32) as usize;
-            let vc = self.params.queuing.vc_for(self.id, dest);
-            let probe = Packet {
-                dlid: (dest << self.lmc) as u16,
-                orig_vc: vc,
-                ..Packet::default()
-            };
-            let isolate = self.isolates(&probe, now);
-            let room = if isolate {
-                SOURCE_QUEUE - self.afc_queue.len()
-            } else {
-                SOURCE_QUEUE - self.queue.len()
-            };
-            if room < packets {
-                self.stats.generation_stalls += 1;
+                NextMessage::At { at, flow } if at == now => {
+                    self.make_message(flow, now);
+                    // The flows after it draw in this cycle as well.
+                    for k in flow + 1..self.flows.len() {
+                        if self.draws(k, now) {
+                            self.make_message(k, now);
+                        }
+                    }
+                    self.next_message = self.draw_ahead(now + 1);
+                    return;
+                }
+                _ => {
+                    debug_assert!(self.next_message.cycle() > now, "a message was missed");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether flow `k` is active in cycle `now` and its draw makes a message (one draw when
+    /// active).
+    #[inline]
+    fn draws(&mut self, k: usize, now: u64) -> bool {
+        let (start, stop, p) = {
+            let (f, p) = &self.flows[k];
+            (f.start, f.stop, *p)
+        };
+        if now < start || now >= stop || p == 0 {
+            return false;
+        }
+        (self.rng.next_u64() >> 32) < p
+    }
+
+    /// Takes the draws from cycle `from` on, up to the first that makes a message, or for
+    /// [`DRAW_AHEAD`] cycles. Between two flow starts or stops the same flows draw every cycle,
+    /// so the draws go in a tight loop over them.
+    fn draw_ahead(&mut self, from: u64) -> NextMessage {
+        let mut c = from;
+        let until = from.saturating_add(DRAW_AHEAD);
+        while c < until {
+            let mut active: heapless::Vec<(usize, u64), 8> = heapless::Vec::new();
+            let mut crowded = false;
+            let mut change = until;
+            let mut next_start: Option<u64> = None;
+            for (k, (f, p)) in self.flows.iter().enumerate() {
+                if *p == 0 || f.stop <= f.start || c >= f.stop {
+                    continue;
+                }
+                if c < f.start {
+                    change = change.min(f.start);
+                    next_start = Some(next_start.map_or(f.start, |s: u64| s.min(f.start)));
+                    continue;
+                }
+                change = change.min(f.stop);
+                crowded |= active.push((k, *p)).is_err();
+            }
+            if active.is_empty() {
+                // No flow draws in `c`: go to the next flow start.
+                match next_start {
+                    Some(start) => c = start,
+                    None => return NextMessage::Never,
+                }
                 continue;
             }
-            let mut left = f.message_flits;
-            while left > 0 {
-                let len = left.min(self.mtu as u32) as u16;
-                left -= len as u32;
-                let mut pkt = Packet {
-                    injected: now,
-                    id: self.seq.wrapping_mul(self.nodes).wrapping_add(self.id),
-                    src: self.id as u16,
-                    dlid: ((dest << self.lmc) | (self.multipath && self.lmc > 0) as u32) as u16,
-                    len,
-                    sl: 0,
-                    vc: 0,
-                    orig_vc: 0,
-                    flags: if f.hot {
-                        PacketFlags::HOT
-                    } else {
-                        PacketFlags::empty()
-                    },
-                };
-                pkt.vc = vc;
-                pkt.orig_vc = vc;
-                self.seq = self.seq.wrapping_add(1);
-                self.stats.generated_packets += 1;
-                let _ = if isolate {
-                    self.afc_queue.push_back(pkt)
-                } else {
-                    self.queue.push_back(pkt)
-                };
+            if crowded {
+                // More flows than the tight loop holds: this cycle one flow at a time.
+                for k in 0..self.flows.len() {
+                    if self.draws(k, c) {
+                        return NextMessage::At { at: c, flow: k };
+                    }
+                }
+                c += 1;
+                continue;
             }
+            while c < change {
+                for &(k, p) in &active {
+                    if (self.rng.next_u64() >> 32) < p {
+                        return NextMessage::At { at: c, flow: k };
+                    }
+                }
+                c += 1;
+            }
+        }
+        NextMessage::DrawFrom(c)
+    }
+
+    /// Flow `k` makes a message in cycle `now` (its draw is taken): draws its destination and
+    /// queues its packets, or counts a stall when the queue has no room for them all.
+    fn make_message(&mut self, k: usize, now: u64) {
+        let f = self.flows[k].0;
+        let dest = match f.dest {
+            Destination::Node(d) => d,
+            Destination::Uniform => {
+                let d = self.rng.below(self.nodes as u64 - 1) as u32;
+                if d >= self.id { d + 1 } else { d }
+            }
+        };
+        let packets = f.message_flits.div_ceil(self.mtu as u32) as usize;
+        let vc = self.params.queuing.vc_for(self.id, dest);
+        let probe = Packet {
+            dlid: (dest << self.lmc) as u16,
+            orig_vc: vc,
+            ..Packet::default()
+        };
+        let isolate = self.isolates(&probe, now);
+        let room = if isolate {
+            SOURCE_QUEUE - self.afc_queue.len()
+        } else {
+            SOURCE_QUEUE - self.queue.len()
+        };
+        if room < packets {
+            self.stats.generation_stalls += 1;
+            return;
+        }
+        let mut left = f.message_flits;
+        while left > 0 {
+            let len = left.min(self.mtu as u32) as u16;
+            left -= len as u32;
+            let mut pkt = Packet {
+                injected: now,
+                id: self.seq.wrapping_mul(self.nodes).wrapping_add(self.id),
+                src: self.id as u16,
+                dlid: ((dest << self.lmc) | (self.multipath && self.lmc > 0) as u32) as u16,
+                len,
+                sl: 0,
+                vc: 0,
+                orig_vc: 0,
+                flags: if f.hot {
+                    PacketFlags::HOT
+                } else {
+                    PacketFlags::empty()
+                },
+            };
+            pkt.vc = vc;
+            pkt.orig_vc = vc;
+            self.seq = self.seq.wrapping_add(1);
+            self.stats.generated_packets += 1;
+            let _ = if isolate {
+                self.afc_queue.push_back(pkt)
+            } else {
+                self.queue.push_back(pkt)
+            };
         }
     }
 
@@ -468,8 +588,15 @@ impl EndNode {
     /// Steps one cycle, reading the channels that `arrivals` marks for it; what it sends waits
     /// in its outbox. Returns the packet whose tail arrived this cycle, if any.
     pub fn step(&mut self, now: u64, channels: &[Channel], arrivals: &Arrivals) -> Option<Packet> {
-        // Credits and ARNs from the switch.
         let back = arrivals.take_bwd(self.unit, now) != 0;
+        let head = arrivals.take_fwd(self.unit, now) != 0;
+        // Nothing arrives, no message, no tail, and nothing to decide: every register keeps its
+        // value (the source's draws for this cycle are taken already).
+        if !back && !head && now < self.wake && !self.deciding(now) {
+            self.now = now;
+            return None;
+        }
+        // Credits and ARNs from the switch.
         debug_assert!(back || channels[self.out_ch as usize].recv_back(now).is_none());
         if back && let Some(b) = channels[self.out_ch as usize].recv_back(now) {
             // A corrupted return path shows in the credit conservation check.
@@ -485,7 +612,6 @@ impl EndNode {
         // Sink at line rate: a head from the link; the packet's tail arrives `len - 1` cycles
         // later.
         let mut delivered = None;
-        let head = arrivals.take_fwd(self.unit, now) != 0;
         debug_assert!(head || channels[self.in_ch as usize].recv_flit(now).is_none());
         if head && let Some(f) = channels[self.in_ch as usize].recv_flit(now) {
             debug_assert!(
@@ -571,6 +697,47 @@ impl EndNode {
             self.freed.clear_credits();
         }
         self.now = now;
+        self.wake = self.next_message.cycle();
+        if let Some(rx) = self.rx {
+            self.wake = self.wake.min(rx.end());
+        }
+        match self.tx {
+            Some(tx) => self.wake = self.wake.min(tx.end()),
+            None => self.wake = self.wake.min(self.start_possible(now)),
+        }
         delivered
+    }
+
+    /// Whether the node has a decision to take in cycle `now` whatever arrives: a regular head
+    /// that a live ARN entry may move to the AFC queue, or may stop isolating when it expires.
+    #[inline]
+    fn deciding(&self, now: u64) -> bool {
+        !self.queue.is_empty() && now < self.arn_live_until
+    }
+
+    /// With the injector free after cycle `now`: the first cycle after it in which a queue head
+    /// could start, if nothing arrives meanwhile (credit records and ARNs wake the node): the
+    /// credits coming back at their current rate reach its length. Not later than the next cycle
+    /// while ARN entries live (they decide which queue a head goes to).
+    fn start_possible(&self, now: u64) -> u64 {
+        if now + 1 < self.arn_live_until {
+            return now + 1;
+        }
+        let fit = |vc: u8, len: u16| {
+            let have = self.credits.credits(vc as usize, now);
+            if have >= len {
+                return now + 1;
+            }
+            match self.credits.running(vc as usize) {
+                0 => u64::MAX,
+                rate => now + 1 + ((len - have) as u64).div_ceil(rate),
+            }
+        };
+        let regular = self.queue.front().map_or(u64::MAX, |h| fit(h.vc, h.len));
+        let isolated = match (self.params.afc(), self.afc_queue.front()) {
+            (Some(afc), Some(h)) => fit(afc, h.len),
+            _ => u64::MAX,
+        };
+        regular.min(isolated)
     }
 }

@@ -136,8 +136,9 @@ impl Backward {
     }
 }
 
-/// The credit streams coming back to one output: how many credits arrive per VC in the current
-/// cycle, and how many are still to come from the streams that have started.
+/// The credit streams coming back to one output, returned cycle by cycle: how many credits
+/// arrive per VC in the current cycle, and how many are still to come from the streams that have
+/// started. The reference the switches' closed form (`switch::output_credits`) is tested against.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CreditReturns {
     /// Streams returning a credit per cycle, per VC.
