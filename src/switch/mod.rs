@@ -588,18 +588,40 @@ impl Switch {
         arrivals: &Arrivals,
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
+        let back = arrivals.take_bwd(self.wiring.id, now);
+        let flits = arrivals.take_fwd(self.wiring.id, now);
+        if back == 0 && flits == 0 && self.quiet(now) {
+            self.now = now;
+            return Ok(());
+        }
         if self.params.routing.uses_arn() {
             self.detect(now, obs);
         }
-        let back = arrivals.take_bwd(self.wiring.id, now);
         self.receive_back(now, channels, back, obs)?;
         self.route(now, obs);
-        let flits = arrivals.take_fwd(self.wiring.id, now);
         self.receive_flits(now, channels, flits)?;
         self.transmit(now)?;
         self.finish_cycle(now, obs);
         self.now = now;
         Ok(())
+    }
+
+    /// Whether, with nothing arriving, cycle `now` would change no register: every detector is
+    /// quiet with no VOQ that may be above HCDTh, nothing is to be routed and the ARN table is
+    /// empty with no command, no output has anything to do before `next_wake`, and no input has
+    /// credits or an ARN to send back.
+    #[inline]
+    fn quiet(&self, now: u64) -> bool {
+        let all = port_mask(self.ports);
+        let arn_idle = !self.params.routing.uses_arn()
+            || ((!self.det_quiet | self.hot_outputs) & all == 0
+                && self.arn_cmds.is_empty()
+                && self.arn.count() == 0);
+        arn_idle
+            && self.route_pending == 0
+            && self.lookups_set == 0
+            && self.in_pending == 0
+            && now < self.next_wake
     }
 
     /// What the switch sent since its outbox was last cleared, to be written into the channels
