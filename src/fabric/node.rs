@@ -588,8 +588,8 @@ impl EndNode {
     /// Steps one cycle, reading the channels that `arrivals` marks for it; what it sends waits
     /// in its outbox. Returns the packet whose tail arrived this cycle, if any.
     pub fn step(&mut self, now: u64, channels: &[Channel], arrivals: &Arrivals) -> Option<Packet> {
-        let back = arrivals.take_bwd(self.unit, now) != 0;
-        let head = arrivals.take_fwd(self.unit, now) != 0;
+        let (head, back) = arrivals.take(self.unit, now);
+        let (head, back) = (head != 0, back != 0);
         // Nothing arrives, no message, no tail, and nothing to decide: every register keeps its
         // value (the source's draws for this cycle are taken already).
         if !back && !head && now < self.wake && !self.deciding(now) {
@@ -706,6 +706,24 @@ impl EndNode {
             None => self.wake = self.wake.min(self.start_possible(now)),
         }
         delivered
+    }
+
+    /// Whether, with nothing arriving, the node would change no register in the cycles
+    /// `from ..= to`: no message, no tail, no packet could start, no ARN entry lives.
+    #[inline]
+    pub fn quiet_through(&self, from: u64, to: u64) -> bool {
+        to < self.wake && !self.deciding(from)
+    }
+
+    /// Passes quiet cycles up to `now` (see [`EndNode::quiet_through`]).
+    #[inline]
+    pub fn skip_to(&mut self, now: u64) {
+        self.now = now;
+    }
+
+    /// Index of the node among the fabric's units.
+    pub fn unit(&self) -> u32 {
+        self.unit
     }
 
     /// Whether the node has a decision to take in cycle `now` whatever arrives: a regular head

@@ -588,8 +588,7 @@ impl Switch {
         arrivals: &Arrivals,
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
-        let back = arrivals.take_bwd(self.wiring.id, now);
-        let flits = arrivals.take_fwd(self.wiring.id, now);
+        let (flits, back) = arrivals.take(self.wiring.id, now);
         if back == 0 && flits == 0 && self.quiet(now) {
             self.now = now;
             return Ok(());
@@ -622,6 +621,19 @@ impl Switch {
             && self.lookups_set == 0
             && self.in_pending == 0
             && now < self.next_wake
+    }
+
+    /// Whether, with nothing arriving, the cycles `from ..= to` would change no register (see
+    /// [`Switch::quiet`]: nothing in it changes without an arrival, but for `next_wake`).
+    #[inline]
+    pub fn quiet_through(&self, from: u64, to: u64) -> bool {
+        self.quiet(from) && to < self.next_wake
+    }
+
+    /// Passes quiet cycles up to `now` (see [`Switch::quiet_through`]).
+    #[inline]
+    pub fn skip_to(&mut self, now: u64) {
+        self.now = now;
     }
 
     /// What the switch sent since its outbox was last cleared, to be written into the channels

@@ -510,7 +510,16 @@ pub struct Arrivals {
     lines: usize,
     fwd: Vec<MaskLine>,
     bwd: Vec<MaskLine>,
+    /// Per unit: bit `cycle mod ring` set when anything arrives in that cycle, either way, so
+    /// that a unit with nothing arriving reads one word. Empty when the ring is longer than 64
+    /// cycles (a unit then reads both masks).
+    any: Vec<SummaryLine>,
 }
+
+/// One unit's summary of arrival cycles, on a cache line of its own.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct SummaryLine(AtomicU64);
 
 /// Eight cycles of one unit's arrival masks, on a cache line of their own (units stepped on
 /// different threads do not share lines).
@@ -529,6 +538,11 @@ impl Arrivals {
             lines,
             fwd: (0..n).map(|_| MaskLine::default()).collect(),
             bwd: (0..n).map(|_| MaskLine::default()).collect(),
+            any: if ring <= 64 {
+                (0..units).map(|_| SummaryLine::default()).collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -554,30 +568,58 @@ impl Arrivals {
         } else {
             m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
         }
+        if let Some(any) = self.any.get(unit as usize) {
+            let cycle_bit = 1u64 << (at & (self.ring - 1));
+            if shared {
+                any.0.fetch_or(cycle_bit, Ordering::Relaxed);
+            } else {
+                any.0
+                    .store(any.0.load(Ordering::Relaxed) | cycle_bit, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Whether nothing arrives for `unit`, either way, in cycles `t0 .. t0 + w` (`w` at most
+    /// the ring). `false` when the masks keep no summary.
+    #[inline]
+    pub fn none_in(&self, unit: u32, t0: u64, w: u64) -> bool {
+        let Some(any) = self.any.get(unit as usize) else {
+            return false;
+        };
+        let bits = any.0.load(Ordering::Relaxed);
+        (t0..t0 + w).all(|c| bits >> (c & (self.ring - 1)) & 1 == 0)
+    }
+
+    /// The ports of `unit` where a flit arrives in cycle `now`, and those where credits or an
+    /// ARN come back; clears both masks (called once per unit and cycle, by the unit). A unit
+    /// with nothing arriving reads one word.
+    #[inline]
+    pub fn take(&self, unit: u32, now: u64) -> (u64, u64) {
+        if let Some(any) = self.any.get(unit as usize) {
+            let any = &any.0;
+            let cycle_bit = 1u64 << (now & (self.ring - 1));
+            if any.load(Ordering::Relaxed) & cycle_bit == 0 {
+                return (0, 0);
+            }
+            // Marks for this cycle were made in an earlier phase; none is made for a cycle
+            // that shares its bit meanwhile (sends land a latency later, within the ring).
+            any.fetch_and(!cycle_bit, Ordering::Relaxed);
+        }
+        (
+            self.take_mask(&self.fwd, unit, now),
+            self.take_mask(&self.bwd, unit, now),
+        )
     }
 
     /// Reads and clears `unit`'s mask in `masks` for cycle `now`.
     #[inline]
-    fn take(&self, masks: &[MaskLine], unit: u32, now: u64) -> u64 {
+    fn take_mask(&self, masks: &[MaskLine], unit: u32, now: u64) -> u64 {
         let m = Self::word(masks, self.index(unit, now));
         let bits = m.load(Ordering::Relaxed);
         if bits != 0 {
             m.store(0, Ordering::Relaxed);
         }
         bits
-    }
-
-    /// The ports of `unit` where a flit arrives in cycle `now`; clears the mask (called once per
-    /// unit and cycle, by the unit).
-    #[inline]
-    pub fn take_fwd(&self, unit: u32, now: u64) -> u64 {
-        self.take(&self.fwd, unit, now)
-    }
-
-    /// The ports of `unit` where credits or an ARN come back in cycle `now`; clears the mask.
-    #[inline]
-    pub fn take_bwd(&self, unit: u32, now: u64) -> u64 {
-        self.take(&self.bwd, unit, now)
     }
 }
 
@@ -640,13 +682,14 @@ mod tests {
                 out.write_into(&mut chans, &arrivals);
             }
             for t in 7..10 {
-                assert_eq!(arrivals.take_fwd(1, t), 0, "cycle {t}");
-                assert_eq!(arrivals.take_bwd(0, t), 0, "cycle {t}");
+                assert_eq!(arrivals.take(1, t), (0, 0), "cycle {t}");
+                assert_eq!(arrivals.take(0, t), (0, 0), "cycle {t}");
             }
-            assert_eq!(arrivals.take_fwd(1, 10), 1 << 4 | 1 << 5);
-            assert_eq!(arrivals.take_bwd(0, 10), 1 << 2);
-            assert_eq!(arrivals.take_fwd(2, 10), 0, "unit 2 gets nothing");
-            assert_eq!(arrivals.take_fwd(1, 10), 0, "taking clears");
+            assert_eq!(arrivals.take(1, 10), (1 << 4 | 1 << 5, 0));
+            assert_eq!(arrivals.take(0, 10), (0, 1 << 2));
+            assert_eq!(arrivals.take(2, 10), (0, 0), "unit 2 gets nothing");
+            assert_eq!(arrivals.take(1, 10), (0, 0), "taking clears");
+            assert_eq!(arrivals.take(1, 10 + 8), (0, 0), "a ring later, nothing");
             assert_eq!(chans[1].recv_flit(10), Some(f));
             assert_eq!(chans[0].recv_back(10).unwrap().stop[0], 1);
         }
