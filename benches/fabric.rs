@@ -95,8 +95,8 @@ fn fabric(c: &mut Criterion) {
         format!("config1_arn_afi_uniform_1.0_router_cycles/1_thread_vcd_{signals}_signals"),
         |b| {
             b.iter(|| {
-                f.run_tapped(CYCLES, &mut (), &tap, &mut |w| {
-                    vcd.samples(w, 0, u64::MAX).expect("VCD write")
+                f.run_tapped(CYCLES, &mut (), &tap, &mut |c, w| {
+                    vcd.samples(c, w, 0, u64::MAX).expect("VCD write")
                 })
                 .expect("run")
             })

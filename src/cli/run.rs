@@ -244,9 +244,9 @@ pub fn run(
                 // Units record the dumped signals at every cycle of a window (no stepping cycle
                 // by cycle); the samples are written in cycle order.
                 let mut written = Ok(());
-                let r = fabric.run_tapped(n, &mut (), tap, &mut |samples| {
+                let r = fabric.run_tapped(n, &mut (), tap, &mut |cycles, samples| {
                     if written.is_ok() {
-                        written = v.samples(samples, from, to);
+                        written = v.samples(cycles, samples, from, to);
                     }
                 });
                 written.map_err(|e| format!("VCD: {e}"))?;
@@ -485,7 +485,16 @@ mod tests {
         let s = load("paper/config1_h10", &["sim_time=3us".to_string()]).unwrap();
         let base = std::env::temp_dir().join(format!("arnsim-tap-{}", std::process::id()));
         std::fs::create_dir_all(&base).unwrap();
-        let scopes = vec!["fabric.s1_0.*".to_string(), "fabric.n3.*".to_string()];
+        // Units of both halves of the fabric, so that two threads hand on samples out of signal
+        // order.
+        let scopes: Vec<String> = [
+            "fabric.s1_0.*",
+            "fabric.n3.*",
+            "fabric.s3_0.out1.*",
+            "fabric.n300.*",
+        ]
+        .map(String::from)
+        .to_vec();
         let (from, to) = (100, 500);
         let dump = |name: &str, windowed: bool, threads: usize| {
             let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).unwrap();
@@ -497,8 +506,8 @@ mod tests {
             if windowed {
                 let tap = v.tap(&f);
                 assert_eq!(crate::fabric::Tap::signals(&tap), n);
-                f.run_tapped(s.sim_cycles, &mut (), &tap, &mut |w| {
-                    v.samples(w, from, to).unwrap()
+                f.run_tapped(s.sim_cycles, &mut (), &tap, &mut |c, w| {
+                    v.samples(c, w, from, to).unwrap()
                 })
                 .unwrap();
             } else {

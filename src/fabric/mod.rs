@@ -102,10 +102,16 @@ pub type Sample = (u64, u32, u128);
 
 /// Chosen signals of switches and nodes, recorded by each unit after every cycle it steps, so that
 /// a waveform dump keeps the speed of stepping in windows: the window's samples are then handed
-/// on in cycle order (`Fabric::run_tapped`). Each signal belongs to one switch or one node.
+/// on in cycle order (`Fabric::run_tapped`). Each signal belongs to one switch or one node. A tap
+/// may record only the values that changed since it last recorded the signal, as long as it
+/// records every signal in the first cycle it sees.
 pub trait Tap: Sync {
-    /// Number of signals; they are numbered from 0, and every one is recorded once per cycle.
+    /// Number of signals; they are numbered from 0.
     fn signals(&self) -> usize;
+    /// Whether switch `id` has signals here (a switch without any keeps skipping quiet windows).
+    fn taps_switch(&self, id: u32) -> bool;
+    /// Whether node `id` has signals here.
+    fn taps_node(&self, id: u32) -> bool;
     /// Appends `(cycle, signal, value)` for the signals of switch `s` after it stepped `cycle`.
     fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>);
     /// Appends `(cycle, signal, value)` for the signals of node `n` after it stepped `cycle`.
@@ -153,8 +159,9 @@ impl PartLog {
     /// window.
     fn step_switch(&mut self, s: &mut Switch, t0: u64, w: u64, u: Units<'_>) {
         s.clear_outbox();
+        let tap = u.tap.filter(|t| t.taps_switch(s.id()));
         // A switch with nothing arriving and nothing due in the window keeps every register.
-        if u.tap.is_none() && s.quiet_through(t0, t0 + w - 1) && u.arrivals.none_in(s.id(), t0, w) {
+        if tap.is_none() && s.quiet_through(t0, t0 + w - 1) && u.arrivals.none_in(s.id(), t0, w) {
             s.skip_to(t0 + w - 1);
             self.moved += s.progress();
             return;
@@ -164,7 +171,7 @@ impl PartLog {
                 self.note_fault(c, s.id(), switch_fault(c, s, f));
                 break;
             }
-            if let Some(tap) = u.tap {
+            if let Some(tap) = tap {
                 tap.switch_signals(s, c, &mut self.samples);
             }
         }
@@ -174,9 +181,9 @@ impl PartLog {
     /// Steps node `n` through the window `t0..t0 + w`, from an empty outbox.
     fn step_node(&mut self, n: &mut EndNode, t0: u64, w: u64, u: Units<'_>) {
         n.clear_outbox();
+        let tap = u.tap.filter(|t| t.taps_node(n.id()));
         // A node with nothing arriving and nothing due in the window keeps every register.
-        if u.tap.is_none() && n.quiet_through(t0, t0 + w - 1) && u.arrivals.none_in(n.unit(), t0, w)
-        {
+        if tap.is_none() && n.quiet_through(t0, t0 + w - 1) && u.arrivals.none_in(n.unit(), t0, w) {
             n.skip_to(t0 + w - 1);
             self.moved += n.progress();
             return;
@@ -185,7 +192,7 @@ impl PartLog {
             if let Some(pkt) = n.step(c, u.channels, u.arrivals) {
                 self.delivered.push((c, n.id(), pkt));
             }
-            if let Some(tap) = u.tap {
+            if let Some(tap) = tap {
                 tap.node_signals(n, c, &mut self.samples);
             }
         }
@@ -478,36 +485,33 @@ impl Fabric {
     }
 
     /// [`Fabric::run`], recording `tap`'s signals after every cycle: after each window, `sink`
-    /// gets the window's samples sorted by cycle, then signal (every signal once per cycle). On a
-    /// fault, the samples of the faulting cycle and later are left out, as a cycle-by-cycle run
-    /// stops before sampling the faulting cycle.
+    /// gets the window's cycles and their samples sorted by cycle, then signal. On a fault, the
+    /// faulting cycle and later are left out, as a cycle-by-cycle run stops before sampling the
+    /// faulting cycle.
     pub fn run_tapped<O: Observer>(
         &mut self,
         cycles: u64,
         obs: &mut O,
         tap: &dyn Tap,
-        sink: &mut dyn FnMut(&[Sample]),
+        sink: &mut dyn FnMut(Range<u64>, &[Sample]),
     ) -> Result<(), Violation> {
         let end = self.now + cycles;
-        let n = tap.signals();
         let mut window = std::mem::take(&mut self.samples);
         while self.now < end {
             let (t0, w) = (self.now, (end - self.now).min(self.window));
             let r = self.step_window(w, obs, Some(tap));
-            // Each sample has its place: cycle, then signal (no sort needed).
-            window.clear();
-            window.resize(w as usize * n, (0, 0, 0));
-            for log in &mut self.logs {
-                for &(c, k, v) in &log.samples {
-                    window[(c - t0) as usize * n + k as usize] = (c, k, v);
-                }
-                log.samples.clear();
-            }
             let upto = r
                 .as_ref()
                 .err()
                 .map_or(t0 + w, |v| v.cycle.clamp(t0, t0 + w));
-            sink(&window[..(upto - t0) as usize * n]);
+            window.clear();
+            for log in &mut self.logs {
+                window.extend(log.samples.iter().filter(|s| s.0 < upto));
+                log.samples.clear();
+            }
+            // One sample per signal and cycle at most.
+            window.sort_unstable_by_key(|&(c, k, _)| (c, k));
+            sink(t0..upto, &window);
             if let Err(v) = r {
                 self.samples = window;
                 return Err(v);

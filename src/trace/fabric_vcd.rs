@@ -10,14 +10,15 @@
 //! Values are sampled after each cycle's clock edge: the sample of cycle `c` is stamped at the
 //! rising edge that opens cycle `c + 1` (1 ps ticks, 5120 ps per cycle, as the block dumps).
 
-use super::vcd_writer::{CLOCK_PERIOD_PS, cycle_time_ps, put_value};
+use super::vcd_writer::{CLOCK_PERIOD_PS, IdText, cycle_time_ps, write_change, write_timestamp};
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample, Tap};
-use crate::switch::Switch;
+use crate::switch::{OutputProbe, Switch};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::ops::Range;
 use std::path::Path;
-use vcd::{IdCode, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Clone, Copy, Debug)]
 enum Src {
@@ -150,57 +151,93 @@ impl Src {
     }
 }
 
-fn read(f: &Fabric, src: Src) -> u128 {
+fn read(f: &Fabric, src: Src) -> u64 {
     match src.owner() {
         Owner::Node(n) => read_node(&f.nodes()[n as usize], src),
-        Owner::Switch(s) => read_switch(&f.switches()[s as usize], src),
+        Owner::Switch(s) => read_switch(&f.switches()[s as usize], src, &mut None),
     }
 }
 
-/// The value of `src`, a signal of switch `sw`.
-fn read_switch(sw: &Switch, src: Src) -> u128 {
-    (match src {
+/// The value of `src`, a signal of switch `sw` (every signal is at most 32 bits wide). `probe`
+/// keeps the last output probed, so that an output's four probe signals read it once.
+fn read_switch(sw: &Switch, src: Src, probe: &mut Option<(u16, OutputProbe)>) -> u64 {
+    let mut output = |p: u16| match *probe {
+        Some((q, pr)) if q == p => pr,
+        _ => {
+            let pr = sw.output_probe(p as usize);
+            *probe = Some((p, pr));
+            pr
+        }
+    };
+    match src {
         Src::InOcc(_, p, v) => sw.buffered(p as usize, v as usize) as u64,
         Src::Credits(_, p, v) => sw.credits(p as usize, v as usize) as u64,
-        Src::Busy(_, p) => sw.output_probe(p as usize).busy as u64,
-        Src::Packet(_, p) => sw.output_probe(p as usize).packet as u64,
-        Src::DetState(_, p) => sw.output_probe(p as usize).det_state as u64,
-        Src::Crossed(_, p) => sw.output_probe(p as usize).crossed as u64,
+        Src::Busy(_, p) => output(p).busy as u64,
+        Src::Packet(_, p) => output(p).packet as u64,
+        Src::DetState(_, p) => output(p).det_state as u64,
+        Src::Crossed(_, p) => output(p).crossed as u64,
         Src::ArnEntries(_) => sw.arn_table().count() as u64,
         Src::Queued(_) => 0,
-    }) as u128
+    }
 }
 
 /// The value of `src`, a signal of node `n`.
-fn read_node(n: &EndNode, src: Src) -> u128 {
+fn read_node(n: &EndNode, src: Src) -> u64 {
     match src {
-        Src::Queued(_) => n.queued() as u128,
+        Src::Queued(_) => n.queued() as u64,
         _ => 0,
     }
 }
 
 /// The dumped signals grouped by the switch or node they belong to, for [`Fabric::run_tapped`]:
 /// each unit records its own after every cycle it steps.
+///
+/// A unit records a signal only when its value differs from the one it recorded last (every
+/// signal the first time), so a window's samples are the changes the VCD shows.
 pub struct FabricTap {
     switches: Vec<Vec<(u32, Src)>>,
     nodes: Vec<Vec<(u32, Src)>>,
-    signals: usize,
+    /// Per signal: the value recorded last, or [`UNRECORDED`]. Each signal belongs to one unit,
+    /// which one thread steps in a window; the windows are ordered by the fabric's barrier.
+    last: Vec<AtomicU64>,
+}
+
+/// No value recorded yet (no signal is wider than 32 bits).
+const UNRECORDED: u64 = u64::MAX;
+
+impl FabricTap {
+    fn record(&self, k: u32, value: u64, cycle: u64, out: &mut Vec<Sample>) {
+        let last = &self.last[k as usize];
+        if last.load(Ordering::Relaxed) != value {
+            last.store(value, Ordering::Relaxed);
+            out.push((cycle, k, value as u128));
+        }
+    }
 }
 
 impl Tap for FabricTap {
     fn signals(&self) -> usize {
-        self.signals
+        self.last.len()
+    }
+
+    fn taps_switch(&self, id: u32) -> bool {
+        !self.switches[id as usize].is_empty()
+    }
+
+    fn taps_node(&self, id: u32) -> bool {
+        !self.nodes[id as usize].is_empty()
     }
 
     fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
+        let mut probe = None;
         for &(k, src) in &self.switches[s.id() as usize] {
-            out.push((cycle, k, read_switch(s, src)));
+            self.record(k, read_switch(s, src, &mut probe), cycle, out);
         }
     }
 
     fn node_signals(&self, n: &EndNode, cycle: u64, out: &mut Vec<Sample>) {
         for &(k, src) in &self.nodes[n.id() as usize] {
-            out.push((cycle, k, read_node(n, src)));
+            self.record(k, read_node(n, src), cycle, out);
         }
     }
 }
@@ -208,10 +245,16 @@ impl Tap for FabricTap {
 /// A fabric VCD being written.
 pub struct FabricVcd {
     w: vcd::Writer<BufWriter<File>>,
-    clk: IdCode,
-    cycle: IdCode,
-    sigs: Vec<(Src, IdCode, u32)>,
+    clk: IdText,
+    cycle: IdText,
+    sigs: Vec<(Src, IdText, u32)>,
+    /// Per signal: the value written last.
     last: Vec<Option<u128>>,
+    /// Per signal: its value after the last cycle handed to [`FabricVcd::samples`], written or
+    /// not (the changes outside the dumped window keep it current).
+    current: Vec<Option<u128>>,
+    /// Whether a cycle has been written.
+    started: bool,
 }
 
 impl FabricVcd {
@@ -261,7 +304,7 @@ impl FabricVcd {
             }
             let index = (s.width > 1).then(|| vcd::ReferenceIndex::Range(s.width as i32 - 1, 0));
             let id = w.add_var(vcd::VarType::Wire, s.width, leaf[0], index)?;
-            sigs.push((s.src, id, s.width));
+            sigs.push((s.src, IdText::new(id), s.width));
         }
         for _ in 0..stack.len() {
             w.upscope()?;
@@ -272,26 +315,25 @@ impl FabricVcd {
         Ok((
             FabricVcd {
                 w,
-                clk,
-                cycle,
+                clk: IdText::new(clk),
+                cycle: IdText::new(cycle),
                 last: vec![None; n],
+                current: vec![None; n],
+                started: false,
                 sigs,
             },
             n,
         ))
     }
 
-    fn put(&mut self, id: IdCode, width: u32, value: u128) -> io::Result<()> {
-        put_value(&mut self.w, id, width, value)
-    }
-
     /// Dumps the state after cycle `cycle` has been stepped.
     pub fn sample(&mut self, f: &Fabric, cycle: u64) -> io::Result<()> {
         self.open_cycle(cycle)?;
         for k in 0..self.sigs.len() {
-            let v = read(f, self.sigs[k].0);
+            let v = read(f, self.sigs[k].0) as u128;
             self.change(k, v)?;
         }
+        self.started = true;
         self.close_cycle(cycle)
     }
 
@@ -300,7 +342,9 @@ impl FabricVcd {
         let mut tap = FabricTap {
             switches: vec![Vec::new(); f.switches().len()],
             nodes: vec![Vec::new(); f.nodes().len()],
-            signals: self.sigs.len(),
+            last: (0..self.sigs.len())
+                .map(|_| AtomicU64::new(UNRECORDED))
+                .collect(),
         };
         for (k, &(src, _, _)) in self.sigs.iter().enumerate() {
             let entry = (k as u32, src);
@@ -312,48 +356,68 @@ impl FabricVcd {
         tap
     }
 
-    /// Dumps a window's samples from [`Fabric::run_tapped`] (sorted by cycle, then signal, every
-    /// signal once per cycle), keeping the cycles in `from..=to`: the same bytes as
-    /// [`FabricVcd::sample`] after each of those cycles.
-    pub fn samples(&mut self, samples: &[Sample], from: u64, to: u64) -> io::Result<()> {
-        for cycle in samples.chunk_by(|a, b| a.0 == b.0) {
-            let c = cycle[0].0;
+    /// Dumps the `cycles` of a window of [`Fabric::run_tapped`] from its changes (sorted by
+    /// cycle, then signal; every signal changes in the first cycle its tap records), keeping the
+    /// cycles in `from..=to`: the same bytes as [`FabricVcd::sample`] after each of those cycles.
+    pub fn samples(
+        &mut self,
+        cycles: Range<u64>,
+        changes: &[Sample],
+        from: u64,
+        to: u64,
+    ) -> io::Result<()> {
+        let mut rest = changes;
+        for c in cycles {
+            let n = rest.iter().take_while(|s| s.0 == c).count();
+            let (now, later) = rest.split_at(n);
+            rest = later;
+            for &(_, k, v) in now {
+                self.current[k as usize] = Some(v);
+            }
             if !(from..=to).contains(&c) {
                 continue;
             }
-            debug_assert_eq!(
-                cycle.len(),
-                self.sigs.len(),
-                "cycle {c}: a signal is missing"
-            );
             self.open_cycle(c)?;
-            for &(_, k, v) in cycle {
-                self.change(k as usize, v)?;
+            if self.started {
+                for &(_, k, v) in now {
+                    self.change(k as usize, v)?;
+                }
+            } else {
+                // The first cycle written shows every signal.
+                for k in 0..self.sigs.len() {
+                    debug_assert!(self.current[k].is_some(), "signal {k} never recorded");
+                    if let Some(v) = self.current[k] {
+                        self.change(k, v)?;
+                    }
+                }
+                self.started = true;
             }
             self.close_cycle(c)?;
         }
+        debug_assert!(rest.is_empty(), "changes outside the window's cycles");
         Ok(())
     }
 
     fn open_cycle(&mut self, cycle: u64) -> io::Result<()> {
-        self.w.timestamp(cycle_time_ps(cycle + 1))?;
-        self.w.change_scalar(self.clk, Value::V1)?;
-        self.put(self.cycle, 64, (cycle + 1) as u128)
+        let out = self.w.writer();
+        write_timestamp(out, cycle_time_ps(cycle + 1))?;
+        write_change(out, &self.clk, 1, 1)?;
+        write_change(out, &self.cycle, 64, (cycle + 1) as u128)
     }
 
     fn change(&mut self, k: usize, v: u128) -> io::Result<()> {
         if self.last[k] != Some(v) {
             self.last[k] = Some(v);
-            let (_, id, width) = self.sigs[k];
-            self.put(id, width, v)?;
+            let (_, id, width) = &self.sigs[k];
+            write_change(self.w.writer(), id, *width, v)?;
         }
         Ok(())
     }
 
     fn close_cycle(&mut self, cycle: u64) -> io::Result<()> {
-        self.w
-            .timestamp(cycle_time_ps(cycle + 1) + CLOCK_PERIOD_PS / 2)?;
-        self.w.change_scalar(self.clk, Value::V0)
+        let out = self.w.writer();
+        write_timestamp(out, cycle_time_ps(cycle + 1) + CLOCK_PERIOD_PS / 2)?;
+        write_change(out, &self.clk, 1, 0)
     }
 
     /// Flushes the file.

@@ -18,6 +18,79 @@ pub const fn cycle_time_ps(cycle: u64) -> u64 {
     CLOCK_PERIOD_PS / 2 + cycle * CLOCK_PERIOD_PS
 }
 
+/// The text of a VCD identifier code, made once per signal: the `vcd` crate formats an
+/// identifier character by character at every change it writes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IdText {
+    len: u8,
+    bytes: [u8; 8],
+}
+
+impl IdText {
+    /// The text of `id` (at most five characters for 2^32 signals).
+    pub(crate) fn new(id: IdCode) -> Self {
+        let s = id.to_string();
+        let mut bytes = [0u8; 8];
+        let len = s.len().min(bytes.len());
+        bytes[..len].copy_from_slice(&s.as_bytes()[..len]);
+        IdText {
+            len: len as u8,
+            bytes,
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+/// Writes `value` as a change of the `width`-bit signal `id`: `<bit><id>` when one bit wide,
+/// else `b<bits> <id>` with every bit, the text the `vcd` crate's `change_scalar` and
+/// `change_vector` write.
+pub(crate) fn write_change(
+    out: &mut impl Write,
+    id: &IdText,
+    width: u32,
+    value: u128,
+) -> io::Result<()> {
+    let mut text = [0u8; 140];
+    let mut n = if width == 1 {
+        text[0] = b'0' + (value & 1) as u8;
+        1
+    } else {
+        let width = width.min(128) as usize;
+        text[0] = b'b';
+        for (k, c) in text[1..=width].iter_mut().enumerate() {
+            *c = b'0' + ((value >> (width - 1 - k)) & 1) as u8;
+        }
+        text[width + 1] = b' ';
+        width + 2
+    };
+    let id = id.as_bytes();
+    text[n..n + id.len()].copy_from_slice(id);
+    n += id.len();
+    text[n] = b'\n';
+    out.write_all(&text[..n + 1])
+}
+
+/// Writes the time stamp `#<ts>`, the text of the `vcd` crate's `timestamp`.
+pub(crate) fn write_timestamp(out: &mut impl Write, mut ts: u64) -> io::Result<()> {
+    let mut text = [0u8; 22];
+    let mut k = text.len() - 1;
+    text[k] = b'\n';
+    loop {
+        k -= 1;
+        text[k] = b'0' + (ts % 10) as u8;
+        ts /= 10;
+        if ts == 0 {
+            break;
+        }
+    }
+    k -= 1;
+    text[k] = b'#';
+    out.write_all(&text[k..])
+}
+
 /// Writes `value` as a change of the `width`-bit signal `id` (scalar when one bit wide).
 pub(crate) fn put_value<W: Write>(
     w: &mut vcd::Writer<W>,
@@ -25,28 +98,7 @@ pub(crate) fn put_value<W: Write>(
     width: u32,
     value: u128,
 ) -> io::Result<()> {
-    let bit = |b: u32| {
-        if (value >> b) & 1 == 1 {
-            Value::V1
-        } else {
-            Value::V0
-        }
-    };
-    if width == 1 {
-        return w.change_scalar(id, bit(0));
-    }
-    // The same text as `change_vector` writes ("b<bits> <id>"), built in one buffer rather than
-    // formatted bit by bit.
-    let width = width.min(128) as usize;
-    let mut text = [0u8; 130];
-    text[0] = b'b';
-    for (k, c) in text[1..=width].iter_mut().enumerate() {
-        *c = b'0' + ((value >> (width - 1 - k)) & 1) as u8;
-    }
-    text[width + 1] = b' ';
-    let out = w.writer();
-    out.write_all(&text[..width + 2])?;
-    writeln!(out, "{id}")
+    write_change(w.writer(), &IdText::new(id), width, value)
 }
 
 /// Which cycles a dump covers (both ends inclusive).
