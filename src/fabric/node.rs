@@ -18,7 +18,7 @@
 use crate::stimulus::SplitMix64;
 use crate::switch::SwitchParams;
 use crate::switch::output_credits::OutputCredits;
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox, streamed, tail_cycle};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 
@@ -148,17 +148,13 @@ impl Stream {
     /// The cycle of its tail.
     #[inline]
     fn end(&self) -> u64 {
-        self.start + self.pkt.len as u64 - 1
+        tail_cycle(self.start, self.pkt.len)
     }
 
     /// Flits through by the end of cycle `through`.
     #[inline]
     fn done(&self, through: u64) -> u16 {
-        if through < self.start {
-            0
-        } else {
-            (through - self.start + 1).min(self.pkt.len as u64) as u16
-        }
+        streamed(self.start, self.pkt.len, through)
     }
 }
 

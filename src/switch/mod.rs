@@ -39,7 +39,7 @@ use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{ArnTable, Block, CongestionDetector, LftBanks, RrArbiter};
 use crate::stimulus::SplitMix64;
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox, streamed, tail_cycle};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 use output_credits::OutputCredits;
@@ -230,17 +230,13 @@ impl Tx {
     /// The cycle its tail leaves.
     #[inline]
     fn end(&self) -> u64 {
-        self.start + self.len as u64 - 1
+        tail_cycle(self.start, self.len)
     }
 
     /// Flits sent by the end of cycle `through`.
     #[inline]
     fn sent(&self, through: u64) -> u16 {
-        if through < self.start {
-            0
-        } else {
-            (through - self.start + 1).min(self.len as u64) as u16
-        }
+        streamed(self.start, self.len, through)
     }
 }
 

@@ -12,7 +12,7 @@
 //! waveform, an invariant check) instead of stepping a counter every cycle. The values are those
 //! the per-cycle counter holds; a property test steps both side by side.
 
-use crate::wire::link::{Backward, MAX_VCS};
+use crate::wire::link::{Backward, MAX_VCS, streamed};
 
 /// The credit streams coming back on one VC, summed in closed form.
 ///
@@ -94,9 +94,8 @@ impl OutputCredits {
         let mut n = self.sent[vc];
         if let Some(s) = self.sending
             && s.vc as usize == vc
-            && through >= s.start
         {
-            n += (through - s.start + 1).min(s.len as u64);
+            n += streamed(s.start, s.len, through) as u64;
         }
         n
     }

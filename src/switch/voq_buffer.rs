@@ -18,7 +18,7 @@
 
 use crate::switch::{MAX_PORTS, port_ix, vc_ix};
 use crate::wire::Packet;
-use crate::wire::link::MAX_VCS;
+use crate::wire::link::{MAX_VCS, streamed, tail_cycle};
 
 /// End of a list.
 const NIL: u16 = u16::MAX;
@@ -58,17 +58,13 @@ impl Arrival {
     /// Flits come by the end of cycle `through`.
     #[inline]
     fn got(&self, through: u64) -> u16 {
-        if through < self.start {
-            0
-        } else {
-            (through - self.start + 1).min(self.len as u64) as u16
-        }
+        streamed(self.start, self.len, through)
     }
 
     /// The cycle its tail arrives.
     #[inline]
     fn end(&self) -> u64 {
-        self.start + self.len as u64 - 1
+        tail_cycle(self.start, self.len)
     }
 }
 
@@ -103,11 +99,7 @@ impl Departure {
     /// Flits gone by the end of cycle `through`.
     #[inline]
     fn gone(&self, through: u64) -> u16 {
-        if through < self.start {
-            0
-        } else {
-            (through - self.start + 1).min(self.len as u64) as u16
-        }
+        streamed(self.start, self.len, through)
     }
 }
 

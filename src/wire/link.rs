@@ -56,6 +56,25 @@ pub const MAX_VCS: usize = 4;
 /// Longest window: the most cycles a unit steps in a row before its sends are written.
 pub const MAX_WINDOW: usize = 16;
 
+/// Flits of a packet of `len` flits moving one per cycle from cycle `start` (its head) on, that
+/// have moved by the end of cycle `through`: how a packet's flits cross a link, enter and leave
+/// a buffer, and how its credits are spent and come back.
+#[inline]
+pub fn streamed(start: u64, len: u16, through: u64) -> u16 {
+    if through < start {
+        0
+    } else {
+        (through - start + 1).min(len as u64) as u16
+    }
+}
+
+/// The cycle the tail of a packet of `len` flits moves, its head moving in `start` (see
+/// [`streamed`]).
+#[inline]
+pub fn tail_cycle(start: u64, len: u16) -> u64 {
+    start + len as u64 - 1
+}
+
 /// Slots of a delay line of `latency` cycles: a power of two holding two windows (at least
 /// `latency + 1`), so the arrivals of one window are read while those of the next are written.
 fn ring_len(latency: u64) -> u64 {
