@@ -219,6 +219,10 @@ pub struct ArnTable {
     d: ArnTableRegs,
     /// Valid entries in `q` (what `count_o` shows), kept at every commit.
     live: u8,
+    /// Smallest TTL of the valid entries in `q` (0 when none), kept at every commit.
+    min_ttl: u32,
+    /// Cycles of ageing not yet applied to the TTLs of `q` (see [`ArnTable::age_idle_cycle`]).
+    owed: u32,
 }
 
 impl ArnTable {
@@ -245,6 +249,8 @@ impl ArnTable {
             q: ArnTableRegs::default(),
             d: ArnTableRegs::default(),
             live: 0,
+            min_ttl: 0,
+            owed: 0,
         }
     }
 
@@ -265,19 +271,77 @@ impl ArnTable {
 
     /// Current registers.
     pub fn regs(&self) -> &ArnTableRegs {
+        debug_assert_eq!(self.owed, 0, "ageing owed to the TTLs");
         &self.q
     }
 
     /// The current entries (`Entries` of them).
     pub fn slots(&self) -> &[ArnEntry] {
+        debug_assert_eq!(self.owed, 0, "ageing owed to the TTLs");
         &self.q.entries[..self.entries()]
+    }
+
+    /// A cycle with no command and no lookup enabled, in which no entry expires, only counts
+    /// every valid TTL down by one: instead of stepping, the table notes the cycle and returns
+    /// true; the TTLs are brought up to date at the start of its next evaluation, which gives the
+    /// registers and outputs of stepping every cycle (the valid bits, `count_o` and every lookup
+    /// are those of the stepped table meanwhile, since they do not depend on the TTLs). Returns
+    /// false, noting nothing, when an entry's TTL is 1 (it expires in this cycle): the cycle must
+    /// then be evaluated. While a cycle is owed, [`ArnTable::regs`] and [`ArnTable::slots`]
+    /// lag behind; [`Block::evaluate`] never owes one.
+    #[inline]
+    pub fn age_idle_cycle(&mut self) -> bool {
+        if self.live > 0 && self.idle_for() >= 1 {
+            self.owed += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// How many cycles from the next one on can pass as in [`ArnTable::age_idle_cycle`], none
+    /// of them expiring an entry (`u32::MAX` when no entry is valid).
+    #[inline]
+    pub fn idle_for(&self) -> u32 {
+        if self.live == 0 {
+            u32::MAX
+        } else {
+            self.min_ttl - self.owed - 1
+        }
+    }
+
+    /// Notes `cycles` cycles with no command and no lookup, at most [`ArnTable::idle_for`].
+    #[inline]
+    pub fn age_idle(&mut self, cycles: u32) {
+        debug_assert!(
+            cycles <= self.idle_for(),
+            "an entry expires in the idle cycles"
+        );
+        if self.live > 0 {
+            self.owed += cycles;
+        }
+    }
+
+    /// Applies the ageing owed to the TTLs of `q` (none expires in it).
+    fn settle(&mut self) {
+        if self.owed > 0 {
+            let n = self.entries();
+            for e in self.q.entries[..n].iter_mut().filter(|e| e.valid) {
+                e.ttl = u24::new(e.ttl.value() - self.owed);
+            }
+            self.min_ttl -= self.owed;
+            self.owed = 0;
+        }
     }
 
     /// Number of valid entries in the current registers (`count_o`).
     pub fn count(&self) -> usize {
         debug_assert_eq!(
             self.live as usize,
-            self.slots().iter().filter(|e| e.valid).count()
+            self.q.entries[..self.entries()]
+                .iter()
+                .filter(|e| e.valid)
+                .count()
         );
         self.live as usize
     }
@@ -376,6 +440,7 @@ impl ArnTable {
     /// ports in `lookups` (bit p: port p); the other lookup results are left as they were. For
     /// a switch that reads only the results of the ports it enabled (the record is about 1 KB).
     pub fn evaluate_into(&mut self, inp: &ArnTableIn, lookups: u64, out: &mut ArnTableOut) {
+        self.settle();
         if cfg!(debug_assertions) {
             self.check_regs();
         }
@@ -396,7 +461,7 @@ impl ArnTable {
         }
         let mut first: Option<usize> = None;
         let mut first_consumed: Option<usize> = None;
-        for (e, ent) in self.slots().iter().enumerate() {
+        for (e, ent) in self.q.entries[..self.entries()].iter().enumerate() {
             if ent.matches_lookup(req.dest, req.vc) {
                 first.get_or_insert(e);
                 if ent.consumed {
@@ -447,9 +512,12 @@ impl Block for ArnTable {
         self.q = ArnTableRegs::default();
         self.d = self.q;
         self.live = 0;
+        self.min_ttl = 0;
+        self.owed = 0;
     }
 
     fn evaluate(&mut self, inp: &ArnTableIn) -> ArnTableOut {
+        self.settle();
         let n = self.entries();
         if cfg!(debug_assertions) {
             self.check_regs();
@@ -473,7 +541,13 @@ impl Block for ArnTable {
     fn commit(&mut self) {
         let n = self.entries();
         self.q.entries[..n].copy_from_slice(&self.d.entries[..n]);
-        self.live = self.q.entries[..n].iter().filter(|e| e.valid).count() as u8;
+        let (mut live, mut min_ttl) = (0, u32::MAX);
+        for e in self.q.entries[..n].iter().filter(|e| e.valid) {
+            live += 1;
+            min_ttl = min_ttl.min(e.ttl.value());
+        }
+        self.live = live;
+        self.min_ttl = if live > 0 { min_ttl } else { 0 };
     }
 
     fn probe_inputs(&self, inp: &ArnTableIn, v: &mut dyn Visit) {
@@ -653,6 +727,29 @@ mod tests {
             assert_eq!(got, e, "cycle {cyc}");
         }
         assert_eq!(t.slots()[1].dest, 6, "C took the slot of B");
+    }
+
+    #[test]
+    fn idle_cycles_are_noted_until_an_entry_expires() {
+        let mut t = ArnTable::new(4, 1, 6);
+        t.step(&just(pr(1, 2, 3, 4, false, 0)));
+        // TTL 6: five cycles only count it down; in the sixth it expires, which takes a step.
+        let mut noted = 0;
+        while t.age_idle_cycle() {
+            noted += 1;
+            assert_eq!(t.count(), 1);
+        }
+        assert_eq!(noted, 5);
+        assert_eq!(t.idle_for(), 0);
+        let out = t.step(&idle());
+        assert_eq!(
+            out.count, 1,
+            "count_o shows the registers of the expiring cycle"
+        );
+        assert_eq!(t.count(), 0);
+        assert_eq!(t.slots()[0].ttl.value(), 0, "the TTL counted down to 0");
+        assert_eq!(t.idle_for(), u32::MAX);
+        assert!(!t.age_idle_cycle(), "an empty table notes nothing");
     }
 
     #[test]
@@ -944,6 +1041,34 @@ mod tests {
     }
 
     proptest! {
+        /// A table that notes its idle cycles (no command, no lookup, no entry expiring) and
+        /// ages its TTLs at the next evaluation shows the count of a table stepped every cycle
+        /// in every cycle, the same lookups and outputs in the cycles it evaluates, and the same
+        /// registers after each of them. Idle stretches come from masking most of the stream.
+        #[test]
+        fn idle_cycles_aged_later_match_stepping_every_cycle(
+            (entries, ports, ttl, stream) in table_and_stream(),
+            idle in proptest::collection::vec(0u8..4, 300),
+        ) {
+            let mut stepped = ArnTable::new(entries, ports, ttl);
+            let mut lazy = ArnTable::new(entries, ports, ttl);
+            let mut out = ArnTableOut::default();
+            for (c, inp) in stream.iter().enumerate() {
+                // Three cycles in four carry no command and no lookup.
+                let inp = if idle[c] == 0 { *inp } else { ArnTableIn::default() };
+                let quiet = !inp.pr.en && !inp.rm.en && inp.lk[..ports].iter().all(|l| !l.en);
+                let want = stepped.step(&inp);
+                if !(quiet && lazy.age_idle_cycle()) {
+                    let lookups = (1u64 << ports) - 1;
+                    lazy.evaluate_into(&inp, lookups, &mut out);
+                    lazy.commit();
+                    prop_assert_eq!(out, want, "outputs of cycle {}", c);
+                    prop_assert_eq!(lazy.slots(), stepped.slots(), "registers after cycle {}", c);
+                }
+                prop_assert_eq!(lazy.count(), stepped.count(), "count after cycle {}", c);
+            }
+        }
+
         /// An entry disappears exactly Ttl cycles after its last insert or refresh, never
         /// earlier and never later, unless it is removed, replaced (moved root) or evicted.
         #[test]

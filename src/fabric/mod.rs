@@ -162,7 +162,7 @@ impl PartLog {
         let tap = u.tap.filter(|t| t.taps_switch(s.id()));
         // A switch with nothing arriving and nothing due in the window keeps every register.
         if tap.is_none() && s.quiet_through(t0, t0 + w - 1) && u.arrivals.none_in(s.id(), t0, w) {
-            s.skip_to(t0 + w - 1);
+            s.skip_through(t0, t0 + w - 1);
             self.moved += s.progress();
             return;
         }

@@ -586,6 +586,7 @@ impl Switch {
     ) -> Result<(), SwitchFault> {
         let (flits, back) = arrivals.take(self.wiring.id, now);
         if back == 0 && flits == 0 && self.quiet(now) {
+            self.arn.age_idle(1);
             self.now = now;
             return Ok(());
         }
@@ -601,17 +602,19 @@ impl Switch {
         Ok(())
     }
 
-    /// Whether, with nothing arriving, cycle `now` would change no register: every detector is
-    /// quiet with no VOQ that may be above HCDTh, nothing is to be routed and the ARN table is
-    /// empty with no command, no output has anything to do before `next_wake`, and no input has
-    /// credits or an ARN to send back.
+    /// Whether, with nothing arriving, cycle `now` would change no register but for the ARN
+    /// table's TTLs counting down: every detector is quiet with no VOQ that may be above HCDTh,
+    /// nothing is to be routed, the ARN table has no command and no entry expiring, no output
+    /// has anything to do before `next_wake`, and no input has credits or an ARN to send back.
+    /// The table owes such cycles' ageing until its next evaluation
+    /// ([`ArnTable::age_idle`]).
     #[inline]
     fn quiet(&self, now: u64) -> bool {
         let all = port_mask(self.ports);
         let arn_idle = !self.params.routing.uses_arn()
             || ((!self.det_quiet | self.hot_outputs) & all == 0
                 && self.arn_cmds.is_empty()
-                && self.arn.count() == 0);
+                && self.arn.idle_for() >= 1);
         arn_idle
             && self.route_pending == 0
             && self.lookups_set == 0
@@ -623,13 +626,14 @@ impl Switch {
     /// [`Switch::quiet`]: nothing in it changes without an arrival, but for `next_wake`).
     #[inline]
     pub fn quiet_through(&self, from: u64, to: u64) -> bool {
-        self.quiet(from) && to < self.next_wake
+        self.quiet(from) && to < self.next_wake && self.arn.idle_for() as u64 > to - from
     }
 
-    /// Passes quiet cycles up to `now` (see [`Switch::quiet_through`]).
+    /// Passes the quiet cycles `from ..= to` (see [`Switch::quiet_through`]).
     #[inline]
-    pub fn skip_to(&mut self, now: u64) {
-        self.now = now;
+    pub fn skip_through(&mut self, from: u64, to: u64) {
+        self.arn.age_idle((to - from + 1) as u32);
+        self.now = to;
     }
 
     /// What the switch sent since its outbox was last cleared, to be written into the channels
@@ -1068,8 +1072,12 @@ impl Switch {
             let set = self.lookups_set >> i & 1 == 1;
             set || self.arn_in.lk[i] == ArnLookup::default()
         }));
-        // An empty table with no command keeps its state and misses every lookup: skip it.
-        let arn_active = routing.uses_arn() && (pr.en || self.arn.count() > 0);
+        // An empty table with no command keeps its state and misses every lookup: skip it. So
+        // does a table with no command and no lookup in a cycle where no entry expires, but for
+        // its TTLs counting down, which it owes until its next evaluation.
+        let arn_active = routing.uses_arn()
+            && (pr.en || self.arn.count() > 0)
+            && (pr.en || self.lookups_set != 0 || !self.arn.age_idle_cycle());
         if arn_active {
             self.arn
                 .evaluate_into(&self.arn_in, self.lookups_set, &mut self.arn_res);
