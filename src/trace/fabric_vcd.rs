@@ -154,32 +154,57 @@ impl Src {
 fn read(f: &Fabric, src: Src) -> u64 {
     match src.owner() {
         Owner::Node(n) => read_node(&f.nodes()[n as usize], src),
-        Owner::Switch(s) => read_switch(&f.switches()[s as usize], src, &mut None),
+        Owner::Switch(s) => read_switch(&f.switches()[s as usize], src),
     }
 }
 
-/// The value of `src`, a signal of switch `sw` (every signal is at most 32 bits wide). `probe`
-/// keeps the last output probed, so that an output's four probe signals read it once.
-fn read_switch(sw: &Switch, src: Src, probe: &mut Option<(u16, OutputProbe)>) -> u64 {
-    let mut output = |p: u16| match *probe {
-        Some((q, pr)) if q == p => pr,
-        _ => {
-            let pr = sw.output_probe(p as usize);
-            *probe = Some((p, pr));
-            pr
-        }
-    };
+/// The value of `src`, a signal of switch `sw` (every signal is at most 32 bits wide).
+fn read_switch(sw: &Switch, src: Src) -> u64 {
     match src {
         Src::InOcc(_, p, v) => sw.buffered(p as usize, v as usize) as u64,
         Src::Credits(_, p, v) => sw.credits(p as usize, v as usize) as u64,
-        Src::Busy(_, p) => output(p).busy as u64,
-        Src::Packet(_, p) => output(p).packet as u64,
-        Src::DetState(_, p) => output(p).det_state as u64,
-        Src::Crossed(_, p) => output(p).crossed as u64,
+        Src::Busy(_, p) => probe_field(sw.output_probe(p as usize), 0),
+        Src::Packet(_, p) => probe_field(sw.output_probe(p as usize), 1),
+        Src::DetState(_, p) => probe_field(sw.output_probe(p as usize), 2),
+        Src::Crossed(_, p) => probe_field(sw.output_probe(p as usize), 3),
         Src::ArnEntries(_) => sw.arn_table().count() as u64,
         Src::Queued(_) => 0,
     }
 }
+
+/// Field `j` of an output's probe, in the order of its signals: busy, packet, detector state,
+/// crossed.
+#[inline]
+fn probe_field(pr: OutputProbe, j: usize) -> u64 {
+    match j {
+        0 => pr.busy as u64,
+        1 => pr.packet as u64,
+        2 => pr.det_state as u64,
+        _ => pr.crossed as u64,
+    }
+}
+
+/// The probe field (see [`probe_field`]) of a switch signal, if it is one.
+fn probe_index(src: Src) -> Option<(u16, usize)> {
+    match src {
+        Src::Busy(_, p) => Some((p, 0)),
+        Src::Packet(_, p) => Some((p, 1)),
+        Src::DetState(_, p) => Some((p, 2)),
+        Src::Crossed(_, p) => Some((p, 3)),
+        _ => None,
+    }
+}
+
+/// The dumped signals of one switch: those read one by one, and per output with probe signals
+/// the signal number of each probe field (probed once a cycle for all of them).
+#[derive(Clone, Debug, Default)]
+struct SwitchPlan {
+    reads: Vec<(u32, Src)>,
+    outputs: Vec<(u16, [u32; 4])>,
+}
+
+/// A probe field that is not dumped.
+const UNDUMPED: u32 = u32::MAX;
 
 /// The value of `src`, a signal of node `n`.
 fn read_node(n: &EndNode, src: Src) -> u64 {
@@ -195,7 +220,7 @@ fn read_node(n: &EndNode, src: Src) -> u64 {
 /// A unit records a signal only when its value differs from the one it recorded last (every
 /// signal the first time), so a window's samples are the changes the VCD shows.
 pub struct FabricTap {
-    switches: Vec<Vec<(u32, Src)>>,
+    switches: Vec<SwitchPlan>,
     nodes: Vec<Vec<(u32, Src)>>,
     /// Per signal: the value recorded last, or [`UNRECORDED`]. Each signal belongs to one unit,
     /// which one thread steps in a window; the windows are ordered by the fabric's barrier.
@@ -221,7 +246,8 @@ impl Tap for FabricTap {
     }
 
     fn taps_switch(&self, id: u32) -> bool {
-        !self.switches[id as usize].is_empty()
+        let plan = &self.switches[id as usize];
+        !plan.reads.is_empty() || !plan.outputs.is_empty()
     }
 
     fn taps_node(&self, id: u32) -> bool {
@@ -229,9 +255,17 @@ impl Tap for FabricTap {
     }
 
     fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
-        let mut probe = None;
-        for &(k, src) in &self.switches[s.id() as usize] {
-            self.record(k, read_switch(s, src, &mut probe), cycle, out);
+        let plan = &self.switches[s.id() as usize];
+        for &(k, src) in &plan.reads {
+            self.record(k, read_switch(s, src), cycle, out);
+        }
+        for &(p, ks) in &plan.outputs {
+            let pr = s.output_probe(p as usize);
+            for (j, &k) in ks.iter().enumerate() {
+                if k != UNDUMPED {
+                    self.record(k, probe_field(pr, j), cycle, out);
+                }
+            }
         }
     }
 
@@ -340,7 +374,7 @@ impl FabricVcd {
     /// The dumped signals grouped per switch and node of `f`, for [`Fabric::run_tapped`].
     pub fn tap(&self, f: &Fabric) -> FabricTap {
         let mut tap = FabricTap {
-            switches: vec![Vec::new(); f.switches().len()],
+            switches: vec![SwitchPlan::default(); f.switches().len()],
             nodes: vec![Vec::new(); f.nodes().len()],
             last: (0..self.sigs.len())
                 .map(|_| AtomicU64::new(UNRECORDED))
@@ -350,7 +384,20 @@ impl FabricVcd {
             let entry = (k as u32, src);
             match src.owner() {
                 Owner::Node(n) => tap.nodes[n as usize].push(entry),
-                Owner::Switch(s) => tap.switches[s as usize].push(entry),
+                Owner::Switch(s) => {
+                    let plan = &mut tap.switches[s as usize];
+                    match probe_index(src) {
+                        Some((p, j)) => {
+                            if plan.outputs.last().is_none_or(|o| o.0 != p) {
+                                plan.outputs.push((p, [UNDUMPED; 4]));
+                            }
+                            if let Some(o) = plan.outputs.last_mut() {
+                                o.1[j] = k as u32;
+                            }
+                        }
+                        None => plan.reads.push(entry),
+                    }
+                }
             }
         }
         tap

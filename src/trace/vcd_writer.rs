@@ -44,6 +44,21 @@ impl IdText {
     }
 }
 
+/// The eight characters `0`/`1` of each byte, most significant bit first.
+static BITS: [[u8; 8]; 256] = {
+    let mut t = [[0u8; 8]; 256];
+    let mut v = 0;
+    while v < 256 {
+        let mut k = 0;
+        while k < 8 {
+            t[v][k] = b'0' + ((v >> (7 - k)) & 1) as u8;
+            k += 1;
+        }
+        v += 1;
+    }
+    t
+};
+
 /// Writes `value` as a change of the `width`-bit signal `id`: `<bit><id>` when one bit wide,
 /// else `b<bits> <id>` with every bit, the text the `vcd` crate's `change_scalar` and
 /// `change_vector` write.
@@ -60,8 +75,16 @@ pub(crate) fn write_change(
     } else {
         let width = width.min(128) as usize;
         text[0] = b'b';
-        for (k, c) in text[1..=width].iter_mut().enumerate() {
+        // The bits above the last whole byte one by one, then eight at a time.
+        let whole = width / 8;
+        let lead = width - 8 * whole;
+        for (k, c) in text[1..=lead].iter_mut().enumerate() {
             *c = b'0' + ((value >> (width - 1 - k)) & 1) as u8;
+        }
+        for b in 0..whole {
+            let byte = (value >> (8 * (whole - 1 - b))) as u8;
+            let at = 1 + lead + 8 * b;
+            text[at..at + 8].copy_from_slice(&BITS[byte as usize]);
         }
         text[width + 1] = b' ';
         width + 2
@@ -292,5 +315,61 @@ impl<W: Write> BlockVcd<W> {
     /// Flushes the underlying writer.
     pub fn finish(mut self) -> io::Result<()> {
         self.w.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stimulus::SplitMix64;
+
+    /// The text the `vcd` crate writes for the same change or time stamp.
+    fn crate_text(id: IdCode, width: u32, value: Option<u128>, ts: Option<u64>) -> Vec<u8> {
+        let mut w = vcd::Writer::new(Vec::new());
+        if let Some(t) = ts {
+            w.timestamp(t).unwrap();
+        }
+        if let Some(v) = value {
+            let bit = |b: u32| {
+                if (v >> b) & 1 == 1 {
+                    Value::V1
+                } else {
+                    Value::V0
+                }
+            };
+            if width == 1 {
+                w.change_scalar(id, bit(0)).unwrap();
+            } else {
+                w.change_vector(id, (0..width).rev().map(bit)).unwrap();
+            }
+        }
+        w.writer().clone()
+    }
+
+    #[test]
+    fn changes_and_time_stamps_are_the_vcd_crates_text() {
+        let mut rng = SplitMix64::new(7);
+        let mut id = IdCode::FIRST;
+        for k in 0..2000u32 {
+            let width = [1, 2, 7, 8, 9, 10, 16, 24, 31, 32, 63, 64, 65, 127, 128][k as usize % 15];
+            let raw = (rng.next_u64() as u128) << 64 | rng.next_u64() as u128;
+            let value = if width == 128 {
+                raw
+            } else {
+                raw & ((1u128 << width) - 1)
+            };
+            let mut ours = Vec::new();
+            write_change(&mut ours, &IdText::new(id), width, value).unwrap();
+            assert_eq!(
+                ours,
+                crate_text(id, width, Some(value), None),
+                "width {width}, value {value:#x}, id {id}"
+            );
+            let ts = rng.next_u64() >> (k % 64);
+            let mut ours = Vec::new();
+            write_timestamp(&mut ours, ts).unwrap();
+            assert_eq!(ours, crate_text(id, width, None, Some(ts)), "time {ts}");
+            id = id.next();
+        }
     }
 }
