@@ -274,6 +274,8 @@ pub struct Switch {
     params: SwitchParams,
     wiring: SwitchWiring,
     ports: usize,
+    /// One bit per port.
+    all_ports: u64,
     vcs: usize,
     lft: LftBanks,
     arn: ArnTable,
@@ -399,6 +401,7 @@ impl Switch {
             lookups_set: 0,
             hot_outputs: 0,
             det_quiet: port_mask(ports),
+            all_ports: port_mask(ports),
             now: 0,
             heads_sent: 0,
             params,
@@ -610,7 +613,7 @@ impl Switch {
     /// ([`ArnTable::age_idle`]).
     #[inline]
     fn quiet(&self, now: u64) -> bool {
-        let all = port_mask(self.ports);
+        let all = self.all_ports;
         let arn_idle = !self.params.routing.uses_arn()
             || ((!self.det_quiet | self.hot_outputs) & all == 0
                 && self.arn_cmds.is_empty()
@@ -654,7 +657,7 @@ impl Switch {
     /// the VC it would use downstream.
     /// Only the stale entries are recomputed; debug builds compare with a full fill.
     fn fill_detector_input(&mut self, o: usize, now: u64) {
-        let all = port_mask(self.ports);
+        let all = self.all_ports;
         let prev = now.saturating_sub(1);
         let mut stale = std::mem::take(&mut self.det_stale[o]) & all;
         // Flits arriving and leaving, and credits coming back, move the counts between a
@@ -745,7 +748,7 @@ impl Switch {
     fn detect<O: Observer>(&mut self, now: u64, obs: &mut O) {
         // Outputs whose detector may change: not quiet, or with a VOQ above HCDTh. Debug builds
         // visit every output and check the skips.
-        let all = port_mask(self.ports);
+        let all = self.all_ports;
         let visit = if cfg!(debug_assertions) {
             all
         } else {
