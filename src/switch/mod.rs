@@ -1011,11 +1011,12 @@ impl Switch {
     /// Phase 3: routing stage (input port controller, pseudo-code 4).
     fn route<O: Observer>(&mut self, now: u64, obs: &mut O) {
         let routing = self.params.routing;
-        // Nothing to route, no command and an empty table: the stage keeps every register.
+        // Nothing to route, no command, no lookup to clear, and a table that is empty or only
+        // counts its TTLs down this cycle: the stage keeps every register.
         if self.route_pending == 0
             && self.lookups_set == 0
             && self.arn_cmds.is_empty()
-            && (!routing.uses_arn() || self.arn.count() == 0)
+            && (!routing.uses_arn() || self.arn.count() == 0 || self.arn.age_idle_cycle())
         {
             return;
         }
