@@ -1301,6 +1301,9 @@ impl Switch {
     fn transmit(&mut self, now: u64) -> Result<(), SwitchFault> {
         let candidates = self.out_busy | (self.waiting_any & !self.arb_blocked);
         let mut active = 0u64;
+        // The earliest wake of the candidates not visited now: the visits below change only the
+        // visited outputs' wakes and masks.
+        let mut rest = u64::MAX;
         if now >= self.next_wake {
             let mut scan = candidates;
             while scan != 0 {
@@ -1308,6 +1311,8 @@ impl Switch {
                 scan &= scan - 1;
                 if self.wake[o] <= now {
                     active |= 1 << o;
+                } else {
+                    rest = rest.min(self.wake[o]);
                 }
             }
         }
@@ -1447,8 +1452,8 @@ impl Switch {
             }
         }
         if active != 0 {
-            let mut next = u64::MAX;
-            let mut scan = self.out_busy | (self.waiting_any & !self.arb_blocked);
+            let mut next = rest;
+            let mut scan = (self.out_busy | (self.waiting_any & !self.arb_blocked)) & active;
             while scan != 0 {
                 let o = scan.trailing_zeros() as usize;
                 scan &= scan - 1;
