@@ -160,15 +160,14 @@ fn read(f: &Fabric, src: Src) -> u64 {
 
 /// The value of `src`, a signal of switch `sw` (every signal is at most 32 bits wide).
 fn read_switch(sw: &Switch, src: Src) -> u64 {
+    if let Some((p, j)) = probe_index(src) {
+        return probe_field(sw.output_probe(p as usize), j);
+    }
     match src {
         Src::InOcc(_, p, v) => sw.buffered(p as usize, v as usize) as u64,
         Src::Credits(_, p, v) => sw.credits(p as usize, v as usize) as u64,
-        Src::Busy(_, p) => probe_field(sw.output_probe(p as usize), 0),
-        Src::Packet(_, p) => probe_field(sw.output_probe(p as usize), 1),
-        Src::DetState(_, p) => probe_field(sw.output_probe(p as usize), 2),
-        Src::Crossed(_, p) => probe_field(sw.output_probe(p as usize), 3),
         Src::ArnEntries(_) => sw.arn_table().count() as u64,
-        Src::Queued(_) => 0,
+        _ => 0,
     }
 }
 
