@@ -121,7 +121,7 @@ pub trait Tap: Sync {
 /// What the switches and nodes of one part produced in a window, besides their outboxes.
 #[derive(Default)]
 struct PartLog {
-    /// Flits sent so far by the part's switches and nodes (summed while they are in cache).
+    /// How much the progress count of the part's switches and nodes grew in the window.
     moved: u64,
     /// Tapped signals' values, unit by unit (each unit's in cycle order).
     samples: Vec<Sample>,
@@ -155,18 +155,27 @@ impl PartLog {
         }
     }
 
-    /// Steps switch `s` through the window `t0..t0 + w`, from an empty outbox; a fault ends its
-    /// window.
-    fn step_switch(&mut self, s: &mut Switch, t0: u64, w: u64, u: Units<'_>) {
+    /// Steps switch `s` (unit `unit`) through the window `t0..t0 + w`, from an empty outbox,
+    /// recording its signals when `u.tap` taps it; a fault ends its window. A switch that has
+    /// nothing arriving, is not due and is not tapped is not visited at all ([`visits`]); it
+    /// passes the cycles it missed when it is next visited (see [`Pace`]).
+    fn step_switch(
+        &mut self,
+        s: &mut Switch,
+        pace: &mut Pace,
+        unit: u32,
+        t0: u64,
+        w: u64,
+        u: Units<'_>,
+    ) {
+        let end = t0 + w;
+        let tap = u.tap.filter(|t| t.taps_switch(unit));
         s.clear_outbox();
-        let tap = u.tap.filter(|t| t.taps_switch(s.id()));
-        // A switch with nothing arriving and nothing due in the window keeps every register.
-        if tap.is_none() && s.quiet_through(t0, t0 + w - 1) && u.arrivals.none_in(s.id(), t0, w) {
-            s.skip_through(t0, t0 + w - 1);
-            self.moved += s.progress();
-            return;
+        if pace.next < t0 {
+            s.skip_through(pace.next, t0 - 1);
         }
-        for c in t0..t0 + w {
+        let before = s.progress();
+        for c in t0..end {
             if let Err(f) = s.step(c, u.channels, u.arrivals, &mut self.events) {
                 self.note_fault(c, s.id(), switch_fault(c, s, f));
                 break;
@@ -175,20 +184,32 @@ impl PartLog {
                 tap.switch_signals(s, c, &mut self.samples);
             }
         }
-        self.moved += s.progress();
+        *pace = Pace {
+            due: s.due_after(end - 1),
+            next: end,
+        };
+        self.moved += s.progress() - before;
     }
 
-    /// Steps node `n` through the window `t0..t0 + w`, from an empty outbox.
-    fn step_node(&mut self, n: &mut EndNode, t0: u64, w: u64, u: Units<'_>) {
+    /// Steps node `n` (unit `unit`) through the window `t0..t0 + w`, from an empty outbox, as
+    /// [`PartLog::step_switch`] does a switch.
+    fn step_node(
+        &mut self,
+        n: &mut EndNode,
+        pace: &mut Pace,
+        unit: u32,
+        t0: u64,
+        w: u64,
+        u: Units<'_>,
+    ) {
+        let end = t0 + w;
+        let tap = u.tap.filter(|t| t.taps_node(unit - u.node_base));
         n.clear_outbox();
-        let tap = u.tap.filter(|t| t.taps_node(n.id()));
-        // A node with nothing arriving and nothing due in the window keeps every register.
-        if tap.is_none() && n.quiet_through(t0, t0 + w - 1) && u.arrivals.none_in(n.unit(), t0, w) {
-            n.skip_to(t0 + w - 1);
-            self.moved += n.progress();
-            return;
+        if pace.next < t0 {
+            n.skip_to(t0 - 1);
         }
-        for c in t0..t0 + w {
+        let before = n.progress();
+        for c in t0..end {
             if let Some(pkt) = n.step(c, u.channels, u.arrivals) {
                 self.delivered.push((c, n.id(), pkt));
             }
@@ -196,8 +217,31 @@ impl PartLog {
                 tap.node_signals(n, c, &mut self.samples);
             }
         }
-        self.moved += n.progress();
+        *pace = Pace {
+            due: n.due_after(end - 1),
+            next: end,
+        };
+        self.moved += n.progress() - before;
     }
+}
+
+/// Whether unit `unit` has to be visited in the window `t0..t0 + w`: it is tapped, due, or
+/// something arrives for it.
+#[inline(always)]
+fn visits(pace: &Pace, unit: u32, t0: u64, w: u64, arrivals: &Arrivals, tapped: bool) -> bool {
+    tapped || pace.due < t0 + w || !arrivals.none_in(unit, t0, w)
+}
+
+/// When a switch or node next has to be visited, and how far it has stepped. A unit with nothing
+/// arriving before `due` would change no register but for counting cycles down (the ARN table's
+/// TTLs), so the fabric does not touch it until then; it passes the cycles it missed when next
+/// visited, or when the fabric brings every unit up to date at the end of a run.
+#[derive(Clone, Copy, Debug, Default)]
+struct Pace {
+    /// The first cycle the unit has to step if nothing arrives for it.
+    due: u64,
+    /// The first cycle the unit has not stepped or passed.
+    next: u64,
 }
 
 /// What every unit reads while it steps a window: the channels, the arrival masks and the tap.
@@ -206,6 +250,8 @@ struct Units<'a> {
     channels: &'a [Channel],
     arrivals: &'a Arrivals,
     tap: Option<&'a dyn Tap>,
+    /// The unit number of node 0 (units are the switches, then the nodes).
+    node_base: u32,
 }
 
 /// Calls `f` on the entries of every log's `list` in the order a cycle-by-cycle run makes them:
@@ -232,6 +278,10 @@ fn in_cycle_order<T>(
 struct PartRef<'a> {
     switches: &'a mut [Switch],
     nodes: &'a mut [EndNode],
+    switch_pace: &'a mut [Pace],
+    node_pace: &'a mut [Pace],
+    /// Unit numbers of the first switch and the first node.
+    first: (u32, u32),
     log: &'a mut PartLog,
 }
 
@@ -246,6 +296,9 @@ pub struct Fabric {
     ends: Vec<(Far, Far)>,
     switches: Vec<Switch>,
     nodes: Vec<EndNode>,
+    /// Per switch and per node: when it is next due, and how far it has stepped.
+    switch_pace: Vec<Pace>,
+    node_pace: Vec<Pace>,
     last_progress: u64,
     flits_moved: u64,
     order: Option<Vec<u32>>,
@@ -374,6 +427,8 @@ impl Fabric {
             channels,
             arrivals,
             ends,
+            switch_pace: vec![Pace::default(); switches.len()],
+            node_pace: vec![Pace::default(); nodes.len()],
             switches,
             nodes,
             last_progress: 0,
@@ -467,7 +522,9 @@ impl Fabric {
 
     /// Steps one cycle, reporting switch events to `obs`.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
-        self.step_window(1, obs, None)
+        let r = self.step_window(1, obs, None);
+        self.catch_up(self.now);
+        r
     }
 
     /// Runs `cycles` cycles, in windows of up to [`Fabric::window`] cycles.
@@ -478,10 +535,13 @@ impl Fabric {
     /// outputs as stepping the whole fabric cycle by cycle.
     pub fn run<O: Observer>(&mut self, cycles: u64, obs: &mut O) -> Result<(), Violation> {
         let end = self.now + cycles;
-        while self.now < end {
-            self.step_window((end - self.now).min(self.window), obs, None)?;
+        let mut r = Ok(());
+        while self.now < end && r.is_ok() {
+            r = self.step_window((end - self.now).min(self.window), obs, None);
         }
-        Ok(())
+        // Every unit as of the last cycle stepped, for whoever reads them now.
+        self.catch_up(self.now);
+        r
     }
 
     /// [`Fabric::run`], recording `tap`'s signals after every cycle: after each window, `sink`
@@ -514,10 +574,12 @@ impl Fabric {
             sink(t0..upto, &window);
             if let Err(v) = r {
                 self.samples = window;
+                self.catch_up(self.now);
                 return Err(v);
             }
         }
         self.samples = window;
+        self.catch_up(self.now);
         Ok(())
     }
 
@@ -558,7 +620,7 @@ impl Fabric {
         if let Some((_, _, v)) = fault {
             return Err(v);
         }
-        self.write_outboxes();
+        self.write_outboxes(t0 + w);
         if let Some(order) = self.order.as_mut() {
             let nodes = self.nodes.len();
             in_cycle_order(
@@ -590,15 +652,20 @@ impl Fabric {
         }
         // Progress so far (a count that grows whenever a packet starts or finishes a hop);
         // `flits_moved` holds the count after the previous window.
-        let moved: u64 = self.logs.iter().map(|l| l.moved).sum();
-        debug_assert_eq!(moved, self.flits_moved_now());
-        if moved != self.flits_moved {
+        let grown: u64 = self.logs.iter().map(|l| l.moved).sum();
+        debug_assert_eq!(self.flits_moved + grown, self.flits_moved_now());
+        if grown != 0 {
             self.last_progress = last;
         }
-        self.flits_moved = moved;
+        self.flits_moved += grown;
         if cfg!(debug_assertions) {
+            self.catch_up(last + 1);
             self.check_after(last)?;
         } else {
+            if last - self.last_progress >= self.params.watchdog_cycles {
+                // The deadlock report reads every unit as of `last`.
+                self.catch_up(last + 1);
+            }
             self.check_progress(last)?;
         }
         self.now += w;
@@ -607,12 +674,13 @@ impl Fabric {
 
     /// The second half of a window: every outbox is written into the channels, each part's on
     /// its thread.
-    fn write_outboxes(&mut self) {
+    fn write_outboxes(&mut self, end: u64) {
         if self.parts.len() == 1 {
             // Written as each unit stepped (`step_parts`).
             return;
         }
         let (switches, nodes, parts) = (&self.switches[..], &self.nodes[..], &self.parts[..]);
+        let (switch_pace, node_pace) = (&self.switch_pace[..], &self.node_pace[..]);
         let channels = SharedChannels::new(&mut self.channels);
         let arrivals = &self.arrivals;
         self.pool.broadcast(&|k| {
@@ -622,12 +690,20 @@ impl Fabric {
             // it sends on and returns only on those it receives from, and each belongs to one
             // part. So no ring is written by two threads, and no one reads the channels until
             // `broadcast` returns, while `self.channels` stays mutably borrowed.
+            // Units not visited in the window (not stepped through `end - 1`) sent nothing.
             unsafe {
-                for s in &switches[srange.clone()] {
-                    s.outbox().write_shared(channels, arrivals);
+                for (s, pace) in switches[srange.clone()]
+                    .iter()
+                    .zip(&switch_pace[srange.clone()])
+                {
+                    if pace.next == end {
+                        s.outbox().write_shared(channels, arrivals);
+                    }
                 }
-                for n in &nodes[nrange.clone()] {
-                    n.outbox().write_shared(channels, arrivals);
+                for (n, pace) in nodes[nrange.clone()].iter().zip(&node_pace[nrange.clone()]) {
+                    if pace.next == end {
+                        n.outbox().write_shared(channels, arrivals);
+                    }
                 }
             }
         });
@@ -636,6 +712,7 @@ impl Fabric {
     /// The first half of a window: every part's switches and nodes step through it on its
     /// thread, each unit through all `w` cycles before the next.
     fn step_parts(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap>) {
+        let node_base = self.switches.len() as u32;
         if self.parts.len() == 1 {
             // One thread: each unit's sends are written as soon as it has stepped the window,
             // while they are still in cache. This gives the same channels as writing them all
@@ -643,23 +720,41 @@ impl Fabric {
             // latency on, after the window.
             let log = &mut self.logs[0];
             log.moved = 0;
-            for s in &mut self.switches {
+            let channels = &mut self.channels;
+            let arrivals = &self.arrivals;
+            for (k, pace) in self.switch_pace.iter_mut().enumerate() {
+                let unit = k as u32;
+                let tapped = tap.is_some_and(|t| t.taps_switch(unit));
+                if !visits(pace, unit, t0, w, arrivals, tapped) {
+                    debug_assert!(self.switches[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
+                    continue;
+                }
                 let u = Units {
-                    channels: &self.channels,
-                    arrivals: &self.arrivals,
+                    channels: &channels[..],
+                    arrivals,
                     tap,
+                    node_base,
                 };
-                log.step_switch(s, t0, w, u);
-                s.outbox().write_into(&mut self.channels, &self.arrivals);
+                let s = &mut self.switches[k];
+                log.step_switch(s, pace, unit, t0, w, u);
+                s.outbox().write_into(channels, arrivals);
             }
-            for n in &mut self.nodes {
+            for (k, pace) in self.node_pace.iter_mut().enumerate() {
+                let unit = node_base + k as u32;
+                let tapped = tap.is_some_and(|t| t.taps_node(k as u32));
+                if !visits(pace, unit, t0, w, arrivals, tapped) {
+                    debug_assert!(self.nodes[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
+                    continue;
+                }
                 let u = Units {
-                    channels: &self.channels,
-                    arrivals: &self.arrivals,
+                    channels: &channels[..],
+                    arrivals,
                     tap,
+                    node_base,
                 };
-                log.step_node(n, t0, w, u);
-                n.outbox().write_into(&mut self.channels, &self.arrivals);
+                let n = &mut self.nodes[k];
+                log.step_node(n, pace, unit, t0, w, u);
+                n.outbox().write_into(channels, arrivals);
             }
             return;
         }
@@ -667,6 +762,7 @@ impl Fabric {
             channels: &self.channels[..],
             arrivals: &self.arrivals,
             tap,
+            node_base,
         };
         let mut refs: heapless::Vec<Mutex<PartRef<'_>>, MAX_THREADS> = heapless::Vec::new();
         let (mut sw, mut nd, mut lg) = (
@@ -674,16 +770,24 @@ impl Fabric {
             &mut self.nodes[..],
             &mut self.logs[..],
         );
+        let (mut sp, mut np) = (&mut self.switch_pace[..], &mut self.node_pace[..]);
         for (srange, nrange) in &self.parts {
             let (s, rest) = std::mem::take(&mut sw).split_at_mut(srange.len());
             sw = rest;
             let (n, rest) = std::mem::take(&mut nd).split_at_mut(nrange.len());
             nd = rest;
+            let (spc, rest) = std::mem::take(&mut sp).split_at_mut(srange.len());
+            sp = rest;
+            let (npc, rest) = std::mem::take(&mut np).split_at_mut(nrange.len());
+            np = rest;
             let (l, rest) = std::mem::take(&mut lg).split_at_mut(1);
             lg = rest;
             let part = PartRef {
                 switches: s,
                 nodes: n,
+                switch_pace: spc,
+                node_pace: npc,
+                first: (srange.start as u32, u.node_base + nrange.start as u32),
                 log: &mut l[0],
             };
             if refs.push(Mutex::new(part)).is_err() {
@@ -694,13 +798,40 @@ impl Fabric {
             let mut guard = refs[k].lock().unwrap_or_else(|e| e.into_inner());
             let part = &mut *guard;
             part.log.moved = 0;
-            for s in part.switches.iter_mut() {
-                part.log.step_switch(s, t0, w, u);
+            let (s0, n0) = part.first;
+            for (j, pace) in part.switch_pace.iter_mut().enumerate() {
+                let unit = s0 + j as u32;
+                let tapped = tap.is_some_and(|t| t.taps_switch(unit));
+                if visits(pace, unit, t0, w, u.arrivals, tapped) {
+                    part.log
+                        .step_switch(&mut part.switches[j], pace, unit, t0, w, u);
+                }
             }
-            for n in part.nodes.iter_mut() {
-                part.log.step_node(n, t0, w, u);
+            for (j, pace) in part.node_pace.iter_mut().enumerate() {
+                let unit = n0 + j as u32;
+                let tapped = tap.is_some_and(|t| t.taps_node(unit - node_base));
+                if visits(pace, unit, t0, w, u.arrivals, tapped) {
+                    part.log.step_node(&mut part.nodes[j], pace, unit, t0, w, u);
+                }
             }
         });
+    }
+
+    /// Brings every switch and node up to date through cycle `upto - 1`: those not visited
+    /// since they were last due pass the cycles they missed (see [`Pace`]).
+    fn catch_up(&mut self, upto: u64) {
+        for (s, pace) in self.switches.iter_mut().zip(&mut self.switch_pace) {
+            if pace.next < upto {
+                s.skip_through(pace.next, upto - 1);
+                pace.next = upto;
+            }
+        }
+        for (n, pace) in self.nodes.iter_mut().zip(&mut self.node_pace) {
+            if pace.next < upto {
+                n.skip_to(upto - 1);
+                pace.next = upto;
+            }
+        }
     }
 
     fn flits_moved_now(&self) -> u64 {

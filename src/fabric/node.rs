@@ -711,6 +711,18 @@ impl EndNode {
         to < self.wake && !self.deciding(from)
     }
 
+    /// After stepping cycle `last`: the first cycle the node has to step if nothing arrives for
+    /// it, so that the cycles `last + 1 .. due` are [`EndNode::quiet_through`] (nothing that
+    /// passing cycles change can make it decide again).
+    #[inline]
+    pub fn due_after(&self, last: u64) -> u64 {
+        if self.deciding(last + 1) {
+            last + 1
+        } else {
+            self.wake.max(last + 1)
+        }
+    }
+
     /// Passes quiet cycles up to `now` (see [`EndNode::quiet_through`]).
     #[inline]
     pub fn skip_to(&mut self, now: u64) {

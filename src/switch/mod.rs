@@ -613,16 +613,19 @@ impl Switch {
     /// ([`ArnTable::age_idle`]).
     #[inline]
     fn quiet(&self, now: u64) -> bool {
+        self.still()
+            && (!self.params.routing.uses_arn() || self.arn.idle_for() >= 1)
+            && now < self.next_wake
+    }
+
+    /// The part of [`Switch::quiet`] that no passing cycle changes: detectors, routing stage,
+    /// ARN commands and credits or ARNs to send back are all at rest.
+    #[inline]
+    fn still(&self) -> bool {
         let all = self.all_ports;
         let arn_idle = !self.params.routing.uses_arn()
-            || ((!self.det_quiet | self.hot_outputs) & all == 0
-                && self.arn_cmds.is_empty()
-                && self.arn.idle_for() >= 1);
-        arn_idle
-            && self.route_pending == 0
-            && self.lookups_set == 0
-            && self.in_pending == 0
-            && now < self.next_wake
+            || ((!self.det_quiet | self.hot_outputs) & all == 0 && self.arn_cmds.is_empty());
+        arn_idle && self.route_pending == 0 && self.lookups_set == 0 && self.in_pending == 0
     }
 
     /// Whether, with nothing arriving, the cycles `from ..= to` would change no register (see
@@ -632,10 +635,25 @@ impl Switch {
         self.quiet(from) && to < self.next_wake && self.arn.idle_for() as u64 > to - from
     }
 
+    /// After stepping cycle `last`: the first cycle the switch has to step if nothing arrives
+    /// for it, so that the cycles `last + 1 .. due` are [`Switch::quiet_through`] (each of them
+    /// may be passed with [`Switch::skip_through`], in one call or several).
+    #[inline]
+    pub fn due_after(&self, last: u64) -> u64 {
+        if !self.still() {
+            return last + 1;
+        }
+        self.next_wake
+            .min(last + 1 + self.arn.idle_for() as u64)
+            .max(last + 1)
+    }
+
     /// Passes the quiet cycles `from ..= to` (see [`Switch::quiet_through`]).
     #[inline]
     pub fn skip_through(&mut self, from: u64, to: u64) {
-        self.arn.age_idle((to - from + 1) as u32);
+        // Only the live entries' TTLs count, and they never owe more than `u32` cycles.
+        self.arn
+            .age_idle(u32::try_from(to - from + 1).unwrap_or(u32::MAX));
         self.now = to;
     }
 
