@@ -118,12 +118,18 @@ impl LftOptions {
 /// `NO_ROUTE`, so its mask is 0 by the same rule.
 #[inline]
 pub fn mask_of(banks: usize, dlid: u16, ports: u128) -> u16 {
-    let mut m = 0u16;
-    for b in 0..banks {
-        let usable = (ports >> (8 * b)) as u8 != NO_ROUTE && (b == 0 || dlid & 1 == 1);
-        m |= (usable as u16) << b;
-    }
-    m
+    debug_assert!((1..=MAX_OPTIONS).contains(&banks));
+    // Bit b: byte b is not `NO_ROUTE` (all ones), found for all 16 bytes at once: a byte of
+    // `!ports` is zero exactly when its top bit stays clear in `(low seven bits + 0x7F) | byte`.
+    const LOW7: u128 = u128::from_le_bytes([0x7F; 16]);
+    let inv = !ports;
+    let nonzero = ((inv & LOW7) + LOW7 | inv) & !LOW7;
+    // Gather the top bit of each byte of a 64-bit half into one byte (byte i to bit i).
+    let gather = |h: u64| ((h >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u16;
+    let routed = gather(nonzero as u64) | gather((nonzero >> 64) as u64) << 8;
+    let banks_mask = ((1u32 << banks) - 1) as u16;
+    let adaptive = if dlid & 1 == 1 { u16::MAX } else { 1 };
+    routed & banks_mask & adaptive
 }
 
 /// The pending write of the memory's write port (the next value of one entry).
@@ -241,7 +247,8 @@ impl LftBanks {
             );
             let keep = u128::MAX >> (128 - 8 * banks);
             o.ports = (word | !keep).to_le_bytes();
-            o.mask = mask_of(banks, dlid, o.packed());
+            // Only the first `banks` options count, as in `packed`.
+            o.mask = mask_of(banks, dlid, word);
         }
         o
     }
@@ -337,6 +344,25 @@ impl Block for LftBanks {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// The mask found for all options at once is the rule applied option by option.
+        #[test]
+        fn usable_mask_is_the_rule_option_by_option(
+            bytes in proptest::array::uniform16(prop_oneof![Just(NO_ROUTE), any::<u8>()]),
+            lmc in 0usize..=MAX_LMC as usize,
+            dlid in any::<u16>(),
+        ) {
+            let banks = 1 << lmc;
+            let ports = u128::from_le_bytes(bytes);
+            let mut want = 0u16;
+            for (b, &p) in bytes.iter().enumerate().take(banks) {
+                let usable = p != NO_ROUTE && (b == 0 || dlid & 1 == 1);
+                want |= (usable as u16) << b;
+            }
+            prop_assert_eq!(mask_of(banks, dlid, ports), want);
+        }
+    }
 
     fn read(dlid: u16) -> LftBanksIn {
         LftBanksIn {

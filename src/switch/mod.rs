@@ -212,9 +212,22 @@ pub struct SwitchWiring {
 /// What an output's arbitration sees (see `Switch::requests`).
 struct Requests {
     inputs: u128,
-    vcs: [u16; MAX_PORTS],
+    /// Per input, [`MAX_VCS`] bits: the VCs whose head may win (input i in bits `4i..4i + 4` of
+    /// the whole array).
+    vcs: [u64; MAX_PORTS * MAX_VCS / 64],
     unready: bool,
 }
+
+impl Requests {
+    /// The VCs of input `i` whose head may win.
+    #[inline]
+    fn vcs_of(&self, i: usize) -> u8 {
+        let bit = port_ix(i) * MAX_VCS;
+        (self.vcs[bit / 64] >> (bit % 64)) as u8 & ((1 << MAX_VCS) - 1)
+    }
+}
+
+const _: () = assert!(MAX_VCS <= 8 && 64 % MAX_VCS == 0);
 
 /// The packet an output sends: one flit per cycle from `start` (its head) to its tail.
 #[derive(Clone, Copy, Debug)]
@@ -1281,7 +1294,7 @@ impl Switch {
     fn requests(&self, o: usize, now: u64, sending_vc: Option<u8>) -> Requests {
         let mut r = Requests {
             inputs: 0,
-            vcs: [0; MAX_PORTS],
+            vcs: [0; MAX_PORTS * MAX_VCS / 64],
             unready: false,
         };
         let mut scan = self.waiting[o];
@@ -1289,6 +1302,7 @@ impl Switch {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             let buf = &self.inputs[i].buf;
+            let mut vcs = 0u64;
             for v in 0..self.vcs {
                 let Some((_, slot)) = buf.head(v, o) else {
                     continue;
@@ -1302,10 +1316,12 @@ impl Switch {
                     .credits(slot.next_vc as usize, now.saturating_sub(1));
                 let spent = (sending_vc == Some(slot.next_vc)) as u16;
                 if c.saturating_sub(spent) >= slot.pkt.len {
-                    r.vcs[i] |= 1 << v;
+                    vcs |= 1 << v;
                 }
             }
-            if r.vcs[i] != 0 {
+            if vcs != 0 {
+                let bit = port_ix(i) * MAX_VCS;
+                r.vcs[bit / 64] |= vcs << (bit % 64);
                 r.inputs |= 1 << i;
             }
         }
@@ -1415,7 +1431,7 @@ impl Switch {
                     });
                     let i = gi.idx as usize;
                     let gv = out.vc_arb[i].step(&RrArbiterIn {
-                        req: req.vcs[i] as u128,
+                        req: req.vcs_of(i) as u128,
                         ack: true,
                     });
                     let v = gv.idx as usize;
