@@ -123,7 +123,7 @@ pub fn mask_of(banks: usize, dlid: u16, ports: u128) -> u16 {
     // `!ports` is zero exactly when its top bit stays clear in `(low seven bits + 0x7F) | byte`.
     const LOW7: u128 = u128::from_le_bytes([0x7F; 16]);
     let inv = !ports;
-    let nonzero = ((inv & LOW7) + LOW7 | inv) & !LOW7;
+    let nonzero = (((inv & LOW7) + LOW7) | inv) & !LOW7;
     // Gather the top bit of each byte of a 64-bit half into one byte (byte i to bit i).
     let gather = |h: u64| ((h >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u16;
     let routed = gather(nonzero as u64) | gather((nonzero >> 64) as u64) << 8;
