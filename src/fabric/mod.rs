@@ -155,21 +155,13 @@ impl PartLog {
         }
     }
 
-    /// Steps switch `s` (unit `unit`) through the window `t0..t0 + w`, from an empty outbox,
+    /// Steps switch `s` through the window `t0..t0 + w`, from an empty outbox,
     /// recording its signals when `u.tap` taps it; a fault ends its window. A switch that has
     /// nothing arriving, is not due and is not tapped is not visited at all ([`visits`]); it
     /// passes the cycles it missed when it is next visited (see [`Pace`]).
-    fn step_switch(
-        &mut self,
-        s: &mut Switch,
-        pace: &mut Pace,
-        unit: u32,
-        t0: u64,
-        w: u64,
-        u: Units<'_>,
-    ) {
+    fn step_switch(&mut self, s: &mut Switch, pace: &mut Pace, t0: u64, w: u64, u: Units<'_>) {
         let end = t0 + w;
-        let tap = u.tap.filter(|t| t.taps_switch(unit));
+        let tap = u.tap.filter(|_| pace.tapped);
         s.clear_outbox();
         if pace.next < t0 {
             s.skip_through(pace.next, t0 - 1);
@@ -184,26 +176,16 @@ impl PartLog {
                 tap.switch_signals(s, c, &mut self.samples);
             }
         }
-        *pace = Pace {
-            due: s.due_after(end - 1),
-            next: end,
-        };
+        pace.due = s.due_after(end - 1);
+        pace.next = end;
         self.moved += s.progress() - before;
     }
 
-    /// Steps node `n` (unit `unit`) through the window `t0..t0 + w`, from an empty outbox, as
+    /// Steps node `n` through the window `t0..t0 + w`, from an empty outbox, as
     /// [`PartLog::step_switch`] does a switch.
-    fn step_node(
-        &mut self,
-        n: &mut EndNode,
-        pace: &mut Pace,
-        unit: u32,
-        t0: u64,
-        w: u64,
-        u: Units<'_>,
-    ) {
+    fn step_node(&mut self, n: &mut EndNode, pace: &mut Pace, t0: u64, w: u64, u: Units<'_>) {
         let end = t0 + w;
-        let tap = u.tap.filter(|t| t.taps_node(unit - u.node_base));
+        let tap = u.tap.filter(|_| pace.tapped);
         n.clear_outbox();
         if pace.next < t0 {
             n.skip_to(t0 - 1);
@@ -217,10 +199,8 @@ impl PartLog {
                 tap.node_signals(n, c, &mut self.samples);
             }
         }
-        *pace = Pace {
-            due: n.due_after(end - 1),
-            next: end,
-        };
+        pace.due = n.due_after(end - 1);
+        pace.next = end;
         self.moved += n.progress() - before;
     }
 }
@@ -228,8 +208,8 @@ impl PartLog {
 /// Whether unit `unit` has to be visited in the window `t0..t0 + w`: it is tapped, due, or
 /// something arrives for it.
 #[inline(always)]
-fn visits(pace: &Pace, unit: u32, t0: u64, w: u64, arrivals: &Arrivals, tapped: bool) -> bool {
-    tapped || pace.due < t0 + w || !arrivals.none_in(unit, t0, w)
+fn visits(pace: &Pace, unit: u32, t0: u64, w: u64, arrivals: &Arrivals) -> bool {
+    pace.tapped || pace.due < t0 + w || !arrivals.none_in(unit, t0, w)
 }
 
 /// When a switch or node next has to be visited, and how far it has stepped. A unit with nothing
@@ -242,6 +222,8 @@ struct Pace {
     due: u64,
     /// The first cycle the unit has not stepped or passed.
     next: u64,
+    /// The unit has signals in the tap of the current [`Fabric::run_tapped`].
+    tapped: bool,
 }
 
 /// What every unit reads while it steps a window: the channels, the arrival masks and the tap.
@@ -250,8 +232,6 @@ struct Units<'a> {
     channels: &'a [Channel],
     arrivals: &'a Arrivals,
     tap: Option<&'a dyn Tap>,
-    /// The unit number of node 0 (units are the switches, then the nodes).
-    node_base: u32,
 }
 
 /// Calls `f` on the entries of every log's `list` in the order a cycle-by-cycle run makes them:
@@ -272,6 +252,39 @@ fn in_cycle_order<T>(
         }
     }
     Ok(())
+}
+
+/// Gathers the logs' samples of cycles `t0..upto` into `window`, sorted by cycle, then signal,
+/// and empties the logs. The samples go into one bucket per cycle, keeping their order (each
+/// log's are unit by unit, each unit's in cycle order); a cycle whose samples are not then in
+/// signal order already is sorted. One sample per signal and cycle at most.
+fn by_cycle_then_signal(logs: &mut [PartLog], t0: u64, upto: u64, window: &mut Vec<Sample>) {
+    let mut starts = [0usize; MAX_WINDOW + 1];
+    for log in logs.iter() {
+        for s in log.samples.iter().filter(|s| s.0 < upto) {
+            starts[(s.0 - t0) as usize + 1] += 1;
+        }
+    }
+    for c in 1..starts.len() {
+        starts[c] += starts[c - 1];
+    }
+    window.clear();
+    window.resize(starts[MAX_WINDOW], (0, 0, 0));
+    let mut at = starts;
+    for log in logs.iter_mut() {
+        for &s in log.samples.iter().filter(|s| s.0 < upto) {
+            let i = &mut at[(s.0 - t0) as usize];
+            window[*i] = s;
+            *i += 1;
+        }
+        log.samples.clear();
+    }
+    for c in 0..(upto - t0) as usize {
+        let cycle = &mut window[starts[c]..starts[c + 1]];
+        if !cycle.is_sorted_by_key(|s| s.1) {
+            cycle.sort_unstable_by_key(|s| s.1);
+        }
+    }
 }
 
 /// One part's switches and nodes, lent to a thread for one window.
@@ -556,6 +569,7 @@ impl Fabric {
         sink: &mut dyn FnMut(Range<u64>, &[Sample]),
     ) -> Result<(), Violation> {
         let end = self.now + cycles;
+        self.mark_tapped(Some(tap));
         let mut window = std::mem::take(&mut self.samples);
         while self.now < end {
             let (t0, w) = (self.now, (end - self.now).min(self.window));
@@ -564,23 +578,29 @@ impl Fabric {
                 .as_ref()
                 .err()
                 .map_or(t0 + w, |v| v.cycle.clamp(t0, t0 + w));
-            window.clear();
-            for log in &mut self.logs {
-                window.extend(log.samples.iter().filter(|s| s.0 < upto));
-                log.samples.clear();
-            }
-            // One sample per signal and cycle at most.
-            window.sort_unstable_by_key(|&(c, k, _)| (c, k));
+            by_cycle_then_signal(&mut self.logs, t0, upto, &mut window);
             sink(t0..upto, &window);
             if let Err(v) = r {
                 self.samples = window;
                 self.catch_up(self.now);
+                self.mark_tapped(None);
                 return Err(v);
             }
         }
         self.samples = window;
         self.catch_up(self.now);
+        self.mark_tapped(None);
         Ok(())
+    }
+
+    /// Notes in every unit's [`Pace`] whether `tap` has signals of it.
+    fn mark_tapped(&mut self, tap: Option<&dyn Tap>) {
+        for (k, pace) in self.switch_pace.iter_mut().enumerate() {
+            pace.tapped = tap.is_some_and(|t| t.taps_switch(k as u32));
+        }
+        for (k, pace) in self.node_pace.iter_mut().enumerate() {
+            pace.tapped = tap.is_some_and(|t| t.taps_node(k as u32));
+        }
     }
 
     /// Steps the `w` cycles from `now` on (`w` at most the link latency).
@@ -724,8 +744,7 @@ impl Fabric {
             let arrivals = &self.arrivals;
             for (k, pace) in self.switch_pace.iter_mut().enumerate() {
                 let unit = k as u32;
-                let tapped = tap.is_some_and(|t| t.taps_switch(unit));
-                if !visits(pace, unit, t0, w, arrivals, tapped) {
+                if !visits(pace, unit, t0, w, arrivals) {
                     debug_assert!(self.switches[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
                     continue;
                 }
@@ -733,16 +752,14 @@ impl Fabric {
                     channels: &channels[..],
                     arrivals,
                     tap,
-                    node_base,
                 };
                 let s = &mut self.switches[k];
-                log.step_switch(s, pace, unit, t0, w, u);
+                log.step_switch(s, pace, t0, w, u);
                 s.outbox().write_into(channels, arrivals);
             }
             for (k, pace) in self.node_pace.iter_mut().enumerate() {
                 let unit = node_base + k as u32;
-                let tapped = tap.is_some_and(|t| t.taps_node(k as u32));
-                if !visits(pace, unit, t0, w, arrivals, tapped) {
+                if !visits(pace, unit, t0, w, arrivals) {
                     debug_assert!(self.nodes[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
                     continue;
                 }
@@ -750,10 +767,9 @@ impl Fabric {
                     channels: &channels[..],
                     arrivals,
                     tap,
-                    node_base,
                 };
                 let n = &mut self.nodes[k];
-                log.step_node(n, pace, unit, t0, w, u);
+                log.step_node(n, pace, t0, w, u);
                 n.outbox().write_into(channels, arrivals);
             }
             return;
@@ -762,7 +778,6 @@ impl Fabric {
             channels: &self.channels[..],
             arrivals: &self.arrivals,
             tap,
-            node_base,
         };
         let mut refs: heapless::Vec<Mutex<PartRef<'_>>, MAX_THREADS> = heapless::Vec::new();
         let (mut sw, mut nd, mut lg) = (
@@ -787,7 +802,7 @@ impl Fabric {
                 nodes: n,
                 switch_pace: spc,
                 node_pace: npc,
-                first: (srange.start as u32, u.node_base + nrange.start as u32),
+                first: (srange.start as u32, node_base + nrange.start as u32),
                 log: &mut l[0],
             };
             if refs.push(Mutex::new(part)).is_err() {
@@ -801,17 +816,14 @@ impl Fabric {
             let (s0, n0) = part.first;
             for (j, pace) in part.switch_pace.iter_mut().enumerate() {
                 let unit = s0 + j as u32;
-                let tapped = tap.is_some_and(|t| t.taps_switch(unit));
-                if visits(pace, unit, t0, w, u.arrivals, tapped) {
-                    part.log
-                        .step_switch(&mut part.switches[j], pace, unit, t0, w, u);
+                if visits(pace, unit, t0, w, u.arrivals) {
+                    part.log.step_switch(&mut part.switches[j], pace, t0, w, u);
                 }
             }
             for (j, pace) in part.node_pace.iter_mut().enumerate() {
                 let unit = n0 + j as u32;
-                let tapped = tap.is_some_and(|t| t.taps_node(unit - node_base));
-                if visits(pace, unit, t0, w, u.arrivals, tapped) {
-                    part.log.step_node(&mut part.nodes[j], pace, unit, t0, w, u);
+                if visits(pace, unit, t0, w, u.arrivals) {
+                    part.log.step_node(&mut part.nodes[j], pace, t0, w, u);
                 }
             }
         });

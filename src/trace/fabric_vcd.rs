@@ -14,6 +14,7 @@ use super::vcd_writer::{CLOCK_PERIOD_PS, IdText, cycle_time_ps, write_change, wr
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample, Tap};
 use crate::switch::{OutputProbe, Switch};
+use crate::wire::link::MAX_VCS;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::ops::Range;
@@ -194,16 +195,115 @@ fn probe_index(src: Src) -> Option<(u16, usize)> {
     }
 }
 
-/// The dumped signals of one switch: those read one by one, and per output with probe signals
-/// the signal number of each probe field (probed once a cycle for all of them).
-#[derive(Clone, Debug, Default)]
-struct SwitchPlan {
-    reads: Vec<(u32, Src)>,
-    outputs: Vec<(u16, [u32; 4])>,
+/// One dumped signal of a unit's plan: its number and the value recorded last (or
+/// [`UNRECORDED`]). Each signal belongs to one unit, which one thread steps in a window; the
+/// windows are ordered by the fabric's barrier.
+#[derive(Debug)]
+struct Field {
+    k: u32,
+    last: AtomicU64,
 }
 
-/// A probe field that is not dumped.
-const UNDUMPED: u32 = u32::MAX;
+impl Field {
+    fn new(k: u32) -> Self {
+        Field {
+            k,
+            last: AtomicU64::new(UNRECORDED),
+        }
+    }
+
+    /// Records `value` in `cycle` if it differs from the value recorded last.
+    #[inline]
+    fn record(&self, value: u64, cycle: u64, out: &mut Vec<Sample>) {
+        if self.last.load(Ordering::Relaxed) != value {
+            self.last.store(value, Ordering::Relaxed);
+            out.push((cycle, self.k, value as u128));
+        }
+    }
+}
+
+/// Where a port's signals sit in its [`PortPlan`], in the order of their names: the input's
+/// occupancy per VC, the output's four probe fields, the output's credits per VC.
+const OCC: usize = 0;
+const PROBE: usize = MAX_VCS;
+const CREDITS: usize = MAX_VCS + 4;
+const PORT_FIELDS: usize = 2 * MAX_VCS + 4;
+
+/// The dumped signals of one port of a switch, in the order of their numbers.
+#[derive(Debug)]
+struct PortPlan {
+    port: u16,
+    /// Per position (see [`PORT_FIELDS`]): the field, if dumped.
+    fields: [Option<Field>; PORT_FIELDS],
+}
+
+/// The dumped signals of one switch, in the order of their numbers: the ARN table's entry count,
+/// then port by port.
+#[derive(Debug, Default)]
+struct SwitchPlan {
+    entries: Option<Field>,
+    ports: Vec<PortPlan>,
+}
+
+impl SwitchPlan {
+    fn is_empty(&self) -> bool {
+        self.entries.is_none() && self.ports.is_empty()
+    }
+
+    /// Adds signal `k` of `src` (signals come in the order of their numbers).
+    fn add(&mut self, k: u32, src: Src) {
+        let (p, at) = match src {
+            Src::ArnEntries(_) => {
+                self.entries = Some(Field::new(k));
+                return;
+            }
+            Src::InOcc(_, p, v) => (p, OCC + v as usize),
+            Src::Credits(_, p, v) => (p, CREDITS + v as usize),
+            _ => match probe_index(src) {
+                Some((p, j)) => (p, PROBE + j),
+                None => return,
+            },
+        };
+        if self.ports.last().is_none_or(|pp| pp.port != p) {
+            self.ports.push(PortPlan {
+                port: p,
+                fields: std::array::from_fn(|_| None),
+            });
+        }
+        if let Some(pp) = self.ports.last_mut() {
+            pp.fields[at] = Some(Field::new(k));
+        }
+    }
+
+    /// Records the signals of `s` after it stepped `cycle`, in the order of their numbers.
+    fn record(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
+        if let Some(f) = &self.entries {
+            f.record(s.arn_table().count() as u64, cycle, out);
+        }
+        for pp in &self.ports {
+            let p = pp.port as usize;
+            for (v, f) in pp.fields[OCC..PROBE].iter().enumerate() {
+                if let Some(f) = f {
+                    f.record(s.buffered(p, v) as u64, cycle, out);
+                }
+            }
+            let probe = &pp.fields[PROBE..PROBE + 4];
+            if probe.iter().any(Option::is_some) {
+                let pr = s.output_probe(p);
+                for (j, f) in probe.iter().enumerate() {
+                    if let Some(f) = f {
+                        f.record(probe_field(pr, j), cycle, out);
+                    }
+                }
+            }
+            for (v, f) in pp.fields[CREDITS..].iter().enumerate() {
+                if let Some(f) = f {
+                    f.record(s.credits(p, v) as u64, cycle, out);
+                }
+            }
+        }
+    }
+}
 
 /// The value of `src`, a signal of node `n`.
 fn read_node(n: &EndNode, src: Src) -> u64 {
@@ -214,39 +314,26 @@ fn read_node(n: &EndNode, src: Src) -> u64 {
 }
 
 /// The dumped signals grouped by the switch or node they belong to, for [`Fabric::run_tapped`]:
-/// each unit records its own after every cycle it steps.
+/// each unit records its own after every cycle it steps, in the order of their numbers.
 ///
 /// A unit records a signal only when its value differs from the one it recorded last (every
 /// signal the first time), so a window's samples are the changes the VCD shows.
 pub struct FabricTap {
     switches: Vec<SwitchPlan>,
-    nodes: Vec<Vec<(u32, Src)>>,
-    /// Per signal: the value recorded last, or [`UNRECORDED`]. Each signal belongs to one unit,
-    /// which one thread steps in a window; the windows are ordered by the fabric's barrier.
-    last: Vec<AtomicU64>,
+    nodes: Vec<Vec<(Field, Src)>>,
+    signals: usize,
 }
 
 /// No value recorded yet (no signal is wider than 32 bits).
 const UNRECORDED: u64 = u64::MAX;
 
-impl FabricTap {
-    fn record(&self, k: u32, value: u64, cycle: u64, out: &mut Vec<Sample>) {
-        let last = &self.last[k as usize];
-        if last.load(Ordering::Relaxed) != value {
-            last.store(value, Ordering::Relaxed);
-            out.push((cycle, k, value as u128));
-        }
-    }
-}
-
 impl Tap for FabricTap {
     fn signals(&self) -> usize {
-        self.last.len()
+        self.signals
     }
 
     fn taps_switch(&self, id: u32) -> bool {
-        let plan = &self.switches[id as usize];
-        !plan.reads.is_empty() || !plan.outputs.is_empty()
+        !self.switches[id as usize].is_empty()
     }
 
     fn taps_node(&self, id: u32) -> bool {
@@ -254,23 +341,12 @@ impl Tap for FabricTap {
     }
 
     fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
-        let plan = &self.switches[s.id() as usize];
-        for &(k, src) in &plan.reads {
-            self.record(k, read_switch(s, src), cycle, out);
-        }
-        for &(p, ks) in &plan.outputs {
-            let pr = s.output_probe(p as usize);
-            for (j, &k) in ks.iter().enumerate() {
-                if k != UNDUMPED {
-                    self.record(k, probe_field(pr, j), cycle, out);
-                }
-            }
-        }
+        self.switches[s.id() as usize].record(s, cycle, out);
     }
 
     fn node_signals(&self, n: &EndNode, cycle: u64, out: &mut Vec<Sample>) {
-        for &(k, src) in &self.nodes[n.id() as usize] {
-            self.record(k, read_node(n, src), cycle, out);
+        for (f, src) in &self.nodes[n.id() as usize] {
+            f.record(read_node(n, *src), cycle, out);
         }
     }
 }
@@ -373,30 +449,16 @@ impl FabricVcd {
     /// The dumped signals grouped per switch and node of `f`, for [`Fabric::run_tapped`].
     pub fn tap(&self, f: &Fabric) -> FabricTap {
         let mut tap = FabricTap {
-            switches: vec![SwitchPlan::default(); f.switches().len()],
-            nodes: vec![Vec::new(); f.nodes().len()],
-            last: (0..self.sigs.len())
-                .map(|_| AtomicU64::new(UNRECORDED))
+            switches: (0..f.switches().len())
+                .map(|_| SwitchPlan::default())
                 .collect(),
+            nodes: (0..f.nodes().len()).map(|_| Vec::new()).collect(),
+            signals: self.sigs.len(),
         };
         for (k, &(src, _, _)) in self.sigs.iter().enumerate() {
-            let entry = (k as u32, src);
             match src.owner() {
-                Owner::Node(n) => tap.nodes[n as usize].push(entry),
-                Owner::Switch(s) => {
-                    let plan = &mut tap.switches[s as usize];
-                    match probe_index(src) {
-                        Some((p, j)) => {
-                            if plan.outputs.last().is_none_or(|o| o.0 != p) {
-                                plan.outputs.push((p, [UNDUMPED; 4]));
-                            }
-                            if let Some(o) = plan.outputs.last_mut() {
-                                o.1[j] = k as u32;
-                            }
-                        }
-                        None => plan.reads.push(entry),
-                    }
-                }
+                Owner::Node(n) => tap.nodes[n as usize].push((Field::new(k as u32), src)),
+                Owner::Switch(s) => tap.switches[s as usize].add(k as u32, src),
             }
         }
         tap
