@@ -729,11 +729,6 @@ impl EndNode {
         self.now = now;
     }
 
-    /// Index of the node among the fabric's units.
-    pub fn unit(&self) -> u32 {
-        self.unit
-    }
-
     /// Whether the node has a decision to take in cycle `now` whatever arrives: a regular head
     /// that a live ARN entry may move to the AFC queue, or may stop isolating when it expires.
     #[inline]
