@@ -681,11 +681,10 @@ impl Fabric {
         if cfg!(debug_assertions) {
             self.catch_up(last + 1);
             self.check_after(last)?;
-        } else {
-            if last - self.last_progress >= self.params.watchdog_cycles {
-                // The deadlock report reads every unit as of `last`.
-                self.catch_up(last + 1);
-            }
+        } else if self.check_progress(last).is_err() {
+            // Whether the fabric is stuck does not depend on units being up to date, but the
+            // deadlock report reads every unit as of `last`: made again once they are.
+            self.catch_up(last + 1);
             self.check_progress(last)?;
         }
         self.now += w;
