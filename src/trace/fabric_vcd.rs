@@ -10,7 +10,7 @@
 //! Values are sampled after each cycle's clock edge: the sample of cycle `c` is stamped at the
 //! rising edge that opens cycle `c + 1` (1 ps ticks, 5120 ps per cycle, as the block dumps).
 
-use super::vcd_writer::{CLOCK_PERIOD_PS, IdText, cycle_time_ps, write_change, write_timestamp};
+use super::vcd_writer::{CLOCK_PERIOD_PS, IdText, append_change, append_timestamp, cycle_time_ps};
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample, Tap};
 use crate::switch::{OutputProbe, Switch};
@@ -228,11 +228,17 @@ const OCC: usize = 0;
 const PROBE: usize = MAX_VCS;
 const CREDITS: usize = MAX_VCS + 4;
 const PORT_FIELDS: usize = 2 * MAX_VCS + 4;
+/// [`PortPlan::groups`] bits.
+const GROUP_OCC: u8 = 1;
+const GROUP_PROBE: u8 = 2;
+const GROUP_CREDITS: u8 = 4;
 
 /// The dumped signals of one port of a switch, in the order of their numbers.
 #[derive(Debug)]
 struct PortPlan {
     port: u16,
+    /// Bit 0, 1, 2: an occupancy, a probe field, a credit count is dumped.
+    groups: u8,
     /// Per position (see [`PORT_FIELDS`]): the field, if dumped.
     fields: [Option<Field>; PORT_FIELDS],
 }
@@ -267,11 +273,17 @@ impl SwitchPlan {
         if self.ports.last().is_none_or(|pp| pp.port != p) {
             self.ports.push(PortPlan {
                 port: p,
+                groups: 0,
                 fields: std::array::from_fn(|_| None),
             });
         }
         if let Some(pp) = self.ports.last_mut() {
             pp.fields[at] = Some(Field::new(k));
+            pp.groups |= match at {
+                OCC..PROBE => GROUP_OCC,
+                PROBE..CREDITS => GROUP_PROBE,
+                _ => GROUP_CREDITS,
+            };
         }
     }
 
@@ -282,23 +294,26 @@ impl SwitchPlan {
         }
         for pp in &self.ports {
             let p = pp.port as usize;
-            for (v, f) in pp.fields[OCC..PROBE].iter().enumerate() {
-                if let Some(f) = f {
-                    f.record(s.buffered(p, v) as u64, cycle, out);
+            if pp.groups & GROUP_OCC != 0 {
+                for (v, f) in pp.fields[OCC..PROBE].iter().enumerate() {
+                    if let Some(f) = f {
+                        f.record(s.buffered(p, v) as u64, cycle, out);
+                    }
                 }
             }
-            let probe = &pp.fields[PROBE..PROBE + 4];
-            if probe.iter().any(Option::is_some) {
+            if pp.groups & GROUP_PROBE != 0 {
                 let pr = s.output_probe(p);
-                for (j, f) in probe.iter().enumerate() {
+                for (j, f) in pp.fields[PROBE..CREDITS].iter().enumerate() {
                     if let Some(f) = f {
                         f.record(probe_field(pr, j), cycle, out);
                     }
                 }
             }
-            for (v, f) in pp.fields[CREDITS..].iter().enumerate() {
-                if let Some(f) = f {
-                    f.record(s.credits(p, v) as u64, cycle, out);
+            if pp.groups & GROUP_CREDITS != 0 {
+                for (v, f) in pp.fields[CREDITS..].iter().enumerate() {
+                    if let Some(f) = f {
+                        f.record(s.credits(p, v) as u64, cycle, out);
+                    }
                 }
             }
         }
@@ -359,12 +374,17 @@ pub struct FabricVcd {
     sigs: Vec<(Src, IdText, u32)>,
     /// Per signal: the value written last.
     last: Vec<Option<u128>>,
-    /// Per signal: its value after the last cycle handed to [`FabricVcd::samples`], written or
-    /// not (the changes outside the dumped window keep it current).
+    /// Per signal, until the first cycle is written: its value after the last cycle handed to
+    /// [`FabricVcd::samples`] (the changes before the dumped window keep it current).
     current: Vec<Option<u128>>,
     /// Whether a cycle has been written.
     started: bool,
+    /// Text of the cycles written since the last spill into the file.
+    body: Vec<u8>,
 }
+
+/// How much cycle text [`FabricVcd`] gathers before it hands it to the file.
+const SPILL_BYTES: usize = 1 << 18;
 
 impl FabricVcd {
     /// Opens `path` with the signals of `f` whose names match one of `patterns`, and writes a
@@ -429,6 +449,7 @@ impl FabricVcd {
                 last: vec![None; n],
                 current: vec![None; n],
                 started: false,
+                body: Vec::with_capacity(SPILL_BYTES + (1 << 12)),
                 sigs,
             },
             n,
@@ -443,7 +464,8 @@ impl FabricVcd {
             self.change(k, v)?;
         }
         self.started = true;
-        self.close_cycle(cycle)
+        self.close_cycle(cycle)?;
+        self.spill(SPILL_BYTES)
     }
 
     /// The dumped signals grouped per switch and node of `f`, for [`Fabric::run_tapped`].
@@ -479,57 +501,78 @@ impl FabricVcd {
             let n = rest.iter().take_while(|s| s.0 == c).count();
             let (now, later) = rest.split_at(n);
             rest = later;
+            if self.started {
+                // Every sample is a change of what was written last (the tap records changes).
+                if c <= to {
+                    self.open_cycle(c)?;
+                    for &(_, k, v) in now {
+                        let k = k as usize;
+                        debug_assert_ne!(self.last[k], Some(v), "signal {k} recorded unchanged");
+                        self.last[k] = Some(v);
+                        let (_, id, width) = &self.sigs[k];
+                        append_change(&mut self.body, id, *width, v);
+                    }
+                    self.close_cycle(c)?;
+                }
+                continue;
+            }
             for &(_, k, v) in now {
                 self.current[k as usize] = Some(v);
             }
             if !(from..=to).contains(&c) {
                 continue;
             }
+            // The first cycle written shows every signal.
             self.open_cycle(c)?;
-            if self.started {
-                for &(_, k, v) in now {
-                    self.change(k as usize, v)?;
+            for k in 0..self.sigs.len() {
+                debug_assert!(self.current[k].is_some(), "signal {k} never recorded");
+                if let Some(v) = self.current[k] {
+                    self.change(k, v)?;
                 }
-            } else {
-                // The first cycle written shows every signal.
-                for k in 0..self.sigs.len() {
-                    debug_assert!(self.current[k].is_some(), "signal {k} never recorded");
-                    if let Some(v) = self.current[k] {
-                        self.change(k, v)?;
-                    }
-                }
-                self.started = true;
             }
+            self.started = true;
             self.close_cycle(c)?;
         }
         debug_assert!(rest.is_empty(), "changes outside the window's cycles");
+        self.spill(SPILL_BYTES)
+    }
+
+    /// Hands the gathered cycle text to the file once it holds `at_least` bytes.
+    fn spill(&mut self, at_least: usize) -> io::Result<()> {
+        if self.body.len() >= at_least.max(1) {
+            self.w.writer().write_all(&self.body)?;
+            self.body.clear();
+        }
         Ok(())
     }
 
     fn open_cycle(&mut self, cycle: u64) -> io::Result<()> {
-        let out = self.w.writer();
-        write_timestamp(out, cycle_time_ps(cycle + 1))?;
-        write_change(out, &self.clk, 1, 1)?;
-        write_change(out, &self.cycle, 64, (cycle + 1) as u128)
+        let out = &mut self.body;
+        append_timestamp(out, cycle_time_ps(cycle + 1));
+        append_change(out, &self.clk, 1, 1);
+        append_change(out, &self.cycle, 64, (cycle + 1) as u128);
+        Ok(())
     }
 
     fn change(&mut self, k: usize, v: u128) -> io::Result<()> {
         if self.last[k] != Some(v) {
             self.last[k] = Some(v);
             let (_, id, width) = &self.sigs[k];
-            write_change(self.w.writer(), id, *width, v)?;
+            append_change(&mut self.body, id, *width, v);
         }
         Ok(())
     }
 
     fn close_cycle(&mut self, cycle: u64) -> io::Result<()> {
-        let out = self.w.writer();
-        write_timestamp(out, cycle_time_ps(cycle + 1) + CLOCK_PERIOD_PS / 2)?;
-        write_change(out, &self.clk, 1, 0)
+        let out = &mut self.body;
+        append_timestamp(out, cycle_time_ps(cycle + 1) + CLOCK_PERIOD_PS / 2);
+        append_change(out, &self.clk, 1, 0);
+        Ok(())
     }
 
     /// Flushes the file.
     pub fn finish(mut self) -> io::Result<()> {
+        self.spill(0)?;
         self.w.flush()
     }
 }

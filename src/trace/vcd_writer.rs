@@ -59,6 +59,40 @@ static BITS: [[u8; 8]; 256] = {
     t
 };
 
+/// The two decimal digits of each number below 100.
+static DIGIT_PAIRS: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut v = 0;
+    while v < 100 {
+        t[v] = [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
+        v += 1;
+    }
+    t
+};
+
+/// Appends the time stamp `#<ts>`, the text of the `vcd` crate's `timestamp`, to `buf`: two
+/// digits at a time, as one block of fixed size cut to its length.
+#[inline]
+pub(crate) fn append_timestamp(buf: &mut Vec<u8>, ts: u64) {
+    let digits = ts.checked_ilog10().unwrap_or(0) as usize + 1;
+    // `#`, at most 20 digits, the newline.
+    let mut text = [0u8; 24];
+    text[0] = b'#';
+    let (mut rest, mut end) = (ts, digits);
+    while end >= 2 {
+        text[end - 1..=end].copy_from_slice(&DIGIT_PAIRS[(rest % 100) as usize]);
+        rest /= 100;
+        end -= 2;
+    }
+    if end == 1 {
+        text[1] = b'0' + rest as u8;
+    }
+    text[digits + 1] = b'\n';
+    let len = buf.len();
+    buf.extend_from_slice(&text);
+    buf.truncate(len + digits + 2);
+}
+
 /// Writes `value` as a change of the `width`-bit signal `id`: `<bit><id>` when one bit wide,
 /// else `b<bits> <id>` with every bit, the text the `vcd` crate's `change_scalar` and
 /// `change_vector` write.
@@ -69,6 +103,32 @@ pub(crate) fn write_change(
     value: u128,
 ) -> io::Result<()> {
     let mut text = [0u8; 140];
+    let n = change_text(&mut text, id, width, value);
+    out.write_all(&text[..n])
+}
+
+/// Appends the text of [`write_change`] to `buf`. A change of up to 64 bits is copied as one
+/// block of fixed size and then cut to its length: a few vector moves rather than a call.
+#[inline]
+pub(crate) fn append_change(buf: &mut Vec<u8>, id: &IdText, width: u32, value: u128) {
+    // 64 bits, `b`, a space, an identifier of up to 8 characters and the newline.
+    const SHORT: usize = 80;
+    if width > 64 {
+        let mut text = [0u8; 140];
+        let n = change_text(&mut text, id, width, value);
+        buf.extend_from_slice(&text[..n]);
+        return;
+    }
+    let mut text = [0u8; SHORT];
+    let n = change_text(&mut text, id, width, value);
+    let len = buf.len();
+    buf.extend_from_slice(&text);
+    buf.truncate(len + n);
+}
+
+/// The text of [`write_change`] in `text` (at least `width + 11` bytes); returns its length.
+#[inline]
+fn change_text(text: &mut [u8], id: &IdText, width: u32, value: u128) -> usize {
     let mut n = if width == 1 {
         text[0] = b'0' + (value & 1) as u8;
         1
@@ -93,25 +153,7 @@ pub(crate) fn write_change(
     text[n..n + id.len()].copy_from_slice(id);
     n += id.len();
     text[n] = b'\n';
-    out.write_all(&text[..n + 1])
-}
-
-/// Writes the time stamp `#<ts>`, the text of the `vcd` crate's `timestamp`.
-pub(crate) fn write_timestamp(out: &mut impl Write, mut ts: u64) -> io::Result<()> {
-    let mut text = [0u8; 22];
-    let mut k = text.len() - 1;
-    text[k] = b'\n';
-    loop {
-        k -= 1;
-        text[k] = b'0' + (ts % 10) as u8;
-        ts /= 10;
-        if ts == 0 {
-            break;
-        }
-    }
-    k -= 1;
-    text[k] = b'#';
-    out.write_all(&text[k..])
+    n + 1
 }
 
 /// Writes `value` as a change of the `width`-bit signal `id` (scalar when one bit wide).
@@ -365,10 +407,21 @@ mod tests {
                 crate_text(id, width, Some(value), None),
                 "width {width}, value {value:#x}, id {id}"
             );
+            let mut appended = b"#5\n".to_vec();
+            append_change(&mut appended, &IdText::new(id), width, value);
+            assert_eq!(
+                appended[3..],
+                ours[..],
+                "width {width}, value {value:#x}, id {id}"
+            );
             let ts = rng.next_u64() >> (k % 64);
-            let mut ours = Vec::new();
-            write_timestamp(&mut ours, ts).unwrap();
-            assert_eq!(ours, crate_text(id, width, None, Some(ts)), "time {ts}");
+            let mut appended = b"b1 !\n".to_vec();
+            append_timestamp(&mut appended, ts);
+            assert_eq!(
+                appended[5..],
+                crate_text(id, width, None, Some(ts))[..],
+                "time {ts}"
+            );
             id = id.next();
         }
     }
