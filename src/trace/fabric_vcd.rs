@@ -577,6 +577,14 @@ impl FabricVcd {
     }
 }
 
+impl Drop for FabricVcd {
+    /// A dump left without [`FabricVcd::finish`] (a run cut short) still gets the cycles gathered
+    /// so far; the file's own buffer is flushed when it is dropped in turn.
+    fn drop(&mut self) {
+        let _ = self.spill(0);
+    }
+}
+
 fn write_gtkw(path: &Path, vcd: &Path, sigs: &[&FabricSignal], first_cycle: u64) -> io::Result<()> {
     let mut o = BufWriter::new(File::create(path)?);
     let name = vcd
