@@ -977,7 +977,8 @@ impl Switch {
                 if out.credits.arriving(now) {
                     self.arb_blocked &= !(1 << o);
                 }
-                self.wake_output(o, now);
+                // The arbitration of a cycle reads the credits through the cycle before.
+                self.wake_output(o, now + 1);
                 // The detector's view of the credits changes from the next cycle on.
                 self.det_credits_stale |= 1 << o;
             }
@@ -1227,7 +1228,8 @@ impl Switch {
             self.waiting[out as usize] |= 1 << i;
             self.waiting_any |= 1 << out;
             self.arb_blocked &= !(1 << out);
-            self.wake_output(out as usize, now);
+            // Its head may win from the cycle it is ready (the next one).
+            self.wake_output(out as usize, now + 1);
         }
         if arn_active {
             self.arn.commit();
@@ -1361,6 +1363,8 @@ impl Switch {
             }
             if candidates >> o & 1 == 1 {
                 debug_assert!(self.next_wake <= self.wake[o]);
+            } else if out.tx.is_none() {
+                debug_assert_eq!(self.wake[o], u64::MAX, "output {o} idle with a wake");
             }
             if active >> o & 1 == 0 && out.tx.is_none() {
                 debug_assert!(
@@ -1532,12 +1536,15 @@ impl Switch {
         best
     }
 
-    /// Output `o` is woken in cycle `now` (a packet was routed to it or credits came back), if
-    /// idle.
-    fn wake_output(&mut self, o: usize, now: u64) {
-        if self.out_busy >> o & 1 == 0 {
-            self.wake[o] = now;
-            self.next_wake = self.next_wake.min(now);
+    /// Idle output `o`, with packets waiting and not blocked, has to arbitrate again by cycle
+    /// `at`: a packet routed to it is ready then, or credits that came back count from then.
+    /// Nothing else changed for it, so no earlier cycle could grant what its wake already did
+    /// not. An idle output that is not such a candidate keeps its wake at `u64::MAX`.
+    fn wake_output(&mut self, o: usize, at: u64) {
+        let candidate = self.waiting[o] != 0 && (self.out_busy | self.arb_blocked) >> o & 1 == 0;
+        if candidate {
+            self.wake[o] = self.wake[o].min(at);
+            self.next_wake = self.next_wake.min(at);
         }
     }
 
