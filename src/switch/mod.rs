@@ -974,11 +974,18 @@ impl Switch {
                         ),
                     });
                 }
-                if out.credits.arriving(now) {
-                    self.arb_blocked &= !(1 << o);
+                // Streams that start raise the credits of the cycles to come, so an idle output
+                // may grant earlier than it expected. Streams that stop only lower them: the
+                // output's wake stays as early as it was (an output is blocked only while no
+                // stream runs, so a stop never finds it blocked).
+                if b.start != [0; MAX_VCS] {
+                    if out.credits.arriving(now) {
+                        self.arb_blocked &= !(1 << o);
+                    }
+                    // The arbitration of a cycle reads the credits through the cycle before.
+                    self.wake_output(o, now + 1);
                 }
-                // The arbitration of a cycle reads the credits through the cycle before.
-                self.wake_output(o, now + 1);
+                debug_assert!(self.arb_blocked >> o & 1 == 0 || b.start != [0; MAX_VCS]);
                 // The detector's view of the credits changes from the next cycle on.
                 self.det_credits_stale |= 1 << o;
             }
