@@ -978,14 +978,14 @@ impl Switch {
                 // may grant earlier than it expected. Streams that stop only lower them: the
                 // output's wake stays as early as it was (an output is blocked only while no
                 // stream runs, so a stop never finds it blocked).
-                if b.start != [0; MAX_VCS] {
+                if b.starts_streams() {
                     if out.credits.arriving(now) {
                         self.arb_blocked &= !(1 << o);
                     }
                     // The arbitration of a cycle reads the credits through the cycle before.
                     self.wake_output(o, now + 1);
                 }
-                debug_assert!(self.arb_blocked >> o & 1 == 0 || b.start != [0; MAX_VCS]);
+                debug_assert!(self.arb_blocked >> o & 1 == 0 || b.starts_streams());
                 // The detector's view of the credits changes from the next cycle on.
                 self.det_credits_stale |= 1 << o;
             }
@@ -1342,7 +1342,7 @@ impl Switch {
     /// blocked. Between a packet's head and tail an output only sends the next flit, which the
     /// closed forms count; the others keep every register.
     fn transmit(&mut self, now: u64) -> Result<(), SwitchFault> {
-        let candidates = self.out_busy | (self.waiting_any & !self.arb_blocked);
+        let candidates = self.candidates();
         let mut active = 0u64;
         // The earliest wake of the candidates not visited now: the visits below change only the
         // visited outputs' wakes and masks.
@@ -1498,7 +1498,7 @@ impl Switch {
         }
         if active != 0 {
             let mut next = rest;
-            let mut scan = (self.out_busy | (self.waiting_any & !self.arb_blocked)) & active;
+            let mut scan = self.candidates() & active;
             while scan != 0 {
                 let o = scan.trailing_zeros() as usize;
                 scan &= scan - 1;
@@ -1543,13 +1543,18 @@ impl Switch {
         best
     }
 
+    /// Outputs with something to do: sending, or idle with packets waiting and not blocked.
+    #[inline]
+    fn candidates(&self) -> u64 {
+        self.out_busy | (self.waiting_any & !self.arb_blocked)
+    }
+
     /// Idle output `o`, with packets waiting and not blocked, has to arbitrate again by cycle
     /// `at`: a packet routed to it is ready then, or credits that came back count from then.
     /// Nothing else changed for it, so no earlier cycle could grant what its wake already did
     /// not. An idle output that is not such a candidate keeps its wake at `u64::MAX`.
     fn wake_output(&mut self, o: usize, at: u64) {
-        let candidate = self.waiting[o] != 0 && (self.out_busy | self.arb_blocked) >> o & 1 == 0;
-        if candidate {
+        if (self.candidates() & !self.out_busy) >> o & 1 == 1 {
             self.wake[o] = self.wake[o].min(at);
             self.next_wake = self.next_wake.min(at);
         }

@@ -128,9 +128,15 @@ impl Backward {
             && self.stop.iter().all(|&c| c == 0)
     }
 
-    /// Whether this changes no credit stream.
+    /// Whether this starts or stops a credit stream.
     pub fn has_credits(&self) -> bool {
         self.start.iter().chain(&self.stop).any(|&c| c != 0)
+    }
+
+    /// Whether this starts a credit stream (on any VC).
+    #[inline]
+    pub fn starts_streams(&self) -> bool {
+        self.start != [0; MAX_VCS]
     }
 
     /// A packet of `len` flits on `vc` starts freeing its flits, one per cycle from this one.
