@@ -601,7 +601,15 @@ impl Switch {
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
         let (flits, back) = arrivals.take(self.wiring.id, now);
-        if back == 0 && flits == 0 && self.quiet(now) {
+        if flits == 0 && self.quiet(now) && !self.arns_back(now, channels, back) {
+            // A quiet cycle in which nothing but credit records arrives: they change the output
+            // credits alone, since the outputs they wake arbitrate from the next cycle on and the
+            // detectors they mark stale are quiet, so the other phases would keep every register.
+            self.receive_back(now, channels, back, obs)?;
+            debug_assert!(
+                self.next_wake > now,
+                "a credit record woke an output for its own cycle"
+            );
             self.arn.age_idle(1);
             self.now = now;
             return Ok(());
@@ -629,6 +637,24 @@ impl Switch {
         self.still()
             && (!self.params.routing.uses_arn() || self.arn.idle_for() >= 1)
             && now < self.next_wake
+    }
+
+    /// Whether one of the returns arriving in cycle `now` on the outputs in `ports` carries an
+    /// ARN.
+    #[inline]
+    fn arns_back(&self, now: u64, channels: &[Channel], ports: u64) -> bool {
+        let mut scan = ports;
+        while scan != 0 {
+            let o = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            if channels[self.wiring.out_ch[o] as usize]
+                .recv_back(now)
+                .is_some_and(|b| b.arn.is_some())
+            {
+                return true;
+            }
+        }
+        false
     }
 
     /// The part of [`Switch::quiet`] that no passing cycle changes: detectors, routing stage,
@@ -936,6 +962,7 @@ impl Switch {
 
     /// Phase 2: credits and ARNs coming back on the output links.
     /// `ports`: the outputs where something comes back in `now`.
+    #[inline(always)]
     fn receive_back<O: Observer>(
         &mut self,
         now: u64,
