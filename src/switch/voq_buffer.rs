@@ -103,31 +103,54 @@ impl Departure {
     }
 }
 
+/// The queues of one output: flits waiting for it over all VCs and per VC, and each VC's FIFO
+/// of slots (first and last). An output's bookkeeping sits in one 32-byte block, so that the
+/// counters and list ends a head's routing or a packet's departure updates share a cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
+struct Voq {
+    occ: u16,
+    vc_occ: [u16; MAX_VCS],
+    head: [u16; MAX_VCS],
+    tail: [u16; MAX_VCS],
+}
+
+impl Voq {
+    const EMPTY: Voq = Voq {
+        occ: 0,
+        vc_occ: [0; MAX_VCS],
+        head: [NIL; MAX_VCS],
+        tail: [NIL; MAX_VCS],
+    };
+}
+
 /// The buffer of one input port.
 ///
-/// The counters and queue heads are fixed arrays (at most `MAX_VCS` VCs and `MAX_PORTS` outputs),
-/// so a flit's bookkeeping touches no heap pointer and needs no bounds check.
+/// The counters and queue ends are fixed arrays (at most `MAX_VCS` VCs and `MAX_PORTS` outputs),
+/// so a flit's bookkeeping touches no heap pointer and needs no bounds check. The fields are laid
+/// out in the order written (`repr(C)`): the ones every arrival and departure reads first, then
+/// the per-output blocks.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct VoqBuffer {
     vcs: usize,
-    cap: [u16; MAX_VCS],
-    occ: [u16; MAX_VCS],
-    voq_occ: [u16; MAX_PORTS],
-    vc_voq_occ: [[u16; MAX_PORTS]; MAX_VCS],
-    head: [[u16; MAX_PORTS]; MAX_VCS],
-    tail: [[u16; MAX_PORTS]; MAX_VCS],
-    next: Vec<u16>,
-    slots: Vec<Slot>,
-    /// Per output: the packet leaving for it (at most one at a time), valid where `departing`
-    /// has the output's bit.
-    dep: [Departure; MAX_PORTS],
+    /// Outputs with a packet leaving (bit per output).
     departing: u64,
     /// The packet arriving, if any, until it is settled (at the next head, or when it leaves).
     arr: Option<Arrival>,
-    /// Flits received per VC, of the packets settled.
-    received: [u64; MAX_VCS],
+    cap: [u16; MAX_VCS],
+    occ: [u16; MAX_VCS],
     free: u16,
     used: u16,
+    next: Vec<u16>,
+    slots: Vec<Slot>,
+    /// Flits received per VC, of the packets settled.
+    received: [u64; MAX_VCS],
+    /// Per output: its queues.
+    voqs: [Voq; MAX_PORTS],
+    /// Per output: the packet leaving for it (at most one at a time), valid where `departing`
+    /// has the output's bit.
+    dep: [Departure; MAX_PORTS],
 }
 
 impl VoqBuffer {
@@ -144,10 +167,7 @@ impl VoqBuffer {
             vcs,
             cap: [cap_per_vc; MAX_VCS],
             occ: [0; MAX_VCS],
-            voq_occ: [0; MAX_PORTS],
-            vc_voq_occ: [[0; MAX_PORTS]; MAX_VCS],
-            head: [[NIL; MAX_PORTS]; MAX_VCS],
-            tail: [[NIL; MAX_PORTS]; MAX_VCS],
+            voqs: [Voq::EMPTY; MAX_PORTS],
             next,
             slots: vec![Slot::default(); max_packets],
             dep: [Departure::default(); MAX_PORTS],
@@ -219,7 +239,7 @@ impl VoqBuffer {
     #[inline]
     pub fn voq_occupancy(&self, out: usize, through: u64) -> u16 {
         let out = port_ix(out);
-        self.voq_occ[out] + self.got(out, through) - self.gone(out, through)
+        self.voqs[out].occ + self.got(out, through) - self.gone(out, through)
     }
 
     /// Flits received on `vc` by the end of cycle `through`.
@@ -256,7 +276,7 @@ impl VoqBuffer {
             Some(a) if a.vc as usize == vc => self.got(out, through),
             _ => 0,
         };
-        self.vc_voq_occ[vc][out] + got - gone
+        self.voqs[out].vc_occ[vc] + got - gone
     }
 
     /// Packets held.
@@ -329,8 +349,9 @@ impl VoqBuffer {
         self.received[vc] += a.len as u64;
         if a.out != NO_OUT {
             let out = port_ix(a.out as usize);
-            self.voq_occ[out] += a.len;
-            self.vc_voq_occ[vc][out] += a.len;
+            let q = &mut self.voqs[out];
+            q.occ += a.len;
+            q.vc_occ[vc] += a.len;
         }
     }
 
@@ -357,21 +378,23 @@ impl VoqBuffer {
         {
             a.out = out;
         }
-        self.voq_occ[o] += arrived;
-        self.vc_voq_occ[vc][o] += arrived;
-        if self.tail[vc][o] == NIL {
-            self.head[vc][o] = s;
+        let q = &mut self.voqs[o];
+        q.occ += arrived;
+        q.vc_occ[vc] += arrived;
+        let last = q.tail[vc];
+        q.tail[vc] = s;
+        if last == NIL {
+            q.head[vc] = s;
         } else {
-            self.next[self.tail[vc][o] as usize] = s;
+            self.next[last as usize] = s;
         }
-        self.tail[vc][o] = s;
         self.next[s as usize] = NIL;
     }
 
     /// The packet at the head of the (VC, output) queue.
     #[inline]
     pub fn head(&self, vc: usize, out: usize) -> Option<(u16, &Slot)> {
-        let s = self.head[vc_ix(vc)][port_ix(out)];
+        let s = self.voqs[port_ix(out)].head[vc_ix(vc)];
         (s != NIL).then(|| (s, &self.slots[s as usize]))
     }
 
@@ -379,11 +402,12 @@ impl VoqBuffer {
     /// counted until they leave.
     pub fn pop(&mut self, vc: usize, out: usize) -> u16 {
         let (vc, out) = (vc_ix(vc), port_ix(out));
-        let s = self.head[vc][out];
+        let q = &mut self.voqs[out];
+        let s = q.head[vc];
         debug_assert!(s != NIL);
-        self.head[vc][out] = self.next[s as usize];
-        if self.head[vc][out] == NIL {
-            self.tail[vc][out] = NIL;
+        q.head[vc] = self.next[s as usize];
+        if q.head[vc] == NIL {
+            q.tail[vc] = NIL;
         }
         self.next[s as usize] = NIL;
         s
@@ -430,8 +454,9 @@ impl VoqBuffer {
         self.departing &= !(1 << out);
         let vc = vc_ix(d.vc as usize);
         self.occ[vc] -= d.len;
-        self.voq_occ[out] -= d.len;
-        self.vc_voq_occ[vc][out] -= d.len;
+        let q = &mut self.voqs[out];
+        q.occ -= d.len;
+        q.vc_occ[vc] -= d.len;
         self.next[d.slot as usize] = self.free;
         self.free = d.slot;
         self.used -= 1;
