@@ -104,8 +104,9 @@ impl Departure {
 }
 
 /// The queues of one output: flits waiting for it over all VCs and per VC, and each VC's FIFO
-/// of slots (first and last). An output's bookkeeping sits in one 32-byte block, so that the
-/// counters and list ends a head's routing or a packet's departure updates share a cache line.
+/// of slots (first and last). An output's bookkeeping sits in one 32-byte block (with 4 VCs), so
+/// that the counters and list ends a head's routing or a packet's departure updates share a cache
+/// line.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(32))]
 struct Voq {
@@ -114,6 +115,8 @@ struct Voq {
     head: [u16; MAX_VCS],
     tail: [u16; MAX_VCS],
 }
+
+const _: () = assert!(std::mem::size_of::<Voq>() <= 64 && 64 % std::mem::align_of::<Voq>() == 0);
 
 impl Voq {
     const EMPTY: Voq = Voq {
