@@ -733,7 +733,7 @@ impl EndNode {
     /// that a live ARN entry may move to the AFC queue, or may stop isolating when it expires.
     #[inline]
     fn deciding(&self, now: u64) -> bool {
-        !self.queue.is_empty() && now < self.arn_live_until
+        now < self.arn_live_until && !self.queue.is_empty()
     }
 
     /// With the injector free after cycle `now`: the first cycle after it in which a queue head
