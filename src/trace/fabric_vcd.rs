@@ -458,13 +458,13 @@ impl FabricVcd {
 
     /// Dumps the state after cycle `cycle` has been stepped.
     pub fn sample(&mut self, f: &Fabric, cycle: u64) -> io::Result<()> {
-        self.open_cycle(cycle)?;
+        self.open_cycle(cycle);
         for k in 0..self.sigs.len() {
             let v = read(f, self.sigs[k].0) as u128;
-            self.change(k, v)?;
+            self.change(k, v);
         }
         self.started = true;
-        self.close_cycle(cycle)?;
+        self.close_cycle(cycle);
         self.spill(SPILL_BYTES)
     }
 
@@ -504,7 +504,7 @@ impl FabricVcd {
             if self.started {
                 // Every sample is a change of what was written last (the tap records changes).
                 if c <= to {
-                    self.open_cycle(c)?;
+                    self.open_cycle(c);
                     for &(_, k, v) in now {
                         let k = k as usize;
                         debug_assert_ne!(self.last[k], Some(v), "signal {k} recorded unchanged");
@@ -512,7 +512,7 @@ impl FabricVcd {
                         let (_, id, width) = &self.sigs[k];
                         append_change(&mut self.body, id, *width, v);
                     }
-                    self.close_cycle(c)?;
+                    self.close_cycle(c);
                 }
                 continue;
             }
@@ -523,15 +523,15 @@ impl FabricVcd {
                 continue;
             }
             // The first cycle written shows every signal.
-            self.open_cycle(c)?;
+            self.open_cycle(c);
             for k in 0..self.sigs.len() {
                 debug_assert!(self.current[k].is_some(), "signal {k} never recorded");
                 if let Some(v) = self.current[k] {
-                    self.change(k, v)?;
+                    self.change(k, v);
                 }
             }
             self.started = true;
-            self.close_cycle(c)?;
+            self.close_cycle(c);
         }
         debug_assert!(rest.is_empty(), "changes outside the window's cycles");
         self.spill(SPILL_BYTES)
@@ -546,28 +546,29 @@ impl FabricVcd {
         Ok(())
     }
 
-    fn open_cycle(&mut self, cycle: u64) -> io::Result<()> {
+    /// Appends the opening of cycle `cycle`'s sample: its time stamp, the rising clock edge and
+    /// the cycle counter.
+    fn open_cycle(&mut self, cycle: u64) {
         let out = &mut self.body;
         append_timestamp(out, cycle_time_ps(cycle + 1));
         append_change(out, &self.clk, 1, 1);
         append_change(out, &self.cycle, 64, (cycle + 1) as u128);
-        Ok(())
     }
 
-    fn change(&mut self, k: usize, v: u128) -> io::Result<()> {
+    /// Appends signal `k`'s change to `v`, if it differs from the value written last.
+    fn change(&mut self, k: usize, v: u128) {
         if self.last[k] != Some(v) {
             self.last[k] = Some(v);
             let (_, id, width) = &self.sigs[k];
             append_change(&mut self.body, id, *width, v);
         }
-        Ok(())
     }
 
-    fn close_cycle(&mut self, cycle: u64) -> io::Result<()> {
+    /// Appends the falling clock edge that closes cycle `cycle`'s sample.
+    fn close_cycle(&mut self, cycle: u64) {
         let out = &mut self.body;
         append_timestamp(out, cycle_time_ps(cycle + 1) + CLOCK_PERIOD_PS / 2);
         append_change(out, &self.clk, 1, 0);
-        Ok(())
     }
 
     /// Flushes the file.
