@@ -1,7 +1,7 @@
 // ARN table: a CAM of congestion roots (or ARNs received about them), each entry with a TTL.
 //
 // Contract
-// - Entry fields (seed 000 table 2): dest 16, port 8, vc 8, arn_id 32, root_info 8, consumed 1;
+// - Entry fields (table 2 of Rocher-Gonzalez et al.): dest 16, port 8, vc 8, arn_id 32, root_info 8, consumed 1;
 //   model fields: valid 1, alt_port 8 (alternative output port chosen when consumed), ttl 24.
 // - Lookups, one per input port p, combinational from the current registers: an entry matches
 //   when valid_q and (dest_q, vc_q) == (lk_dest_i[p], lk_vc_i[p]). lk_hit_o[p] = lk_en_i[p] and

@@ -1,6 +1,6 @@
 //! ARN table (`arn_table.sv`): a CAM of congestion roots with a time-to-live per entry.
 //!
-//! Models the ARN table of an ARN+AFI switch (seed 000, sections 3.4 to 3.6, table 2,
+//! Models the ARN table of an ARN+AFI switch (Rocher-Gonzalez et al., sections 3.4 to 3.6, table 2,
 //! pseudo-codes 1, 2 and 4). Each entry records a congestion root detected at this switch, or an
 //! ARN received about one: destination, port, VC, ARN id, congestion-root info and the consumed
 //! bit, plus a valid bit, the alternative output port chosen when the ARN was consumed and a
@@ -43,7 +43,7 @@ pub const MAX_TTL: u32 = (1 << 24) - 1;
 /// A traced per-port or per-entry field: SV array name, width, value getter.
 type Field<T> = (&'static str, u32, fn(&T) -> u128);
 
-/// One entry of the table: the fields of seed 000 table 2 plus the model fields.
+/// One entry of the table: the fields of table 2 of Rocher-Gonzalez et al. plus the model fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ArnEntry {
     /// `valid_q[e]`: the entry holds a live congestion root.

@@ -1,5 +1,5 @@
 //! Congestion detector of one switch output port (`congestion_detector.sv`): decides whether the
-//! output is the root of a congestion tree (seed 000, section 3.3).
+//! output is the root of a congestion tree (Rocher-Gonzalez et al., section 3.3).
 //!
 //! The detector watches, at every input port, the occupancy of the VOQ that feeds this output,
 //! the header of the packet at the head of that VOQ, and the free credits of the downstream VC
@@ -41,11 +41,11 @@ use arbitrary_int::prelude::*;
 /// Largest supported number of input ports `P`.
 pub const MAX_INPUTS: usize = 64;
 
-/// HCDTh as a percentage of the input buffer (seed 000, section 4.1).
+/// HCDTh as a percentage of the input buffer (Rocher-Gonzalez et al., section 4.1).
 pub const HCDTH_PERCENT: u32 = 81;
-/// LCDTh as a percentage of the input buffer (seed 000, section 4.1).
+/// LCDTh as a percentage of the input buffer (Rocher-Gonzalez et al., section 4.1).
 pub const LCDTH_PERCENT: u32 = 63;
-/// FCTh as a percentage of the downstream VC's credits (seed 000, section 4.1).
+/// FCTh as a percentage of the downstream VC's credits (Rocher-Gonzalez et al., section 4.1).
 pub const FCTH_PERCENT: u32 = 78;
 /// The paper's CRT, 5 ms, in cycles of 5.12 ns (976,562.5 rounded to nearest).
 pub const PAPER_CRT_CYCLES: u32 = 976_563;

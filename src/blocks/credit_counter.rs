@@ -1,7 +1,7 @@
 //! Credit counter (`credit_counter.sv`): free flit slots of one downstream VC buffer.
 //!
 //! Models the credit counter of a link controller, one per (output port, VC), for credit-based,
-//! lossless flow control (seed 000, section 3.2). `cnt_q` counts the flit slots still free in the
+//! lossless flow control (Rocher-Gonzalez et al., section 3.2). `cnt_q` counts the flit slots still free in the
 //! VC buffer of the next switch: it starts at the buffer capacity `Cap`, goes down by one for every
 //! flit sent on the VC (`dec_i`) and up by the credits the link brings back (`inc_i`, one per flit
 //! freed downstream, 0 to 255 per cycle). The count feeds the virtual cut-through check (`enough_o`:

@@ -2,7 +2,7 @@
 //! of a destination.
 //!
 //! Models the switch's linear forwarding table (LFT) split into `2^Lmc` interleaved banks of
-//! `Rows` rows (seed 002, sections 4.1 and 4.2, figure 1). With LID Mask Control, an end node owns
+//! `Rows` rows (Martínez et al., sections 4.1 and 4.2, figure 1). With LID Mask Control, an end node owns
 //! the `2^Lmc` consecutive LIDs `d .. d + 2^Lmc - 1` (`d` with the low `Lmc` bits clear); LID `l`
 //! lives in bank `l & (2^Lmc - 1)`, row `l >> Lmc`, so the entries of all the LIDs of one node sit
 //! at the same row of different banks and are read in one cycle. Option 0 (bank 0) is the

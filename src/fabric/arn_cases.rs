@@ -1,4 +1,4 @@
-//! Directed ARN scenarios: the operation example of seed 000 section 3.6 (figure 4) and the three
+//! Directed ARN scenarios: the operation example of section 3.6 of Rocher-Gonzalez et al. (figure 4) and the three
 //! cases of figure 1 (ARN consumed one stage up, several stages up, and never in incast).
 
 use super::node::{Destination, Flow};

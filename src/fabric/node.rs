@@ -6,7 +6,7 @@
 //! rate and returns its credit at once. As in the switch, a packet is worked on at its head and
 //! its tail; the flits in between and the credits are closed forms of those cycles.
 //!
-//! ARNs that reach the node come from an incast root (seed 000 figure 1, flow C: "the ARNs will
+//! ARNs that reach the node come from an incast root (figure 1 of Rocher-Gonzalez et al., flow C: "the ARNs will
 //! not be consumed until endnode S_C"). When the fabric lets nodes consume them, the HCA keeps
 //! them in a small table of (destination, VC) entries with the switches' TTL, and under ARN+AFI
 //! injects the packets that match into the AFC with the adapted bit set: there is no other route

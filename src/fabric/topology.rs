@@ -4,7 +4,7 @@
 //! level 0 holds the end nodes, level l the switches of stage l, each with `m_l` ports down and
 //! `w_(l+1)` ports up. A k-ary n-tree is XGFT(n; k..k; 1, k..k); the paper's real-life fat tree of
 //! radix P = 2K and n stages is XGFT(n; K..K, 2K; 1, K..K): N = 2 K^n nodes and N (2n-1) / 2K
-//! switches (seed 000, table 3). Ports are numbered down ports first (0 .. m_l-1), then up ports.
+//! switches (Rocher-Gonzalez et al., table 3). Ports are numbered down ports first (0 .. m_l-1), then up ports.
 
 /// One end of a cable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -2,7 +2,7 @@
 //!
 //! Efficiency is the delivered throughput normalised to the fabric's capacity: flits delivered in a
 //! bin divided by (end nodes x cycles in the bin), so 1.0 means every node receives a flit every
-//! cycle (seed 000, section 4.1).
+//! cycle (Rocher-Gonzalez et al., section 4.1).
 
 use std::fmt::Write as _;
 

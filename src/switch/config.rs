@@ -4,7 +4,7 @@
 use crate::blocks::congestion_detector::DetectorConfig;
 use crate::wire::Packet;
 
-/// Routing algorithm of a run (seed 000, section 4.1).
+/// Routing algorithm of a run (Rocher-Gonzalez et al., section 4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RoutingMode {
     /// Deterministic D-mod-K: always option 0 of the LFT.
@@ -18,7 +18,7 @@ pub enum RoutingMode {
     AdaptiveThAfi,
     /// ARN: re-route only the flows named by consumed ARN-table entries.
     Arn,
-    /// ARN + AFI (the proposal of seed 000).
+    /// ARN + AFI (the proposal of Rocher-Gonzalez et al.).
     ArnAfi,
 }
 
@@ -63,7 +63,7 @@ impl RoutingMode {
 }
 
 /// Static queuing scheme: the VC a non-adapted packet uses (the SL-to-VL mapping), from its
-/// source and destination end nodes (seed 000 section 2.3; mapping written in docs/queuing.md).
+/// source and destination end nodes (section 2.3 of Rocher-Gonzalez et al.; mapping written in docs/queuing.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum QueuingScheme {
     /// One regular VC: every non-adapted packet uses VC 0.
@@ -200,7 +200,7 @@ impl SwitchParams {
     }
 
     /// The VC a packet uses in the next buffer: the AFC when adapted under AFI, otherwise the
-    /// queuing scheme's VC (the SL-to-VL table at the output port, seed 000 section 3.5).
+    /// queuing scheme's VC (the SL-to-VL table at the output port, section 3.5 of Rocher-Gonzalez et al.).
     pub fn next_vc(&self, pkt: &Packet) -> u8 {
         match self.afc() {
             Some(afc) if pkt.adapted() => afc,

@@ -1,6 +1,6 @@
 //! One input-queued switch, assembled from the blocks, stepped one cycle at a time.
 //!
-//! Per port: an input buffer with VOQs ([`voq_buffer`]), the input port controller (seed 000
+//! Per port: an input buffer with VOQs ([`voq_buffer`]), the input port controller (Rocher-Gonzalez et al.
 //! pseudo-code 4), per-VC credit counters of the downstream buffer, an input-level round-robin
 //! arbiter and per-input VC-level arbiters at every output, and a congestion detector per output.
 //! One interleaved LFT and one ARN table serve every port.

@@ -1,4 +1,4 @@
-//! Traffic patterns of seed 000 section 4.2.1, turned into per-node flows.
+//! Traffic patterns of section 4.2.1 of Rocher-Gonzalez et al., turned into per-node flows.
 //!
 //! - Uniform (RND): every node sends to uniformly random destinations at a given load.
 //! - Hot spot (H10, H25, H10-4, H25-4): a fraction of the nodes (10 % or 25 %) send to the hot

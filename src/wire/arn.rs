@@ -1,6 +1,6 @@
 //! The ARN control flit: table-2 fields packed into one flit's payload.
 //!
-//! Bit layout of the 72-bit payload (LSB first), widths of seed 000 table 2:
+//! Bit layout of the 72-bit payload (LSB first), widths of table 2 of Rocher-Gonzalez et al.:
 //!
 //! | bits  | field | width |
 //! |-------|-------|-------|
@@ -58,7 +58,7 @@ impl ArnFlit {
     }
 }
 
-/// The fields of an ARN (the `ARNInfo` of seed 000's pseudo-codes).
+/// The fields of an ARN (the `ARNInfo` of the pseudo-codes of Rocher-Gonzalez et al.).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ArnInfo {
     /// Destination LID whose packets cause the congestion.

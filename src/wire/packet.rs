@@ -7,7 +7,7 @@ bitflags! {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
     pub struct PacketFlags: u8 {
         /// AFI "adapted" bit: the packet was re-routed; it travels in the AFC and follows
-        /// deterministic routing from then on (seed 000, sections 2.4 and 3.5).
+        /// deterministic routing from then on (Rocher-Gonzalez et al., sections 2.4 and 3.5).
         const ADAPTED = 1 << 0;
         /// The packet belongs to a hot-spot flow of the traffic pattern (statistics only; no
         /// switch looks at it).
@@ -25,7 +25,7 @@ pub struct Packet {
     /// Source end node.
     pub src: u16,
     /// Destination LID. With LMC > 0 its least significant bit asks for adaptive routing (1) or
-    /// deterministic routing (0) (seed 002, section 4.2).
+    /// deterministic routing (0) (Martínez et al., section 4.2).
     pub dlid: u16,
     /// Length in flits (1 to 4096).
     pub len: u16,
@@ -34,7 +34,7 @@ pub struct Packet {
     /// VC the packet occupies in the buffer it is in (the AFC once adapted).
     pub vc: u8,
     /// VC the packet would use had it not been adapted: kept in the header so that ARNs name the
-    /// original VC (seed 000, section 3.4).
+    /// original VC (Rocher-Gonzalez et al., section 3.4).
     pub orig_vc: u8,
     /// Header flags.
     pub flags: PacketFlags,
