@@ -1,0 +1,282 @@
+//! The congestion detectors' side of the switch (Rocher-Gonzalez et al., section 3.3): each
+//! output's detector is fed every input's VOQ occupancy for it and the credits of the VC its head
+//! packet would use downstream; a declared root files a processARN command (pseudo-code 1).
+//! Only the inputs whose VOQs changed are recomputed, and outputs whose VOQs are all below HCDTh
+//! with an idle detector are not evaluated.
+
+use super::*;
+
+impl Switch {
+    /// Records whether input `i`'s VOQ for output `o` is above HCDTh after a change.
+    #[inline]
+    pub(super) fn note_voq(&mut self, i: usize, o: usize, through: u64) {
+        let buf = &self.inputs[i].buf;
+        let due = buf.due_for(o, through);
+        if due > 0 {
+            self.filling[o] |= 1 << i;
+        }
+        let bound = buf.voq_occupancy(o, through) + due;
+        self.note_voq_bound(i, o, bound);
+    }
+
+    /// [`Switch::note_voq`] with the VOQ's bound already computed.
+    #[inline]
+    pub(super) fn note_voq_bound(&mut self, i: usize, o: usize, occ: u16) {
+        let bit = 1u64 << i;
+        self.det_stale[o] |= bit;
+        if occ > self.params.hcdth {
+            self.above_hcdth[o] |= bit;
+            self.hot_outputs |= 1 << o;
+        } else {
+            self.above_hcdth[o] &= !bit;
+            if self.above_hcdth[o] == 0 {
+                self.hot_outputs &= !(1 << o);
+            }
+        }
+    }
+
+    /// The detector inputs of output `o`: every input's VOQ occupancy for `o`, and the head
+    /// packet of each VOQ (the head of the VC holding most of its flits) with the free credits of
+    /// the VC it would use downstream.
+    /// Only the stale entries are recomputed; debug builds compare with a full fill.
+    pub(super) fn fill_detector_input(&mut self, o: usize, now: u64) {
+        let all = self.all_ports;
+        let prev = now.saturating_sub(1);
+        let mut stale = std::mem::take(&mut self.det_stale[o]) & all;
+        // Flits arriving and leaving, and credits coming back, move the counts between a
+        // packet's head and tail: the input the output sends from, the inputs receiving a packet
+        // for it (read once more after its tail is in), and every head's credits.
+        let out = &self.outputs[o];
+        let mut credits_stale = self.det_credits_stale >> o & 1 == 1 || out.credits.arriving(prev);
+        self.det_credits_stale &= !(1 << o);
+        if let Some(tx) = out.tx {
+            stale |= 1 << tx.input;
+            credits_stale = true;
+        }
+        let mut scan = self.filling[o];
+        stale |= scan;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            if self.inputs[i].buf.due_for(o, prev) == 0 {
+                self.filling[o] &= !(1 << i);
+            }
+        }
+        self.fill_detector_entries(o, stale, prev);
+        if credits_stale {
+            let det_in = &mut self.det_in[o];
+            let mut scan = det_in.head_valid & !stale;
+            while scan != 0 {
+                let i = scan.trailing_zeros() as usize;
+                scan &= scan - 1;
+                let vc = self.det_head_vc[o][i] as usize;
+                det_in.head_fc[i] = self.outputs[o].credits.credits(vc, prev);
+            }
+        }
+        #[cfg(debug_assertions)]
+        {
+            let incremental = self.det_in[o];
+            self.fill_detector_entries(o, all, prev);
+            debug_assert!(
+                incremental == self.det_in[o],
+                "detector inputs of output {o} were stale"
+            );
+        }
+    }
+
+    pub(super) fn fill_detector_entries(&mut self, o: usize, inputs: u64, through: u64) {
+        let det_in = &mut self.det_in[o];
+        let mut scan = inputs;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            let buf = &self.inputs[i].buf;
+            det_in.voq_occ[i] = buf.voq_occupancy(o, through);
+            // The VOQ's head: the head packet of the VC holding most of its flits.
+            let mut best: Option<(u16, usize)> = None;
+            for v in 0..self.vcs {
+                let occ = buf.vc_voq_occupancy(v, o, through);
+                if occ > 0 && best.is_none_or(|(b, _)| occ > b) {
+                    best = Some((occ, v));
+                }
+            }
+            let bit = 1u64 << i;
+            match best.and_then(|(_, v)| buf.head(v, o)) {
+                Some((_, slot)) => {
+                    det_in.head_valid |= bit;
+                    det_in.head_dest[i] = slot.pkt.dlid >> self.params.lmc << self.params.lmc;
+                    det_in.head_vc[i] = slot.pkt.orig_vc;
+                    if slot.pkt.adapted() {
+                        det_in.head_adapted |= bit;
+                    } else {
+                        det_in.head_adapted &= !bit;
+                    }
+                    det_in.head_fc[i] = self.outputs[o]
+                        .credits
+                        .credits(slot.next_vc as usize, through);
+                    self.det_head_vc[o][i] = slot.next_vc;
+                }
+                None => {
+                    det_in.head_valid &= !bit;
+                    det_in.head_adapted &= !bit;
+                    det_in.head_dest[i] = 0;
+                    det_in.head_vc[i] = 0;
+                    det_in.head_fc[i] = 0;
+                }
+            }
+        }
+    }
+
+    /// Phase 1: congestion detectors on the registered occupancies and credits.
+    pub(super) fn detect<O: Observer>(&mut self, now: u64, obs: &mut O) {
+        // Outputs whose detector may change: not quiet, or with a VOQ above HCDTh. Debug builds
+        // visit every output and check the skips.
+        let all = self.all_ports;
+        let visit = if cfg!(debug_assertions) {
+            all
+        } else {
+            (!self.det_quiet | self.hot_outputs) & all
+        };
+        let mut scan = visit;
+        while scan != 0 {
+            let o = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            debug_assert_eq!(
+                self.hot_outputs >> o & 1 == 1,
+                self.above_hcdth[o] != 0,
+                "hot-output mask of output {o}"
+            );
+            let prev = now.saturating_sub(1);
+            let bound_above = |sw: &Self| {
+                (0..sw.ports)
+                    .filter(|&i| sw.voq_bound(i, o, prev) > sw.params.hcdth)
+                    .fold(0u64, |m, i| m | 1 << i)
+            };
+            // The mask holds every VOQ that may be above HCDTh, and may still hold some that
+            // leaving flits have since taken below it (flits are not counted cycle by cycle);
+            // a quiet detector's skip test needs the current set, so it is refreshed first.
+            debug_assert_eq!(
+                self.above_hcdth[o] & bound_above(self),
+                bound_above(self),
+                "above-HCDTh mask of output {o} misses a VOQ"
+            );
+            if self.det_quiet >> o & 1 == 1 && self.above_hcdth[o] != 0 {
+                self.refresh_above_hcdth(o, prev);
+                debug_assert_eq!(self.above_hcdth[o], bound_above(self));
+            }
+            // A detector that is idle with an empty crossed set, while no VOQ of its output is
+            // above HCDTh, keeps every register and raises no output: its step is skipped
+            // (its next state provably equals its current one). `det_quiet` holds the first
+            // three conditions per output, so the test does not touch the detector.
+            debug_assert_eq!(
+                self.det_quiet >> o & 1 == 1,
+                self.detector_quiet(o),
+                "quiet mask of detector {o}"
+            );
+            if self.det_quiet >> o & 1 == 1 && self.above_hcdth[o] == 0 {
+                debug_assert!(
+                    (0..self.ports).all(|i| {
+                        self.inputs[i].buf.voq_occupancy(o, prev) <= self.params.hcdth
+                    })
+                );
+                #[cfg(debug_assertions)]
+                {
+                    let r = self.outputs[o].detector.regs();
+                    self.fill_detector_input(o, now);
+                    let mut check = self.outputs[o].detector.clone();
+                    let out = check.step(&self.det_in[o]);
+                    debug_assert!(
+                        !out.root_det && !out.root_rel && check.regs() == r,
+                        "skipped detector of output {o} would have changed"
+                    );
+                }
+                continue;
+            }
+            self.fill_detector_input(o, now);
+            let out = self.outputs[o].detector.step(&self.det_in[o]);
+            if out.root_det {
+                // Pseudo-code 1: congestionRootDetected.
+                let stage = self.wiring.stage;
+                let root_info = if self.is_up(o) {
+                    stage
+                } else {
+                    stage.saturating_sub(1)
+                };
+                self.arn_seq = self.arn_seq.wrapping_add(1) & 0xF_FFFF;
+                let info = ArnInfo {
+                    dest: out.root_dest,
+                    port: o as u8,
+                    vc: out.root_vc,
+                    arn_id: (self.wiring.id << 20) | self.arn_seq,
+                    root_info,
+                };
+                self.stats.roots_detected += 1;
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::RootDetected {
+                        port: o as u8,
+                        info,
+                    },
+                );
+                self.outputs[o].root = Some(RootReg {
+                    info,
+                    next_refresh: now + self.params.arn_gap as u64,
+                });
+                self.file_arn(info, out.root_adapted);
+            } else if out.root_rel {
+                self.outputs[o].root = None;
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::RootReleased { port: o as u8 },
+                );
+            } else if let Some(r) = self.outputs[o].root
+                && now >= r.next_refresh
+            {
+                // While the root holds, it keeps its own entry alive.
+                self.outputs[o].root = Some(RootReg {
+                    info: r.info,
+                    next_refresh: now + self.params.arn_gap as u64,
+                });
+                self.file_arn(r.info, false);
+            }
+            if self.detector_quiet(o) {
+                self.det_quiet |= 1 << o;
+            } else {
+                self.det_quiet &= !(1 << o);
+            }
+        }
+    }
+
+    /// Clears from `above_hcdth[o]` the VOQs that cannot be above HCDTh after cycle `through`
+    /// until their next change.
+    pub(super) fn refresh_above_hcdth(&mut self, o: usize, through: u64) {
+        let mut scan = self.above_hcdth[o];
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            if self.voq_bound(i, o, through) <= self.params.hcdth {
+                self.above_hcdth[o] &= !(1 << i);
+            }
+        }
+        if self.above_hcdth[o] == 0 {
+            self.hot_outputs &= !(1 << o);
+        }
+    }
+
+    /// Input `i`'s VOQ for output `o` after cycle `through`, plus the flits still to come of a
+    /// packet arriving for it: what it may reach before its next change.
+    pub(super) fn voq_bound(&self, i: usize, o: usize, through: u64) -> u16 {
+        let buf = &self.inputs[i].buf;
+        buf.voq_occupancy(o, through) + buf.due_for(o, through)
+    }
+
+    /// Whether the detector of output `o` is idle with an empty crossed set and holds no root.
+    pub(super) fn detector_quiet(&self, o: usize) -> bool {
+        let r = self.outputs[o].detector.regs();
+        r.state == crate::blocks::congestion_detector::DetectorState::Idle
+            && r.over == 0
+            && self.outputs[o].root.is_none()
+    }
+}

@@ -1,0 +1,124 @@
+//! What a switch reports outside its registers: events for directed tests and logs (roots,
+//! ARNs, adapted packets), its counters, an output's probe for waveforms, and faults.
+
+use crate::wire::ArnInfo;
+
+/// Something noteworthy inside a switch, for directed tests and logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchEvent {
+    /// The detector of `port` declared a congestion root (pseudo-code 1).
+    RootDetected {
+        /// Output port.
+        port: u8,
+        /// ARN describing it.
+        info: ArnInfo,
+    },
+    /// The detector of `port` released its root.
+    RootReleased {
+        /// Output port.
+        port: u8,
+    },
+    /// processARN added an entry to the ARN table.
+    EntryAdded {
+        /// The entry's fields.
+        info: ArnInfo,
+        /// Whether it was consumed here.
+        consumed: bool,
+        /// Alternative output port for consumed entries.
+        alt_port: u8,
+    },
+    /// An ARN arrived on the reverse direction of output `port`.
+    ArnReceived {
+        /// Output port it arrived on.
+        port: u8,
+        /// Its fields.
+        info: ArnInfo,
+    },
+    /// An ARN left upstream through input `port`.
+    ArnSent {
+        /// Input port.
+        port: u8,
+        /// Its fields.
+        info: ArnInfo,
+    },
+    /// A packet was re-routed (adapted) to `out` instead of `det`.
+    Adapted {
+        /// Packet id.
+        id: u32,
+        /// Deterministic port it avoided.
+        det: u8,
+        /// Port it took.
+        out: u8,
+    },
+}
+
+/// Receives switch events; the unit observer `()` ignores them at no cost.
+pub trait Observer {
+    /// One event in `cycle` at switch `sw`.
+    fn event(&mut self, cycle: u64, sw: u32, ev: SwitchEvent);
+}
+
+impl Observer for () {
+    #[inline(always)]
+    fn event(&mut self, _cycle: u64, _sw: u32, _ev: SwitchEvent) {}
+}
+
+impl Observer for Vec<(u64, u32, SwitchEvent)> {
+    fn event(&mut self, cycle: u64, sw: u32, ev: SwitchEvent) {
+        self.push((cycle, sw, ev));
+    }
+}
+
+/// Counters of one switch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwitchStats {
+    /// Congestion roots declared.
+    pub roots_detected: u64,
+    /// ARNs sent upstream.
+    pub arns_sent: u64,
+    /// ARNs received from downstream.
+    pub arns_received: u64,
+    /// ARNs consumed here (entry added as consumed).
+    pub arns_consumed: u64,
+    /// Packets re-routed away from their deterministic port.
+    pub packets_adapted: u64,
+    /// processARN commands dropped because the command queue was full.
+    pub arn_commands_dropped: u64,
+    /// Flits sent on output links.
+    pub flits_sent: u64,
+}
+
+impl SwitchStats {
+    /// Adds another switch's counters to these.
+    pub fn accumulate(&mut self, x: &SwitchStats) {
+        self.roots_detected += x.roots_detected;
+        self.arns_sent += x.arns_sent;
+        self.arns_received += x.arns_received;
+        self.arns_consumed += x.arns_consumed;
+        self.packets_adapted += x.packets_adapted;
+        self.arn_commands_dropped += x.arn_commands_dropped;
+        self.flits_sent += x.flits_sent;
+    }
+}
+
+/// The state of one output port, as waveforms show it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputProbe {
+    /// A packet is being sent.
+    pub busy: bool,
+    /// Id of the packet being sent (0 when idle).
+    pub packet: u32,
+    /// Congestion detector state (0 idle, 1 wait, 2 root).
+    pub det_state: u8,
+    /// VOQs in the detector's crossed set.
+    pub crossed: u8,
+}
+
+/// A breach of an invariant inside a switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchFault {
+    /// Port concerned.
+    pub port: u8,
+    /// What went wrong.
+    pub what: String,
+}
