@@ -1,0 +1,473 @@
+//! The fabric's scheduler: how the units (switches and end nodes) of one clock are stepped.
+//!
+//! Units step a window of up to a link latency of cycles in a row, each unit skipping the cycles
+//! in which nothing arrives for it and it has nothing due ([`Pace`]); the fabric's parts (contiguous
+//! ranges of switches and nodes) step on the thread pool; then every outbox is written into the
+//! channels. What the parts logged in the window (events, delivered packets, tapped samples,
+//! faults) is handed on in cycle order, then unit order, as a cycle-by-cycle run makes it.
+
+use super::invariants::switch_fault;
+use super::*;
+
+/// What the switches and nodes of one part produced in a window, besides their outboxes.
+#[derive(Default)]
+pub(super) struct PartLog {
+    /// How much the progress count of the part's switches and nodes grew in the window.
+    pub(super) moved: u64,
+    /// Tapped signals' values, unit by unit (each unit's in cycle order).
+    pub(super) samples: Vec<Sample>,
+    /// Switch events, unit by unit (each unit's in cycle order).
+    pub(super) events: Vec<(u64, u32, SwitchEvent)>,
+    /// (cycle, node, packet) for every packet whose tail reached a node, node by node.
+    pub(super) delivered: Vec<(u64, u32, Packet)>,
+    /// The part's first fault as a cycle-by-cycle run meets them: earliest cycle, then lowest
+    /// switch.
+    pub(super) fault: Option<(u64, u32, Violation)>,
+}
+
+impl PartLog {
+    pub(super) fn with_room(nodes: usize) -> Self {
+        PartLog {
+            moved: 0,
+            events: Vec::with_capacity(1024 * MAX_WINDOW),
+            delivered: Vec::with_capacity(nodes * MAX_WINDOW),
+            samples: Vec::new(),
+            fault: None,
+        }
+    }
+
+    pub(super) fn note_fault(&mut self, cycle: u64, sw: u32, v: Violation) {
+        if self
+            .fault
+            .as_ref()
+            .is_none_or(|&(c, s, _)| (cycle, sw) < (c, s))
+        {
+            self.fault = Some((cycle, sw, v));
+        }
+    }
+
+    /// Steps switch `s` through the window `t0..t0 + w`, from an empty outbox,
+    /// recording its signals when `u.tap` taps it; a fault ends its window. A switch that has
+    /// nothing arriving, is not due and is not tapped is not visited at all ([`visits`]); it
+    /// passes the cycles it missed when it is next visited (see [`Pace`]).
+    pub(super) fn step_switch(
+        &mut self,
+        s: &mut Switch,
+        pace: &mut Pace,
+        t0: u64,
+        w: u64,
+        u: Units<'_>,
+    ) {
+        let end = t0 + w;
+        let tap = u.tap.filter(|_| pace.tapped);
+        s.clear_outbox();
+        if pace.next < t0 {
+            s.skip_through(pace.next, t0 - 1);
+        }
+        let before = s.progress();
+        for c in t0..end {
+            if let Err(f) = s.step(c, u.channels, u.arrivals, &mut self.events) {
+                self.note_fault(c, s.id(), switch_fault(c, s, f));
+                break;
+            }
+            if let Some(tap) = tap {
+                tap.switch_signals(s, c, &mut self.samples);
+            }
+        }
+        pace.due = s.due_after(end - 1);
+        pace.next = end;
+        self.moved += s.progress() - before;
+    }
+
+    /// Steps node `n` through the window `t0..t0 + w`, from an empty outbox, as
+    /// [`PartLog::step_switch`] does a switch.
+    pub(super) fn step_node(
+        &mut self,
+        n: &mut EndNode,
+        pace: &mut Pace,
+        t0: u64,
+        w: u64,
+        u: Units<'_>,
+    ) {
+        let end = t0 + w;
+        let tap = u.tap.filter(|_| pace.tapped);
+        n.clear_outbox();
+        if pace.next < t0 {
+            n.skip_to(t0 - 1);
+        }
+        let before = n.progress();
+        for c in t0..end {
+            if let Some(pkt) = n.step(c, u.channels, u.arrivals) {
+                self.delivered.push((c, n.id(), pkt));
+            }
+            if let Some(tap) = tap {
+                tap.node_signals(n, c, &mut self.samples);
+            }
+        }
+        pace.due = n.due_after(end - 1);
+        pace.next = end;
+        self.moved += n.progress() - before;
+    }
+}
+
+/// Whether unit `unit` has to be visited in the window `t0..t0 + w`: it is tapped, due, or
+/// something arrives for it.
+#[inline(always)]
+pub(super) fn visits(pace: &Pace, unit: u32, t0: u64, w: u64, arrivals: &Arrivals) -> bool {
+    pace.tapped || pace.due < t0 + w || !arrivals.none_in(unit, t0, w)
+}
+
+/// When a switch or node next has to be visited, and how far it has stepped. A unit with nothing
+/// arriving before `due` would change no register but for counting cycles down (the ARN table's
+/// TTLs), so the fabric does not touch it until then; it passes the cycles it missed when next
+/// visited, or when the fabric brings every unit up to date at the end of a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Pace {
+    /// The first cycle the unit has to step if nothing arrives for it.
+    pub(super) due: u64,
+    /// The first cycle the unit has not stepped or passed.
+    pub(super) next: u64,
+    /// The unit has signals in the tap of the current [`Fabric::run_tapped`].
+    pub(super) tapped: bool,
+}
+
+/// What every unit reads while it steps a window: the channels, the arrival masks and the tap.
+#[derive(Clone, Copy)]
+pub(super) struct Units<'a> {
+    pub(super) channels: &'a [Channel],
+    pub(super) arrivals: &'a Arrivals,
+    pub(super) tap: Option<&'a dyn Tap>,
+}
+
+/// Calls `f` on the entries of every log's `list` in the order a cycle-by-cycle run makes them:
+/// by cycle, then part, then position (each part's list is unit by unit, each unit's in cycle
+/// order). A window of one cycle is already in that order.
+pub(super) fn in_cycle_order<T>(
+    logs: &[PartLog],
+    list: impl Fn(&PartLog) -> &[(u64, u32, T)],
+    cycles: Range<u64>,
+    mut f: impl FnMut(&(u64, u32, T)) -> Result<(), Violation>,
+) -> Result<(), Violation> {
+    if cycles.end - cycles.start == 1 {
+        return logs.iter().flat_map(&list).try_for_each(f);
+    }
+    for c in cycles {
+        for l in logs {
+            list(l).iter().filter(|e| e.0 == c).try_for_each(&mut f)?;
+        }
+    }
+    Ok(())
+}
+
+/// Gathers the logs' samples of cycles `t0..upto` into `window`, sorted by cycle, then signal,
+/// and empties the logs. The samples go into one bucket per cycle, keeping their order (each
+/// log's are unit by unit, each unit's in cycle order); a cycle whose samples are not then in
+/// signal order already is sorted. One sample per signal and cycle at most.
+pub(super) fn by_cycle_then_signal(
+    logs: &mut [PartLog],
+    t0: u64,
+    upto: u64,
+    window: &mut Vec<Sample>,
+) {
+    let mut starts = [0usize; MAX_WINDOW + 1];
+    for log in logs.iter() {
+        for s in log.samples.iter().filter(|s| s.0 < upto) {
+            starts[(s.0 - t0) as usize + 1] += 1;
+        }
+    }
+    for c in 1..starts.len() {
+        starts[c] += starts[c - 1];
+    }
+    window.clear();
+    window.resize(starts[MAX_WINDOW], (0, 0, 0));
+    let mut at = starts;
+    for log in logs.iter_mut() {
+        for &s in log.samples.iter().filter(|s| s.0 < upto) {
+            let i = &mut at[(s.0 - t0) as usize];
+            window[*i] = s;
+            *i += 1;
+        }
+        log.samples.clear();
+    }
+    for c in 0..(upto - t0) as usize {
+        let cycle = &mut window[starts[c]..starts[c + 1]];
+        if !cycle.is_sorted_by_key(|s| s.1) {
+            cycle.sort_unstable_by_key(|s| s.1);
+        }
+    }
+}
+
+/// One part's switches and nodes, lent to a thread for one window.
+pub(super) struct PartRef<'a> {
+    pub(super) switches: &'a mut [Switch],
+    pub(super) nodes: &'a mut [EndNode],
+    pub(super) switch_pace: &'a mut [Pace],
+    pub(super) node_pace: &'a mut [Pace],
+    /// Unit numbers of the first switch and the first node.
+    pub(super) first: (u32, u32),
+    pub(super) log: &'a mut PartLog,
+}
+
+/// The longest window links of `latency` cycles allow (and [`MAX_WINDOW`]).
+pub(super) fn longest_window(latency: u32) -> u64 {
+    (latency.max(1) as u64).min(MAX_WINDOW as u64)
+}
+
+impl Fabric {
+    /// Notes in every unit's [`Pace`] whether `tap` has signals of it.
+    pub(super) fn mark_tapped(&mut self, tap: Option<&dyn Tap>) {
+        for (k, pace) in self.switch_pace.iter_mut().enumerate() {
+            pace.tapped = tap.is_some_and(|t| t.taps_switch(k as u32));
+        }
+        for (k, pace) in self.node_pace.iter_mut().enumerate() {
+            pace.tapped = tap.is_some_and(|t| t.taps_node(k as u32));
+        }
+    }
+
+    /// Steps the `w` cycles from `now` on (`w` at most the link latency).
+    ///
+    /// Every switch and node first steps through the window reading the channels only (in
+    /// parallel when the fabric has several threads); then their sends are written into the
+    /// channels, and their events and delivered packets are handed on in the order of a
+    /// cycle-by-cycle run: by cycle, then switch or node.
+    pub(super) fn step_window<O: Observer>(
+        &mut self,
+        w: u64,
+        obs: &mut O,
+        tap: Option<&dyn Tap>,
+    ) -> Result<(), Violation> {
+        debug_assert!(w >= 1 && w <= longest_window(self.params.link_latency));
+        let t0 = self.now;
+        let last = t0 + w - 1;
+        self.step_parts(t0, w, tap);
+        let fault = self
+            .logs
+            .iter_mut()
+            .filter_map(|l| l.fault.take())
+            .min_by_key(|&(c, s, _)| (c, s));
+        let until = fault.as_ref().map_or(last, |f| f.0);
+        in_cycle_order(
+            &self.logs,
+            |l| &l.events,
+            t0..until + 1,
+            |&(c, sw, ev)| {
+                obs.event(c, sw, ev);
+                Ok(())
+            },
+        )?;
+        for log in &mut self.logs {
+            log.events.clear();
+        }
+        if let Some((_, _, v)) = fault {
+            return Err(v);
+        }
+        self.write_outboxes(t0 + w);
+        if let Some(order) = self.order.as_mut() {
+            let nodes = self.nodes.len();
+            in_cycle_order(
+                &self.logs,
+                |l| &l.delivered,
+                t0..last + 1,
+                |&(c, n, pkt)| {
+                    let flow = pkt.src as usize * nodes + n as usize;
+                    let seq = pkt.id / nodes as u32;
+                    let prev = order[flow];
+                    if prev != u32::MAX && seq <= prev {
+                        return Err(Violation {
+                            cycle: c,
+                            invariant: "in_order",
+                            place: format!("node {n}"),
+                            detail: format!(
+                                "packet {} of flow {}->{n} arrived after a later one (seq {seq} after {prev})",
+                                pkt.id, pkt.src
+                            ),
+                        });
+                    }
+                    order[flow] = seq;
+                    Ok(())
+                },
+            )?;
+        }
+        for log in &mut self.logs {
+            log.delivered.clear();
+        }
+        // Progress so far (a count that grows whenever a packet starts or finishes a hop);
+        // `flits_moved` holds the count after the previous window.
+        let grown: u64 = self.logs.iter().map(|l| l.moved).sum();
+        debug_assert_eq!(self.flits_moved + grown, self.flits_moved_now());
+        if grown != 0 {
+            self.last_progress = last;
+        }
+        self.flits_moved += grown;
+        if cfg!(debug_assertions) {
+            self.catch_up(last + 1);
+            self.check_after(last)?;
+        } else if self.check_progress(last).is_err() {
+            // Whether the fabric is stuck does not depend on units being up to date, but the
+            // deadlock report reads every unit as of `last`: made again once they are.
+            self.catch_up(last + 1);
+            self.check_progress(last)?;
+        }
+        self.now += w;
+        Ok(())
+    }
+
+    /// The second half of a window: every outbox is written into the channels, each part's on
+    /// its thread.
+    pub(super) fn write_outboxes(&mut self, end: u64) {
+        if self.parts.len() == 1 {
+            // Written as each unit stepped (`step_parts`).
+            return;
+        }
+        let (switches, nodes, parts) = (&self.switches[..], &self.nodes[..], &self.parts[..]);
+        let (switch_pace, node_pace) = (&self.switch_pace[..], &self.node_pace[..]);
+        let channels = SharedChannels::new(&mut self.channels);
+        let arrivals = &self.arrivals;
+        self.pool.broadcast(&|k| {
+            let (srange, nrange) = &parts[k];
+            // SAFETY: every channel direction has exactly one sender and one receiver (`build`
+            // cables each port and node once); a switch or node queues flits only on the channels
+            // it sends on and returns only on those it receives from, and each belongs to one
+            // part. So no ring is written by two threads, and no one reads the channels until
+            // `broadcast` returns, while `self.channels` stays mutably borrowed.
+            // Units not visited in the window (not stepped through `end - 1`) sent nothing.
+            unsafe {
+                for (s, pace) in switches[srange.clone()]
+                    .iter()
+                    .zip(&switch_pace[srange.clone()])
+                {
+                    if pace.next == end {
+                        s.outbox().write_shared(channels, arrivals);
+                    }
+                }
+                for (n, pace) in nodes[nrange.clone()].iter().zip(&node_pace[nrange.clone()]) {
+                    if pace.next == end {
+                        n.outbox().write_shared(channels, arrivals);
+                    }
+                }
+            }
+        });
+    }
+
+    /// The first half of a window: every part's switches and nodes step through it on its
+    /// thread, each unit through all `w` cycles before the next.
+    pub(super) fn step_parts(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap>) {
+        let node_base = self.switches.len() as u32;
+        if self.parts.len() == 1 {
+            // One thread: each unit's sends are written as soon as it has stepped the window,
+            // while they are still in cache. This gives the same channels as writing them all
+            // afterwards, since what is sent in the window is read from its first cycle plus the
+            // latency on, after the window.
+            let log = &mut self.logs[0];
+            log.moved = 0;
+            let channels = &mut self.channels;
+            let arrivals = &self.arrivals;
+            for (k, pace) in self.switch_pace.iter_mut().enumerate() {
+                let unit = k as u32;
+                if !visits(pace, unit, t0, w, arrivals) {
+                    debug_assert!(self.switches[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
+                    continue;
+                }
+                let u = Units {
+                    channels: &channels[..],
+                    arrivals,
+                    tap,
+                };
+                let s = &mut self.switches[k];
+                log.step_switch(s, pace, t0, w, u);
+                s.outbox().write_into(channels, arrivals);
+            }
+            for (k, pace) in self.node_pace.iter_mut().enumerate() {
+                let unit = node_base + k as u32;
+                if !visits(pace, unit, t0, w, arrivals) {
+                    debug_assert!(self.nodes[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
+                    continue;
+                }
+                let u = Units {
+                    channels: &channels[..],
+                    arrivals,
+                    tap,
+                };
+                let n = &mut self.nodes[k];
+                log.step_node(n, pace, t0, w, u);
+                n.outbox().write_into(channels, arrivals);
+            }
+            return;
+        }
+        let u = Units {
+            channels: &self.channels[..],
+            arrivals: &self.arrivals,
+            tap,
+        };
+        let mut refs: heapless::Vec<Mutex<PartRef<'_>>, MAX_THREADS> = heapless::Vec::new();
+        let (mut sw, mut nd, mut lg) = (
+            &mut self.switches[..],
+            &mut self.nodes[..],
+            &mut self.logs[..],
+        );
+        let (mut sp, mut np) = (&mut self.switch_pace[..], &mut self.node_pace[..]);
+        for (srange, nrange) in &self.parts {
+            let (s, rest) = std::mem::take(&mut sw).split_at_mut(srange.len());
+            sw = rest;
+            let (n, rest) = std::mem::take(&mut nd).split_at_mut(nrange.len());
+            nd = rest;
+            let (spc, rest) = std::mem::take(&mut sp).split_at_mut(srange.len());
+            sp = rest;
+            let (npc, rest) = std::mem::take(&mut np).split_at_mut(nrange.len());
+            np = rest;
+            let (l, rest) = std::mem::take(&mut lg).split_at_mut(1);
+            lg = rest;
+            let part = PartRef {
+                switches: s,
+                nodes: n,
+                switch_pace: spc,
+                node_pace: npc,
+                first: (srange.start as u32, node_base + nrange.start as u32),
+                log: &mut l[0],
+            };
+            if refs.push(Mutex::new(part)).is_err() {
+                unreachable!("at most MAX_THREADS parts");
+            }
+        }
+        self.pool.broadcast(&|k| {
+            let mut guard = refs[k].lock().unwrap_or_else(|e| e.into_inner());
+            let part = &mut *guard;
+            part.log.moved = 0;
+            let (s0, n0) = part.first;
+            for (j, pace) in part.switch_pace.iter_mut().enumerate() {
+                let unit = s0 + j as u32;
+                if visits(pace, unit, t0, w, u.arrivals) {
+                    part.log.step_switch(&mut part.switches[j], pace, t0, w, u);
+                }
+            }
+            for (j, pace) in part.node_pace.iter_mut().enumerate() {
+                let unit = n0 + j as u32;
+                if visits(pace, unit, t0, w, u.arrivals) {
+                    part.log.step_node(&mut part.nodes[j], pace, t0, w, u);
+                }
+            }
+        });
+    }
+
+    /// Brings every switch and node up to date through cycle `upto - 1`: those not visited
+    /// since they were last due pass the cycles they missed (see [`Pace`]).
+    pub(super) fn catch_up(&mut self, upto: u64) {
+        for (s, pace) in self.switches.iter_mut().zip(&mut self.switch_pace) {
+            if pace.next < upto {
+                s.skip_through(pace.next, upto - 1);
+                pace.next = upto;
+            }
+        }
+        for (n, pace) in self.nodes.iter_mut().zip(&mut self.node_pace) {
+            if pace.next < upto {
+                n.skip_to(upto - 1);
+                pace.next = upto;
+            }
+        }
+    }
+
+    pub(super) fn flits_moved_now(&self) -> u64 {
+        self.switches.iter().map(|s| s.progress()).sum::<u64>()
+            + self.nodes.iter().map(|n| n.progress()).sum::<u64>()
+    }
+}
