@@ -30,7 +30,7 @@
 //! `lk_idx_o` is `max(1, clog2 Entries)` bits, `count_o` is `clog2(Entries + 1)` bits.
 
 use super::Block;
-use crate::trace::{Visit, index_width};
+use super::probe::{Visit, index_width};
 use arbitrary_int::prelude::*;
 
 /// Largest supported CAM depth `Entries`.

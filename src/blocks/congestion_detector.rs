@@ -35,7 +35,7 @@
 //! ```
 
 use super::Block;
-use crate::trace::{Visit, index_width};
+use super::probe::{Visit, index_width};
 use arbitrary_int::prelude::*;
 
 /// Largest supported number of input ports `P`.

@@ -17,7 +17,7 @@
 //! (it never wraps). `Cap` is 1 to 65535.
 
 use super::Block;
-use crate::trace::Visit;
+use super::probe::Visit;
 use arbitrary_int::prelude::*;
 use bitflags::bitflags;
 

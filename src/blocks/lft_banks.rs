@@ -22,7 +22,7 @@
 //! `rd_mask_o` `2^Lmc` bits, for `Lmc` in 0..=4 and `Rows` in 1..=4096.
 
 use super::Block;
-use crate::trace::Visit;
+use super::probe::Visit;
 
 /// Largest LID Mask Control value: 16 banks, 16 options, a 128-bit `rd_ports_o`.
 pub const MAX_LMC: u32 = 4;

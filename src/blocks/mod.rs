@@ -7,6 +7,9 @@
 //! - [`Block::commit`] is the clock edge: `q <= d`;
 //! - [`Block::reset`] loads the documented reset values (synchronous, active-low `rst_ni` in HDL).
 //!
+//! The blocks depend on nothing above them: the probe visitor ([`probe`]) and the seeded
+//! generator ([`rng`]) that switches and end nodes draw from are defined here.
+//!
 //! Nothing here allocates after construction. Names follow the HDL: `_i` inputs, `_o` outputs,
 //! `_q` registers, so traces and waveforms of the two line up signal for signal.
 
@@ -14,6 +17,8 @@ pub mod arn_table;
 pub mod congestion_detector;
 pub mod credit_counter;
 pub mod lft_banks;
+pub mod probe;
+pub mod rng;
 pub mod rr_arbiter;
 
 pub use arn_table::ArnTable;
@@ -22,7 +27,7 @@ pub use credit_counter::CreditCounter;
 pub use lft_banks::LftBanks;
 pub use rr_arbiter::RrArbiter;
 
-use crate::trace::Visit;
+use probe::Visit;
 
 /// A cycle-stepped synchronous block with traceable ports and registers.
 pub trait Block {

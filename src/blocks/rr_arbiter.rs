@@ -19,7 +19,7 @@
 //! ```
 
 use super::Block;
-use crate::trace::{Visit, index_width};
+use super::probe::{Visit, index_width};
 
 /// Largest supported number of requesters.
 pub const MAX_REQUESTERS: usize = 128;

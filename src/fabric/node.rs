@@ -15,7 +15,7 @@
 //! a packet generated while an entry matches goes there at once, and a regular queue head that
 //! matches moves there when it has room. The injector alternates between the two queues.
 
-use crate::stimulus::SplitMix64;
+use crate::blocks::rng::SplitMix64;
 use crate::switch::SwitchParams;
 use crate::switch::output_credits::OutputCredits;
 use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox, streamed, tail_cycle};

@@ -8,10 +8,9 @@ pub mod arn_table;
 pub mod congestion_detector;
 pub mod credit_counter;
 pub mod lft_banks;
-mod rng;
 pub mod rr_arbiter;
 
-pub use rng::SplitMix64;
+pub use crate::blocks::rng::SplitMix64;
 
 /// A source of one input record `I` per cycle (a block's `Block::In`).
 pub trait Stimulus<I> {
