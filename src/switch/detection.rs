@@ -13,7 +13,7 @@ impl Switch {
         let buf = &self.inputs[i].buf;
         let due = buf.due_for(o, through);
         if due > 0 {
-            self.filling[o] |= 1 << i;
+            self.skip.filling[o] |= 1 << i;
         }
         let bound = buf.voq_occupancy(o, through) + due;
         self.note_voq_bound(i, o, bound);
@@ -23,14 +23,14 @@ impl Switch {
     #[inline]
     pub(super) fn note_voq_bound(&mut self, i: usize, o: usize, occ: u16) {
         let bit = 1u64 << i;
-        self.det_stale[o] |= bit;
+        self.skip.det_stale[o] |= bit;
         if occ > self.params.hcdth {
-            self.above_hcdth[o] |= bit;
-            self.hot_outputs |= 1 << o;
+            self.skip.above_hcdth[o] |= bit;
+            self.skip.hot_outputs |= 1 << o;
         } else {
-            self.above_hcdth[o] &= !bit;
-            if self.above_hcdth[o] == 0 {
-                self.hot_outputs &= !(1 << o);
+            self.skip.above_hcdth[o] &= !bit;
+            if self.skip.above_hcdth[o] == 0 {
+                self.skip.hot_outputs &= !(1 << o);
             }
         }
     }
@@ -42,50 +42,51 @@ impl Switch {
     pub(super) fn fill_detector_input(&mut self, o: usize, now: u64) {
         let all = self.all_ports;
         let prev = now.saturating_sub(1);
-        let mut stale = std::mem::take(&mut self.det_stale[o]) & all;
+        let mut stale = std::mem::take(&mut self.skip.det_stale[o]) & all;
         // Flits arriving and leaving, and credits coming back, move the counts between a
         // packet's head and tail: the input the output sends from, the inputs receiving a packet
         // for it (read once more after its tail is in), and every head's credits.
         let out = &self.outputs[o];
-        let mut credits_stale = self.det_credits_stale >> o & 1 == 1 || out.credits.arriving(prev);
-        self.det_credits_stale &= !(1 << o);
+        let mut credits_stale =
+            self.skip.det_credits_stale >> o & 1 == 1 || out.credits.arriving(prev);
+        self.skip.det_credits_stale &= !(1 << o);
         if let Some(tx) = out.tx {
             stale |= 1 << tx.input;
             credits_stale = true;
         }
-        let mut scan = self.filling[o];
+        let mut scan = self.skip.filling[o];
         stale |= scan;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             if self.inputs[i].buf.due_for(o, prev) == 0 {
-                self.filling[o] &= !(1 << i);
+                self.skip.filling[o] &= !(1 << i);
             }
         }
         self.fill_detector_entries(o, stale, prev);
         if credits_stale {
-            let det_in = &mut self.det_in[o];
+            let det_in = &mut self.skip.det_in[o];
             let mut scan = det_in.head_valid & !stale;
             while scan != 0 {
                 let i = scan.trailing_zeros() as usize;
                 scan &= scan - 1;
-                let vc = self.det_head_vc[o][i] as usize;
+                let vc = self.skip.det_head_vc[o][i] as usize;
                 det_in.head_fc[i] = self.outputs[o].credits.credits(vc, prev);
             }
         }
         #[cfg(debug_assertions)]
         {
-            let incremental = self.det_in[o];
+            let incremental = self.skip.det_in[o];
             self.fill_detector_entries(o, all, prev);
             debug_assert!(
-                incremental == self.det_in[o],
+                incremental == self.skip.det_in[o],
                 "detector inputs of output {o} were stale"
             );
         }
     }
 
     pub(super) fn fill_detector_entries(&mut self, o: usize, inputs: u64, through: u64) {
-        let det_in = &mut self.det_in[o];
+        let det_in = &mut self.skip.det_in[o];
         let mut scan = inputs;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
@@ -114,7 +115,7 @@ impl Switch {
                     det_in.head_fc[i] = self.outputs[o]
                         .credits
                         .credits(slot.next_vc as usize, through);
-                    self.det_head_vc[o][i] = slot.next_vc;
+                    self.skip.det_head_vc[o][i] = slot.next_vc;
                 }
                 None => {
                     det_in.head_valid &= !bit;
@@ -135,15 +136,15 @@ impl Switch {
         let visit = if cfg!(debug_assertions) {
             all
         } else {
-            (!self.det_quiet | self.hot_outputs) & all
+            (!self.skip.det_quiet | self.skip.hot_outputs) & all
         };
         let mut scan = visit;
         while scan != 0 {
             let o = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             debug_assert_eq!(
-                self.hot_outputs >> o & 1 == 1,
-                self.above_hcdth[o] != 0,
+                self.skip.hot_outputs >> o & 1 == 1,
+                self.skip.above_hcdth[o] != 0,
                 "hot-output mask of output {o}"
             );
             let prev = now.saturating_sub(1);
@@ -156,24 +157,24 @@ impl Switch {
             // leaving flits have since taken below it (flits are not counted cycle by cycle);
             // a quiet detector's skip test needs the current set, so it is refreshed first.
             debug_assert_eq!(
-                self.above_hcdth[o] & bound_above(self),
+                self.skip.above_hcdth[o] & bound_above(self),
                 bound_above(self),
                 "above-HCDTh mask of output {o} misses a VOQ"
             );
-            if self.det_quiet >> o & 1 == 1 && self.above_hcdth[o] != 0 {
+            if self.skip.det_quiet >> o & 1 == 1 && self.skip.above_hcdth[o] != 0 {
                 self.refresh_above_hcdth(o, prev);
-                debug_assert_eq!(self.above_hcdth[o], bound_above(self));
+                debug_assert_eq!(self.skip.above_hcdth[o], bound_above(self));
             }
             // A detector that is idle with an empty crossed set, while no VOQ of its output is
             // above HCDTh, keeps every register and raises no output: its step is skipped
             // (its next state provably equals its current one). `det_quiet` holds the first
             // three conditions per output, so the test does not touch the detector.
             debug_assert_eq!(
-                self.det_quiet >> o & 1 == 1,
+                self.skip.det_quiet >> o & 1 == 1,
                 self.detector_quiet(o),
                 "quiet mask of detector {o}"
             );
-            if self.det_quiet >> o & 1 == 1 && self.above_hcdth[o] == 0 {
+            if self.skip.det_quiet >> o & 1 == 1 && self.skip.above_hcdth[o] == 0 {
                 debug_assert!(
                     (0..self.ports).all(|i| {
                         self.inputs[i].buf.voq_occupancy(o, prev) <= self.params.hcdth
@@ -184,7 +185,7 @@ impl Switch {
                     let r = self.outputs[o].detector.regs();
                     self.fill_detector_input(o, now);
                     let mut check = self.outputs[o].detector.clone();
-                    let out = check.step(&self.det_in[o]);
+                    let out = check.step(&self.skip.det_in[o]);
                     debug_assert!(
                         !out.root_det && !out.root_rel && check.regs() == r,
                         "skipped detector of output {o} would have changed"
@@ -193,7 +194,7 @@ impl Switch {
                 continue;
             }
             self.fill_detector_input(o, now);
-            let out = self.outputs[o].detector.step(&self.det_in[o]);
+            let out = self.outputs[o].detector.step(&self.skip.det_in[o]);
             if out.root_det {
                 // Pseudo-code 1: congestionRootDetected.
                 let stage = self.wiring.stage;
@@ -242,9 +243,9 @@ impl Switch {
                 self.file_arn(r.info, false);
             }
             if self.detector_quiet(o) {
-                self.det_quiet |= 1 << o;
+                self.skip.det_quiet |= 1 << o;
             } else {
-                self.det_quiet &= !(1 << o);
+                self.skip.det_quiet &= !(1 << o);
             }
         }
     }
@@ -252,16 +253,16 @@ impl Switch {
     /// Clears from `above_hcdth[o]` the VOQs that cannot be above HCDTh after cycle `through`
     /// until their next change.
     pub(super) fn refresh_above_hcdth(&mut self, o: usize, through: u64) {
-        let mut scan = self.above_hcdth[o];
+        let mut scan = self.skip.above_hcdth[o];
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             if self.voq_bound(i, o, through) <= self.params.hcdth {
-                self.above_hcdth[o] &= !(1 << i);
+                self.skip.above_hcdth[o] &= !(1 << i);
             }
         }
-        if self.above_hcdth[o] == 0 {
-            self.hot_outputs &= !(1 << o);
+        if self.skip.above_hcdth[o] == 0 {
+            self.skip.hot_outputs &= !(1 << o);
         }
     }
 

@@ -47,7 +47,7 @@ impl Switch {
         let inp = &mut self.inputs[i];
         if now >= inp.arn_ok_at[e] && inp.arn_out.push_back(info).is_ok() {
             inp.arn_ok_at[e] = now + self.params.arn_gap as u64;
-            self.in_pending |= 1 << i;
+            self.skip.in_pending |= 1 << i;
         }
     }
 
@@ -56,8 +56,8 @@ impl Switch {
         let routing = self.params.routing;
         // Nothing to route, no command, no lookup to clear, and a table that is empty or only
         // counts its TTLs down this cycle: the stage keeps every register.
-        if self.route_pending == 0
-            && self.lookups_set == 0
+        if self.skip.route_pending == 0
+            && self.skip.lookups_set == 0
             && self.arn_cmds.is_empty()
             && (!routing.uses_arn() || self.arn.count() == 0 || self.arn.age_idle_cycle())
         {
@@ -92,14 +92,14 @@ impl Switch {
         }
         // Lookup ports: disabled, but for the inputs holding a head for the routing stage (only
         // the ports enabled last cycle need clearing).
-        let mut scan = std::mem::take(&mut self.lookups_set);
+        let mut scan = std::mem::take(&mut self.skip.lookups_set);
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             self.arn_in.lk[i] = ArnLookup::default();
         }
         if routing.uses_arn() {
-            let mut scan = self.route_pending;
+            let mut scan = self.skip.route_pending;
             while scan != 0 {
                 let i = scan.trailing_zeros() as usize;
                 scan &= scan - 1;
@@ -111,12 +111,12 @@ impl Switch {
                         dest: self.base_lid(p.dlid),
                         vc: if p.adapted() { p.orig_vc } else { p.vc },
                     };
-                    self.lookups_set |= 1 << i;
+                    self.skip.lookups_set |= 1 << i;
                 }
             }
         }
         debug_assert!((0..self.ports).all(|i| {
-            let set = self.lookups_set >> i & 1 == 1;
+            let set = self.skip.lookups_set >> i & 1 == 1;
             set || self.arn_in.lk[i] == ArnLookup::default()
         }));
         // An empty table with no command keeps its state and misses every lookup: skip it. So
@@ -124,10 +124,10 @@ impl Switch {
         // its TTLs counting down, which it owes until its next evaluation.
         let arn_active = routing.uses_arn()
             && (pr.en || self.arn.count() > 0)
-            && (pr.en || self.lookups_set != 0 || !self.arn.age_idle_cycle());
+            && (pr.en || self.skip.lookups_set != 0 || !self.arn.age_idle_cycle());
         if arn_active {
             self.arn
-                .evaluate_into(&self.arn_in, self.lookups_set, &mut self.arn_res);
+                .evaluate_into(&self.arn_in, self.skip.lookups_set, &mut self.arn_res);
         }
         // Lookup result of input `i` (a miss when the table did not evaluate).
         let lookup = |sw: &Self, i: usize| {
@@ -156,12 +156,10 @@ impl Switch {
             );
         }
 
-        debug_assert!(
-            (0..self.ports).all(|i| {
-                (self.route_pending >> i & 1 == 1) == self.inputs[i].route_q.is_some()
-            })
-        );
-        let mut scan = std::mem::take(&mut self.route_pending);
+        debug_assert!((0..self.ports).all(|i| {
+            (self.skip.route_pending >> i & 1 == 1) == self.inputs[i].route_q.is_some()
+        }));
+        let mut scan = std::mem::take(&mut self.skip.route_pending);
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
@@ -236,9 +234,9 @@ impl Switch {
             buf.set_flags(s, pkt.flags);
             buf.route(s, out, next_vc, now + 1);
             self.note_voq(i, out as usize, now.saturating_sub(1));
-            self.waiting[out as usize] |= 1 << i;
-            self.waiting_any |= 1 << out;
-            self.arb_blocked &= !(1 << out);
+            self.skip.waiting[out as usize] |= 1 << i;
+            self.skip.waiting_any |= 1 << out;
+            self.skip.arb_blocked &= !(1 << out);
             // Its head may win from the cycle it is ready (the next one).
             self.wake_output(out as usize, now + 1);
         }
@@ -274,7 +272,7 @@ impl Switch {
             match inp.buf.arrive_head(f.pkt, now) {
                 Ok(s) => {
                     inp.route_q = Some(s);
-                    self.route_pending |= 1 << i;
+                    self.skip.route_pending |= 1 << i;
                 }
                 Err(fault) => {
                     let what = match fault {
@@ -303,9 +301,9 @@ impl Switch {
 
     /// Phase 6: credits and ARNs back upstream, from the inputs that have any.
     pub(super) fn finish_cycle<O: Observer>(&mut self, now: u64, obs: &mut O) {
-        debug_assert!((0..self.ports).all(|i| self.in_pending >> i & 1 == 1
+        debug_assert!((0..self.ports).all(|i| self.skip.in_pending >> i & 1 == 1
             || (!self.inputs[i].freed.has_credits() && self.inputs[i].arn_out.is_empty())));
-        let mut scan = self.in_pending;
+        let mut scan = self.skip.in_pending;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
@@ -328,7 +326,7 @@ impl Switch {
             }
             inp.freed.clear_credits();
             if inp.arn_out.is_empty() {
-                self.in_pending &= !(1 << i);
+                self.skip.in_pending &= !(1 << i);
             }
         }
     }

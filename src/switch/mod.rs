@@ -50,6 +50,7 @@ use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox, stre
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 use output_credits::OutputCredits;
+use skip::SkipState;
 use voq_buffer::{ArrivalFault, VoqBuffer};
 
 /// Largest switch radix.
@@ -186,52 +187,9 @@ pub struct Switch {
     arn_seq: u32,
     inputs: Vec<InputPort>,
     outputs: Vec<OutputPort>,
-    /// Per output: bit i set when input i holds a routed packet for it, in any VC (activity
-    /// tracking: arbitration looks only at these inputs).
-    waiting: [u64; MAX_PORTS],
-    /// Per output: bit i set when input i's VOQ for it may hold more than HCDTh flits before its
-    /// next change: its occupancy plus the flits still to come of a packet arriving for it is
-    /// above HCDTh. Set at every event that can raise the VOQ; leaving flits clear bits only when
-    /// the detectors' skip test refreshes them.
-    above_hcdth: [u64; MAX_PORTS],
-    /// Bit o set when the detector of output o is idle, with an empty crossed set and no root
-    /// (updated after every detector step).
-    det_quiet: u64,
-    /// Activity masks, so that idle ports cost nothing (each skip is exact; debug builds check
-    /// it). Bit o: output o sends or holds the next packet.
-    out_busy: u64,
-    /// Per output: the next cycle it needs a visit: its packet's head or tail, or, idle with
-    /// packets waiting, the first cycle one of them could win its arbitration (`u64::MAX`: not
-    /// before a packet is routed to it or credits come back).
-    wake: [u64; MAX_PORTS],
-    /// The earliest `wake` of the outputs that are busy, or idle with packets waiting and not
-    /// blocked: no output has anything to do before it.
-    next_wake: u64,
-    /// Bit o: `waiting[o]` is not empty.
-    waiting_any: u64,
-    /// Bit o: output o, idle, found no request it could grant, and since then no packet was
-    /// routed to it and no credit came back to it, so it would still find none.
-    arb_blocked: u64,
-    /// Bit i: input i has credits to return or an ARN to send upstream.
-    in_pending: u64,
-    /// Bit i: input i holds a head for the routing stage (`route_q`).
-    route_pending: u64,
-    /// Bit i: input i's ARN-table lookup port was enabled last cycle (cleared before the next).
-    lookups_set: u64,
-    /// Per output: bit i set when input i's arriving packet was routed to the output, and so
-    /// may still be adding flits to its VOQ (cleared lazily once the tail is in).
-    filling: [u64; MAX_PORTS],
-    /// Bit o: `above_hcdth[o]` is not empty.
-    hot_outputs: u64,
-    /// Per output: the detector's inputs as last filled, and which inputs' entries are stale
-    /// (bit i: input i's VOQ for the output changed, or all bits when the output's credits did).
-    det_in: Vec<CongestionDetectorIn>,
-    det_stale: [u64; MAX_PORTS],
-    /// Bit o: output o's credits changed since its detector's inputs were last filled.
-    det_credits_stale: u64,
-    /// Per output and input: the next-buffer VC of the head the detector sees (its `head_fc` is
-    /// that VC's credits).
-    det_head_vc: Box<[[u8; MAX_PORTS]; MAX_PORTS]>,
+    /// What exists only to skip work (activity masks, wake cycles, the detectors' cached
+    /// inputs): derived from the registers above, never read as hardware state.
+    skip: SkipState,
     rng: SplitMix64,
     stats: SwitchStats,
     /// Flits, credits and ARNs sent in the current window, written into the channels by the
@@ -276,10 +234,7 @@ impl Switch {
             arn_res: Box::default(),
             arn_cmds: Deque::new(),
             arn_seq: 0,
-            det_in: vec![CongestionDetectorIn::default(); ports],
-            det_stale: [u64::MAX; MAX_PORTS],
-            det_credits_stale: 0,
-            det_head_vc: Box::new([[0; MAX_PORTS]; MAX_PORTS]),
+            skip: SkipState::new(ports),
             rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             stats: SwitchStats::default(),
             outbox: Outbox::new(ports),
@@ -288,19 +243,6 @@ impl Switch {
             lft,
             inputs,
             outputs,
-            waiting: [0; MAX_PORTS],
-            above_hcdth: [0; MAX_PORTS],
-            out_busy: 0,
-            waiting_any: 0,
-            arb_blocked: 0,
-            in_pending: 0,
-            route_pending: 0,
-            filling: [0; MAX_PORTS],
-            wake: [u64::MAX; MAX_PORTS],
-            next_wake: u64::MAX,
-            lookups_set: 0,
-            hot_outputs: 0,
-            det_quiet: port_mask(ports),
             all_ports: port_mask(ports),
             now: 0,
             heads_sent: 0,
@@ -334,7 +276,7 @@ impl Switch {
             // detectors they mark stale are quiet, so the other phases would keep every register.
             self.receive_back(now, channels, back, obs)?;
             debug_assert!(
-                self.next_wake > now,
+                self.skip.next_wake > now,
                 "a credit record woke an output for its own cycle"
             );
             self.arn.age_idle(1);

@@ -54,14 +54,14 @@ impl Switch {
                 // stream runs, so a stop never finds it blocked).
                 if b.starts_streams() {
                     if out.credits.arriving(now) {
-                        self.arb_blocked &= !(1 << o);
+                        self.skip.arb_blocked &= !(1 << o);
                     }
                     // The arbitration of a cycle reads the credits through the cycle before.
                     self.wake_output(o, now + 1);
                 }
-                debug_assert!(self.arb_blocked >> o & 1 == 0 || b.starts_streams());
+                debug_assert!(self.skip.arb_blocked >> o & 1 == 0 || b.starts_streams());
                 // The detector's view of the credits changes from the next cycle on.
-                self.det_credits_stale |= 1 << o;
+                self.skip.det_credits_stale |= 1 << o;
             }
             if let Some(mut info) = b.arn {
                 info.port = o as u8;
@@ -91,7 +91,7 @@ impl Switch {
             vcs: [0; MAX_PORTS * MAX_VCS / 64],
             unready: false,
         };
-        let mut scan = self.waiting[o];
+        let mut scan = self.skip.waiting[o];
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
@@ -132,15 +132,15 @@ impl Switch {
         // The earliest wake of the candidates not visited now: the visits below change only the
         // visited outputs' wakes and masks.
         let mut rest = u64::MAX;
-        if now >= self.next_wake {
+        if now >= self.skip.next_wake {
             let mut scan = candidates;
             while scan != 0 {
                 let o = scan.trailing_zeros() as usize;
                 scan &= scan - 1;
-                if self.wake[o] <= now {
+                if self.skip.wake[o] <= now {
                     active |= 1 << o;
                 } else {
-                    rest = rest.min(self.wake[o]);
+                    rest = rest.min(self.skip.wake[o]);
                 }
             }
         }
@@ -148,15 +148,15 @@ impl Switch {
         for o in 0..self.ports {
             let out = &self.outputs[o];
             debug_assert!(out.next.is_none());
-            debug_assert_eq!(self.out_busy >> o & 1 == 1, out.tx.is_some());
+            debug_assert_eq!(self.skip.out_busy >> o & 1 == 1, out.tx.is_some());
             if let Some(tx) = out.tx {
                 let event = if tx.start >= now { tx.start } else { tx.end() };
-                debug_assert_eq!(self.wake[o], event, "output {o} missed its packet");
+                debug_assert_eq!(self.skip.wake[o], event, "output {o} missed its packet");
             }
             if candidates >> o & 1 == 1 {
-                debug_assert!(self.next_wake <= self.wake[o]);
+                debug_assert!(self.skip.next_wake <= self.skip.wake[o]);
             } else if out.tx.is_none() {
-                debug_assert_eq!(self.wake[o], u64::MAX, "output {o} idle with a wake");
+                debug_assert_eq!(self.skip.wake[o], u64::MAX, "output {o} idle with a wake");
             }
             if active >> o & 1 == 0 && out.tx.is_none() {
                 debug_assert!(
@@ -190,13 +190,13 @@ impl Switch {
                         return Err(underrun(inp));
                     };
                     inp.freed.start_stream(vc, tx.len);
-                    self.in_pending |= 1 << tx.input;
+                    self.skip.in_pending |= 1 << tx.input;
                     let mut pkt = inp.buf.slot(tx.slot).pkt;
                     pkt.vc = tx.next_vc;
                     self.outbox
                         .send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
-                    self.det_stale[o] |= 1 << tx.input;
-                    self.det_credits_stale |= 1 << o;
+                    self.skip.det_stale[o] |= 1 << tx.input;
+                    self.skip.det_credits_stale |= 1 << o;
                     self.heads_sent += 1;
                 }
                 if tx.end() == now {
@@ -204,9 +204,9 @@ impl Switch {
                         return Err(underrun(inp));
                     };
                     inp.freed.stop_stream(vc);
-                    self.in_pending |= 1 << tx.input;
+                    self.skip.in_pending |= 1 << tx.input;
                     self.note_voq(tx.input as usize, o, now);
-                    self.det_credits_stale |= 1 << o;
+                    self.skip.det_credits_stale |= 1 << o;
                     self.stats.flits_sent += tx.len as u64;
                     self.outputs[o].tx = None;
                     finishing = true;
@@ -215,8 +215,8 @@ impl Switch {
             // Arbitrate for the packet that follows (its head leaves next cycle).
             if finishing
                 && self.outputs[o].next.is_none()
-                && self.waiting[o] != 0
-                && self.arb_blocked >> o & 1 == 0
+                && self.skip.waiting[o] != 0
+                && self.skip.arb_blocked >> o & 1 == 0
             {
                 let req = self.requests(o, now, sending_vc);
                 if req.inputs != 0 {
@@ -233,11 +233,11 @@ impl Switch {
                     let v = gv.idx as usize;
                     let buf = &mut self.inputs[i].buf;
                     let s = buf.pop(v, o);
-                    self.det_stale[o] |= 1 << i;
+                    self.skip.det_stale[o] |= 1 << i;
                     if (0..self.vcs).all(|w| buf.head(w, o).is_none()) {
-                        self.waiting[o] &= !(1 << i);
-                        if self.waiting[o] == 0 {
-                            self.waiting_any &= !(1 << o);
+                        self.skip.waiting[o] &= !(1 << i);
+                        if self.skip.waiting[o] == 0 {
+                            self.skip.waiting_any &= !(1 << o);
                         }
                     }
                     let slot = buf.slot(s);
@@ -254,7 +254,7 @@ impl Switch {
                 {
                     // Nothing can change this until a packet is routed here or credits return
                     // (credits that came back this cycle count from the next one).
-                    self.arb_blocked |= 1 << o;
+                    self.skip.arb_blocked |= 1 << o;
                 } else {
                     retry = self.retry_at(o, now);
                 }
@@ -272,12 +272,12 @@ impl Switch {
             }
             match out.tx {
                 Some(tx) => {
-                    self.out_busy |= 1 << o;
-                    self.wake[o] = if tx.start > now { tx.start } else { tx.end() };
+                    self.skip.out_busy |= 1 << o;
+                    self.skip.wake[o] = if tx.start > now { tx.start } else { tx.end() };
                 }
                 None => {
-                    self.out_busy &= !(1 << o);
-                    self.wake[o] = retry;
+                    self.skip.out_busy &= !(1 << o);
+                    self.skip.wake[o] = retry;
                 }
             }
         }
@@ -287,9 +287,9 @@ impl Switch {
             while scan != 0 {
                 let o = scan.trailing_zeros() as usize;
                 scan &= scan - 1;
-                next = next.min(self.wake[o]);
+                next = next.min(self.skip.wake[o]);
             }
-            self.next_wake = next;
+            self.skip.next_wake = next;
         }
         Ok(())
     }
@@ -301,7 +301,7 @@ impl Switch {
     pub(super) fn retry_at(&self, o: usize, now: u64) -> u64 {
         let credits = &self.outputs[o].credits;
         let mut best = u64::MAX;
-        let mut scan = self.waiting[o];
+        let mut scan = self.skip.waiting[o];
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
@@ -331,7 +331,7 @@ impl Switch {
     /// Outputs with something to do: sending, or idle with packets waiting and not blocked.
     #[inline]
     pub(super) fn candidates(&self) -> u64 {
-        self.out_busy | (self.waiting_any & !self.arb_blocked)
+        self.skip.out_busy | (self.skip.waiting_any & !self.skip.arb_blocked)
     }
 
     /// Idle output `o`, with packets waiting and not blocked, has to arbitrate again by cycle
@@ -339,9 +339,9 @@ impl Switch {
     /// Nothing else changed for it, so no earlier cycle could grant what its wake already did
     /// not. An idle output that is not such a candidate keeps its wake at `u64::MAX`.
     pub(super) fn wake_output(&mut self, o: usize, at: u64) {
-        if (self.candidates() & !self.out_busy) >> o & 1 == 1 {
-            self.wake[o] = self.wake[o].min(at);
-            self.next_wake = self.next_wake.min(at);
+        if (self.candidates() & !self.skip.out_busy) >> o & 1 == 1 {
+            self.skip.wake[o] = self.skip.wake[o].min(at);
+            self.skip.next_wake = self.skip.next_wake.min(at);
         }
     }
 }

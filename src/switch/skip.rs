@@ -4,6 +4,83 @@
 
 use super::*;
 
+/// A switch's state kept only to skip work: which ports have something to do and when, and the
+/// detectors' inputs as last filled. All of it follows from the registers (buffers, credits,
+/// detectors, ARN table, the routing stage); none of it is hardware state.
+pub(super) struct SkipState {
+    /// Per output: bit i set when input i holds a routed packet for it, in any VC (activity
+    /// tracking: arbitration looks only at these inputs).
+    pub(super) waiting: [u64; MAX_PORTS],
+    /// Per output: bit i set when input i's VOQ for it may hold more than HCDTh flits before its
+    /// next change: its occupancy plus the flits still to come of a packet arriving for it is
+    /// above HCDTh. Set at every event that can raise the VOQ; leaving flits clear bits only when
+    /// the detectors' skip test refreshes them.
+    pub(super) above_hcdth: [u64; MAX_PORTS],
+    /// Bit o set when the detector of output o is idle, with an empty crossed set and no root
+    /// (updated after every detector step).
+    pub(super) det_quiet: u64,
+    /// Activity masks, so that idle ports cost nothing (each skip is exact; debug builds check
+    /// it). Bit o: output o sends or holds the next packet.
+    pub(super) out_busy: u64,
+    /// Per output: the next cycle it needs a visit: its packet's head or tail, or, idle with
+    /// packets waiting, the first cycle one of them could win its arbitration (`u64::MAX`: not
+    /// before a packet is routed to it or credits come back).
+    pub(super) wake: [u64; MAX_PORTS],
+    /// The earliest `wake` of the outputs that are busy, or idle with packets waiting and not
+    /// blocked: no output has anything to do before it.
+    pub(super) next_wake: u64,
+    /// Bit o: `waiting[o]` is not empty.
+    pub(super) waiting_any: u64,
+    /// Bit o: output o, idle, found no request it could grant, and since then no packet was
+    /// routed to it and no credit came back to it, so it would still find none.
+    pub(super) arb_blocked: u64,
+    /// Bit i: input i has credits to return or an ARN to send upstream.
+    pub(super) in_pending: u64,
+    /// Bit i: input i holds a head for the routing stage (`route_q`).
+    pub(super) route_pending: u64,
+    /// Bit i: input i's ARN-table lookup port was enabled last cycle (cleared before the next).
+    pub(super) lookups_set: u64,
+    /// Per output: bit i set when input i's arriving packet was routed to the output, and so
+    /// may still be adding flits to its VOQ (cleared lazily once the tail is in).
+    pub(super) filling: [u64; MAX_PORTS],
+    /// Bit o: `above_hcdth[o]` is not empty.
+    pub(super) hot_outputs: u64,
+    /// Per output: the detector's inputs as last filled, and which inputs' entries are stale
+    /// (bit i: input i's VOQ for the output changed, or all bits when the output's credits did).
+    pub(super) det_in: Vec<CongestionDetectorIn>,
+    pub(super) det_stale: [u64; MAX_PORTS],
+    /// Bit o: output o's credits changed since its detector's inputs were last filled.
+    pub(super) det_credits_stale: u64,
+    /// Per output and input: the next-buffer VC of the head the detector sees (its `head_fc` is
+    /// that VC's credits).
+    pub(super) det_head_vc: Box<[[u8; MAX_PORTS]; MAX_PORTS]>,
+}
+
+impl SkipState {
+    /// Nothing to do anywhere: the state after reset of a `ports`-port switch.
+    pub(super) fn new(ports: usize) -> Self {
+        SkipState {
+            waiting: [0; MAX_PORTS],
+            above_hcdth: [0; MAX_PORTS],
+            det_quiet: port_mask(ports),
+            out_busy: 0,
+            wake: [u64::MAX; MAX_PORTS],
+            next_wake: u64::MAX,
+            waiting_any: 0,
+            arb_blocked: 0,
+            in_pending: 0,
+            route_pending: 0,
+            lookups_set: 0,
+            filling: [0; MAX_PORTS],
+            hot_outputs: 0,
+            det_in: vec![CongestionDetectorIn::default(); ports],
+            det_stale: [u64::MAX; MAX_PORTS],
+            det_credits_stale: 0,
+            det_head_vc: Box::new([[0; MAX_PORTS]; MAX_PORTS]),
+        }
+    }
+}
+
 impl Switch {
     /// Whether, with nothing arriving, cycle `now` would change no register but for the ARN
     /// table's TTLs counting down: every detector is quiet with no VOQ that may be above HCDTh,
@@ -15,7 +92,7 @@ impl Switch {
     pub(super) fn quiet(&self, now: u64) -> bool {
         self.still()
             && (!self.params.routing.uses_arn() || self.arn.idle_for() >= 1)
-            && now < self.next_wake
+            && now < self.skip.next_wake
     }
 
     /// Whether one of the returns arriving in cycle `now` on the outputs in `ports` carries an
@@ -41,11 +118,11 @@ impl Switch {
     #[inline]
     pub(super) fn still(&self) -> bool {
         // The masks first: under load one of them mostly settles it.
-        self.route_pending == 0
-            && self.lookups_set == 0
-            && self.in_pending == 0
+        self.skip.route_pending == 0
+            && self.skip.lookups_set == 0
+            && self.skip.in_pending == 0
             && (!self.params.routing.uses_arn()
-                || ((!self.det_quiet | self.hot_outputs) & self.all_ports == 0
+                || ((!self.skip.det_quiet | self.skip.hot_outputs) & self.all_ports == 0
                     && self.arn_cmds.is_empty()))
     }
 
@@ -53,7 +130,7 @@ impl Switch {
     /// [`Switch::quiet`]: nothing in it changes without an arrival, but for `next_wake`).
     #[inline]
     pub fn quiet_through(&self, from: u64, to: u64) -> bool {
-        self.quiet(from) && to < self.next_wake && self.arn.idle_for() as u64 > to - from
+        self.quiet(from) && to < self.skip.next_wake && self.arn.idle_for() as u64 > to - from
     }
 
     /// After stepping cycle `last`: the first cycle the switch has to step if nothing arrives
@@ -64,7 +141,8 @@ impl Switch {
         if !self.still() {
             return last + 1;
         }
-        self.next_wake
+        self.skip
+            .next_wake
             .min(last + 1 + self.arn.idle_for() as u64)
             .max(last + 1)
     }
