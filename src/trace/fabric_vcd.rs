@@ -386,6 +386,26 @@ pub struct FabricVcd {
 /// How much cycle text [`FabricVcd`] gathers before it hands it to the file.
 const SPILL_BYTES: usize = 1 << 18;
 
+/// The signals of `f` whose names match one of `patterns` (every signal when there are none), in
+/// hierarchy order, and per pattern the number of signals it matches.
+pub fn select(f: &Fabric, patterns: &[String]) -> (Vec<FabricSignal>, Vec<usize>) {
+    let mut per_pattern = vec![0; patterns.len()];
+    let chosen = fabric_signals(f)
+        .into_iter()
+        .filter(|s| {
+            let mut any = patterns.is_empty();
+            for (n, p) in per_pattern.iter_mut().zip(patterns) {
+                if glob(p, &s.name) {
+                    *n += 1;
+                    any = true;
+                }
+            }
+            any
+        })
+        .collect();
+    (chosen, per_pattern)
+}
+
 impl FabricVcd {
     /// Opens `path` with the signals of `f` whose names match one of `patterns`, and writes a
     /// GTKWave save file beside it (same name, `.gtkw`), signals grouped per switch and port.
@@ -397,12 +417,21 @@ impl FabricVcd {
         patterns: &[String],
         first_cycle: u64,
     ) -> io::Result<(Self, usize)> {
-        let all = fabric_signals(f);
-        let chosen: Vec<&FabricSignal> = all
-            .iter()
-            .filter(|s| patterns.is_empty() || patterns.iter().any(|p| glob(p, &s.name)))
-            .collect();
-        let mut w = vcd::Writer::new(BufWriter::new(File::create(path)?));
+        let (chosen, _) = select(f, patterns);
+        let v = FabricVcd::new(File::create(path)?, &chosen)?;
+        let mut g = BufWriter::new(File::create(path.with_extension("gtkw"))?);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        write_gtkw(&mut g, &name, &chosen, first_cycle)?;
+        g.flush()?;
+        Ok((v, chosen.len()))
+    }
+
+    /// Writes the header of a dump of `chosen` (see [`select`]) into `file`.
+    pub fn new(file: File, chosen: &[FabricSignal]) -> io::Result<Self> {
+        let mut w = vcd::Writer::new(BufWriter::new(file));
         w.version("arnsim fabric VCD")?;
         w.timescale(1, vcd::TimescaleUnit::PS)?;
         w.add_module("fabric")?;
@@ -415,7 +444,7 @@ impl FabricVcd {
         )?;
         let mut stack: Vec<String> = vec!["fabric".into()];
         let mut sigs = Vec::with_capacity(chosen.len());
-        for s in &chosen {
+        for s in chosen {
             let parts: Vec<&str> = s.name.split('.').collect();
             let (scopes, leaf) = parts.split_at(parts.len() - 1);
             let common = stack
@@ -439,21 +468,17 @@ impl FabricVcd {
             w.upscope()?;
         }
         w.enddefinitions()?;
-        write_gtkw(&path.with_extension("gtkw"), path, &chosen, first_cycle)?;
         let n = sigs.len();
-        Ok((
-            FabricVcd {
-                w,
-                clk: IdText::new(clk),
-                cycle: IdText::new(cycle),
-                last: vec![None; n],
-                current: vec![None; n],
-                started: false,
-                body: Vec::with_capacity(SPILL_BYTES + (1 << 12)),
-                sigs,
-            },
-            n,
-        ))
+        Ok(FabricVcd {
+            w,
+            clk: IdText::new(clk),
+            cycle: IdText::new(cycle),
+            last: vec![None; n],
+            current: vec![None; n],
+            started: false,
+            body: Vec::with_capacity(SPILL_BYTES + (1 << 12)),
+            sigs,
+        })
     }
 
     /// Dumps the state after cycle `cycle` has been stepped.
@@ -576,6 +601,14 @@ impl FabricVcd {
         self.spill(0)?;
         self.w.flush()
     }
+
+    /// Ends a dump whose run stopped early: the cycles gathered so far, then a `$comment` saying
+    /// why the dump ends there (`note`, one line), and flushes the file.
+    pub fn finish_early(mut self, note: &str) -> io::Result<()> {
+        self.spill(0)?;
+        self.w.comment(note)?;
+        self.w.flush()
+    }
 }
 
 impl Drop for FabricVcd {
@@ -586,13 +619,16 @@ impl Drop for FabricVcd {
     }
 }
 
-fn write_gtkw(path: &Path, vcd: &Path, sigs: &[&FabricSignal], first_cycle: u64) -> io::Result<()> {
-    let mut o = BufWriter::new(File::create(path)?);
-    let name = vcd
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    writeln!(o, "[dumpfile] \"{name}\"")?;
+/// Writes a GTKWave save file for a dump of `sigs` named `vcd_name` (the VCD's file name, the
+/// save file sitting beside it): the clock and cycle counter, then the signals grouped per switch
+/// and port, the view opening at `first_cycle`.
+pub fn write_gtkw(
+    o: &mut dyn Write,
+    vcd_name: &str,
+    sigs: &[FabricSignal],
+    first_cycle: u64,
+) -> io::Result<()> {
+    writeln!(o, "[dumpfile] \"{vcd_name}\"")?;
     let t0 = cycle_time_ps(first_cycle + 1);
     writeln!(o, "[timestart] {t0}")?;
     // About thirty cycles across a normal window, starting at the first dumped cycle.
@@ -621,7 +657,7 @@ fn write_gtkw(path: &Path, vcd: &Path, sigs: &[&FabricSignal], first_cycle: u64)
     if let Some(old) = group {
         writeln!(o, "@1000200\n-{old}")?;
     }
-    o.flush()
+    Ok(())
 }
 
 #[cfg(test)]
