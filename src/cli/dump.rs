@@ -112,7 +112,7 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
     let end = s.sim_cycles;
     let run_end = || {
         format!(
-            "the run ends at cycle {end} ({:.3} us)",
+            "the run ends at cycle {end}, {:.3} us",
             end as f64 * s.time_base.cycle_ns() / 1000.0
         )
     };

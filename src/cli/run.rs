@@ -241,6 +241,9 @@ pub fn run(
     } else {
         bar.finish();
     }
+    if !bar.is_hidden() {
+        eprintln!();
+    }
     let complete = signal.is_none() && result.is_ok() && reached == s.sim_cycles;
     let stop_reason = match (signal, &result) {
         (_, Err(_)) => Some("invariant violated".to_string()),
