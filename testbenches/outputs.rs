@@ -51,22 +51,23 @@ fn is_partial(p: &Path) -> bool {
 
 /// Starts a long run and returns once it is stepping (its VCD has grown past the header).
 fn start_long_run(dir: &Path) -> Child {
-    let child = arnsim(dir, "500ms").spawn().unwrap();
+    let mut child = arnsim(dir, "500ms").spawn().unwrap();
     let t0 = Instant::now();
-    loop {
-        let growing = std::fs::read_dir(dir).unwrap().any(|e| {
+    let growing = || {
+        std::fs::read_dir(dir).unwrap().any(|e| {
             let e = e.unwrap();
             is_partial(&e.path()) && e.metadata().unwrap().len() > 1 << 16
-        });
-        if growing {
-            return child;
+        })
+    };
+    while !growing() {
+        if t0.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the run never started");
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the run never started"
-        );
         std::thread::sleep(Duration::from_millis(20));
     }
+    child
 }
 
 fn signal(child: &Child, sig: &str) {
