@@ -187,6 +187,16 @@ mod tests {
         }
         let gtkw = std::fs::read_to_string(dir.join("rr_arbiter.gtkw")).unwrap();
         assert!(gtkw.contains("TOP.tb_rr_arbiter.u_dut.req_i[23:0]"));
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            10,
+            "a VCD and a save file per block, no temporary file"
+        );
+        // An output folder that cannot be made changes nothing.
+        let blocker = dir.join("rr_arbiter.vcd");
+        let e = run(&blocker.join("sub"), 10, 1).unwrap_err();
+        assert!(e.contains("rr_arbiter.vcd"), "{e}");
+        assert_eq!(std::fs::read_to_string(&blocker).unwrap(), vcd);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

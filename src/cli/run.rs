@@ -155,9 +155,8 @@ pub fn run(
         None => None,
     };
     if dump.is_some() && window.is_none() {
-        if stop.requested(0).is_some() {
-            eprintln!("arnsim: stopped before the dump's window was known: no VCD is written");
-        } else {
+        // (A first pass that was stopped: the run below stops before its first cycle.)
+        if stop.requested(0).is_none() {
             println!("no congestion root was detected: nothing to dump");
         }
         dump = None;
@@ -224,6 +223,17 @@ pub fn run(
         }
     }
     let reached = fabric.now();
+    if let (Some(sig), 0) = (signal, reached) {
+        // Nothing gathered: the outputs of an earlier run stay as they are.
+        bar.abandon();
+        return Err(Failure {
+            code: exit_code(sig),
+            message: format!(
+                "stopped by {} before the first cycle: nothing is written",
+                signal_name(sig)
+            ),
+        });
+    }
     if reached > bin_start {
         // The bin the run stopped in, as far as it got.
         let t = fabric.totals().nodes;

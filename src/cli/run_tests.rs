@@ -403,22 +403,24 @@ fn a_stopped_run_writes_what_it_has_marked_incomplete() {
         "{note}"
     );
     assert!(base.join("f.gtkw").is_file());
-    // Stopped again, by SIGTERM, before the first cycle: no bins, still a summary.
+    // Stopped again, by SIGTERM, before the first cycle (in the trigger's first pass): nothing
+    // is written.
+    let before = snapshot(&base);
     let e = run(
         "default",
         Some(out.clone()),
         &set,
-        None,
+        waves(vcd.clone(), Some("1us")),
         1,
         &Stop::at_cycle(0, SIGTERM),
     )
     .unwrap_err();
     assert_eq!(e.code, 143);
-    assert_eq!(summary(&out).simulated_cycles, 0);
     assert_eq!(
-        std::fs::read_to_string(out.join("efficiency.csv")).unwrap(),
-        "time_us,efficiency\n"
+        e.message,
+        "stopped by SIGTERM before the first cycle: nothing is written"
     );
+    assert_eq!(snapshot(&base), before);
     assert_eq!(
         std::fs::read_dir(&out).unwrap().count(),
         4,
