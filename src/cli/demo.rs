@@ -78,6 +78,9 @@ pub fn dump_block<B: Block, S: Stimulus<B::In>>(
 
 /// `arnsim demo`.
 pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
+    if out.as_os_str().is_empty() {
+        return Err("--out: an empty path (give a folder)".into());
+    }
     make_folder(out)?;
     println!(
         "block-level demo: {cycles} cycles per block, seed {seed}, into {}",

@@ -101,6 +101,9 @@ pub fn run(
     };
     // Everything is checked before a file is touched.
     let out = match out {
+        Some(o) if o.as_os_str().is_empty() => {
+            return Err("--out: an empty path (give a folder)".to_string().into());
+        }
         Some(o) => o,
         None => default_out(&s)?,
     };

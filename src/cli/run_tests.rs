@@ -309,6 +309,10 @@ fn a_failed_run_changes_no_file() {
         e.contains("`summary.json` is one of the run's own outputs"),
         "{e}"
     );
+    assert_eq!(
+        fail(Path::new(""), None),
+        "--out: an empty path (give a folder)"
+    );
     // An output folder that cannot be made (a file is in the way) fails before the first cycle.
     let e = fail(&base.join("precious.txt").join("sub"), None);
     assert!(e.contains("precious.txt"), "{e}");
