@@ -13,7 +13,7 @@ use super::interrupt::{Stop, exit_code, signal_name};
 use super::outputs::{Staged, Summary, make_folder, rounded};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
-use crate::fabric::Fabric;
+use crate::fabric::{Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
 use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_gtkw};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -268,54 +268,19 @@ pub fn run(
     }
     let wall = t0.elapsed().as_secs_f64();
     let t = fabric.totals();
-    let summary = Summary {
-        scenario: s.name.clone(),
-        file: s.doc.path().to_string(),
-        overrides: overrides.to_vec(),
-        seed: s.seed,
-        routing: s.params.switch.routing.name().to_string(),
-        queuing: s.params.switch.queuing.name().to_string(),
-        traffic: s.pattern.clone(),
-        nodes,
-        switches: s.topology.switches.len() as u64,
-        simulated_cycles: reached,
-        simulated_us: rounded(reached as f64 * cycle_ns / 1000.0, 3),
+    let end = RunEnd {
+        reached,
         complete,
-        stopped_at_cycle: (!complete).then_some(reached),
-        stop_reason: stop_reason.clone(),
-        wall_seconds: rounded(wall, 3),
-        threads: threads as u64,
-        packets_generated: t.nodes.generated_packets,
-        packets_injected: t.nodes.injected_packets,
-        packets_delivered: t.nodes.delivered_packets,
-        flits_injected: t.nodes.injected_flits,
-        flits_delivered: t.nodes.delivered_flits,
-        mean_efficiency: rounded(series.mean_efficiency(), 6),
-        mean_latency_us: rounded(
-            t.nodes.latency_sum as f64 / t.nodes.delivered_packets.max(1) as f64 * cycle_ns
-                / 1000.0,
-            6,
-        ),
-        max_latency_us: rounded(t.nodes.latency_max as f64 * cycle_ns / 1000.0, 6),
-        roots_detected: t.switches.roots_detected,
-        arns_sent: t.switches.arns_sent,
-        arns_received_by_switches: t.switches.arns_received,
-        arns_consumed: t.switches.arns_consumed,
-        arns_received_by_nodes: t.nodes.arns_received,
-        arns_consumed_by_nodes: t.nodes.arns_consumed,
-        packets_adapted: t.switches.packets_adapted,
-        packets_isolated_by_nodes: t.nodes.packets_adapted,
-        packets_delivered_adapted: t.nodes.delivered_adapted,
-        invariants: match &result {
-            Ok(()) => "ok".to_string(),
-            Err(v) => v.to_string(),
-        },
+        stop_reason,
+        threads,
+        wall,
     };
+    let summary = summary(&s, overrides, &t, &series, &end, &result);
     // The outputs, complete, under their temporary names.
-    let mut vcd_files = Vec::new();
+    let mut others = Vec::new();
     if let Some(mut d) = dump {
         let io = |e: std::io::Error| format!("{}: {e}", d.plan.vcd.display());
-        match &stop_reason {
+        match &end.stop_reason {
             None => d.vcd.finish().map_err(io)?,
             Some(why) => d
                 .vcd
@@ -330,7 +295,7 @@ pub fn run(
         let from = window.map_or(0, |w| w.0);
         write_gtkw(&mut g, &name, &d.chosen, from).map_err(io)?;
         d.gtkw_file.write(&g)?;
-        vcd_files = vec![d.vcd_file, d.gtkw_file];
+        others = vec![d.vcd_file, d.gtkw_file];
     }
     let title = format!(
         "{}: {} + {}, {} traffic",
@@ -347,25 +312,11 @@ pub fn run(
     for (f, text) in staged.iter_mut().zip(&texts) {
         f.write(text.as_bytes())?;
     }
-    let Some(mut summary_file) = staged.pop() else {
+    let Some(summary_file) = staged.pop() else {
         return Err("no summary.json".to_string().into());
     };
-    // Into place. First a summary that says the outputs beside it are not all this run's yet,
-    // so that a process killed among the renames leaves no summary claiming a complete run.
-    let pending = Summary {
-        complete: false,
-        stopped_at_cycle: Some(reached),
-        stop_reason: Some("killed while its outputs were being renamed into place".into()),
-        ..summary.clone()
-    };
-    summary_file.write(pending.to_json().as_bytes())?;
-    summary_file.commit()?;
-    for f in vcd_files.into_iter().chain(staged) {
-        f.commit()?;
-    }
-    let mut summary_file = Staged::open(&out.join("summary.json"))?;
-    summary_file.write(summary.to_json().as_bytes())?;
-    summary_file.commit()?;
+    others.extend(staged);
+    put_in_place(&out, summary_file, others, &summary)?;
     let _ = std::io::stdout().flush();
     println!(
         "{}: {} cycles ({:.3} ms) in {wall:.2} s on {threads} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted, {} isolated at sources; invariants {}; outputs in {}{}",
@@ -398,4 +349,95 @@ pub fn run(
         }),
         None => Ok(()),
     }
+}
+
+/// How a run ended, for its summary.
+struct RunEnd {
+    reached: u64,
+    complete: bool,
+    stop_reason: Option<String>,
+    threads: usize,
+    wall: f64,
+}
+
+/// The summary of a run of `s` that ended as `end`, with totals `t`, bins `series` and
+/// invariants `result`.
+fn summary(
+    s: &Scenario,
+    overrides: &[String],
+    t: &FabricTotals,
+    series: &Series,
+    end: &RunEnd,
+    result: &Result<(), Violation>,
+) -> Summary {
+    let cycle_ns = s.time_base.cycle_ns();
+    Summary {
+        scenario: s.name.clone(),
+        file: s.doc.path().to_string(),
+        overrides: overrides.to_vec(),
+        seed: s.seed,
+        routing: s.params.switch.routing.name().to_string(),
+        queuing: s.params.switch.queuing.name().to_string(),
+        traffic: s.pattern.clone(),
+        nodes: s.topology.nodes,
+        switches: s.topology.switches.len() as u64,
+        simulated_cycles: end.reached,
+        simulated_us: rounded(end.reached as f64 * cycle_ns / 1000.0, 3),
+        complete: end.complete,
+        stopped_at_cycle: (!end.complete).then_some(end.reached),
+        stop_reason: end.stop_reason.clone(),
+        wall_seconds: rounded(end.wall, 3),
+        threads: end.threads as u64,
+        packets_generated: t.nodes.generated_packets,
+        packets_injected: t.nodes.injected_packets,
+        packets_delivered: t.nodes.delivered_packets,
+        flits_injected: t.nodes.injected_flits,
+        flits_delivered: t.nodes.delivered_flits,
+        mean_efficiency: rounded(series.mean_efficiency(), 6),
+        mean_latency_us: rounded(
+            t.nodes.latency_sum as f64 / t.nodes.delivered_packets.max(1) as f64 * cycle_ns
+                / 1000.0,
+            6,
+        ),
+        max_latency_us: rounded(t.nodes.latency_max as f64 * cycle_ns / 1000.0, 6),
+        roots_detected: t.switches.roots_detected,
+        arns_sent: t.switches.arns_sent,
+        arns_received_by_switches: t.switches.arns_received,
+        arns_consumed: t.switches.arns_consumed,
+        arns_received_by_nodes: t.nodes.arns_received,
+        arns_consumed_by_nodes: t.nodes.arns_consumed,
+        packets_adapted: t.switches.packets_adapted,
+        packets_isolated_by_nodes: t.nodes.packets_adapted,
+        packets_delivered_adapted: t.nodes.delivered_adapted,
+        invariants: match &result {
+            Ok(()) => "ok".to_string(),
+            Err(v) => v.to_string(),
+        },
+    }
+}
+
+/// Puts the outputs in place: first a summary that says the outputs beside it are not all this
+/// run's yet (so that a process killed among the renames leaves no summary claiming a complete
+/// run), then every other output, then the summary.
+fn put_in_place(
+    out: &Path,
+    pending_summary: Staged,
+    others: Vec<Staged>,
+    summary: &Summary,
+) -> Result<(), String> {
+    let mut pending_summary = pending_summary;
+    let pending = Summary {
+        complete: false,
+        stopped_at_cycle: Some(summary.simulated_cycles),
+        stop_reason: Some("killed while its outputs were being renamed into place".into()),
+        ..summary.clone()
+    };
+    pending_summary.write(pending.to_json().as_bytes())?;
+    pending_summary.commit()?;
+    for f in others {
+        f.commit()?;
+    }
+    let mut summary_file = Staged::open(&out.join("summary.json"))?;
+    summary_file.write(summary.to_json().as_bytes())?;
+    summary_file.commit()
 }
