@@ -1,5 +1,7 @@
-//! Block-level demo: each block on its seeded random stimulus, dumped to VCD for GTKWave.
+//! Block-level demo: each block on its seeded random stimulus, dumped to VCD for GTKWave. The
+//! files are written under temporary names and renamed into place once every block is done.
 
+use super::outputs::{Staged, make_folder};
 use crate::blocks::congestion_detector::DetectorConfig;
 use crate::blocks::{ArnTable, Block, CongestionDetector, CreditCounter, LftBanks, RrArbiter};
 use crate::stimulus::Stimulus;
@@ -9,8 +11,7 @@ use crate::stimulus::credit_counter::RandomCredits;
 use crate::stimulus::lft_banks::RandomLft;
 use crate::stimulus::rr_arbiter::RandomRequests;
 use crate::trace::{BlockVcd, VcdWindow, signals_of, write_block_gtkw};
-use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::Path;
 use std::time::Instant;
 
@@ -19,18 +20,21 @@ fn err(p: &Path) -> impl Fn(std::io::Error) -> String + '_ {
     move |e| format!("{}: {e}", p.display())
 }
 
-/// Runs `block` on `stim` for `cycles` cycles, writing `dir/<name>.vcd` and `dir/<name>.gtkw`.
-/// Returns the number of signals dumped.
+/// Runs `block` on `stim` for `cycles` cycles, writing `dir/<name>.vcd` and `dir/<name>.gtkw`
+/// under their temporary names. Returns the number of signals dumped and the two files, to be
+/// committed.
 pub fn dump_block<B: Block, S: Stimulus<B::In>>(
     mut block: B,
     mut stim: S,
     cycles: u64,
     dir: &Path,
     name: &str,
-) -> Result<usize, String> {
+) -> Result<(usize, [Staged; 2]), String> {
     let vcd_path = dir.join(format!("{name}.vcd"));
     let gtkw_path = dir.join(format!("{name}.gtkw"));
-    let file = File::create(&vcd_path).map_err(err(&vcd_path))?;
+    let mut vcd_file = Staged::open(&vcd_path)?;
+    let mut gtkw_file = Staged::open(&gtkw_path)?;
+    let file = vcd_file.take_file()?;
     block.reset();
     let (i0, o0) = (B::In::default(), B::Out::default());
     let inputs = signals_of(|v| block.probe_inputs(&i0, v));
@@ -54,7 +58,7 @@ pub fn dump_block<B: Block, S: Stimulus<B::In>>(
         block.commit();
     }
     vcd.finish().map_err(err(&vcd_path))?;
-    let mut g = BufWriter::new(File::create(&gtkw_path).map_err(err(&gtkw_path))?);
+    let mut g = Vec::new();
     let vcd_name = Path::new(vcd_path.file_name().unwrap_or_default());
     write_block_gtkw(
         &mut g,
@@ -66,14 +70,18 @@ pub fn dump_block<B: Block, S: Stimulus<B::In>>(
             ("registers", &regs),
         ],
     )
-    .and_then(|_| g.flush())
     .map_err(err(&gtkw_path))?;
-    Ok(inputs.signals.len() + outputs.signals.len() + regs.signals.len())
+    gtkw_file.write(&g)?;
+    let n = inputs.signals.len() + outputs.signals.len() + regs.signals.len();
+    Ok((n, [vcd_file, gtkw_file]))
 }
 
 /// `arnsim demo`.
 pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
-    fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    if out.as_os_str().is_empty() {
+        return Err("--out: an empty path (give a folder)".into());
+    }
+    make_folder(out)?;
     println!(
         "block-level demo: {cycles} cycles per block, seed {seed}, into {}",
         out.display()
@@ -82,10 +90,12 @@ pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
         "(the fabric command line is not there yet; this runs each block on its seeded stimulus)"
     );
     let t0 = Instant::now();
-    let row = |name: &str, params: &str, r: Result<usize, String>| -> Result<(), String> {
-        let n = r?;
+    let mut files = Vec::new();
+    let mut row = |name: &str, params: &str, r: Result<(usize, [Staged; 2]), String>| {
+        let (n, f) = r?;
+        files.extend(f);
         println!("  {name:<22} {params:<42} {n:>4} signals  {name}.vcd  {name}.gtkw");
-        Ok(())
+        Ok::<(), String>(())
     };
     let n = 24;
     let arb = dump_block(
@@ -137,6 +147,9 @@ pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
         "P=4, HCDTh=80, LCDTh=63, FCTh=15, CRT=16",
         r,
     )?;
+    for f in files {
+        f.commit()?;
+    }
     println!(
         "done in {:.2} s; open with: gtkwave {}/<block>.gtkw",
         t0.elapsed().as_secs_f64(),
@@ -162,7 +175,7 @@ mod tests {
     fn demo_writes_vcd_and_gtkw_per_block() {
         let dir = std::env::temp_dir().join(format!("arnsim-demo-{}", std::process::id()));
         run(&dir, 200, 3).unwrap();
-        let vcd = fs::read_to_string(dir.join("rr_arbiter.vcd")).unwrap();
+        let vcd = std::fs::read_to_string(dir.join("rr_arbiter.vcd")).unwrap();
         assert!(vcd.contains("$scope module tb_rr_arbiter $end"));
         assert!(vcd.contains("#1021440\n"), "last cycle (199) is dumped");
         for b in [
@@ -171,13 +184,23 @@ mod tests {
             "arn_table",
             "congestion_detector",
         ] {
-            let v = fs::read_to_string(dir.join(format!("{b}.vcd"))).unwrap();
+            let v = std::fs::read_to_string(dir.join(format!("{b}.vcd"))).unwrap();
             assert!(v.contains(&format!("$scope module tb_{b} $end")), "{b}");
             assert!(dir.join(format!("{b}.gtkw")).exists(), "{b}");
         }
-        let gtkw = fs::read_to_string(dir.join("rr_arbiter.gtkw")).unwrap();
+        let gtkw = std::fs::read_to_string(dir.join("rr_arbiter.gtkw")).unwrap();
         assert!(gtkw.contains("TOP.tb_rr_arbiter.u_dut.req_i[23:0]"));
-        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            10,
+            "a VCD and a save file per block, no temporary file"
+        );
+        // An output folder that cannot be made changes nothing.
+        let blocker = dir.join("rr_arbiter.vcd");
+        let e = run(&blocker.join("sub"), 10, 1).unwrap_err();
+        assert!(e.contains("rr_arbiter.vcd"), "{e}");
+        assert_eq!(std::fs::read_to_string(&blocker).unwrap(), vcd);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -188,12 +211,12 @@ mod tests {
         run(&b, 300, 9).unwrap();
         for f in DEMO_FILES {
             assert_eq!(
-                fs::read(a.join(f)).unwrap(),
-                fs::read(b.join(f)).unwrap(),
+                std::fs::read(a.join(f)).unwrap(),
+                std::fs::read(b.join(f)).unwrap(),
                 "{f}"
             );
         }
-        fs::remove_dir_all(&a).unwrap();
-        fs::remove_dir_all(&b).unwrap();
+        std::fs::remove_dir_all(&a).unwrap();
+        std::fs::remove_dir_all(&b).unwrap();
     }
 }

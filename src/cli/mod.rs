@@ -1,10 +1,17 @@
 //! The `arnsim` command line: `run` a scenario (summary, CSV, SVG and VCD outputs), `check` or
 //! list `scenarios`, `plot` several runs into one figure-6 panel, and `demo` every hardware block
-//! on its seeded stimulus (a VCD and a GTKWave save file each).
+//! on its seeded stimulus (a VCD and a GTKWave save file each). No command changes a file that
+//! existed before it unless it succeeds (`docs/outputs.md`).
 
 pub mod demo;
+pub mod dump;
+pub mod interrupt;
+pub mod outputs;
 pub mod plot;
 pub mod run;
+#[cfg(test)]
+mod run_tests;
+pub mod scenarios;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -93,10 +100,34 @@ pub enum Command {
     },
 }
 
-/// Runs the parsed command; the error is a message for the user.
-pub fn run(cli: Cli) -> Result<(), String> {
+/// Why a command failed: a message for the user and the process's exit code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// What went wrong (or where a stopped run left its outputs).
+    pub message: String,
+    /// 1 for an error; 128 + the signal's number for a run a signal stopped.
+    pub code: i32,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure { message, code: 1 }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.code {
+            1 => write!(f, "error: {}", self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+/// Runs the parsed command.
+pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Demo { out, cycles, seed } => demo::run(&out, cycles, seed),
+        Command::Demo { out, cycles, seed } => Ok(demo::run(&out, cycles, seed)?),
         Command::Run {
             scenario,
             out,
@@ -112,22 +143,37 @@ pub fn run(cli: Cli) -> Result<(), String> {
             if let Some(s) = seed {
                 set.push(format!("seed={s}"));
             }
-            let waves = vcd.map(|path| run::WaveRequest {
-                path,
-                scopes: scope,
-                from,
-                to,
-                trigger_before,
-            });
-            run::run(&scenario, out, &set, waves, threads as usize)
+            let waves = match vcd {
+                Some(path) => Some(run::WaveRequest {
+                    path,
+                    scopes: scope,
+                    from,
+                    to,
+                    trigger_before,
+                }),
+                None => {
+                    let ignored = dump::ignored_without_vcd(
+                        &scope,
+                        from.as_deref(),
+                        to.as_deref(),
+                        trigger_before.as_deref(),
+                    )?;
+                    if let Some(w) = ignored {
+                        eprintln!("arnsim: warning: {w}");
+                    }
+                    None
+                }
+            };
+            let stop = interrupt::Stop::on_signals()?;
+            run::run(&scenario, out, &set, waves, threads as usize, &stop)
         }
-        Command::Check { scenario, set } => run::check(&scenario, &set),
-        Command::Scenarios => run::list(),
+        Command::Check { scenario, set } => Ok(scenarios::check(&scenario, &set)?),
+        Command::Scenarios => Ok(scenarios::list()?),
         Command::Plot {
             runs,
             out,
             title,
             to,
-        } => plot::run(&runs, &out, title.as_deref(), to.as_deref()),
+        } => Ok(plot::run(&runs, &out, title.as_deref(), to.as_deref())?),
     }
 }

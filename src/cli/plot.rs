@@ -1,30 +1,17 @@
 //! `arnsim plot`: the efficiency curves of several runs in one SVG panel, labelled by routing mode
 //! and queuing scheme, as in the paper's figure 6.
 
+use super::outputs::{Summary, write_atomically};
 use crate::config::units::nanoseconds;
 use crate::metrics::{Curve, efficiency_plot_svg, read_efficiency_csv};
 use std::path::{Path, PathBuf};
-
-/// The value of string field `key` in a `summary.json` written by `arnsim run`.
-fn summary_field(path: &str, text: &str, key: &str) -> Result<String, String> {
-    let pattern = format!("\"{key}\": \"");
-    let (line, rest) = text
-        .lines()
-        .enumerate()
-        .find_map(|(i, l)| l.trim_start().strip_prefix(&pattern).map(|r| (i + 1, r)))
-        .ok_or_else(|| format!("{path}: field `{key}` is missing"))?;
-    let end = rest
-        .find('"')
-        .ok_or_else(|| format!("{path}:{line}: field `{key}` is not a string"))?;
-    Ok(rest[..end].to_string())
-}
 
 fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Reads every run directory and writes the panel to `out`, with the bins that end by `to` (a
-/// time) when given.
+/// Reads every run directory and writes the panel to `out` (through a temporary file: nothing is
+/// written unless every run reads), with the bins that end by `to` (a time) when given.
 pub fn run(
     runs: &[PathBuf],
     out: &Path,
@@ -41,15 +28,18 @@ pub fn run(
         let csv_path = dir.join("efficiency.csv");
         let sum_path = dir.join("summary.json");
         let (csv, sum) = (read(&csv_path)?, read(&sum_path)?);
-        let sum_name = sum_path.display().to_string();
-        let field = |key| summary_field(&sum_name, &sum, key);
-        let label = format!("{} + {}", field("routing")?, field("queuing")?);
+        let sum = Summary::from_json(&sum_path.display().to_string(), &sum)?;
+        if !sum.complete {
+            eprintln!(
+                "arnsim: warning: {}: the run stopped at cycle {} ({}): its curve ends there",
+                dir.display(),
+                sum.stopped_at_cycle.unwrap_or(sum.simulated_cycles),
+                sum.stop_reason.as_deref().unwrap_or("incomplete")
+            );
+        }
+        let label = format!("{} + {}", sum.routing, sum.queuing);
         if default_title.is_none() {
-            default_title = Some(format!(
-                "{}: {} traffic",
-                field("scenario")?,
-                field("traffic")?
-            ));
+            default_title = Some(format!("{}: {} traffic", sum.scenario, sum.traffic));
         }
         let mut points = read_efficiency_csv(&csv_path.display().to_string(), &csv)?;
         if let Some(t) = to_ms {
@@ -61,11 +51,7 @@ pub fn run(
         .map(str::to_string)
         .or(default_title)
         .unwrap_or_default();
-    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    }
-    std::fs::write(out, efficiency_plot_svg(&title, &curves))
-        .map_err(|e| format!("{}: {e}", out.display()))?;
+    write_atomically(out, efficiency_plot_svg(&title, &curves).as_bytes())?;
     println!("{}: {} runs", out.display(), curves.len());
     Ok(())
 }
@@ -85,13 +71,15 @@ mod tests {
                 "time_us,efficiency\n100,0.9\n200,0.5\n",
             )
             .unwrap();
-            std::fs::write(
-                d.join("summary.json"),
-                format!(
-                    "{{\n  \"scenario\": \"s\",\n  \"routing\": \"{routing}\",\n  \"queuing\": \"1q\",\n  \"traffic\": \"h10\"\n}}\n"
-                ),
-            )
-            .unwrap();
+            let summary = Summary {
+                scenario: "s".into(),
+                routing: routing.into(),
+                queuing: "1q".into(),
+                traffic: "h10".into(),
+                complete: true,
+                ..Summary::default()
+            };
+            std::fs::write(d.join("summary.json"), summary.to_json()).unwrap();
         }
         let out = dir.join("panel.svg");
         run(&[a.clone(), b.clone()], &out, None, None).unwrap();
@@ -117,11 +105,20 @@ mod tests {
             "{e}"
         );
         std::fs::write(b.join("summary.json"), "{\n  \"scenario\": \"s\"\n}\n").unwrap();
-        let e = run(&[a, b], &out, None, None).unwrap_err();
+        let e = run(&[a.clone(), b.clone()], &out, None, None).unwrap_err();
         assert!(
-            e.ends_with("summary.json: field `routing` is missing"),
+            e.contains("summary.json: missing field `file` at line 3"),
             "{e}"
         );
+        // A failed plot leaves the panel of the last good one, and no temporary file.
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), svg);
+        let e = run(std::slice::from_ref(&a), &dir, None, None).unwrap_err();
+        assert!(e.ends_with("is a folder"), "{e}");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 3, "{left:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

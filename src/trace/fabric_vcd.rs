@@ -10,19 +10,18 @@
 //! Values are sampled after each cycle's clock edge: the sample of cycle `c` is stamped at the
 //! rising edge that opens cycle `c + 1` (1 ps ticks, 5120 ps per cycle, as the block dumps).
 
+pub use super::fabric_tap::FabricTap;
 use super::vcd_writer::{CLOCK_PERIOD_PS, IdText, append_change, append_timestamp, cycle_time_ps};
 use crate::fabric::node::EndNode;
-use crate::fabric::{Fabric, Sample, Tap};
+use crate::fabric::{Fabric, Sample};
 use crate::switch::{OutputProbe, Switch};
-use crate::wire::link::MAX_VCS;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Clone, Copy, Debug)]
-enum Src {
+pub(super) enum Src {
     InOcc(u32, u16, u8),
     Credits(u32, u16, u8),
     Busy(u32, u16),
@@ -132,13 +131,13 @@ pub fn fabric_signals(f: &Fabric) -> Vec<FabricSignal> {
 }
 
 /// The switch or node a signal belongs to.
-enum Owner {
+pub(super) enum Owner {
     Switch(u32),
     Node(u32),
 }
 
 impl Src {
-    fn owner(self) -> Owner {
+    pub(super) fn owner(self) -> Owner {
         match self {
             Src::Queued(n) => Owner::Node(n),
             Src::InOcc(s, ..)
@@ -175,7 +174,7 @@ fn read_switch(sw: &Switch, src: Src) -> u64 {
 /// Field `j` of an output's probe, in the order of its signals: busy, packet, detector state,
 /// crossed.
 #[inline]
-fn probe_field(pr: OutputProbe, j: usize) -> u64 {
+pub(super) fn probe_field(pr: OutputProbe, j: usize) -> u64 {
     match j {
         0 => pr.busy as u64,
         1 => pr.packet as u64,
@@ -185,7 +184,7 @@ fn probe_field(pr: OutputProbe, j: usize) -> u64 {
 }
 
 /// The probe field (see [`probe_field`]) of a switch signal, if it is one.
-fn probe_index(src: Src) -> Option<(u16, usize)> {
+pub(super) fn probe_index(src: Src) -> Option<(u16, usize)> {
     match src {
         Src::Busy(_, p) => Some((p, 0)),
         Src::Packet(_, p) => Some((p, 1)),
@@ -195,174 +194,11 @@ fn probe_index(src: Src) -> Option<(u16, usize)> {
     }
 }
 
-/// One dumped signal of a unit's plan: its number and the value recorded last (or
-/// [`UNRECORDED`]). Each signal belongs to one unit, which one thread steps in a window; the
-/// windows are ordered by the fabric's barrier.
-#[derive(Debug)]
-struct Field {
-    k: u32,
-    last: AtomicU64,
-}
-
-impl Field {
-    fn new(k: u32) -> Self {
-        Field {
-            k,
-            last: AtomicU64::new(UNRECORDED),
-        }
-    }
-
-    /// Records `value` in `cycle` if it differs from the value recorded last.
-    #[inline]
-    fn record(&self, value: u64, cycle: u64, out: &mut Vec<Sample>) {
-        if self.last.load(Ordering::Relaxed) != value {
-            self.last.store(value, Ordering::Relaxed);
-            out.push((cycle, self.k, value as u128));
-        }
-    }
-}
-
-/// Where a port's signals sit in its [`PortPlan`], in the order of their names: the input's
-/// occupancy per VC, the output's four probe fields, the output's credits per VC.
-const OCC: usize = 0;
-const PROBE: usize = MAX_VCS;
-const CREDITS: usize = MAX_VCS + 4;
-const PORT_FIELDS: usize = 2 * MAX_VCS + 4;
-/// [`PortPlan::groups`] bits.
-const GROUP_OCC: u8 = 1;
-const GROUP_PROBE: u8 = 2;
-const GROUP_CREDITS: u8 = 4;
-
-/// The dumped signals of one port of a switch, in the order of their numbers.
-#[derive(Debug)]
-struct PortPlan {
-    port: u16,
-    /// Bit 0, 1, 2: an occupancy, a probe field, a credit count is dumped.
-    groups: u8,
-    /// Per position (see [`PORT_FIELDS`]): the field, if dumped.
-    fields: [Option<Field>; PORT_FIELDS],
-}
-
-/// The dumped signals of one switch, in the order of their numbers: the ARN table's entry count,
-/// then port by port.
-#[derive(Debug, Default)]
-struct SwitchPlan {
-    entries: Option<Field>,
-    ports: Vec<PortPlan>,
-}
-
-impl SwitchPlan {
-    fn is_empty(&self) -> bool {
-        self.entries.is_none() && self.ports.is_empty()
-    }
-
-    /// Adds signal `k` of `src` (signals come in the order of their numbers).
-    fn add(&mut self, k: u32, src: Src) {
-        let (p, at) = match src {
-            Src::ArnEntries(_) => {
-                self.entries = Some(Field::new(k));
-                return;
-            }
-            Src::InOcc(_, p, v) => (p, OCC + v as usize),
-            Src::Credits(_, p, v) => (p, CREDITS + v as usize),
-            _ => match probe_index(src) {
-                Some((p, j)) => (p, PROBE + j),
-                None => return,
-            },
-        };
-        if self.ports.last().is_none_or(|pp| pp.port != p) {
-            self.ports.push(PortPlan {
-                port: p,
-                groups: 0,
-                fields: std::array::from_fn(|_| None),
-            });
-        }
-        if let Some(pp) = self.ports.last_mut() {
-            pp.fields[at] = Some(Field::new(k));
-            pp.groups |= match at {
-                OCC..PROBE => GROUP_OCC,
-                PROBE..CREDITS => GROUP_PROBE,
-                _ => GROUP_CREDITS,
-            };
-        }
-    }
-
-    /// Records the signals of `s` after it stepped `cycle`, in the order of their numbers.
-    fn record(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
-        if let Some(f) = &self.entries {
-            f.record(s.arn_table().count() as u64, cycle, out);
-        }
-        for pp in &self.ports {
-            let p = pp.port as usize;
-            if pp.groups & GROUP_OCC != 0 {
-                for (v, f) in pp.fields[OCC..PROBE].iter().enumerate() {
-                    if let Some(f) = f {
-                        f.record(s.buffered(p, v) as u64, cycle, out);
-                    }
-                }
-            }
-            if pp.groups & GROUP_PROBE != 0 {
-                let pr = s.output_probe(p);
-                for (j, f) in pp.fields[PROBE..CREDITS].iter().enumerate() {
-                    if let Some(f) = f {
-                        f.record(probe_field(pr, j), cycle, out);
-                    }
-                }
-            }
-            if pp.groups & GROUP_CREDITS != 0 {
-                for (v, f) in pp.fields[CREDITS..].iter().enumerate() {
-                    if let Some(f) = f {
-                        f.record(s.credits(p, v) as u64, cycle, out);
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// The value of `src`, a signal of node `n`.
-fn read_node(n: &EndNode, src: Src) -> u64 {
+pub(super) fn read_node(n: &EndNode, src: Src) -> u64 {
     match src {
         Src::Queued(_) => n.queued() as u64,
         _ => 0,
-    }
-}
-
-/// The dumped signals grouped by the switch or node they belong to, for [`Fabric::run_tapped`]:
-/// each unit records its own after every cycle it steps, in the order of their numbers.
-///
-/// A unit records a signal only when its value differs from the one it recorded last (every
-/// signal the first time), so a window's samples are the changes the VCD shows.
-pub struct FabricTap {
-    switches: Vec<SwitchPlan>,
-    nodes: Vec<Vec<(Field, Src)>>,
-    signals: usize,
-}
-
-/// No value recorded yet (no signal is wider than 32 bits).
-const UNRECORDED: u64 = u64::MAX;
-
-impl Tap for FabricTap {
-    fn signals(&self) -> usize {
-        self.signals
-    }
-
-    fn taps_switch(&self, id: u32) -> bool {
-        !self.switches[id as usize].is_empty()
-    }
-
-    fn taps_node(&self, id: u32) -> bool {
-        !self.nodes[id as usize].is_empty()
-    }
-
-    fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
-        self.switches[s.id() as usize].record(s, cycle, out);
-    }
-
-    fn node_signals(&self, n: &EndNode, cycle: u64, out: &mut Vec<Sample>) {
-        for (f, src) in &self.nodes[n.id() as usize] {
-            f.record(read_node(n, *src), cycle, out);
-        }
     }
 }
 
@@ -386,6 +222,26 @@ pub struct FabricVcd {
 /// How much cycle text [`FabricVcd`] gathers before it hands it to the file.
 const SPILL_BYTES: usize = 1 << 18;
 
+/// The signals of `f` whose names match one of `patterns` (every signal when there are none), in
+/// hierarchy order, and per pattern the number of signals it matches.
+pub fn select(f: &Fabric, patterns: &[String]) -> (Vec<FabricSignal>, Vec<usize>) {
+    let mut per_pattern = vec![0; patterns.len()];
+    let chosen = fabric_signals(f)
+        .into_iter()
+        .filter(|s| {
+            let mut any = patterns.is_empty();
+            for (n, p) in per_pattern.iter_mut().zip(patterns) {
+                if glob(p, &s.name) {
+                    *n += 1;
+                    any = true;
+                }
+            }
+            any
+        })
+        .collect();
+    (chosen, per_pattern)
+}
+
 impl FabricVcd {
     /// Opens `path` with the signals of `f` whose names match one of `patterns`, and writes a
     /// GTKWave save file beside it (same name, `.gtkw`), signals grouped per switch and port.
@@ -397,12 +253,21 @@ impl FabricVcd {
         patterns: &[String],
         first_cycle: u64,
     ) -> io::Result<(Self, usize)> {
-        let all = fabric_signals(f);
-        let chosen: Vec<&FabricSignal> = all
-            .iter()
-            .filter(|s| patterns.is_empty() || patterns.iter().any(|p| glob(p, &s.name)))
-            .collect();
-        let mut w = vcd::Writer::new(BufWriter::new(File::create(path)?));
+        let (chosen, _) = select(f, patterns);
+        let v = FabricVcd::new(File::create(path)?, &chosen)?;
+        let mut g = BufWriter::new(File::create(path.with_extension("gtkw"))?);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        write_gtkw(&mut g, &name, &chosen, first_cycle)?;
+        g.flush()?;
+        Ok((v, chosen.len()))
+    }
+
+    /// Writes the header of a dump of `chosen` (see [`select`]) into `file`.
+    pub fn new(file: File, chosen: &[FabricSignal]) -> io::Result<Self> {
+        let mut w = vcd::Writer::new(BufWriter::new(file));
         w.version("arnsim fabric VCD")?;
         w.timescale(1, vcd::TimescaleUnit::PS)?;
         w.add_module("fabric")?;
@@ -415,7 +280,7 @@ impl FabricVcd {
         )?;
         let mut stack: Vec<String> = vec!["fabric".into()];
         let mut sigs = Vec::with_capacity(chosen.len());
-        for s in &chosen {
+        for s in chosen {
             let parts: Vec<&str> = s.name.split('.').collect();
             let (scopes, leaf) = parts.split_at(parts.len() - 1);
             let common = stack
@@ -439,21 +304,17 @@ impl FabricVcd {
             w.upscope()?;
         }
         w.enddefinitions()?;
-        write_gtkw(&path.with_extension("gtkw"), path, &chosen, first_cycle)?;
         let n = sigs.len();
-        Ok((
-            FabricVcd {
-                w,
-                clk: IdText::new(clk),
-                cycle: IdText::new(cycle),
-                last: vec![None; n],
-                current: vec![None; n],
-                started: false,
-                body: Vec::with_capacity(SPILL_BYTES + (1 << 12)),
-                sigs,
-            },
-            n,
-        ))
+        Ok(FabricVcd {
+            w,
+            clk: IdText::new(clk),
+            cycle: IdText::new(cycle),
+            last: vec![None; n],
+            current: vec![None; n],
+            started: false,
+            body: Vec::with_capacity(SPILL_BYTES + (1 << 12)),
+            sigs,
+        })
     }
 
     /// Dumps the state after cycle `cycle` has been stepped.
@@ -470,20 +331,7 @@ impl FabricVcd {
 
     /// The dumped signals grouped per switch and node of `f`, for [`Fabric::run_tapped`].
     pub fn tap(&self, f: &Fabric) -> FabricTap {
-        let mut tap = FabricTap {
-            switches: (0..f.switches().len())
-                .map(|_| SwitchPlan::default())
-                .collect(),
-            nodes: (0..f.nodes().len()).map(|_| Vec::new()).collect(),
-            signals: self.sigs.len(),
-        };
-        for (k, &(src, _, _)) in self.sigs.iter().enumerate() {
-            match src.owner() {
-                Owner::Node(n) => tap.nodes[n as usize].push((Field::new(k as u32), src)),
-                Owner::Switch(s) => tap.switches[s as usize].add(k as u32, src),
-            }
-        }
-        tap
+        FabricTap::new(f, self.sigs.iter().map(|s| s.0))
     }
 
     /// Dumps the `cycles` of a window of [`Fabric::run_tapped`] from its changes (sorted by
@@ -576,6 +424,14 @@ impl FabricVcd {
         self.spill(0)?;
         self.w.flush()
     }
+
+    /// Ends a dump whose run stopped early: the cycles gathered so far, then a `$comment` saying
+    /// why the dump ends there (`note`, one line), and flushes the file.
+    pub fn finish_early(mut self, note: &str) -> io::Result<()> {
+        self.spill(0)?;
+        self.w.comment(note)?;
+        self.w.flush()
+    }
 }
 
 impl Drop for FabricVcd {
@@ -586,13 +442,16 @@ impl Drop for FabricVcd {
     }
 }
 
-fn write_gtkw(path: &Path, vcd: &Path, sigs: &[&FabricSignal], first_cycle: u64) -> io::Result<()> {
-    let mut o = BufWriter::new(File::create(path)?);
-    let name = vcd
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    writeln!(o, "[dumpfile] \"{name}\"")?;
+/// Writes a GTKWave save file for a dump of `sigs` named `vcd_name` (the VCD's file name, the
+/// save file sitting beside it): the clock and cycle counter, then the signals grouped per switch
+/// and port, the view opening at `first_cycle`.
+pub fn write_gtkw(
+    o: &mut dyn Write,
+    vcd_name: &str,
+    sigs: &[FabricSignal],
+    first_cycle: u64,
+) -> io::Result<()> {
+    writeln!(o, "[dumpfile] \"{vcd_name}\"")?;
     let t0 = cycle_time_ps(first_cycle + 1);
     writeln!(o, "[timestart] {t0}")?;
     // About thirty cycles across a normal window, starting at the first dumped cycle.
@@ -621,7 +480,7 @@ fn write_gtkw(path: &Path, vcd: &Path, sigs: &[&FabricSignal], first_cycle: u64)
     if let Some(old) = group {
         writeln!(o, "@1000200\n-{old}")?;
     }
-    o.flush()
+    Ok(())
 }
 
 #[cfg(test)]

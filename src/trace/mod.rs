@@ -8,6 +8,7 @@
 //! - [`BlockVcd`]: a VCD file whose scopes and signal names are the ones Verilator
 //!   writes for the SystemVerilog twin, so both dumps line up in GTKWave.
 
+mod fabric_tap;
 pub mod fabric_vcd;
 mod gtkw;
 mod line;

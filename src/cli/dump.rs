@@ -1,0 +1,248 @@
+//! The fabric dump of `arnsim run --vcd`: its flags checked against the scenario before anything
+//! is written, the signals chosen by `--scope`, and the window of cycles (with `--trigger-before`,
+//! found by a first pass).
+
+use super::interrupt::Stop;
+use crate::config::Scenario;
+use crate::config::units::nanoseconds;
+use crate::fabric::Fabric;
+use crate::trace::fabric_vcd::{self, FabricSignal};
+use std::path::{Path, PathBuf};
+
+/// What to dump to VCD during a run.
+#[derive(Clone, Debug, Default)]
+pub struct WaveRequest {
+    /// VCD file.
+    pub path: PathBuf,
+    /// Glob patterns over signal names (all signals when empty).
+    pub scopes: Vec<String>,
+    /// Start time (text with unit).
+    pub from: Option<String>,
+    /// End time.
+    pub to: Option<String>,
+    /// Start this long before the first congestion root.
+    pub trigger_before: Option<String>,
+}
+
+/// The dump flags given without `--vcd`, for a warning (they are ignored); an error when one of
+/// the times is not a time.
+pub fn ignored_without_vcd(
+    scopes: &[String],
+    from: Option<&str>,
+    to: Option<&str>,
+    trigger_before: Option<&str>,
+) -> Result<Option<String>, String> {
+    let mut given = Vec::new();
+    if !scopes.is_empty() {
+        given.push("--scope");
+    }
+    for (flag, t) in [
+        ("--from", from),
+        ("--to", to),
+        ("--trigger-before", trigger_before),
+    ] {
+        if let Some(t) = t {
+            nanoseconds(t).map_err(|e| format!("{flag}: {e}"))?;
+            given.push(flag);
+        }
+    }
+    Ok((!given.is_empty()).then(|| {
+        format!(
+            "{} given without --vcd: ignored (nothing is dumped without --vcd FILE)",
+            given.join(", ")
+        )
+    }))
+}
+
+/// Most cycles a time flag may name: far beyond any run, far below overflow.
+const MAX_CYCLES: f64 = 1e15;
+
+/// A time flag in cycles of `s`; the error names the flag.
+pub fn flag_cycles(s: &Scenario, flag: &str, text: &str) -> Result<u64, String> {
+    let ns = nanoseconds(text).map_err(|e| format!("--{flag}: {e}"))?;
+    let c = (ns / s.time_base.cycle_ns()).round();
+    if c > MAX_CYCLES {
+        return Err(format!(
+            "--{flag}: `{text}` is {c:.3e} cycles, more than any run can reach"
+        ));
+    }
+    Ok(c as u64)
+}
+
+/// A dump request checked against the scenario, in cycles.
+#[derive(Clone, Debug)]
+pub struct DumpPlan {
+    /// The VCD file.
+    pub vcd: PathBuf,
+    /// The GTKWave save file beside it.
+    pub gtkw: PathBuf,
+    /// Scope patterns.
+    pub scopes: Vec<String>,
+    /// First cycle dumped (before the trigger moves it).
+    pub from: u64,
+    /// Last cycle dumped.
+    pub to: u64,
+    /// Cycles before the first root that the dump starts, with `--trigger-before`.
+    pub trigger_before: Option<u64>,
+}
+
+/// Checks `w` against `s` and the run's output folder `out` (whose files it must not replace),
+/// returning the plan and warnings.
+pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<String>), String> {
+    let mut warnings = Vec::new();
+    let from = w
+        .from
+        .as_deref()
+        .map(|t| flag_cycles(s, "from", t))
+        .transpose()?;
+    let to =
+        w.to.as_deref()
+            .map(|t| flag_cycles(s, "to", t))
+            .transpose()?;
+    let trigger_before = w
+        .trigger_before
+        .as_deref()
+        .map(|t| flag_cycles(s, "trigger-before", t))
+        .transpose()?;
+    if let (Some(f), Some(t)) = (from, to)
+        && t < f
+    {
+        return Err("--to is before --from".into());
+    }
+    let end = s.sim_cycles;
+    let run_end = || {
+        format!(
+            "the run ends at cycle {end}, {:.3} us",
+            end as f64 * s.time_base.cycle_ns() / 1000.0
+        )
+    };
+    if let Some(f) = from
+        && f >= end
+    {
+        return Err(format!(
+            "--from {}: cycle {f} is past the end of the run ({}): nothing would be dumped",
+            w.from.as_deref().unwrap_or_default(),
+            run_end()
+        ));
+    }
+    if let Some(t) = to
+        && t >= end
+        && w.trigger_before.is_none()
+    {
+        warnings.push(format!(
+            "--to {}: cycle {t} is past the end of the run ({}): the dump ends with the run",
+            w.to.as_deref().unwrap_or_default(),
+            run_end()
+        ));
+    }
+    let vcd = w.path.clone();
+    let name = vcd.file_name().map(|n| n.to_string_lossy().into_owned());
+    let Some(name) = name.filter(|_| !w.path.to_string_lossy().ends_with('/')) else {
+        return Err(format!(
+            "--vcd {}: not a file name (give one such as waves/fabric.vcd)",
+            vcd.display()
+        ));
+    };
+    if vcd.is_dir() {
+        return Err(format!(
+            "--vcd {}: is a folder (give a file name such as {}/fabric.vcd)",
+            vcd.display(),
+            vcd.display()
+        ));
+    }
+    let gtkw = vcd.with_extension("gtkw");
+    if gtkw == vcd {
+        return Err(format!(
+            "--vcd {}: the GTKWave save file beside the dump is named `.gtkw`: give the dump another extension (.vcd)",
+            vcd.display()
+        ));
+    }
+    // The dump and its save file must not replace one of the run's own outputs.
+    let folder = |p: &Path| std::path::absolute(p.parent().unwrap_or(Path::new(""))).ok();
+    if folder(&vcd) == std::path::absolute(out).ok() {
+        for f in [&vcd, &gtkw] {
+            let n = f.file_name().unwrap_or_default().to_string_lossy();
+            if super::run::OUTPUTS.contains(&n.as_ref()) {
+                return Err(format!(
+                    "--vcd {name}: `{n}` is one of the run's own outputs in {}",
+                    out.display()
+                ));
+            }
+        }
+    }
+    Ok((
+        DumpPlan {
+            vcd,
+            gtkw,
+            scopes: w.scopes.clone(),
+            from: from.unwrap_or(0),
+            to: to.unwrap_or(u64::MAX),
+            trigger_before,
+        },
+        warnings,
+    ))
+}
+
+/// The signals of `f` that `scopes` choose, and warnings for patterns that choose nothing; an
+/// error when no signal is chosen.
+pub fn choose(f: &Fabric, scopes: &[String]) -> Result<(Vec<FabricSignal>, Vec<String>), String> {
+    let (chosen, per_pattern) = fabric_vcd::select(f, scopes);
+    if chosen.is_empty() {
+        return Err(format!(
+            "--scope {}: selects no signal (names look like fabric.s1_0.out3.vc0.credits, fabric.n5.queued; see docs/waveforms.md)",
+            scopes.join(" --scope ")
+        ));
+    }
+    let warnings = scopes
+        .iter()
+        .zip(per_pattern)
+        .filter(|(_, n)| *n == 0)
+        .map(|(p, _)| format!("--scope {p}: selects no signal (the others do)"))
+        .collect();
+    Ok((chosen, warnings))
+}
+
+/// Records the first congestion root.
+struct FirstRoot(Option<u64>);
+
+impl crate::switch::Observer for FirstRoot {
+    fn event(&mut self, cycle: u64, _sw: u32, ev: crate::switch::SwitchEvent) {
+        if self.0.is_none() && matches!(ev, crate::switch::SwitchEvent::RootDetected { .. }) {
+            self.0 = Some(cycle);
+        }
+    }
+}
+
+/// The window of cycles to dump: the plan's, or with `--trigger-before` the one a first pass
+/// finds; `None` when no root is detected or the first pass is stopped.
+pub fn window(
+    s: &Scenario,
+    p: &DumpPlan,
+    threads: usize,
+    stop: &Stop,
+) -> Result<Option<(u64, u64)>, String> {
+    let mut from = p.from;
+    if let Some(before) = p.trigger_before {
+        let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+        f.set_threads(threads);
+        let mut first = FirstRoot(None);
+        // Window by window: the observer records the cycle of the first root exactly.
+        while first.0.is_none() && f.now() < s.sim_cycles {
+            if stop.requested(0).is_some() {
+                return Ok(None);
+            }
+            f.run(f.window().min(s.sim_cycles - f.now()), &mut first)
+                .map_err(|v| format!("run stopped: {v}"))?;
+        }
+        match first.0 {
+            Some(c) => from = from.max(c.saturating_sub(before)),
+            None => return Ok(None),
+        }
+        if p.to < from {
+            return Err(format!(
+                "--to is before the start that --trigger-before gives (cycle {from})"
+            ));
+        }
+    }
+    Ok(Some((from, p.to)))
+}

@@ -1,0 +1,264 @@
+//! How the commands write files: never in place. Each output is written under a temporary name in
+//! its own folder, `.<name>.<pid>.partial`, and renamed over `<name>` once it is complete, so a
+//! command that fails or is killed leaves every file that existed before it as it was (a killed
+//! one leaves its `.partial` files behind, which nothing reads). Also the run's `summary.json`,
+//! written and read back with serde.
+
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// An output being written under a temporary name beside its destination; dropped without
+/// [`Staged::commit`], it removes the temporary file.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: PathBuf,
+    dest: PathBuf,
+    file: Option<File>,
+    committed: bool,
+}
+
+/// The temporary name of `dest`: `.<file name>.<pid>.partial` in the same folder.
+pub fn partial_name(dest: &Path) -> PathBuf {
+    let name = dest.file_name().unwrap_or_default().to_string_lossy();
+    dest.with_file_name(format!(".{name}.{}.partial", std::process::id()))
+}
+
+impl Staged {
+    /// Creates the temporary file of `dest` (its folder must exist): this is where a folder that
+    /// cannot be written is found, before any work is done.
+    pub fn open(dest: &Path) -> Result<Self, String> {
+        if dest.file_name().is_none() {
+            return Err(format!("{}: not a file name", dest.display()));
+        }
+        if dest.is_dir() {
+            return Err(format!("{}: is a folder", dest.display()));
+        }
+        let tmp = partial_name(dest);
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| format!("{}: cannot write here: {e}", tmp.display()))?;
+        Ok(Staged {
+            tmp,
+            dest: dest.to_path_buf(),
+            file: Some(file),
+            committed: false,
+        })
+    }
+
+    /// Where the output goes when complete.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// The temporary file, handed over to a writer that streams into it (once).
+    pub fn take_file(&mut self) -> Result<File, String> {
+        self.file
+            .take()
+            .ok_or_else(|| format!("{}: already handed over", self.tmp.display()))
+    }
+
+    /// Writes the whole content into the temporary file.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let tmp = self.tmp.display().to_string();
+        let f = self.file.as_mut().ok_or_else(|| format!("{tmp}: closed"))?;
+        f.write_all(bytes)
+            .and_then(|_| f.flush())
+            .map_err(|e| format!("{tmp}: {e}"))
+    }
+
+    /// Renames the temporary file over the destination.
+    pub fn commit(mut self) -> Result<(), String> {
+        self.file = None;
+        std::fs::rename(&self.tmp, &self.dest).map_err(|e| {
+            format!(
+                "{}: cannot rename {} into place: {e}",
+                self.dest.display(),
+                self.tmp.display()
+            )
+        })?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.file = None;
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` to `dest` through a temporary file, creating the folder when missing.
+pub fn write_atomically(dest: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(dir) = dest.parent() {
+        make_folder(dir)?;
+    }
+    let mut s = Staged::open(dest)?;
+    s.write(bytes)?;
+    s.commit()
+}
+
+/// Creates `dir` (and its parents) when missing; an error when it is not a folder.
+pub fn make_folder(dir: &Path) -> Result<(), String> {
+    if dir.as_os_str().is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !dir.is_dir() {
+        return Err(format!("{}: not a folder", dir.display()));
+    }
+    Ok(())
+}
+
+/// `summary.json` of a run: what was run, how far it got, and its counters. Written by
+/// `arnsim run` (fields in this order, two-space indented) and read back by `arnsim plot`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario file (or the bundled scenario's path).
+    pub file: String,
+    /// `--set` overrides, in order.
+    pub overrides: Vec<String>,
+    /// Seed.
+    pub seed: u64,
+    /// Routing mode.
+    pub routing: String,
+    /// Queuing scheme.
+    pub queuing: String,
+    /// Traffic pattern.
+    pub traffic: String,
+    /// End nodes.
+    pub nodes: u32,
+    /// Switches.
+    pub switches: u64,
+    /// Cycles simulated: the cycle the run reached.
+    pub simulated_cycles: u64,
+    /// The same in microseconds (3 decimals).
+    pub simulated_us: f64,
+    /// Whether the run simulated every cycle the scenario asks for, without a violated invariant
+    /// (a summary of an older version, without the field, counts as complete).
+    #[serde(default = "older_is_complete")]
+    pub complete: bool,
+    /// The cycle the run stopped at, when it did not complete.
+    #[serde(default)]
+    pub stopped_at_cycle: Option<u64>,
+    /// Why it stopped (`SIGINT`, `SIGTERM`, `invariant violated`, ...), when it did not complete.
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// Wall-clock time of the run in seconds (3 decimals); differs from run to run.
+    pub wall_seconds: f64,
+    /// Threads that stepped the fabric.
+    pub threads: u64,
+    /// Packets the sources generated.
+    pub packets_generated: u64,
+    /// Packets injected into the fabric.
+    pub packets_injected: u64,
+    /// Packets delivered.
+    pub packets_delivered: u64,
+    /// Flits injected.
+    pub flits_injected: u64,
+    /// Flits delivered.
+    pub flits_delivered: u64,
+    /// Mean network efficiency (6 decimals).
+    pub mean_efficiency: f64,
+    /// Mean packet latency in microseconds (6 decimals).
+    pub mean_latency_us: f64,
+    /// Largest packet latency in microseconds (6 decimals).
+    pub max_latency_us: f64,
+    /// Congestion roots detected.
+    pub roots_detected: u64,
+    /// ARNs sent by switches.
+    pub arns_sent: u64,
+    /// ARNs received by switches.
+    pub arns_received_by_switches: u64,
+    /// ARNs consumed by switches.
+    pub arns_consumed: u64,
+    /// ARNs received by end nodes.
+    pub arns_received_by_nodes: u64,
+    /// ARNs consumed by end nodes.
+    pub arns_consumed_by_nodes: u64,
+    /// Packets adapted by switches.
+    pub packets_adapted: u64,
+    /// Packets end nodes injected into the AFC.
+    pub packets_isolated_by_nodes: u64,
+    /// Adapted packets delivered.
+    pub packets_delivered_adapted: u64,
+    /// `ok`, or the violated invariant.
+    pub invariants: String,
+}
+
+fn older_is_complete() -> bool {
+    true
+}
+
+/// `v` rounded to `places` decimals, as the decimal text of that many places reads back: the
+/// summary shows the same numbers on every machine and thread count.
+pub fn rounded(v: f64, places: usize) -> f64 {
+    format!("{v:.places$}").parse().unwrap_or(v)
+}
+
+impl Summary {
+    /// The JSON text, one field a line, with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// Reads a summary; `path` names the file in errors.
+    pub fn from_json(path: &str, text: &str) -> Result<Self, String> {
+        serde_json::from_str(text).map_err(|e| format!("{path}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staged_files_appear_only_when_committed() {
+        let dir = std::env::temp_dir().join(format!("arnsim-staged-{}", std::process::id()));
+        make_folder(&dir).unwrap();
+        let dest = dir.join("a.txt");
+        std::fs::write(&dest, "old").unwrap();
+        let mut s = Staged::open(&dest).unwrap();
+        s.write(b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "old");
+        assert!(partial_name(&dest).is_file());
+        drop(s);
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "old", "dropped");
+        assert!(!partial_name(&dest).exists(), "temporary file removed");
+        let mut s = Staged::open(&dest).unwrap();
+        s.write(b"new").unwrap();
+        s.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "new");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "nothing left beside"
+        );
+        assert!(Staged::open(&dir).unwrap_err().ends_with("is a folder"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn rounding_keeps_the_decimal_text() {
+        assert_eq!(rounded(0.698_129_384_7, 6), 0.698129);
+        assert_eq!(
+            serde_json::to_string(&rounded(135.111_680_4, 6)).unwrap(),
+            "135.11168"
+        );
+        assert_eq!(
+            serde_json::to_string(&rounded(200.0031, 3)).unwrap(),
+            "200.003"
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! `arnsim scenarios` and `arnsim check`, and how a scenario argument is found: a file, or the
+//! name of a scenario bundled with the program.
+
+use crate::config::Scenario;
+use std::path::Path;
+
+/// The scenarios shipped in `scenarios/`, by name.
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("default", include_str!("../../scenarios/default.toml")),
+    ("figure4", include_str!("../../scenarios/figure4.toml")),
+    (
+        "paper/config1_h10-4",
+        include_str!("../../scenarios/paper/config1_h10-4.toml"),
+    ),
+    (
+        "paper/config1_h10",
+        include_str!("../../scenarios/paper/config1_h10.toml"),
+    ),
+    (
+        "paper/config1_h25-4",
+        include_str!("../../scenarios/paper/config1_h25-4.toml"),
+    ),
+    (
+        "paper/config1_h25",
+        include_str!("../../scenarios/paper/config1_h25.toml"),
+    ),
+    (
+        "paper/config1_rnd",
+        include_str!("../../scenarios/paper/config1_rnd.toml"),
+    ),
+    (
+        "paper/config2_h10-4",
+        include_str!("../../scenarios/paper/config2_h10-4.toml"),
+    ),
+    (
+        "paper/config2_h10",
+        include_str!("../../scenarios/paper/config2_h10.toml"),
+    ),
+    (
+        "paper/config2_h25-4",
+        include_str!("../../scenarios/paper/config2_h25-4.toml"),
+    ),
+    (
+        "paper/config2_h25",
+        include_str!("../../scenarios/paper/config2_h25.toml"),
+    ),
+    (
+        "paper/config2_rnd",
+        include_str!("../../scenarios/paper/config2_rnd.toml"),
+    ),
+];
+
+/// Loads `name_or_path`: a file, or a bundled scenario name.
+pub fn load(name_or_path: &str, overrides: &[String]) -> Result<Scenario, String> {
+    if Path::new(name_or_path).is_file() {
+        return Scenario::load(name_or_path, overrides).map_err(|e| e.to_string());
+    }
+    let key = name_or_path
+        .trim_end_matches(".toml")
+        .trim_start_matches("scenarios/");
+    match BUNDLED.iter().find(|(n, _)| *n == key) {
+        Some((n, text)) => Scenario::from_text(&format!("scenarios/{n}.toml"), text, overrides)
+            .map_err(|e| e.to_string()),
+        None => Err(format!(
+            "{name_or_path}: no such file, and no bundled scenario of that name (see `arnsim scenarios`)"
+        )),
+    }
+}
+
+/// `arnsim scenarios`.
+pub fn list() -> Result<(), String> {
+    for (name, text) in BUNDLED {
+        let s = Scenario::from_text(&format!("scenarios/{name}.toml"), text, &[])
+            .map_err(|e| e.to_string())?;
+        println!("{name:<22} {}", s.description);
+    }
+    Ok(())
+}
+
+/// `arnsim check`.
+pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
+    let s = load(name_or_path, overrides)?;
+    if let Err(e) = super::run::default_out(&s) {
+        eprintln!("arnsim: warning: {e}");
+    }
+    println!(
+        "{}: ok: {} nodes, {} switches, {} links, {} cycles ({:.3} ms) of {} traffic, routing {}, queuing {}, {} VCs of {} flits",
+        s.doc.path(),
+        s.topology.nodes,
+        s.topology.switches.len(),
+        s.topology.links.len(),
+        s.sim_cycles,
+        s.sim_cycles as f64 * s.time_base.cycle_ns() / 1e6,
+        s.pattern,
+        s.params.switch.routing.name(),
+        s.params.switch.queuing.name(),
+        s.params.switch.vcs(),
+        s.params.switch.vc_capacity
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_scenario_checks() {
+        for (name, _) in BUNDLED {
+            check(name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+
+    #[test]
+    fn unknown_scenarios_are_named() {
+        let e = load("no-such-thing", &[]).unwrap_err();
+        assert!(
+            e.contains("no-such-thing") && e.contains("arnsim scenarios"),
+            "{e}"
+        );
+    }
+}

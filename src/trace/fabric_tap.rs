@@ -1,0 +1,194 @@
+//! Which unit records which dumped signal of a fabric: the plan a [`FabricTap`] hands to
+//! [`Fabric::run_tapped`], so that each switch and node records its own signals after every cycle
+//! it steps (see `fabric_vcd` for the names and the VCD text).
+
+use super::fabric_vcd::{Owner, Src, probe_field, probe_index, read_node};
+use crate::fabric::node::EndNode;
+use crate::fabric::{Fabric, Sample, Tap};
+use crate::switch::Switch;
+use crate::wire::link::MAX_VCS;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One dumped signal of a unit's plan: its number and the value recorded last (or
+/// [`UNRECORDED`]). Each signal belongs to one unit, which one thread steps in a window; the
+/// windows are ordered by the fabric's barrier.
+#[derive(Debug)]
+struct Field {
+    k: u32,
+    last: AtomicU64,
+}
+
+impl Field {
+    fn new(k: u32) -> Self {
+        Field {
+            k,
+            last: AtomicU64::new(UNRECORDED),
+        }
+    }
+
+    /// Records `value` in `cycle` if it differs from the value recorded last.
+    #[inline]
+    fn record(&self, value: u64, cycle: u64, out: &mut Vec<Sample>) {
+        if self.last.load(Ordering::Relaxed) != value {
+            self.last.store(value, Ordering::Relaxed);
+            out.push((cycle, self.k, value as u128));
+        }
+    }
+}
+
+/// Where a port's signals sit in its [`PortPlan`], in the order of their names: the input's
+/// occupancy per VC, the output's four probe fields, the output's credits per VC.
+const OCC: usize = 0;
+const PROBE: usize = MAX_VCS;
+const CREDITS: usize = MAX_VCS + 4;
+const PORT_FIELDS: usize = 2 * MAX_VCS + 4;
+/// [`PortPlan::groups`] bits.
+const GROUP_OCC: u8 = 1;
+const GROUP_PROBE: u8 = 2;
+const GROUP_CREDITS: u8 = 4;
+
+/// The dumped signals of one port of a switch, in the order of their numbers.
+#[derive(Debug)]
+struct PortPlan {
+    port: u16,
+    /// Bit 0, 1, 2: an occupancy, a probe field, a credit count is dumped.
+    groups: u8,
+    /// Per position (see [`PORT_FIELDS`]): the field, if dumped.
+    fields: [Option<Field>; PORT_FIELDS],
+}
+
+/// The dumped signals of one switch, in the order of their numbers: the ARN table's entry count,
+/// then port by port.
+#[derive(Debug, Default)]
+struct SwitchPlan {
+    entries: Option<Field>,
+    ports: Vec<PortPlan>,
+}
+
+impl SwitchPlan {
+    fn is_empty(&self) -> bool {
+        self.entries.is_none() && self.ports.is_empty()
+    }
+
+    /// Adds signal `k` of `src` (signals come in the order of their numbers).
+    fn add(&mut self, k: u32, src: Src) {
+        let (p, at) = match src {
+            Src::ArnEntries(_) => {
+                self.entries = Some(Field::new(k));
+                return;
+            }
+            Src::InOcc(_, p, v) => (p, OCC + v as usize),
+            Src::Credits(_, p, v) => (p, CREDITS + v as usize),
+            _ => match probe_index(src) {
+                Some((p, j)) => (p, PROBE + j),
+                None => return,
+            },
+        };
+        if self.ports.last().is_none_or(|pp| pp.port != p) {
+            self.ports.push(PortPlan {
+                port: p,
+                groups: 0,
+                fields: std::array::from_fn(|_| None),
+            });
+        }
+        if let Some(pp) = self.ports.last_mut() {
+            pp.fields[at] = Some(Field::new(k));
+            pp.groups |= match at {
+                OCC..PROBE => GROUP_OCC,
+                PROBE..CREDITS => GROUP_PROBE,
+                _ => GROUP_CREDITS,
+            };
+        }
+    }
+
+    /// Records the signals of `s` after it stepped `cycle`, in the order of their numbers.
+    fn record(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
+        if let Some(f) = &self.entries {
+            f.record(s.arn_table().count() as u64, cycle, out);
+        }
+        for pp in &self.ports {
+            let p = pp.port as usize;
+            if pp.groups & GROUP_OCC != 0 {
+                for (v, f) in pp.fields[OCC..PROBE].iter().enumerate() {
+                    if let Some(f) = f {
+                        f.record(s.buffered(p, v) as u64, cycle, out);
+                    }
+                }
+            }
+            if pp.groups & GROUP_PROBE != 0 {
+                let pr = s.output_probe(p);
+                for (j, f) in pp.fields[PROBE..CREDITS].iter().enumerate() {
+                    if let Some(f) = f {
+                        f.record(probe_field(pr, j), cycle, out);
+                    }
+                }
+            }
+            if pp.groups & GROUP_CREDITS != 0 {
+                for (v, f) in pp.fields[CREDITS..].iter().enumerate() {
+                    if let Some(f) = f {
+                        f.record(s.credits(p, v) as u64, cycle, out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The dumped signals grouped by the switch or node they belong to, for [`Fabric::run_tapped`]:
+/// each unit records its own after every cycle it steps, in the order of their numbers.
+///
+/// A unit records a signal only when its value differs from the one it recorded last (every
+/// signal the first time), so a window's samples are the changes the VCD shows.
+pub struct FabricTap {
+    switches: Vec<SwitchPlan>,
+    nodes: Vec<Vec<(Field, Src)>>,
+    signals: usize,
+}
+
+/// No value recorded yet (no signal is wider than 32 bits).
+const UNRECORDED: u64 = u64::MAX;
+
+impl Tap for FabricTap {
+    fn signals(&self) -> usize {
+        self.signals
+    }
+
+    fn taps_switch(&self, id: u32) -> bool {
+        !self.switches[id as usize].is_empty()
+    }
+
+    fn taps_node(&self, id: u32) -> bool {
+        !self.nodes[id as usize].is_empty()
+    }
+
+    fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
+        self.switches[s.id() as usize].record(s, cycle, out);
+    }
+
+    fn node_signals(&self, n: &EndNode, cycle: u64, out: &mut Vec<Sample>) {
+        for (f, src) in &self.nodes[n.id() as usize] {
+            f.record(read_node(n, *src), cycle, out);
+        }
+    }
+}
+
+impl FabricTap {
+    /// The plan of the signals `srcs` (numbered in order) of `f`.
+    pub(super) fn new(f: &Fabric, srcs: impl Iterator<Item = Src>) -> Self {
+        let mut tap = FabricTap {
+            switches: (0..f.switches().len())
+                .map(|_| SwitchPlan::default())
+                .collect(),
+            nodes: (0..f.nodes().len()).map(|_| Vec::new()).collect(),
+            signals: 0,
+        };
+        for (k, src) in srcs.enumerate() {
+            match src.owner() {
+                Owner::Node(n) => tap.nodes[n as usize].push((Field::new(k as u32), src)),
+                Owner::Switch(s) => tap.switches[s as usize].add(k as u32, src),
+            }
+            tap.signals += 1;
+        }
+        tap
+    }
+}

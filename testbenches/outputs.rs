@@ -1,0 +1,156 @@
+//! The output contract of `arnsim run`, on the real program and real signals: SIGINT and SIGTERM
+//! end a run with its outputs written and marked incomplete, SIGKILL leaves the previous complete
+//! outputs byte for byte and nothing that claims to be complete (docs/outputs.md).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn base(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("arnsim-it-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `arnsim run default` into `dir/out`, dumping into `dir/f.vcd`, for `sim_time`.
+fn arnsim(dir: &Path, sim_time: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_arnsim"));
+    c.args(["run", "default", "--threads", "1", "--set"])
+        .arg(format!("sim_time={sim_time}"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("--vcd")
+        .arg(dir.join("f.vcd"))
+        .args(["--scope", "fabric.n5.*", "--scope", "fabric.s1_0.out0.*"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Every file in `dir` and below, with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut m = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            m.extend(snapshot(&p));
+        } else {
+            m.insert(p.clone(), std::fs::read(&p).unwrap());
+        }
+    }
+    m
+}
+
+fn is_partial(p: &Path) -> bool {
+    let n = p.file_name().unwrap().to_string_lossy();
+    n.starts_with('.') && n.ends_with(".partial")
+}
+
+/// Starts a long run and returns once it is stepping (its VCD has grown past the header).
+fn start_long_run(dir: &Path) -> Child {
+    let mut child = arnsim(dir, "500ms").spawn().unwrap();
+    let t0 = Instant::now();
+    let growing = || {
+        std::fs::read_dir(dir).unwrap().any(|e| {
+            let e = e.unwrap();
+            is_partial(&e.path()) && e.metadata().unwrap().len() > 1 << 16
+        })
+    };
+    while !growing() {
+        if t0.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the run never started");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn signal(child: &Child, sig: &str) {
+    let ok = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig}");
+}
+
+fn field<'a>(summary: &'a str, key: &str) -> &'a str {
+    let at = summary
+        .find(&format!("\"{key}\": "))
+        .unwrap_or_else(|| panic!("{key} in {summary}"));
+    summary[at + key.len() + 4..]
+        .split([',', '\n'])
+        .next()
+        .unwrap()
+}
+
+#[test]
+fn sigint_and_sigterm_stop_the_run_with_its_outputs_marked_incomplete() {
+    for (sig, code) in [("INT", 130), ("TERM", 143)] {
+        let dir = base(&format!("sig{sig}"));
+        let child = start_long_run(&dir);
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        assert!(
+            stderr.contains(&format!("stopped by SIG{sig} at cycle")),
+            "{stderr}"
+        );
+        let summary = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
+        assert_eq!(field(&summary, "complete"), "false", "{summary}");
+        assert_eq!(field(&summary, "stop_reason"), format!("\"SIG{sig}\""));
+        assert_eq!(field(&summary, "invariants"), "\"ok\"");
+        let reached: u64 = field(&summary, "simulated_cycles").parse().unwrap();
+        assert_eq!(field(&summary, "stopped_at_cycle"), reached.to_string());
+        assert!(reached > 0 && reached < 97_656_250, "{reached}");
+        // The VCD ends with the sample of the last cycle stepped and a note naming it.
+        let vcd = std::fs::read_to_string(dir.join("f.vcd")).unwrap();
+        let tail = &vcd[vcd.len().saturating_sub(1000)..];
+        let edge = 2560 + 5120 * reached;
+        assert!(
+            tail.contains(&format!("#{edge}\n"))
+                && tail.contains(&format!(
+                    "stopped at cycle {reached} of 97656250 (SIG{sig})"
+                )),
+            "{tail}"
+        );
+        assert!(tail.trim_end().ends_with("$end"), "{tail}");
+        assert!(dir.join("f.gtkw").is_file());
+        let csv = std::fs::read_to_string(dir.join("out/efficiency.csv")).unwrap();
+        assert!(csv.lines().count() > 1, "{csv}");
+        let left: Vec<_> = snapshot(&dir)
+            .into_keys()
+            .filter(|p| is_partial(p))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn sigkill_leaves_the_previous_outputs_as_they_were() {
+    let dir = base("kill");
+    let done = arnsim(&dir, "20us").output().unwrap();
+    assert!(done.status.success(), "{done:?}");
+    let before = snapshot(&dir);
+    assert_eq!(before.len(), 6, "four outputs, a VCD and its save file");
+    let mut child = start_long_run(&dir);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after = snapshot(&dir);
+    for (p, bytes) in &before {
+        assert!(after.get(p) == Some(bytes), "{p:?} changed");
+    }
+    // The rest are the killed run's files, under temporary names that say they are partial.
+    let new: Vec<_> = after.keys().filter(|p| !before.contains_key(*p)).collect();
+    assert!(!new.is_empty());
+    assert!(new.iter().all(|p| is_partial(p)), "{new:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,262 @@
+//! Bad input on the real command line: every case is refused (or warned about) with a message that
+//! names the key or flag, never with a panic or a hang, and no refused command changes a file that
+//! existed before it.
+//!
+//! Each case runs `arnsim` in a scratch folder holding a file `precious.txt` and the scenario files
+//! the case needs; a case that has not exited after a generous bound is killed and reported as a
+//! hang.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a case must give.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// A non-zero exit (not a panic) whose message contains every listed text.
+    Refused,
+    /// Exit 0 with every listed text among the messages (a warning).
+    Warned,
+}
+
+struct Case {
+    label: &'static str,
+    /// Scenario files to write first: (name, text).
+    files: Vec<(&'static str, String)>,
+    args: Vec<String>,
+    expect: Expect,
+    /// Texts the message must contain (the key or flag named).
+    names: &'static [&'static str],
+}
+
+const HANG: Duration = Duration::from_secs(120);
+
+fn default_text() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/default.toml"))
+        .unwrap()
+}
+
+fn figure4_text() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/figure4.toml"))
+        .unwrap()
+}
+
+/// `text` with the line that sets `key` (at the start of a line) replaced by `key = value`.
+fn with(text: &str, key: &str, value: &str) -> String {
+    let mut done = false;
+    let out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if !done && l.starts_with(&format!("{key} =")) {
+                done = true;
+                format!("{key} = {value}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    assert!(done, "no line sets {key}");
+    out.join("\n") + "\n"
+}
+
+fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+fn cases() -> Vec<Case> {
+    let d = default_text();
+    let f4 = figure4_text();
+    let rlft = d
+        .replace("kind = \"kary_ntree\"", "kind = \"rlft\"")
+        .replace("k = 4\n", "ports = 16\n")
+        .replace("stages = 2", "stages = 4");
+    let refused = |label, files, a: &[&str], names| Case {
+        label,
+        files,
+        args: args(a),
+        expect: Expect::Refused,
+        names,
+    };
+    vec![
+        refused(
+            "a time beyond any cycle count",
+            vec![("huge.toml", with(&d, "sim_time", "\"1e30s\""))],
+            &["run", "huge.toml", "--out", "out_huge"],
+            &["huge.toml:", "sim_time"],
+        ),
+        refused(
+            "a link rate too small to mean anything",
+            vec![],
+            &["check", "default", "--set", "link.rate=1e-300Gb/s"],
+            &["link.rate"],
+        ),
+        refused(
+            "a NaN in a float key",
+            vec![],
+            &["check", "default", "--set", "link.ns_per_metre=nan"],
+            &["link.ns_per_metre"],
+        ),
+        refused(
+            "a fabric larger than the forwarding table",
+            vec![("big.toml", rlft.clone())],
+            &["run", "big.toml", "--out", "out_big", "--set", "sim_time=1us"],
+            &["big.toml:", "topology"],
+        ),
+        refused(
+            "a misspelt key is named first",
+            vec![("misspelt.toml", d.replace("sim_time", "sim_tme"))],
+            &["check", "misspelt.toml"],
+            &["sim_tme", "sim_time"],
+        ),
+        refused(
+            "every error of a file at once",
+            vec![(
+                "many.toml",
+                with(
+                    &with(&d, "routing", "\"fast\""),
+                    "load",
+                    "7",
+                )
+                .replace("crt = \"5us\"", "crt = \"5 parsecs\""),
+            )],
+            &["check", "many.toml"],
+            &["routing", "traffic.load", "switch.crt"],
+        ),
+        refused(
+            "a self-loop in a custom topology",
+            vec![(
+                "selfloop.toml",
+                f4.clone() + "\n[[topology.link]]\na = \"s2:1\"\nb = \"s2:1\"\n",
+            )],
+            &["check", "selfloop.toml"],
+            &["selfloop.toml:", "topology.link"],
+        ),
+        refused(
+            "a port cabled twice",
+            vec![(
+                "twice.toml",
+                f4.replace("a = \"s2:1\"\nb = \"s3:1\"", "a = \"s2:1\"\nb = \"s3:2\""),
+            )],
+            &["check", "twice.toml"],
+            &["twice.toml:", "topology.link"],
+        ),
+        refused(
+            "a name that would write outside the output root",
+            vec![("escape.toml", with(&d, "name", "\"../../escape\""))],
+            &["run", "escape.toml", "--set", "sim_time=5us"],
+            &["name"],
+        ),
+        refused(
+            "a dump that selects no signal does not touch the file it names",
+            vec![],
+            &[
+                "run", "default", "--out", "out_scope", "--vcd", "precious.txt", "--scope",
+                "nothing.*", "--set", "sim_time=5us",
+            ],
+            &["--scope"],
+        ),
+        refused(
+            "an output folder that is a file",
+            vec![],
+            &["run", "default", "--out", "precious.txt", "--set", "sim_time=5us"],
+            &["precious.txt"],
+        ),
+        refused(
+            "a dump window that makes no sense",
+            vec![],
+            &[
+                "run", "default", "--out", "out_window", "--vcd", "out_window/a.vcd", "--from",
+                "soon",
+            ],
+            &["--from"],
+        ),
+        Case {
+            label: "a hot window after the end of the run",
+            files: vec![],
+            args: args(&["check", "default", "--set", "traffic.hot_start=1ms"]),
+            expect: Expect::Warned,
+            names: &["traffic.hot_start"],
+        },
+        Case {
+            label: "dump options without a dump",
+            files: vec![],
+            args: args(&[
+                "run", "default", "--out", "out_noscope", "--scope", "fabric.*", "--set",
+                "sim_time=5us",
+            ]),
+            expect: Expect::Warned,
+            names: &["--scope"],
+        },
+    ]
+}
+
+fn run_case(dir: &Path, c: &Case) -> Result<(), String> {
+    std::fs::create_dir_all(dir).unwrap();
+    let precious = dir.join("precious.txt");
+    std::fs::write(&precious, "kept as it is\n").unwrap();
+    for (name, text) in &c.files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arnsim"))
+        .args(&c.args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start arnsim: {e}"))?;
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > HANG {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("still running after {} s", HANG.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    if status.code() == Some(101) || text.contains("panicked") {
+        return Err(format!("panicked: {text}"));
+    }
+    match c.expect {
+        Expect::Refused if status.success() => return Err(format!("accepted: {text}")),
+        Expect::Warned if !status.success() => return Err(format!("refused: {text}")),
+        _ => {}
+    }
+    if let Some(missing) = c.names.iter().find(|n| !text.contains(*n)) {
+        return Err(format!("the message does not name `{missing}`: {text}"));
+    }
+    if std::fs::read_to_string(&precious).ok().as_deref() != Some("kept as it is\n") {
+        return Err("precious.txt was changed".into());
+    }
+    // A name must never lead a run outside the folder it was started in.
+    if dir.parent().unwrap().join("escape").exists() {
+        return Err("wrote outside the output root".into());
+    }
+    Ok(())
+}
+
+fn main() {
+    let base: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join("refusals");
+    let _ = std::fs::remove_dir_all(&base);
+    let cases = cases();
+    let mut failed = 0;
+    for (i, c) in cases.iter().enumerate() {
+        match run_case(&base.join(format!("case{i:02}")).join("w"), c) {
+            Ok(()) => println!("ok     {}", c.label),
+            Err(e) => {
+                failed += 1;
+                println!("FAILED {}: {e}", c.label);
+            }
+        }
+    }
+    println!("refusals: {} passed, {failed} failed", cases.len() - failed);
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
