@@ -3,9 +3,11 @@
 
 pub mod document;
 pub mod scenario;
+pub mod topology_keys;
+mod traffic_keys;
 pub mod units;
 
-pub use document::ScenarioError;
+pub use document::{ScenarioError, ScenarioErrors};
 pub use scenario::Scenario;
 pub use units::TimeBase;
 
