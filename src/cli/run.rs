@@ -86,6 +86,9 @@ pub fn list() -> Result<(), String> {
 /// `arnsim check`.
 pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
     let s = load(name_or_path, overrides)?;
+    for w in &s.warnings {
+        eprintln!("arnsim: warning: {w}");
+    }
     println!(
         "{}: ok: {} nodes, {} switches, {} links, {} cycles ({:.3} ms) of {} traffic, routing {}, queuing {}, {} VCs of {} flits",
         s.doc.path(),

@@ -6,10 +6,13 @@
 //! Reading is linear in the size of the file: lines come from a table of line starts (binary
 //! search), the number of elements of each array of tables is counted while flattening.
 
+use super::keys::{Lines, distance, generic, specific};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use toml::de::{DeTable, DeValue};
+
+pub use super::errors::{ScenarioError, ScenarioErrors};
 
 /// Where a value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,84 +64,8 @@ impl Value {
     }
 }
 
-/// An error in a scenario: where, which key, what.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScenarioError {
-    /// File and line, or `--set`, or the file alone.
-    pub at: String,
-    /// The key concerned (dotted), if any.
-    pub key: Option<String>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.key {
-            Some(k) => write!(f, "{}: key `{k}`: {}", self.at, self.message),
-            None => write!(f, "{}: {}", self.at, self.message),
-        }
-    }
-}
-
-impl std::error::Error for ScenarioError {}
-
-/// Every error of a scenario, in the order they are reported: unknown keys first, then the
-/// others by place (file lines in order, keys without a line, then `--set` options).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScenarioErrors(pub Vec<ScenarioError>);
-
-impl ScenarioErrors {
-    /// The first error reported.
-    pub fn first(&self) -> &ScenarioError {
-        &self.0[0]
-    }
-}
-
-impl From<ScenarioError> for ScenarioErrors {
-    fn from(e: ScenarioError) -> Self {
-        ScenarioErrors(vec![e])
-    }
-}
-
-impl fmt::Display for ScenarioErrors {
-    /// One error per line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ScenarioErrors {}
-
 /// Where a message sorts: (unknown key first, place: file line, file without line, `--set`).
 type Rank = (u8, u8, usize);
-
-/// 1-based line of byte offsets, from the offsets where lines start.
-struct Lines(Vec<usize>);
-
-impl Lines {
-    fn new(text: &str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
-        Lines(starts)
-    }
-
-    fn line(&self, offset: usize) -> usize {
-        self.0.partition_point(|&s| s <= offset)
-    }
-}
-
 /// The flattened document.
 #[derive(Debug)]
 pub struct Document {
@@ -190,66 +117,6 @@ fn scalar(v: &DeValue<'_>) -> Result<Value, String> {
         DeValue::Table(_) => return Err("tables inside arrays are not used in scenarios".into()),
     })
 }
-
-/// The key with every `[index]` written `[]`: one name for all the tables of an array.
-fn generic(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut in_index = false;
-    for c in key.chars() {
-        match c {
-            '[' => {
-                in_index = true;
-                out.push('[');
-            }
-            ']' => {
-                in_index = false;
-                out.push(']');
-            }
-            _ if in_index => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// `generic` undone: the indices of `key`, in order, put back into `pattern`.
-fn specific(pattern: &str, key: &str) -> String {
-    let mut indices = key
-        .split('[')
-        .skip(1)
-        .map(|s| s.split(']').next().unwrap_or(""));
-    let mut out = String::new();
-    for (i, part) in pattern.split("[]").enumerate() {
-        if i > 0 {
-            match indices.next() {
-                Some(x) => out.push_str(&format!("[{x}]")),
-                None => out.push_str("[]"),
-            }
-        }
-        out.push_str(part);
-    }
-    out
-}
-
-/// Levenshtein distance of `a` and `b`, or `None` when above `max`.
-fn distance(a: &str, b: &str, max: usize) -> Option<usize> {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a.len().abs_diff(b.len()) > max {
-        return None;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + (ca != cb) as usize)
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    Some(prev[b.len()]).filter(|&d| d <= max)
-}
-
 fn rank_of(origin: Option<&Origin>, unknown: bool, set_index: usize) -> Rank {
     let u = if unknown { 0 } else { 1 };
     match origin {
@@ -689,27 +556,5 @@ fn line_of(o: &Origin) -> usize {
     match o {
         Origin::File { line, .. } => *line,
         Origin::CommandLine => usize::MAX,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lines_from_offsets() {
-        let l = Lines::new("a\nbc\n\nd");
-        assert_eq!([0, 1, 2, 4, 5, 6].map(|o| l.line(o)), [1, 1, 2, 2, 3, 4]);
-    }
-
-    #[test]
-    fn keys_with_indices() {
-        assert_eq!(generic("topology.link[12].a"), "topology.link[].a");
-        assert_eq!(
-            specific("topology.link[].b", "topology.link[12].bb"),
-            "topology.link[12].b"
-        );
-        assert_eq!(distance("bufer", "buffer", 2), Some(1));
-        assert_eq!(distance("routing", "queuing", 2), None);
     }
 }

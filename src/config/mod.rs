@@ -2,6 +2,8 @@
 //! cycles and flits, with errors that name the file, the line and the key.
 
 pub mod document;
+pub mod errors;
+mod keys;
 pub mod scenario;
 pub mod topology_keys;
 mod traffic_keys;
