@@ -14,4 +14,6 @@ pub use scenario::Scenario;
 pub use units::TimeBase;
 
 #[cfg(test)]
+mod refusal_tests;
+#[cfg(test)]
 mod tests;

@@ -193,10 +193,13 @@ fn custom(r: &Reader) -> Option<Topology> {
         let ends = keys.clone().map(|k| {
             let e = endpoint(r, &k)?;
             match e {
-                Endpoint::Node(n) if nodes.is_some() && n as usize >= node_count => doc.fail(
-                    &k,
-                    format!("node {n} does not exist (`topology.nodes` = {node_count})"),
-                ),
+                // With `topology.nodes` in error, nodes are not checked (nor kept).
+                Endpoint::Node(n) if n as usize >= node_count => nodes.and_then(|_| {
+                    doc.fail(
+                        &k,
+                        format!("node {n} does not exist (`topology.nodes` = {node_count})"),
+                    )
+                }),
                 Endpoint::Switch { sw, .. } if sw as usize >= ns => doc.fail(
                     &k,
                     format!("switch {sw} does not exist ({ns} `[[topology.switch]]`)"),
