@@ -399,6 +399,19 @@ impl Document {
         self.entries.contains_key(key)
     }
 
+    /// Marks every key under `prefix` as used, without a word: for the keys of a table whose
+    /// kind is in error, which would otherwise all be reported unknown.
+    pub fn skip(&self, prefix: &str) {
+        let mut taken = self.taken.borrow_mut();
+        for (k, _) in self
+            .entries
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+        {
+            taken.insert(k.clone());
+        }
+    }
+
     /// Marks every key under `prefix` as used, with one warning that it is ignored and `why`.
     pub fn ignore(&self, prefix: &str, why: &str) {
         self.asked.borrow_mut().insert(generic(prefix));
@@ -481,19 +494,23 @@ impl Document {
         self.counts.get(key).copied().unwrap_or(0)
     }
 
-    /// The closest key a reader asked for, when it is close enough to be a likely misspelling.
+    /// The key a misspelt or misplaced `key` most likely meant, among those the readers asked
+    /// for: the closest within two edits (and at most a third of the key's length), else a key
+    /// of the same name in another table (`kind` for `topology.kind`).
     fn suggestion(&self, key: &str, cache: &mut HashMap<String, Option<String>>) -> Option<String> {
         let g = generic(key);
+        let last = |k: &str| k.rsplit('.').next().unwrap_or("").to_string();
         let best = cache
             .entry(g.clone())
             .or_insert_with(|| {
                 let asked = self.asked.borrow();
-                asked
-                    .iter()
-                    .filter(|a| **a != g && !a.ends_with("[]"))
+                let candidates = || asked.iter().filter(|a| **a != g && !a.ends_with("[]"));
+                candidates()
                     .filter_map(|a| distance(&g, a, 2).map(|d| (d, a)))
+                    .filter(|&(d, _)| 3 * d <= g.len())
                     .min()
                     .map(|(_, a)| a.clone())
+                    .or_else(|| candidates().find(|a| last(a) == last(&g)).cloned())
             })
             .clone()?;
         Some(specific(&best, key))

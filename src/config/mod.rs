@@ -14,6 +14,8 @@ pub use scenario::Scenario;
 pub use units::TimeBase;
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]
 mod tests;

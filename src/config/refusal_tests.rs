@@ -158,6 +158,15 @@ fn every_error_is_reported_unknown_keys_first_with_a_suggestion() {
 }
 
 #[test]
+fn misplaced_keys_suggest_their_table() {
+    let text = BASE.replace("[topology]\n", "");
+    let e = about(&errors(&text, &[]), "kind");
+    assert_eq!(e.message, "unknown key; did you mean `topology.kind`?");
+    let e = about(&errors(BASE, &["switch.load=1"]), "switch.load");
+    assert_eq!(e.message, "unknown key; did you mean `traffic.load`?");
+}
+
+#[test]
 fn suggestions_keep_the_index_of_a_table() {
     let text = custom(&[]).replace("b = \"s0:1\"", "bb = \"s0:1\"");
     let e = about(&errors(&text, &[]), "topology.link[1].bb");

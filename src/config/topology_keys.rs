@@ -38,7 +38,10 @@ fn lft_limit(r: &Reader, key: &str, shape: String, nodes: u64) -> Option<()> {
 /// Reads `topology.*`. `None` when anything in it is in error (the errors are recorded).
 pub(super) fn read(r: &Reader) -> Option<Topology> {
     let doc = r.doc;
-    let kind = r.choice("topology.kind", None, &["rlft", "kary_ntree", "custom"])?;
+    let Some(kind) = r.choice("topology.kind", None, &["rlft", "kary_ntree", "custom"]) else {
+        doc.skip("topology.");
+        return None;
+    };
     let other = |keys: &[&str]| {
         for k in keys {
             doc.ignore(k, &format!("`topology.kind` is `{kind}`"));

@@ -72,7 +72,10 @@ pub(super) fn read(
     let name = r.choice("traffic.pattern", None, PATTERNS);
     let load = fraction(r, "traffic.load", "a load");
     let message = message(r, "traffic.message", mtu);
-    let name = name?;
+    let Some(name) = name else {
+        doc.skip("traffic.");
+        return None;
+    };
     let random = name != "flows";
     if random && let Some(n) = nodes.filter(|&n| n < 2) {
         doc.fail::<()>(
