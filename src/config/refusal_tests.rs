@@ -95,6 +95,21 @@ fn huge_times_and_sizes_are_errors_not_saturated() {
 }
 
 #[test]
+fn bare_numbers_ask_for_a_unit() {
+    let all = errors(BASE, &["sim_time=20", "switch.buffer=64"]);
+    assert!(
+        about(&all, "sim_time")
+            .message
+            .contains("write a time with its unit")
+    );
+    assert!(
+        about(&all, "switch.buffer")
+            .message
+            .contains("write a size with its unit")
+    );
+}
+
+#[test]
 fn a_tiny_link_rate_is_blamed_on_the_rate() {
     let all = errors(BASE, &["link.rate=1Mb/s"]);
     assert_eq!(all.len(), 1, "{all:#?}");

@@ -7,7 +7,7 @@
 //! not meant (a hot window after the end of the run, a flow that never sends) load with a
 //! warning in [`Scenario::warnings`].
 
-use super::document::{Document, ScenarioError, ScenarioErrors};
+use super::document::{Document, ScenarioError, ScenarioErrors, Value};
 use super::units::{MAX_CYCLES, TimeBase};
 use super::{topology_keys, traffic_keys};
 use crate::fabric::FabricParams;
@@ -65,6 +65,12 @@ impl Reader<'_> {
     pub(super) fn time(&self, key: &str, default: &str) -> Option<u64> {
         let text = match self.doc.get(key) {
             None => default.to_string(),
+            Some(Value::Int(_) | Value::Float(_)) => {
+                return self.doc.fail(
+                    key,
+                    "a bare number; write a time with its unit, such as `30ns`, `5us` or `3ms`",
+                );
+            }
             Some(_) => self.doc.str(key)?,
         };
         self.tb
@@ -86,6 +92,12 @@ impl Reader<'_> {
     pub(super) fn size(&self, key: &str, default: &str) -> Option<u64> {
         let text = match self.doc.get(key) {
             None => default.to_string(),
+            Some(Value::Int(_) | Value::Float(_)) => {
+                return self.doc.fail(
+                    key,
+                    "a bare number; write a size with its unit, such as `4KB`, `64B` or `84flits`",
+                );
+            }
             Some(_) => self.doc.str(key)?,
         };
         self.tb
@@ -196,7 +208,7 @@ fn time_base(doc: &Document) -> TimeBase {
 fn seed(doc: &Document) -> Option<u64> {
     match doc.get("seed") {
         None => Some(1),
-        Some(super::document::Value::Str(s)) => {
+        Some(Value::Str(s)) => {
             let s = s.replace('_', "");
             s.parse::<u64>().ok().or_else(|| {
                 doc.fail(
