@@ -369,6 +369,14 @@ impl Document {
         None
     }
 
+    /// Whether `ok` holds; when it does not, records `message()` about `key`.
+    pub fn holds(&self, key: &str, ok: bool, message: impl FnOnce() -> String) -> bool {
+        if !ok {
+            self.fail::<()>(key, message());
+        }
+        ok
+    }
+
     /// Records a warning about `key`: legal, but surely not what was meant.
     pub fn warn(&self, key: &str, message: impl Into<String>) {
         let o = self.origin(key);

@@ -225,20 +225,16 @@ fn seed(doc: &Document) -> Option<u64> {
 fn latency(r: &Reader) -> Option<u64> {
     let doc = r.doc;
     let m = match doc.get("link.length") {
-        Some(_) => doc.number("link.length").filter(|&m| {
-            m >= 0.0
-                || doc
-                    .fail::<()>("link.length", "must not be negative")
-                    .is_some()
-        }),
+        Some(_) => doc
+            .number("link.length")
+            .filter(|&m| doc.holds("link.length", m >= 0.0, || "must not be negative".into())),
         None => Some(5.0),
     };
     let per = match doc.get("link.ns_per_metre") {
         Some(_) => doc.number("link.ns_per_metre").filter(|&p| {
-            p >= 0.0
-                || doc
-                    .fail::<()>("link.ns_per_metre", "must not be negative")
-                    .is_some()
+            doc.holds("link.ns_per_metre", p >= 0.0, || {
+                "must not be negative".into()
+            })
         }),
         None => Some(6.0),
     };
@@ -296,23 +292,14 @@ impl Scenario {
         let seed = seed(&doc);
         let sim_cycles = r
             .time_required("sim_time", "a time such as `10ms`")
-            .filter(|&c| {
-                c > 0
-                    || doc
-                        .fail::<()>("sim_time", "must be at least one cycle")
-                        .is_some()
-            });
+            .filter(|&c| doc.holds("sim_time", c > 0, || "must be at least one cycle".into()));
         let bin_cycles = r.time("bin", "10us").filter(|&c| {
-            c > 0
-                || doc
-                    .fail::<()>(
-                        "bin",
-                        format!(
-                            "rounds to 0 cycles; a bin is at least one cycle ({} ns)",
-                            tb.cycle_ns()
-                        ),
-                    )
-                    .is_some()
+            doc.holds("bin", c > 0, || {
+                format!(
+                    "rounds to 0 cycles; a bin is at least one cycle ({} ns)",
+                    tb.cycle_ns()
+                )
+            })
         });
         let modes: Vec<&str> = RoutingMode::ALL.iter().map(|m| m.name()).collect();
         let routing = r
@@ -467,13 +454,9 @@ fn switch_keys(
 ) -> Option<(SwitchParams, u64, u16)> {
     let doc = r.doc;
     let mtu = r.size("switch.mtu", "4KB").filter(|&m| {
-        (1..=4096).contains(&m)
-            || doc
-                .fail::<()>(
-                    "switch.mtu",
-                    format!("{m} flits: an MTU is 1 to 4096 flits"),
-                )
-                .is_some()
+        doc.holds("switch.mtu", (1..=4096).contains(&m), || {
+            format!("{m} flits: an MTU is 1 to 4096 flits")
+        })
     });
     let buffer = r.size("switch.buffer", "344KB");
     let node_buffer = if doc.has("node.buffer") {
@@ -518,25 +501,17 @@ fn switch_keys(
     let max24 = (1u64 << 24) - 1;
     let timer = |key: &str, default: &str| {
         r.time(key, default).filter(|&v| {
-            (1..=max24).contains(&v)
-                || doc
-                    .fail::<()>(
-                        key,
-                        format!("{v} cycles: the timer is 24 bits (1 to {max24} cycles)"),
-                    )
-                    .is_some()
+            doc.holds(key, (1..=max24).contains(&v), || {
+                format!("{v} cycles: the timer is 24 bits (1 to {max24} cycles)")
+            })
         })
     };
     let crt = timer("switch.crt", "5ms");
     let ttl = timer("switch.arn_ttl", "1ms");
     let gap = r.time("switch.arn_gap", "1us").filter(|&v| {
-        (1..=u32::MAX as u64).contains(&v)
-            || doc
-                .fail::<()>(
-                    "switch.arn_gap",
-                    format!("{v} cycles: the gap is 1 to 2^32 - 1 cycles (32-bit)"),
-                )
-                .is_some()
+        doc.holds("switch.arn_gap", (1..=u32::MAX as u64).contains(&v), || {
+            format!("{v} cycles: the gap is 1 to 2^32 - 1 cycles (32-bit)")
+        })
     });
     let arn_entries = r.uint_in(
         "switch.arn_entries",

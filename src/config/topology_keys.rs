@@ -58,13 +58,9 @@ pub(super) fn read(r: &Reader) -> Option<Topology> {
             let p = r
                 .uint_in("topology.ports", None, (2, MAX_PORTS), PORTS_WHY)
                 .filter(|p| {
-                    p % 2 == 0
-                        || doc
-                            .fail::<()>(
-                                "topology.ports",
-                                format!("{p}: a real-life fat tree needs an even radix"),
-                            )
-                            .is_some()
+                    doc.holds("topology.ports", p % 2 == 0, || {
+                        format!("{p}: a real-life fat tree needs an even radix")
+                    })
                 });
             let n = r.uint_in("topology.stages", None, (1, 4), "the model's RLFTs");
             let (p, n) = (p?, n?);
