@@ -259,6 +259,12 @@ fn hot_windows_outside_the_run_and_silent_flows_warn() {
         "{:?}",
         s.warnings
     );
+    let s = load(&custom(&[]), &["traffic.load=0.5"]).unwrap();
+    assert!(
+        s.warnings[0].contains("key `traffic.load`: ignored"),
+        "{:?}",
+        s.warnings
+    );
     let s = load(BASE, &["traffic.hot_start=1us"]).unwrap();
     assert!(
         s.warnings[0].contains("ignored: `traffic.pattern` is `uniform`"),

@@ -98,6 +98,14 @@ pub(super) fn read(
             for k in HOT_KEYS {
                 doc.ignore(k, &why);
             }
+            for k in ["traffic.load", "traffic.message"] {
+                if doc.has(k) {
+                    doc.warn(
+                        k,
+                        "ignored: each [[traffic.flow]] has its own `rate` and `size`",
+                    );
+                }
+            }
             Pattern::Explicit(flows(r, nodes, mtu, sim)?)
         }
         p => {
