@@ -77,6 +77,8 @@ pub struct Document {
     counts: HashMap<String, usize>,
     /// Tables written with no key in them.
     empty_tables: Vec<String>,
+    /// Keys written with a value no scenario uses (already reported; not also "missing").
+    refused: BTreeSet<String>,
     overrides: usize,
     taken: RefCell<BTreeSet<String>>,
     /// Every key a reader asked for, indices written `[]`.
@@ -117,6 +119,8 @@ fn scalar(v: &DeValue<'_>) -> Result<Value, String> {
         DeValue::Table(_) => return Err("tables inside arrays are not used in scenarios".into()),
     })
 }
+
+/// Where a message sorts: unknown keys first, then file lines, the file alone, `--set`.
 fn rank_of(origin: Option<&Origin>, unknown: bool, set_index: usize) -> Rank {
     let u = if unknown { 0 } else { 1 };
     match origin {
@@ -145,6 +149,7 @@ impl Document {
             headers: HashMap::new(),
             counts: HashMap::new(),
             empty_tables: Vec::new(),
+            refused: BTreeSet::new(),
             overrides: 0,
             taken: RefCell::new(BTreeSet::new()),
             asked: RefCell::new(BTreeSet::new()),
@@ -221,6 +226,7 @@ impl Document {
                             // Taken, so it is not also unknown.
                             self.taken.borrow_mut().insert(key.clone());
                             self.record(Some(&origin), Some(&key), m, false);
+                            self.refused.insert(key);
                         }
                     }
                     origin
@@ -389,7 +395,7 @@ impl Document {
     /// Records "missing" for `key`, unless it is present (then its error is already recorded).
     pub fn missing(&self, key: &str, what: &str) {
         self.asked.borrow_mut().insert(generic(key));
-        if !self.has(key) {
+        if !self.has(key) && !self.refused.contains(key) {
             self.fail::<()>(key, format!("missing ({what})"));
         }
     }

@@ -95,6 +95,16 @@ fn huge_times_and_sizes_are_errors_not_saturated() {
 }
 
 #[test]
+fn a_value_of_no_use_is_one_error() {
+    let all = errors(&BASE.replace("\"20us\"", "1979-05-27"), &[]);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(
+        all[0].to_string(),
+        "s.toml:1: key `sim_time`: datetime values are not used in scenarios"
+    );
+}
+
+#[test]
 fn bare_numbers_ask_for_a_unit() {
     let all = errors(BASE, &["sim_time=20", "switch.buffer=64"]);
     assert!(
