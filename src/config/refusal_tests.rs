@@ -143,6 +143,8 @@ fn nan_zero_bins_and_zero_sizes_are_errors() {
             .message
             .contains("0 cycles")
     );
+    let e = about(&errors(BASE, &["sim_time=1s", "bin=6ns"]), "bin");
+    assert!(e.message.contains("at most 1048576"), "{e}");
     assert!(
         about(&errors(BASE, &["switch.arn_gap=0ns"]), "switch.arn_gap")
             .message

@@ -53,6 +53,10 @@ pub const LINK_GBPS: std::ops::RangeInclusive<f64> = 1.0..=10_000.0;
 /// latency in slots, allocated when the fabric is built.
 pub const MAX_LATENCY: u64 = 65_535;
 
+/// Most statistics bins of a run: each is a row of the efficiency and latency series, held in
+/// memory during the run.
+pub const MAX_BINS: u64 = 1 << 20;
+
 /// Reads keys through the document, converting units with the scenario's time base. Every
 /// reader returns `None` for a key in error, after recording the error.
 pub(super) struct Reader<'a> {
@@ -301,6 +305,15 @@ impl Scenario {
                 )
             })
         });
+        if let (Some(sim), Some(bin)) = (sim_cycles, bin_cycles) {
+            let bins = sim.div_ceil(bin);
+            doc.holds("bin", bins <= MAX_BINS, || {
+                format!(
+                    "{sim} cycles in bins of {bin} make {bins} bins; at most {MAX_BINS} \
+                     (each is a row of efficiency.csv and latency.csv, held during the run)"
+                )
+            });
+        }
         let modes: Vec<&str> = RoutingMode::ALL.iter().map(|m| m.name()).collect();
         let routing = r
             .choice("routing", Some("arn_afi"), &modes)
