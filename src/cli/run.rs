@@ -107,7 +107,7 @@ pub fn run(
         Some(o) => o,
         None => default_out(&s)?,
     };
-    let mut warnings = Vec::new();
+    let mut warnings = s.warnings.clone();
     let plan = match &waves {
         Some(w) => {
             let (p, w) = dump::plan(&s, w, &out)?;

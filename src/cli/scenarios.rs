@@ -80,6 +80,9 @@ pub fn list() -> Result<(), String> {
 /// `arnsim check`.
 pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
     let s = load(name_or_path, overrides)?;
+    for w in &s.warnings {
+        eprintln!("arnsim: warning: {w}");
+    }
     if let Err(e) = super::run::default_out(&s) {
         eprintln!("arnsim: warning: {e}");
     }

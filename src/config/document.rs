@@ -1,11 +1,18 @@
 //! A scenario document: TOML flattened into dotted keys, each remembering its file and line,
-//! with command-line overrides on top. Readers take keys one by one; keys nobody took are
-//! reported as unknown.
+//! with command-line overrides on top. Readers take keys one by one and record what is wrong
+//! without stopping, so one reading reports every error of a file; keys nobody took are
+//! reported as unknown, with the closest key a reader asked for as a suggestion.
+//!
+//! Reading is linear in the size of the file: lines come from a table of line starts (binary
+//! search), the number of elements of each array of tables is counted while flattening.
 
+use super::keys::{Lines, distance, generic, specific};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use toml::de::{DeTable, DeValue};
+
+pub use super::errors::{ScenarioError, ScenarioErrors};
 
 /// Where a value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,8 +42,8 @@ impl fmt::Display for Origin {
 pub enum Value {
     /// String.
     Str(String),
-    /// Integer.
-    Int(i64),
+    /// Integer (wide enough for every `u64` and `i64`).
+    Int(i128),
     /// Float.
     Float(f64),
     /// Boolean.
@@ -57,142 +64,277 @@ impl Value {
     }
 }
 
-/// An error in a scenario: where, which key, what.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScenarioError {
-    /// File and line, or `--set`, or the file alone.
-    pub at: String,
-    /// The key concerned (dotted), if any.
-    pub key: Option<String>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.key {
-            Some(k) => write!(f, "{}: key `{k}`: {}", self.at, self.message),
-            None => write!(f, "{}: {}", self.at, self.message),
-        }
-    }
-}
-
-impl std::error::Error for ScenarioError {}
-
+/// Where a message sorts: (unknown key first, place: file line, file without line, `--set`).
+type Rank = (u8, u8, usize);
 /// The flattened document.
 #[derive(Debug)]
 pub struct Document {
     path: String,
     entries: BTreeMap<String, (Value, Origin)>,
+    /// Where each table starts (`topology`, `topology.link[3]`): its header line.
+    headers: HashMap<String, Origin>,
+    /// Elements of each array of tables (`topology.link` -> 3).
+    counts: HashMap<String, usize>,
+    /// Tables written with no key in them.
+    empty_tables: Vec<String>,
+    /// Keys written with a value no scenario uses (already reported; not also "missing").
+    refused: BTreeSet<String>,
+    overrides: usize,
     taken: RefCell<BTreeSet<String>>,
+    /// Every key a reader asked for, indices written `[]`.
+    asked: RefCell<BTreeSet<String>>,
+    errors: RefCell<Vec<(Rank, ScenarioError)>>,
+    warnings: RefCell<Vec<(Rank, ScenarioError)>>,
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|&b| b == b'\n')
-        .count()
-        + 1
-}
-
-fn scalar(v: &DeValue<'_>) -> Option<Value> {
-    Some(match v {
+fn scalar(v: &DeValue<'_>) -> Result<Value, String> {
+    Ok(match v {
         DeValue::String(s) => Value::Str(s.to_string()),
         DeValue::Integer(i) => {
             let s: String = i.as_str().chars().filter(|&c| c != '_').collect();
+            let digits = s
+                .trim_start_matches("0x")
+                .trim_start_matches("0o")
+                .trim_start_matches("0b");
             Value::Int(
-                i64::from_str_radix(
-                    s.trim_start_matches("0x")
-                        .trim_start_matches("0o")
-                        .trim_start_matches("0b"),
-                    i.radix(),
-                )
-                .ok()?,
+                i128::from_str_radix(digits, i.radix())
+                    .ok()
+                    .filter(|x| (i64::MIN as i128..=u64::MAX as i128).contains(x))
+                    .ok_or_else(|| format!("{} is beyond a 64-bit integer", i.as_str()))?,
             )
         }
-        DeValue::Float(f) => Value::Float(f.as_str().replace('_', "").parse().ok()?),
+        DeValue::Float(f) => Value::Float(
+            f.as_str()
+                .replace('_', "")
+                .parse()
+                .map_err(|_| format!("`{}` is not a number", f.as_str()))?,
+        ),
         DeValue::Boolean(b) => Value::Bool(*b),
         DeValue::Array(a) => Value::Array(
             a.iter()
                 .map(|x| scalar(x.get_ref()))
-                .collect::<Option<_>>()?,
+                .collect::<Result<_, _>>()?,
         ),
-        DeValue::Datetime(_) | DeValue::Table(_) => return None,
+        DeValue::Datetime(_) => return Err("datetime values are not used in scenarios".into()),
+        DeValue::Table(_) => return Err("tables inside arrays are not used in scenarios".into()),
     })
 }
 
+/// Where a message sorts: unknown keys first, then file lines, the file alone, `--set`.
+fn rank_of(origin: Option<&Origin>, unknown: bool, set_index: usize) -> Rank {
+    let u = if unknown { 0 } else { 1 };
+    match origin {
+        Some(Origin::File { line, .. }) => (u, 0, *line),
+        None => (u, 1, 0),
+        Some(Origin::CommandLine) => (u, 2, set_index),
+    }
+}
+
+/// Largest index `--set` may give an array of tables beyond those of the file: the next one.
+const MAX_NEW_TABLES: usize = 1;
+
 impl Document {
-    /// Parses `text` (the content of `path`).
+    /// Parses `text` (the content of `path`). Broken TOML is one error (the parser stops there);
+    /// values the scenarios never use are recorded and the rest is read.
     pub fn parse(path: &str, text: &str) -> Result<Self, ScenarioError> {
+        let lines = Lines::new(text);
         let table = DeTable::parse(text).map_err(|e| ScenarioError {
-            at: format!("{path}:{}", e.span().map_or(1, |s| line_of(text, s.start))),
+            at: format!("{path}:{}", e.span().map_or(1, |s| lines.line(s.start))),
             key: None,
-            message: format!("not valid TOML: {}", e.message()),
+            message: format!("not valid TOML: {}", e.message().trim_end()),
         })?;
         let mut doc = Document {
             path: path.to_string(),
             entries: BTreeMap::new(),
+            headers: HashMap::new(),
+            counts: HashMap::new(),
+            empty_tables: Vec::new(),
+            refused: BTreeSet::new(),
+            overrides: 0,
             taken: RefCell::new(BTreeSet::new()),
+            asked: RefCell::new(BTreeSet::new()),
+            errors: RefCell::new(Vec::new()),
+            warnings: RefCell::new(Vec::new()),
         };
-        doc.flatten(text, "", table.get_ref())?;
+        doc.flatten(&lines, "", table.get_ref());
         Ok(doc)
     }
 
-    fn flatten(&mut self, text: &str, prefix: &str, t: &DeTable<'_>) -> Result<(), ScenarioError> {
+    fn file_origin(&self, lines: &Lines, offset: usize) -> Origin {
+        Origin::File {
+            path: self.path.clone(),
+            line: lines.line(offset),
+        }
+    }
+
+    /// Flattens table `t` under `prefix`; returns the first line it holds (for implicit tables,
+    /// which have no header of their own).
+    fn flatten(&mut self, lines: &Lines, prefix: &str, t: &DeTable<'_>) -> Option<Origin> {
+        let mut first: Option<Origin> = None;
         for (k, v) in t.iter() {
             let key = if prefix.is_empty() {
                 k.get_ref().to_string()
             } else {
                 format!("{prefix}.{}", k.get_ref())
             };
-            let origin = Origin::File {
-                path: self.path.clone(),
-                line: line_of(text, k.span().start),
-            };
-            match v.get_ref() {
-                DeValue::Table(sub) => self.flatten(text, &key, sub)?,
-                DeValue::Array(a) if a.iter().any(|x| x.get_ref().is_table()) => {
-                    for (i, x) in a.iter().enumerate() {
-                        let Some(sub) = x.get_ref().as_table() else {
-                            return Err(ScenarioError {
-                                at: origin.to_string(),
-                                key: Some(key),
-                                message: "mixes tables and values".into(),
-                            });
-                        };
-                        self.flatten(text, &format!("{key}[{i}]"), sub)?;
+            let origin = self.file_origin(lines, k.span().start);
+            let here = match v.get_ref() {
+                DeValue::Table(sub) => {
+                    let header =
+                        (v.span().end > 0).then(|| self.file_origin(lines, v.span().start));
+                    let inner = self.flatten(lines, &key, sub);
+                    let at = header.or(inner.clone()).unwrap_or_else(|| origin.clone());
+                    if sub.is_empty() {
+                        self.empty_tables.push(key.clone());
                     }
+                    self.headers.insert(key, at.clone());
+                    at
+                }
+                DeValue::Array(a) if a.iter().any(|x| x.get_ref().is_table()) => {
+                    self.counts.insert(key.clone(), a.len());
+                    for (i, x) in a.iter().enumerate() {
+                        let element = format!("{key}[{i}]");
+                        let at = if x.span().end > 0 {
+                            self.file_origin(lines, x.span().start)
+                        } else {
+                            origin.clone()
+                        };
+                        match x.get_ref().as_table() {
+                            Some(sub) => {
+                                self.flatten(lines, &element, sub);
+                                if sub.is_empty() {
+                                    self.empty_tables.push(element.clone());
+                                }
+                            }
+                            None => self.record(
+                                Some(&at),
+                                Some(&key),
+                                "mixes tables and values".into(),
+                                false,
+                            ),
+                        }
+                        self.headers.insert(element, at);
+                    }
+                    origin
                 }
                 other => {
-                    let value = scalar(other).ok_or_else(|| ScenarioError {
-                        at: origin.to_string(),
-                        key: Some(key.clone()),
-                        message: format!("{} values are not used in scenarios", other.type_str()),
-                    })?;
-                    self.entries.insert(key, (value, origin));
+                    match scalar(other) {
+                        Ok(value) => {
+                            self.entries.insert(key, (value, origin.clone()));
+                        }
+                        Err(m) => {
+                            // Taken, so it is not also unknown.
+                            self.taken.borrow_mut().insert(key.clone());
+                            self.record(Some(&origin), Some(&key), m, false);
+                            self.refused.insert(key);
+                        }
+                    }
+                    origin
                 }
+            };
+            if first.as_ref().is_none_or(|f| line_of(f) > line_of(&here)) {
+                first = Some(here);
             }
         }
-        Ok(())
+        first
+    }
+
+    fn record(&self, at: Option<&Origin>, key: Option<&str>, message: String, unknown: bool) {
+        let rank = rank_of(at, unknown, self.overrides);
+        let e = ScenarioError {
+            at: at.map_or_else(|| self.path.clone(), |o| o.to_string()),
+            key: key.map(str::to_string),
+            message,
+        };
+        self.errors.borrow_mut().push((rank, e));
     }
 
     /// Applies `key=value` (the value read as TOML, or as a plain string when it is not).
     pub fn set(&mut self, assignment: &str) -> Result<(), ScenarioError> {
+        let bad = |key: Option<&str>, message: String| ScenarioError {
+            at: "--set".into(),
+            key: key.map(str::to_string),
+            message,
+        };
         let Some((k, v)) = assignment.split_once('=') else {
-            return Err(ScenarioError {
-                at: "--set".into(),
-                key: None,
-                message: format!("`{assignment}` is not key=value"),
-            });
+            return Err(bad(None, format!("`{assignment}` is not key=value")));
         };
         let key = k.trim().to_string();
+        if key.is_empty() {
+            return Err(bad(None, format!("`{assignment}` has an empty key")));
+        }
+        let well_formed = !key.is_empty()
+            && key.split('.').all(|part| {
+                let name = part.split('[').next().unwrap_or("");
+                !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            });
+        if !well_formed {
+            return Err(bad(
+                Some(&key),
+                format!("`{assignment}`: a key is dotted names such as `switch.crt`"),
+            ));
+        }
+        // An index into an array of tables: an existing table, or the next one.
+        let mut table = String::new();
+        for (i, part) in key.split('.').enumerate() {
+            if i > 0 {
+                table.push('.');
+            }
+            let Some((name, rest)) = part.split_once('[') else {
+                table.push_str(part);
+                continue;
+            };
+            table.push_str(name);
+            let index = rest
+                .strip_suffix(']')
+                .and_then(|x| x.parse::<usize>().ok())
+                .ok_or_else(|| bad(Some(&key), format!("`{part}`: an index is `name[3]`")))?;
+            let have = self.counts.get(&table).copied().unwrap_or(0);
+            if index >= have + MAX_NEW_TABLES {
+                return Err(bad(
+                    Some(&key),
+                    format!(
+                        "index {index}: `{table}` has {have} tables, so `--set` may name [0] to [{have}]"
+                    ),
+                ));
+            }
+            self.counts.insert(table.clone(), have.max(index + 1));
+            table.push_str(&format!("[{index}]"));
+        }
         let raw = v.trim();
-        let value = DeValue::parse(raw)
-            .ok()
-            .and_then(|x| scalar(x.get_ref()))
-            .unwrap_or_else(|| Value::Str(raw.to_string()));
+        let value = match DeValue::parse(raw) {
+            Ok(x) if matches!(x.get_ref(), DeValue::Datetime(_)) => Value::Str(raw.to_string()),
+            Ok(x) => scalar(x.get_ref()).map_err(|m| bad(Some(&key), m))?,
+            Err(_) => Value::Str(raw.to_string()),
+        };
+        self.overrides += 1;
+        self.taken.borrow_mut().remove(&key);
         self.entries.insert(key, (value, Origin::CommandLine));
         Ok(())
+    }
+
+    /// Records an error found outside the document (a `--set` that could not be applied).
+    pub fn push(&self, e: ScenarioError) {
+        let rank = if e.at == "--set" {
+            (1, 2, self.overrides)
+        } else {
+            (1, 1, 0)
+        };
+        self.errors.borrow_mut().push((rank, e));
+    }
+
+    /// Errors recorded so far.
+    pub fn error_count(&self) -> usize {
+        self.errors.borrow().len()
+    }
+
+    /// Where `key` is written (`file:line`, `--set`, or the file alone), for messages.
+    pub fn place(&self, key: &str) -> String {
+        self.origin(key)
+            .map_or_else(|| self.path.clone(), |o| o.to_string())
     }
 
     /// The file path.
@@ -200,21 +342,67 @@ impl Document {
         &self.path
     }
 
-    /// An error about `key`, located where it was written.
+    /// Where `key` was written; for a key that is absent, the header of its table.
+    fn origin(&self, key: &str) -> Option<Origin> {
+        if let Some((_, o)) = self.entries.get(key) {
+            return Some(o.clone());
+        }
+        let mut k = key;
+        loop {
+            if let Some(o) = self.headers.get(k) {
+                return Some(o.clone());
+            }
+            k = &k[..k.rfind(['.', '['])?];
+        }
+    }
+
+    /// An error about `key`, located where it was written (or where its table starts).
     pub fn error(&self, key: &str, message: impl Into<String>) -> ScenarioError {
-        let at = match self.entries.get(key) {
-            Some((_, o)) => o.to_string(),
-            None => self.path.clone(),
-        };
         ScenarioError {
-            at,
+            at: self
+                .origin(key)
+                .map_or_else(|| self.path.clone(), |o| o.to_string()),
             key: Some(key.to_string()),
             message: message.into(),
         }
     }
 
+    /// Records an error about `key` and goes on reading. Returns `None`, the value a reader
+    /// gives for a key in error.
+    pub fn fail<T>(&self, key: &str, message: impl Into<String>) -> Option<T> {
+        let o = self.origin(key);
+        self.record(o.as_ref(), Some(key), message.into(), false);
+        None
+    }
+
+    /// Whether `ok` holds; when it does not, records `message()` about `key`.
+    pub fn holds(&self, key: &str, ok: bool, message: impl FnOnce() -> String) -> bool {
+        if !ok {
+            self.fail::<()>(key, message());
+        }
+        ok
+    }
+
+    /// Records a warning about `key`: legal, but surely not what was meant.
+    pub fn warn(&self, key: &str, message: impl Into<String>) {
+        let o = self.origin(key);
+        let e = self.error(key, message);
+        self.warnings
+            .borrow_mut()
+            .push((rank_of(o.as_ref(), false, 0), e));
+    }
+
+    /// Records "missing" for `key`, unless it is present (then its error is already recorded).
+    pub fn missing(&self, key: &str, what: &str) {
+        self.asked.borrow_mut().insert(generic(key));
+        if !self.has(key) && !self.refused.contains(key) {
+            self.fail::<()>(key, format!("missing ({what})"));
+        }
+    }
+
     /// The raw value of `key`, marking it used.
     pub fn get(&self, key: &str) -> Option<&Value> {
+        self.asked.borrow_mut().insert(generic(key));
         let e = self.entries.get(key)?;
         self.taken.borrow_mut().insert(key.to_string());
         Some(&e.0)
@@ -225,87 +413,179 @@ impl Document {
         self.entries.contains_key(key)
     }
 
+    /// Marks every key under `prefix` as used, without a word: for the keys of a table whose
+    /// kind is in error, which would otherwise all be reported unknown.
+    pub fn skip(&self, prefix: &str) {
+        let mut taken = self.taken.borrow_mut();
+        for (k, _) in self
+            .entries
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+        {
+            taken.insert(k.clone());
+        }
+    }
+
+    /// Marks every key under `prefix` as used, with one warning that it is ignored and `why`.
+    pub fn ignore(&self, prefix: &str, why: &str) {
+        self.asked.borrow_mut().insert(generic(prefix));
+        let under: Vec<&String> = self
+            .entries
+            .range(prefix.to_string()..)
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(prefix))
+            .filter(|k| {
+                k.len() == prefix.len() || matches!(k.as_bytes()[prefix.len()], b'.' | b'[')
+            })
+            .collect();
+        let mut taken = self.taken.borrow_mut();
+        let fresh: Vec<&&String> = under.iter().filter(|k| !taken.contains(**k)).collect();
+        if let Some(first) = fresh.first() {
+            let first = first.to_string();
+            for k in &fresh {
+                taken.insert(k.to_string());
+            }
+            drop(taken);
+            self.warn(&first, format!("ignored: {why}"));
+        }
+    }
+
     /// A string.
-    pub fn str(&self, key: &str) -> Result<Option<String>, ScenarioError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Str(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(self.error(key, format!("expected a string, found {}", v.kind()))),
+    pub fn str(&self, key: &str) -> Option<String> {
+        match self.get(key)? {
+            Value::Str(s) => Some(s.clone()),
+            v => self.fail(key, format!("expected a string, found {}", v.kind())),
         }
     }
 
     /// A non-negative integer.
-    pub fn uint(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Int(i)) if *i >= 0 => Ok(Some(*i as u64)),
-            Some(Value::Int(i)) => Err(self.error(key, format!("{i} is negative"))),
-            Some(v) => Err(self.error(key, format!("expected an integer, found {}", v.kind()))),
+    pub fn uint(&self, key: &str) -> Option<u64> {
+        match self.get(key)? {
+            Value::Int(i) if *i < 0 => self.fail(key, format!("{i} is negative")),
+            Value::Int(i) => Some(*i as u64),
+            v => self.fail(key, format!("expected an integer, found {}", v.kind())),
         }
     }
 
-    /// A number (integer or float).
-    pub fn number(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Int(i)) => Ok(Some(*i as f64)),
-            Some(Value::Float(f)) => Ok(Some(*f)),
-            Some(v) => Err(self.error(key, format!("expected a number, found {}", v.kind()))),
+    /// A finite number (integer or float).
+    pub fn number(&self, key: &str) -> Option<f64> {
+        match self.get(key)? {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) if f.is_finite() => Some(*f),
+            Value::Float(f) => self.fail(key, format!("{f} is not a finite number")),
+            v => self.fail(key, format!("expected a number, found {}", v.kind())),
         }
     }
 
     /// A boolean.
-    pub fn bool(&self, key: &str) -> Result<Option<bool>, ScenarioError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => Err(self.error(key, format!("expected true or false, found {}", v.kind()))),
+    pub fn bool(&self, key: &str) -> Option<bool> {
+        match self.get(key)? {
+            Value::Bool(b) => Some(*b),
+            v => self.fail(key, format!("expected true or false, found {}", v.kind())),
         }
     }
 
     /// An array of non-negative integers.
-    pub fn uints(&self, key: &str) -> Result<Option<Vec<u64>>, ScenarioError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|x| match x {
-                    Value::Int(i) if *i >= 0 => Ok(*i as u64),
-                    _ => Err(self.error(key, "expected an array of non-negative integers")),
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(v) => Err(self.error(key, format!("expected an array, found {}", v.kind()))),
+    pub fn uints(&self, key: &str) -> Option<Vec<u64>> {
+        match self.get(key)? {
+            Value::Array(a) => {
+                let v: Option<Vec<u64>> = a
+                    .iter()
+                    .map(|x| match x {
+                        Value::Int(i) if (0..=u64::MAX as i128).contains(i) => Some(*i as u64),
+                        _ => None,
+                    })
+                    .collect();
+                v.or_else(|| self.fail(key, "expected an array of non-negative integers"))
+            }
+            v => self.fail(key, format!("expected an array, found {}", v.kind())),
         }
     }
 
     /// Number of elements of the array of tables `key` (`key[0]`, `key[1]`, ...).
     pub fn table_count(&self, key: &str) -> usize {
-        let prefix = format!("{key}[");
-        let mut n = 0;
-        for k in self.entries.keys().filter(|k| k.starts_with(&prefix)) {
-            if let Some(i) = k[prefix.len()..]
-                .split(']')
-                .next()
-                .and_then(|s| s.parse::<usize>().ok())
-            {
-                n = n.max(i + 1);
-            }
-        }
-        n
+        self.asked.borrow_mut().insert(format!("{key}[]"));
+        self.counts.get(key).copied().unwrap_or(0)
     }
 
-    /// Fails on the first key nobody read.
-    pub fn reject_unknown(&self) -> Result<(), ScenarioError> {
-        let taken = self.taken.borrow();
-        match self.entries.keys().find(|k| !taken.contains(*k)) {
-            None => Ok(()),
-            Some(k) => Err(self.error(k, "unknown key")),
+    /// The key a misspelt or misplaced `key` most likely meant, among those the readers asked
+    /// for: the closest within two edits (and at most a third of the key's length), else a key
+    /// of the same name in another table (`kind` for `topology.kind`).
+    fn suggestion(&self, key: &str, cache: &mut HashMap<String, Option<String>>) -> Option<String> {
+        let g = generic(key);
+        let last = |k: &str| k.rsplit('.').next().unwrap_or("").to_string();
+        let best = cache
+            .entry(g.clone())
+            .or_insert_with(|| {
+                let asked = self.asked.borrow();
+                let candidates = || asked.iter().filter(|a| **a != g && !a.ends_with("[]"));
+                candidates()
+                    .filter_map(|a| distance(&g, a, 2).map(|d| (d, a)))
+                    .filter(|&(d, _)| 3 * d <= g.len())
+                    .min()
+                    .map(|(_, a)| a.clone())
+                    .or_else(|| candidates().find(|a| last(a) == last(&g)).cloned())
+            })
+            .clone()?;
+        Some(specific(&best, key))
+    }
+
+    /// Records every key nobody read, and every table with no key that nobody asked for.
+    fn record_unknown(&self) {
+        let mut cache = HashMap::new();
+        let unread: Vec<String> = {
+            let taken = self.taken.borrow();
+            self.entries
+                .keys()
+                .filter(|k| !taken.contains(*k))
+                .cloned()
+                .collect()
+        };
+        for k in unread {
+            let message = match self.suggestion(&k, &mut cache) {
+                Some(s) => format!("unknown key; did you mean `{s}`?"),
+                None => "unknown key".to_string(),
+            };
+            let o = self.origin(&k);
+            self.record(o.as_ref(), Some(&k), message, true);
         }
+        for t in &self.empty_tables {
+            let g = generic(t);
+            let known = self
+                .asked
+                .borrow()
+                .iter()
+                .any(|a| a.starts_with(&g) && a[g.len()..].starts_with(['.', '[']));
+            if !known {
+                let o = self.headers.get(t).cloned();
+                self.record(o.as_ref(), Some(t), "unknown table".into(), true);
+            }
+        }
+    }
+
+    /// Ends the reading: every error recorded (unknown keys first, then by place), or the
+    /// warnings (each `place: key `k`: what`).
+    pub fn finish(&self) -> Result<Vec<String>, ScenarioErrors> {
+        self.record_unknown();
+        let mut errors = std::mem::take(&mut *self.errors.borrow_mut());
+        if errors.is_empty() {
+            let mut w = std::mem::take(&mut *self.warnings.borrow_mut());
+            w.sort_by_key(|(r, _)| *r);
+            return Ok(w.into_iter().map(|(_, e)| e.to_string()).collect());
+        }
+        errors.sort_by_key(|(r, _)| *r);
+        Err(ScenarioErrors(errors.into_iter().map(|(_, e)| e).collect()))
     }
 
     /// Every key with its value as written, for the run summary.
     pub fn entries(&self) -> impl Iterator<Item = (&str, &Value, &Origin)> {
         self.entries.iter().map(|(k, (v, o))| (k.as_str(), v, o))
+    }
+}
+
+fn line_of(o: &Origin) -> usize {
+    match o {
+        Origin::File { line, .. } => *line,
+        Origin::CommandLine => usize::MAX,
     }
 }

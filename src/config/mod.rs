@@ -2,12 +2,20 @@
 //! cycles and flits, with errors that name the file, the line and the key.
 
 pub mod document;
+pub mod errors;
+mod keys;
 pub mod scenario;
+pub mod topology_keys;
+mod traffic_keys;
 pub mod units;
 
-pub use document::ScenarioError;
+pub use document::{ScenarioError, ScenarioErrors};
 pub use scenario::Scenario;
 pub use units::TimeBase;
 
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod refusal_tests;
 #[cfg(test)]
 mod tests;

@@ -1,40 +1,19 @@
-//! Scenario files: what to simulate, in physical units, validated and converted once.
+//! Scenario files: what to simulate, in physical units, validated and converted once into the
+//! cycles, flits and register values of the model.
 //!
-//! Keys (defaults in parentheses; times like `30ns`/`5us`/`3ms`, sizes like `64B`/`4KB`):
-//!
-//! | key | meaning |
-//! |---|---|
-//! | `name` (default file stem), `description` (default "") | labels |
-//! | `seed` (default 1) | seed of every random choice |
-//! | `sim_time` | simulated time (required) |
-//! | `bin` (default 10us) | width of an efficiency/latency time bin |
-//! | `routing` (default arn_afi) | dmodk, oblivious, adaptive_th, adaptive_th_afi, arn, arn_afi |
-//! | `queuing` (default 1q) | 1q, dbbm, vftree, flow2sl (3 regular VCs each but 1q) |
-//! | `topology.kind` | rlft (`ports`, `stages`), kary_ntree (`k`, `stages`), custom |
-//! | `topology.nodes`, `topology.switch(default i).{stage,ports,up}`, `topology.link(default i).{a,b}` | custom topology; endpoints `n3` or `s1:2` |
-//! | `link.rate` (default 100Gb/s), `link.flit` (default 64B) | what one cycle means |
-//! | `link.latency` (default from `link.length` 5 and `link.ns_per_metre` 6) | propagation delay |
-//! | `switch.buffer` (default 344KB) | input buffer per port, split evenly among the VCs |
-//! | `switch.mtu` (default 4KB) | largest packet |
-//! | `switch.arn_entries` (default 16), `switch.arn_ttl` (default 1ms), `switch.arn_gap` (default 1us) | ARN table |
-//! | `switch.hcdth` (default 81), `switch.lcdth` (default 63), `switch.fcth` (default 78) (percent), `switch.crt` (default 5ms) | congestion detector |
-//! | `switch.adaptive_threshold` (default 75) (percent) | Adaptive-Th trigger |
-//! | `switch.adapted_refresh` (default true) | adapted packets matching a non-consumed ARN entry send ARNs upstream |
-//! | `node.buffer` (default = switch.buffer) | receive buffer of an end node |
-//! | `node.consume_arns` (default true) | end nodes consume incast ARNs and, under ARN+AFI, inject matching packets into the AFC |
-//! | `traffic.pattern` | uniform, h10, h25, h10-4, h25-4, flows |
-//! | `traffic.load` (default 1.0), `traffic.message` (default = mtu) | offered load and message size |
-//! | `traffic.hot_start` (default 3ms), `traffic.hot_duration` (default 90ms), `traffic.hot_spots` (default paper's) | hot spots |
-//! | `traffic.flow(default i).{src,dst,rate,size,start,stop}` | explicit flows |
-//! | `watchdog` (default 1ms) | time without progress that counts as a deadlock |
+//! The keys, their defaults and their limits (with the register or table each limit comes from)
+//! are listed in `docs/scenarios.md`. Every key is read even after an error, so one load reports
+//! every error of a file; a scenario that loads builds and runs. Legal values that are surely
+//! not meant (a hot window after the end of the run, a flow that never sends) load with a
+//! warning in [`Scenario::warnings`].
 
-use super::document::{Document, ScenarioError};
-use super::units::TimeBase;
+use super::document::{Document, ScenarioError, ScenarioErrors, Value};
+use super::units::{MAX_CYCLES, TimeBase};
+use super::{topology_keys, traffic_keys};
 use crate::fabric::FabricParams;
 use crate::fabric::node::Flow;
-use crate::fabric::topology::{Endpoint, SwitchSpec, Topology};
+use crate::fabric::topology::Topology;
 use crate::switch::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
-use crate::traffic::{ExplicitFlow, Pattern, paper_hot_spots};
 
 /// A validated scenario, in cycles and flits.
 #[derive(Debug)]
@@ -61,88 +40,233 @@ pub struct Scenario {
     pub pattern: String,
     /// Flows per node.
     pub flows: Vec<Vec<Flow>>,
+    /// Values that are legal but surely not meant, one line each (`place: key `k`: what`).
+    pub warnings: Vec<String>,
 }
 
-fn unit<T>(
-    doc: &Document,
-    key: &str,
-    r: Result<T, super::units::UnitError>,
-) -> Result<T, ScenarioError> {
-    r.map_err(|e| doc.error(key, e.0))
-}
+/// Link rates the model takes, in Gb/s: one cycle is one flit time, so the rate only scales
+/// the conversion of times; outside this range times of a few nanoseconds or of a whole run
+/// stop meaning anything.
+pub const LINK_GBPS: std::ops::RangeInclusive<f64> = 1.0..=10_000.0;
 
-struct Reader<'a> {
-    doc: &'a Document,
-    tb: TimeBase,
+/// Longest link latency in cycles: each direction of a link holds a ring of about twice its
+/// latency in slots, allocated when the fabric is built.
+pub const MAX_LATENCY: u64 = 65_535;
+
+/// Most statistics bins of a run: each is a row of the efficiency and latency series, held in
+/// memory during the run.
+pub const MAX_BINS: u64 = 1 << 20;
+
+/// Reads keys through the document, converting units with the scenario's time base. Every
+/// reader returns `None` for a key in error, after recording the error.
+pub(super) struct Reader<'a> {
+    pub(super) doc: &'a Document,
+    pub(super) tb: TimeBase,
 }
 
 impl Reader<'_> {
-    fn time(&self, key: &str, default: &str) -> Result<u64, ScenarioError> {
-        let text = self.doc.str(key)?.unwrap_or_else(|| default.to_string());
-        unit(self.doc, key, self.tb.cycles(&text))
+    /// A time in cycles, `default` when absent.
+    pub(super) fn time(&self, key: &str, default: &str) -> Option<u64> {
+        let text = match self.doc.get(key) {
+            None => default.to_string(),
+            Some(Value::Int(_) | Value::Float(_)) => {
+                return self.doc.fail(
+                    key,
+                    "a bare number; write a time with its unit, such as `30ns`, `5us` or `3ms`",
+                );
+            }
+            Some(_) => self.doc.str(key)?,
+        };
+        self.tb
+            .cycles(&text)
+            .map_err(|e| self.doc.fail::<()>(key, e.0))
+            .ok()
     }
 
-    fn time_required(&self, key: &str) -> Result<u64, ScenarioError> {
-        match self.doc.str(key)? {
-            Some(t) => unit(self.doc, key, self.tb.cycles(&t)),
-            None => Err(self.doc.error(key, "missing (a time such as `10ms`)")),
+    /// A time in cycles that must be given.
+    pub(super) fn time_required(&self, key: &str, what: &str) -> Option<u64> {
+        if !self.doc.has(key) {
+            self.doc.missing(key, what);
+            return None;
         }
+        self.time(key, "0ns")
     }
 
-    fn size(&self, key: &str, default: &str) -> Result<u64, ScenarioError> {
-        let text = self.doc.str(key)?.unwrap_or_else(|| default.to_string());
-        unit(self.doc, key, self.tb.flits(&text))
+    /// A size in flits, `default` when absent.
+    pub(super) fn size(&self, key: &str, default: &str) -> Option<u64> {
+        let text = match self.doc.get(key) {
+            None => default.to_string(),
+            Some(Value::Int(_) | Value::Float(_)) => {
+                return self.doc.fail(
+                    key,
+                    "a bare number; write a size with its unit, such as `4KB`, `64B` or `84flits`",
+                );
+            }
+            Some(_) => self.doc.str(key)?,
+        };
+        self.tb
+            .flits(&text)
+            .map_err(|e| self.doc.fail::<()>(key, e.0))
+            .ok()
     }
 
-    fn percent(&self, key: &str, default: f64) -> Result<f64, ScenarioError> {
-        let v = self.doc.number(key)?.unwrap_or(default);
+    /// A percentage, 0 to 100.
+    pub(super) fn percent(&self, key: &str, default: f64) -> Option<f64> {
+        let v = match self.doc.get(key) {
+            None => default,
+            Some(_) => self.doc.number(key)?,
+        };
         if !(0.0..=100.0).contains(&v) {
-            return Err(self
+            return self
                 .doc
-                .error(key, format!("{v} is not a percentage (0 to 100)")));
+                .fail(key, format!("{v} is not a percentage (0 to 100)"));
         }
-        Ok(v)
+        Some(v)
     }
 
-    fn uint_in(
+    /// An integer in `lo..=hi` (`why` says where the limits come from), `default` when absent
+    /// (required when `default` is `None`).
+    pub(super) fn uint_in(
         &self,
         key: &str,
         default: Option<u64>,
-        lo: u64,
-        hi: u64,
-    ) -> Result<u64, ScenarioError> {
-        let v = match (self.doc.uint(key)?, default) {
-            (Some(v), _) | (None, Some(v)) => v,
-            (None, None) => return Err(self.doc.error(key, "missing")),
+        (lo, hi): (u64, u64),
+        why: &str,
+    ) -> Option<u64> {
+        let v = match (self.doc.get(key), default) {
+            (Some(_), _) => self.doc.uint(key)?,
+            (None, Some(v)) => v,
+            (None, None) => {
+                self.doc.missing(key, &format!("an integer, {lo} to {hi}"));
+                return None;
+            }
         };
         if !(lo..=hi).contains(&v) {
-            return Err(self.doc.error(key, format!("{v} is outside {lo}..={hi}")));
+            return self
+                .doc
+                .fail(key, format!("{v} is outside {lo}..={hi} ({why})"));
         }
-        Ok(v)
+        Some(v)
+    }
+
+    /// One of `names`, `default` when absent (required when `None`).
+    pub(super) fn choice(
+        &self,
+        key: &str,
+        default: Option<&str>,
+        names: &[&str],
+    ) -> Option<String> {
+        let list = names.join(", ");
+        let v = match (self.doc.get(key), default) {
+            (Some(_), _) => self.doc.str(key)?,
+            (None, Some(d)) => d.to_string(),
+            (None, None) => {
+                self.doc.missing(key, &format!("one of {list}"));
+                return None;
+            }
+        };
+        if names.contains(&v.as_str()) {
+            Some(v)
+        } else {
+            self.doc.fail(key, format!("`{v}` is not one of {list}"))
+        }
     }
 }
 
-fn endpoint(doc: &Document, key: &str) -> Result<Endpoint, ScenarioError> {
-    let s = doc
-        .str(key)?
-        .ok_or_else(|| doc.error(key, "missing (an endpoint such as `n3` or `s1:2`)"))?;
-    let bad = || doc.error(key, format!("`{s}` is not an endpoint (`n3` or `s1:2`)"));
-    if let Some(n) = s.strip_prefix('n') {
-        return n.parse().map(Endpoint::Node).map_err(|_| bad());
+/// Link rate and flit size: what one cycle means. Falls back to the defaults on errors.
+fn time_base(doc: &Document) -> TimeBase {
+    let mut tb = TimeBase::default();
+    if let Some(r) = doc.str("link.rate") {
+        match TimeBase::parse_rate(&r) {
+            Ok(g) if LINK_GBPS.contains(&g) => tb.link_gbps = g,
+            Ok(g) => {
+                doc.fail::<()>(
+                    "link.rate",
+                    format!(
+                        "{g} Gb/s is outside {} to {} Gb/s, the link rates the model takes",
+                        LINK_GBPS.start(),
+                        LINK_GBPS.end()
+                    ),
+                );
+            }
+            Err(e) => doc.fail::<()>("link.rate", e.0).unwrap_or(()),
+        }
     }
-    let (sw, port) = s
-        .strip_prefix('s')
-        .and_then(|r| r.split_once(':'))
-        .ok_or_else(bad)?;
-    Ok(Endpoint::Switch {
-        sw: sw.parse().map_err(|_| bad())?,
-        port: port.parse().map_err(|_| bad())?,
-    })
+    if let Some(f) = doc.str("link.flit") {
+        let one = TimeBase {
+            flit_bytes: 1,
+            link_gbps: tb.link_gbps,
+        };
+        match one.flits(&f) {
+            Ok(b) if (1..=4096).contains(&b) => tb.flit_bytes = b as u32,
+            Ok(b) => doc
+                .fail::<()>("link.flit", format!("{b} B: a flit is 1 B to 4 KB"))
+                .unwrap_or(()),
+            Err(e) => doc.fail::<()>("link.flit", e.0).unwrap_or(()),
+        }
+    }
+    tb
+}
+
+/// The seed: a 64-bit integer, written as an integer or as a string of digits.
+fn seed(doc: &Document) -> Option<u64> {
+    match doc.get("seed") {
+        None => Some(1),
+        Some(Value::Str(s)) => {
+            let s = s.replace('_', "");
+            s.parse::<u64>().ok().or_else(|| {
+                doc.fail(
+                    "seed",
+                    format!("`{s}` is not a 64-bit unsigned integer (0 to 2^64 - 1)"),
+                )
+            })
+        }
+        Some(_) => doc.uint("seed"),
+    }
+}
+
+/// Link latency in cycles: `link.latency`, or `link.length` times `link.ns_per_metre`.
+fn latency(r: &Reader) -> Option<u64> {
+    let doc = r.doc;
+    let m = match doc.get("link.length") {
+        Some(_) => doc
+            .number("link.length")
+            .filter(|&m| doc.holds("link.length", m >= 0.0, || "must not be negative".into())),
+        None => Some(5.0),
+    };
+    let per = match doc.get("link.ns_per_metre") {
+        Some(_) => doc.number("link.ns_per_metre").filter(|&p| {
+            doc.holds("link.ns_per_metre", p >= 0.0, || {
+                "must not be negative".into()
+            })
+        }),
+        None => Some(6.0),
+    };
+    let limit = |key: &str, c: f64| {
+        if c > MAX_LATENCY as f64 {
+            doc.fail::<u64>(key, format!(
+                "{c:.0} cycles is beyond {MAX_LATENCY} (each direction of a link holds a ring of twice its latency, allocated at build)"
+            ))
+        } else {
+            Some((c as u64).max(1))
+        }
+    };
+    if doc.has("link.latency") {
+        for k in ["link.length", "link.ns_per_metre"] {
+            if doc.has(k) {
+                doc.warn(k, "ignored: `link.latency` is given");
+            }
+        }
+        let c = r.time("link.latency", "30ns")?;
+        return limit("link.latency", c as f64);
+    }
+    let (m, per) = (m?, per?);
+    limit("link.length", (m * per / r.tb.cycle_ns()).round())
 }
 
 impl Scenario {
     /// Reads a scenario from `path`, applying `overrides` (`key=value`).
-    pub fn load(path: &str, overrides: &[String]) -> Result<Self, ScenarioError> {
+    pub fn load(path: &str, overrides: &[String]) -> Result<Self, ScenarioErrors> {
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
             at: path.to_string(),
             key: None,
@@ -151,373 +275,137 @@ impl Scenario {
         Self::from_text(path, &text, overrides)
     }
 
-    /// Reads a scenario from its text.
-    pub fn from_text(path: &str, text: &str, overrides: &[String]) -> Result<Self, ScenarioError> {
+    /// Reads a scenario from its text: every error of it, or the scenario with its warnings.
+    pub fn from_text(path: &str, text: &str, overrides: &[String]) -> Result<Self, ScenarioErrors> {
         let mut doc = Document::parse(path, text)?;
         for o in overrides {
-            doc.set(o)?;
-        }
-        let rate = match doc.str("link.rate")? {
-            Some(r) => unit(&doc, "link.rate", TimeBase::parse_rate(&r))?,
-            None => 100.0,
-        };
-        if rate <= 0.0 {
-            return Err(doc.error("link.rate", "must be above zero"));
-        }
-        let flit_bytes = match doc.str("link.flit")? {
-            Some(f) => {
-                let one = TimeBase {
-                    flit_bytes: 1,
-                    link_gbps: rate,
-                };
-                unit(&doc, "link.flit", one.flits(&f))?
+            if let Err(e) = doc.set(o) {
+                doc.push(e);
             }
-            None => 64,
-        };
-        if !(1..=4096).contains(&flit_bytes) {
-            return Err(doc.error("link.flit", "a flit is 1 B to 4 KB"));
         }
-        let tb = TimeBase {
-            flit_bytes: flit_bytes as u32,
-            link_gbps: rate,
-        };
+        let tb = time_base(&doc);
         let r = Reader { doc: &doc, tb };
 
-        let name = doc.str("name")?.unwrap_or_else(|| {
+        let name = doc.str("name").unwrap_or_else(|| {
             std::path::Path::new(path)
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default()
         });
-        let description = doc.str("description")?.unwrap_or_default();
-        let seed = doc.uint("seed")?.unwrap_or(1);
-        let sim_cycles = r.time_required("sim_time")?;
-        if sim_cycles == 0 {
-            return Err(doc.error("sim_time", "must be at least one cycle"));
-        }
-        let bin_cycles = r.time("bin", "10us")?.max(1);
-
-        let routing_name = doc.str("routing")?.unwrap_or_else(|| "arn_afi".into());
-        let routing = RoutingMode::ALL
-            .into_iter()
-            .find(|m| m.name() == routing_name)
-            .ok_or_else(|| {
-                doc.error(
-                    "routing",
-                    format!("`{routing_name}` is not one of dmodk, oblivious, adaptive_th, adaptive_th_afi, arn, arn_afi"),
+        let description = doc.str("description").unwrap_or_default();
+        let seed = seed(&doc);
+        let sim_cycles = r
+            .time_required("sim_time", "a time such as `10ms`")
+            .filter(|&c| doc.holds("sim_time", c > 0, || "must be at least one cycle".into()));
+        let bin_cycles = r.time("bin", "10us").filter(|&c| {
+            doc.holds("bin", c > 0, || {
+                format!(
+                    "rounds to 0 cycles; a bin is at least one cycle ({} ns)",
+                    tb.cycle_ns()
                 )
-            })?;
+            })
+        });
+        if let (Some(sim), Some(bin)) = (sim_cycles, bin_cycles) {
+            let bins = sim.div_ceil(bin);
+            doc.holds("bin", bins <= MAX_BINS, || {
+                format!(
+                    "{sim} cycles in bins of {bin} make {bins} bins; at most {MAX_BINS} \
+                     (each is a row of efficiency.csv and latency.csv, held during the run)"
+                )
+            });
+        }
+        let modes: Vec<&str> = RoutingMode::ALL.iter().map(|m| m.name()).collect();
+        let routing = r
+            .choice("routing", Some("arn_afi"), &modes)
+            .and_then(|n| RoutingMode::ALL.into_iter().find(|m| m.name() == n));
 
-        // Topology.
-        let kind = doc
-            .str("topology.kind")?
-            .ok_or_else(|| doc.error("topology.kind", "missing (rlft, kary_ntree or custom)"))?;
-        let topology = match kind.as_str() {
-            "rlft" => {
-                let p = r.uint_in("topology.ports", None, 2, 64)?;
-                if p % 2 == 1 {
-                    return Err(doc.error(
-                        "topology.ports",
-                        format!("{p}: a real-life fat tree needs an even radix"),
-                    ));
-                }
-                let n = r.uint_in("topology.stages", None, 1, 4)?;
-                let nodes = 2 * (p / 2).pow(n as u32);
-                if nodes > 32_768 {
-                    return Err(doc.error(
-                        "topology.ports",
-                        format!("{nodes} end nodes is beyond 32768 (16-bit LIDs)"),
-                    ));
-                }
-                Topology::rlft(p as u32, n as u32)
-            }
-            "kary_ntree" => {
-                let k = r.uint_in("topology.k", None, 1, 32)?;
-                let n = r.uint_in("topology.stages", None, 1, 6)?;
-                if k.pow(n as u32) > 32_768 {
-                    return Err(doc.error("topology.k", "more than 32768 end nodes"));
-                }
-                Topology::kary_ntree(k as u32, n as u32)
-            }
-            "custom" => {
-                let nodes = r.uint_in("topology.nodes", None, 1, 32_768)? as u32;
-                let mut switches = Vec::new();
-                for i in 0..doc.table_count("topology.switch") {
-                    let k = |f: &str| format!("topology.switch[{i}].{f}");
-                    let ports = r.uint_in(&k("ports"), None, 1, 64)? as u16;
-                    let stage = r.uint_in(&k("stage"), Some(0), 0, 15)? as u8;
-                    let mut up = 0u64;
-                    for p in doc.uints(&k("up"))?.unwrap_or_default() {
-                        if p >= ports as u64 {
-                            return Err(
-                                doc.error(&k("up"), format!("port {p} of a {ports}-port switch"))
-                            );
-                        }
-                        up |= 1 << p;
-                    }
-                    switches.push(SwitchSpec {
-                        ports,
-                        stage,
-                        up_ports: up,
-                    });
-                }
-                let mut links = Vec::new();
-                for i in 0..doc.table_count("topology.link") {
-                    let a = endpoint(&doc, &format!("topology.link[{i}].a"))?;
-                    let b = endpoint(&doc, &format!("topology.link[{i}].b"))?;
-                    for (e, f) in [(a, "a"), (b, "b")] {
-                        let key = format!("topology.link[{i}].{f}");
-                        match e {
-                            Endpoint::Node(n) if n >= nodes => {
-                                return Err(doc.error(&key, format!("node {n} does not exist")));
-                            }
-                            Endpoint::Switch { sw, port }
-                                if (sw as usize) >= switches.len()
-                                    || port >= switches[sw as usize].ports =>
-                            {
-                                return Err(doc.error(
-                                    &key,
-                                    format!("switch {sw} port {port} does not exist"),
-                                ));
-                            }
-                            _ => {}
-                        }
-                    }
-                    links.push((a, b));
-                }
-                Topology {
-                    nodes,
-                    switches,
-                    links,
-                    xgft: None,
-                }
-            }
-            other => {
-                return Err(doc.error(
-                    "topology.kind",
-                    format!("`{other}` is not rlft, kary_ntree or custom"),
-                ));
-            }
-        };
-        let nodes = topology.nodes;
+        let topology = topology_keys::read(&r);
+        let nodes = topology.as_ref().map(|t| t.nodes);
 
-        let queuing_name = doc.str("queuing")?.unwrap_or_else(|| "1q".into());
-        let nodes_per_leaf = topology.xgft.as_ref().map_or(1, |(m, _)| m[0]);
-        let queuing = match queuing_name.as_str() {
-            "1q" => QueuingScheme::OneQ,
+        let queuing_name = r.choice("queuing", Some("1q"), &["1q", "dbbm", "vftree", "flow2sl"]);
+        let nodes_per_leaf = topology
+            .as_ref()
+            .and_then(|t| t.xgft.as_ref())
+            .map_or(1, |(m, _)| m[0]);
+        let queuing = queuing_name.map(|q| match q.as_str() {
             "dbbm" => QueuingScheme::Dbbm { vcs: 3 },
             "vftree" => QueuingScheme::VFtree {
                 vcs: 3,
                 nodes_per_leaf,
             },
-            "flow2sl" => QueuingScheme::Flow2Sl { vcs: 3, nodes },
-            other => {
-                return Err(doc.error(
-                    "queuing",
-                    format!("`{other}` is not one of 1q, dbbm, vftree, flow2sl"),
-                ));
-            }
-        };
+            "flow2sl" => QueuingScheme::Flow2Sl {
+                vcs: 3,
+                nodes: nodes.unwrap_or(1),
+            },
+            _ => QueuingScheme::OneQ,
+        });
 
-        // Links.
-        let latency = if doc.has("link.latency") {
-            r.time("link.latency", "30ns")?.max(1)
-        } else {
-            let m = doc.number("link.length")?.unwrap_or(5.0);
-            let per = doc.number("link.ns_per_metre")?.unwrap_or(6.0);
-            if m < 0.0 || per < 0.0 {
-                return Err(doc.error("link.length", "must not be negative"));
-            }
-            tb.cable_cycles(m, per)
-        };
-        if latency > 1_000_000 {
-            return Err(doc.error(
-                "link.latency",
-                format!("{latency} cycles is beyond a million"),
-            ));
-        }
+        let latency = latency(&r);
+        let switch = switch_keys(&r, routing, queuing);
+        let mtu = switch.as_ref().map(|s| s.1);
+        let traffic = traffic_keys::read(&r, nodes, mtu, sim_cycles);
 
-        // Switch.
-        let mtu = r.size("switch.mtu", "4KB")?;
-        if !(1..=4096).contains(&mtu) {
-            return Err(doc.error(
-                "switch.mtu",
-                format!("{mtu} flits: an MTU is 1 to 4096 flits"),
-            ));
-        }
-        let buffer = r.size("switch.buffer", "344KB")?;
-        let probe = SwitchParams::with_paper_ratios(routing, 1, 1);
-        let vcs = (queuing.regular_vcs() + probe.routing.afi() as usize) as u64;
-        let vc_cap = buffer / vcs;
-        if vc_cap < mtu {
-            return Err(doc.error("switch.buffer", format!("{buffer} flits over {vcs} VCs leaves {vc_cap} per VC, less than one MTU ({mtu})")));
-        }
-        if vc_cap > 65_535 {
-            return Err(doc.error(
-                "switch.buffer",
-                format!("{vc_cap} flits per VC is beyond the 16-bit counters"),
-            ));
-        }
-        let pct = |p: f64| ((p * vc_cap as f64) / 100.0).floor() as u16;
-        let (h, l, f) = (
-            r.percent("switch.hcdth", 81.0)?,
-            r.percent("switch.lcdth", 63.0)?,
-            r.percent("switch.fcth", 78.0)?,
-        );
-        if l > h {
-            return Err(doc.error("switch.lcdth", format!("{l} % is above HCDTh ({h} %)")));
-        }
-        let crt = r.time("switch.crt", "5ms")?;
-        let ttl = r.time("switch.arn_ttl", "1ms")?;
-        let gap = r.time("switch.arn_gap", "1us")?;
-        let max24 = (1u64 << 24) - 1;
-        for (k, v) in [("switch.crt", crt), ("switch.arn_ttl", ttl)] {
-            if v == 0 || v > max24 {
-                return Err(doc.error(
-                    k,
-                    format!("{v} cycles: the timer is 24 bits (1 to {max24} cycles)"),
-                ));
-            }
-        }
-        let mut switch = SwitchParams {
-            routing,
-            queuing,
-            vc_capacity: vc_cap as u16,
-            max_packets: 0, // sized below from the traffic's smallest packet
-            lmc: 0,
-            arn_entries: r.uint_in("switch.arn_entries", Some(16), 1, 64)? as usize,
-            arn_ttl: ttl as u32,
-            arn_gap: gap.clamp(1, u32::MAX as u64) as u32,
-            hcdth: pct(h),
-            lcdth: pct(l),
-            fcth: pct(f),
-            crt: crt as u32,
-            adaptive_threshold: pct(r.percent("switch.adaptive_threshold", 75.0)?),
-            adapted_refresh: doc.bool("switch.adapted_refresh")?.unwrap_or(true),
-        };
-        let node_buffer = if doc.has("node.buffer") {
-            r.size("node.buffer", "344KB")?
-        } else {
-            buffer
-        };
-        let node_vc = (node_buffer / vcs).min(65_535);
-        if node_vc < mtu {
-            return Err(doc.error("node.buffer", "less than one MTU per VC"));
-        }
-
-        // Traffic.
-        let pattern_name = doc.str("traffic.pattern")?.ok_or_else(|| {
-            doc.error(
-                "traffic.pattern",
-                "missing (uniform, h10, h25, h10-4, h25-4 or flows)",
-            )
-        })?;
-        let load = doc.number("traffic.load")?.unwrap_or(1.0);
-        if !(0.0..=1.0).contains(&load) {
-            return Err(doc.error(
-                "traffic.load",
-                format!("{load} is not a load between 0 and 1"),
-            ));
-        }
-        let message = r.size(
-            "traffic.message",
-            &format!("{}B", mtu * tb.flit_bytes as u64),
-        )?;
-        if message == 0 || message > u32::MAX as u64 {
-            return Err(doc.error("traffic.message", "a message is at least one flit"));
-        }
-        let pattern = match pattern_name.as_str() {
-            "uniform" | "rnd" => Pattern::Uniform { load },
-            p @ ("h10" | "h25" | "h10-4" | "h25-4") => {
-                let fraction = if p.starts_with("h10") { 0.10 } else { 0.25 };
-                let count = if p.ends_with("-4") { 4 } else { 1 };
-                let hot = match doc.uints("traffic.hot_spots")? {
-                    Some(h) => h.into_iter().map(|x| x as u32).collect(),
-                    None => paper_hot_spots(nodes, count).ok_or_else(|| {
-                        doc.error("traffic.hot_spots", format!("missing: the paper gives hot spots for 432 and 3456 nodes only, this fabric has {nodes}"))
-                    })?,
-                };
-                if let Some(&x) = hot.iter().find(|&&x| x >= nodes) {
-                    return Err(doc.error("traffic.hot_spots", format!("node {x} does not exist")));
-                }
-                Pattern::HotSpot {
-                    fraction,
-                    hot,
-                    start: r.time("traffic.hot_start", "3ms")?,
-                    duration: r.time("traffic.hot_duration", "90ms")?,
-                    load,
-                }
-            }
-            "flows" => {
-                let mut v = Vec::new();
-                for i in 0..doc.table_count("traffic.flow") {
-                    let k = |f: &str| format!("traffic.flow[{i}].{f}");
-                    let rate = doc.number(&k("rate"))?.unwrap_or(1.0);
-                    if !(0.0..=1.0).contains(&rate) {
-                        return Err(doc.error(&k("rate"), "a rate is 0 to 1 of the link"));
-                    }
-                    v.push(ExplicitFlow {
-                        src: r.uint_in(&k("src"), None, 0, nodes as u64 - 1)? as u32,
-                        dst: r.uint_in(&k("dst"), None, 0, nodes as u64 - 1)? as u32,
-                        rate,
-                        message_flits: r
-                            .size(&k("size"), &format!("{}B", mtu * tb.flit_bytes as u64))?
-                            .max(1) as u32,
-                        start: r.time(&k("start"), "0ns")?,
-                        stop: if doc.has(&k("stop")) {
-                            r.time(&k("stop"), "0ns")?
-                        } else {
-                            u64::MAX
-                        },
-                    });
-                }
-                if v.is_empty() {
-                    return Err(doc.error(
-                        "traffic.flow",
-                        "pattern `flows` needs at least one [[traffic.flow]]",
-                    ));
-                }
-                Pattern::Explicit(v)
-            }
-            other => {
-                return Err(doc.error(
-                    "traffic.pattern",
-                    format!("`{other}` is not uniform, h10, h25, h10-4, h25-4 or flows"),
-                ));
-            }
-        };
-        let flows = pattern
-            .flows(nodes, message as u32, sim_cycles)
-            .map_err(|e| doc.error("traffic.pattern", e))?;
-        // The smallest packet any flow makes: a message's last piece, or a whole short message.
-        let min_packet = flows
-            .iter()
-            .flatten()
-            .map(|f| match f.message_flits as u64 % mtu {
-                0 => mtu,
-                rest => rest,
-            })
-            .min()
-            .unwrap_or(mtu)
-            .max(1) as u16;
-        switch.max_packets = packet_slots(vcs as usize, vc_cap as u16, min_packet);
-        let watchdog = r.time("watchdog", "1ms")?.max(1);
+        let watchdog = r.time("watchdog", "1ms");
         // Progress is seen when a packet starts or finishes a hop, so the watchdog must outlast
         // the longest packet.
-        let longest = mtu.max(1);
-        if watchdog <= 2 * longest {
-            return Err(doc.error(
+        if let (Some(w), Some(m)) = (watchdog, mtu)
+            && w <= 2 * m
+        {
+            doc.fail::<()>(
                 "watchdog",
-                format!("must be longer than two packets ({} cycles)", 2 * longest),
-            ));
+                format!("must be longer than two packets ({} cycles)", 2 * m),
+            );
         }
-        let node_consumes_arns = doc.bool("node.consume_arns")?.unwrap_or(true);
-        doc.reject_unknown()?;
+        let node_consumes_arns = doc.bool("node.consume_arns").unwrap_or(true);
+
+        // Flows and the packet slots they need.
+        let flows = match (&traffic, nodes, sim_cycles) {
+            (Some(t), Some(n), Some(sim)) => t
+                .pattern
+                .flows(n, t.message as u32, sim)
+                .map_err(|e| doc.fail::<()>("traffic.pattern", e))
+                .ok(),
+            _ => None,
+        };
+        if let (Some(flows), Some(sim), Some(n), Some(RoutingMode::DModK)) =
+            (&flows, sim_cycles, nodes, routing)
+        {
+            packet_ids(&doc, flows, sim, n, mtu.unwrap_or(64));
+        }
+
+        let warnings = doc.finish()?;
+        let (
+            Some(seed),
+            Some(sim_cycles),
+            Some(bin_cycles),
+            Some(routing),
+            Some(topology),
+            Some(latency),
+            Some((mut switch, mtu, node_vc)),
+            Some(traffic),
+            Some(flows),
+            Some(watchdog),
+        ) = (
+            seed, sim_cycles, bin_cycles, routing, topology, latency, switch, traffic, flows,
+            watchdog,
+        )
+        else {
+            return Err(ScenarioError {
+                at: path.to_string(),
+                key: None,
+                message: "a value was refused without an error (a bug of the scenario reader)"
+                    .into(),
+            }
+            .into());
+        };
+        // The smallest packet any flow makes: a message's last piece, or a whole short message.
+        let min_packet = smallest_packet(&flows, mtu);
+        switch.max_packets = packet_slots(switch.vcs(), switch.vc_capacity, min_packet as u16);
         let params = FabricParams {
             switch,
             link_latency: latency as u32,
             mtu_flits: mtu as u16,
-            node_vc_capacity: node_vc as u16,
+            node_vc_capacity: node_vc,
             seed,
             watchdog_cycles: watchdog,
             check_order: routing == RoutingMode::DModK,
@@ -532,9 +420,138 @@ impl Scenario {
             bin_cycles,
             topology,
             params,
-            pattern: pattern_name,
+            pattern: traffic.name,
             flows,
             doc,
+            warnings,
         })
     }
+}
+
+fn smallest_packet(flows: &[Vec<Flow>], mtu: u64) -> u64 {
+    flows
+        .iter()
+        .flatten()
+        .map(|f| match f.message_flits as u64 % mtu {
+            0 => mtu,
+            rest => rest,
+        })
+        .min()
+        .unwrap_or(mtu)
+        .max(1)
+}
+
+/// Under D-mod-K the in-order check tells the packets of a flow apart by their 32-bit id
+/// (sequence number times nodes plus source), so a run must make fewer than 2^32 ids. A node
+/// injects at most one flit per cycle and queues at most two source queues ahead.
+fn packet_ids(doc: &Document, flows: &[Vec<Flow>], sim: u64, nodes: u32, mtu: u64) {
+    let per_node = sim / smallest_packet(flows, mtu) + 2 * crate::fabric::node::SOURCE_QUEUE as u64;
+    if (per_node + 1) * nodes as u64 > u32::MAX as u64 {
+        doc.fail::<()>(
+            "sim_time",
+            format!(
+                "{sim} cycles: under dmodk the in-order check numbers packets in 32 bits \
+                 (sequence × {nodes} nodes + source), and {nodes} nodes can make up to \
+                 {per_node} packets each in this time, beyond 2^32 ids"
+            ),
+        );
+    }
+}
+
+/// Switch keys: the switch's parameters (packet slots not yet sized), the MTU in flits and the
+/// node's VC capacity.
+fn switch_keys(
+    r: &Reader,
+    routing: Option<RoutingMode>,
+    queuing: Option<QueuingScheme>,
+) -> Option<(SwitchParams, u64, u16)> {
+    let doc = r.doc;
+    let mtu = r.size("switch.mtu", "4KB").filter(|&m| {
+        doc.holds("switch.mtu", (1..=4096).contains(&m), || {
+            format!("{m} flits: an MTU is 1 to 4096 flits")
+        })
+    });
+    let buffer = r.size("switch.buffer", "344KB");
+    let node_buffer = if doc.has("node.buffer") {
+        r.size("node.buffer", "344KB")
+    } else {
+        buffer
+    };
+    let afi = routing.is_none_or(|m| m.afi());
+    let vcs = queuing.map(|q| (q.regular_vcs() + afi as usize) as u64);
+    let per_vc = |key: &str, b: Option<u64>| -> Option<u64> {
+        let (b, vcs) = (b?, vcs?);
+        let cap = b / vcs;
+        if cap > u16::MAX as u64 {
+            return doc.fail(key, format!("{b} flits over {vcs} VCs is {cap} flits per VC, beyond the 16-bit credit counters (65535)"));
+        }
+        if let Some(m) = mtu
+            && cap < m
+        {
+            return doc.fail(
+                key,
+                format!("{b} flits over {vcs} VCs leaves {cap} per VC, less than one MTU ({m})"),
+            );
+        }
+        Some(cap)
+    };
+    let vc_cap = per_vc("switch.buffer", buffer);
+    let node_vc = if doc.has("node.buffer") {
+        per_vc("node.buffer", node_buffer)
+    } else {
+        vc_cap
+    };
+    let (h, l, f) = (
+        r.percent("switch.hcdth", 81.0),
+        r.percent("switch.lcdth", 63.0),
+        r.percent("switch.fcth", 78.0),
+    );
+    if let (Some(h), Some(l)) = (h, l)
+        && l > h
+    {
+        doc.fail::<()>("switch.lcdth", format!("{l} % is above HCDTh ({h} %)"));
+    }
+    let max24 = (1u64 << 24) - 1;
+    let timer = |key: &str, default: &str| {
+        r.time(key, default).filter(|&v| {
+            doc.holds(key, (1..=max24).contains(&v), || {
+                format!("{v} cycles: the timer is 24 bits (1 to {max24} cycles)")
+            })
+        })
+    };
+    let crt = timer("switch.crt", "5ms");
+    let ttl = timer("switch.arn_ttl", "1ms");
+    let gap = r.time("switch.arn_gap", "1us").filter(|&v| {
+        doc.holds("switch.arn_gap", (1..=u32::MAX as u64).contains(&v), || {
+            format!("{v} cycles: the gap is 1 to 2^32 - 1 cycles (32-bit)")
+        })
+    });
+    let arn_entries = r.uint_in(
+        "switch.arn_entries",
+        Some(16),
+        (1, 64),
+        "ARN-table CAM entries",
+    );
+    let adaptive = r.percent("switch.adaptive_threshold", 75.0);
+    let adapted_refresh = doc.bool("switch.adapted_refresh").unwrap_or(true);
+    let (vc_cap, node_vc) = (vc_cap?, node_vc?);
+    let pct = |p: f64| ((p * vc_cap as f64) / 100.0).floor() as u16;
+    let switch = SwitchParams {
+        routing: routing?,
+        queuing: queuing?,
+        vc_capacity: vc_cap as u16,
+        max_packets: 0, // sized from the traffic's smallest packet
+        lmc: 0,
+        arn_entries: arn_entries? as usize,
+        arn_ttl: ttl? as u32,
+        arn_gap: gap? as u32,
+        hcdth: pct(h?),
+        lcdth: pct(l?),
+        fcth: pct(f?),
+        crt: crt? as u32,
+        adaptive_threshold: pct(adaptive?),
+        adapted_refresh,
+    };
+    debug_assert!(MAX_CYCLES > max24);
+    Some((switch, mtu?, node_vc as u16))
 }

@@ -22,8 +22,15 @@ pattern = "uniform"
 load = 0.5
 "#;
 
+fn errs(text: &str, set: &[&str]) -> Vec<ScenarioError> {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    Scenario::from_text("s.toml", text, &set)
+        .expect_err("must be refused")
+        .0
+}
+
 fn err(text: &str) -> ScenarioError {
-    Scenario::from_text("s.toml", text, &[]).expect_err("must be refused")
+    errs(text, &[]).remove(0)
 }
 
 #[test]
@@ -62,7 +69,10 @@ fn unknown_key_names_file_line_and_key() {
     assert_eq!(e.at, "s.toml:13");
     assert_eq!(e.key.as_deref(), Some("switch.bufer"));
     assert!(e.message.contains("unknown key"));
-    assert_eq!(e.to_string(), "s.toml:13: key `switch.bufer`: unknown key");
+    assert_eq!(
+        e.to_string(),
+        "s.toml:13: key `switch.bufer`: unknown key; did you mean `switch.buffer`?"
+    );
 }
 
 #[test]
@@ -93,7 +103,7 @@ fn impossible_values_are_refused() {
     assert!(e.message.contains("expected an integer"), "{e}");
     let e = err(&SMALL.replace("pattern = \"uniform\"", "pattern = \"h10\""));
     assert!(e.message.contains("432 and 3456"), "{e}");
-    let e = Scenario::from_text("s.toml", SMALL, &["routing=fast".into()]).unwrap_err();
+    let e = errs(SMALL, &["routing=fast"]).remove(0);
     assert_eq!(e.at, "--set");
 }
 
@@ -139,9 +149,13 @@ size = "1KB"
     assert_eq!(s.topology.links.len(), 2);
     assert_eq!(s.flows[0].len(), 1);
     assert_eq!(s.flows[0][0].message_flits, 16);
-    let e = err(&text.replace("b = \"s0:1\"", "b = \"s0:7\""));
-    assert!(e.message.contains("does not exist"), "{e}");
-    assert_eq!(e.key.as_deref(), Some("topology.link[1].b"));
+    let all = errs(&text.replace("b = \"s0:1\"", "b = \"s0:7\""), &[]);
+    let e = all
+        .iter()
+        .find(|e| e.key.as_deref() == Some("topology.link[1].b"))
+        .expect("the link is named");
+    assert!(e.message.contains("has ports 0 to 1, not 7"), "{e}");
+    assert_eq!(e.at, "s.toml:14");
 }
 
 #[test]

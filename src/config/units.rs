@@ -3,6 +3,9 @@
 //! One cycle is the time a link needs to move one flit. Scenario values are physical (ns, us, ms,
 //! s; B, KB, MB; Gb/s; metres of cable at a propagation delay per metre) and are converted once, at
 //! load. Times round to the nearest cycle; sizes round up to whole flits.
+//!
+//! Every time is at most [`MAX_CYCLES`] cycles and every size at most [`MAX_FLITS`] flits; a
+//! value beyond is an error, never saturated.
 
 use std::fmt;
 
@@ -14,6 +17,15 @@ pub struct TimeBase {
     /// Link rate in Gb/s.
     pub link_gbps: f64,
 }
+
+/// Longest time a scenario may give, in cycles: 2^40 (about 94 minutes of simulated time at
+/// 5.12 ns per cycle). Cycle counts are 64-bit; this ceiling keeps every sum the model makes of
+/// them (a start plus a duration, a cycle plus a link latency or a timer, flit counts of up to
+/// 4096 nodes) far below 2^64, and is far beyond any run that finishes.
+pub const MAX_CYCLES: u64 = 1 << 40;
+
+/// Largest size a scenario may give, in flits: 2^32 - 1 (message sizes are 32-bit).
+pub const MAX_FLITS: u64 = u32::MAX as u64;
 
 /// A value that could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,7 +93,15 @@ impl TimeBase {
 
     /// A time (`30ns`, `5us`, `3 ms`, `0.12s`) in cycles, rounded to the nearest.
     pub fn cycles(&self, text: &str) -> Result<u64, UnitError> {
-        Ok((nanoseconds(text)? / self.cycle_ns()).round() as u64)
+        let c = (nanoseconds(text)? / self.cycle_ns()).round();
+        if c > MAX_CYCLES as f64 {
+            return Err(UnitError(format!(
+                "`{text}` is beyond the longest time, 2^40 cycles ({:.0} s at {} ns per cycle)",
+                MAX_CYCLES as f64 * self.cycle_ns() / 1e9,
+                self.cycle_ns()
+            )));
+        }
+        Ok(c as u64)
     }
 
     /// A size (`64B`, `4KB`, `344 KB`, `1MB`) in flits, rounded up. KB is 1024 bytes.
@@ -103,10 +123,18 @@ impl TimeBase {
                 )));
             }
         };
-        Ok((bytes / self.flit_bytes as f64).ceil() as u64)
+        let f = (bytes / self.flit_bytes as f64).ceil();
+        if f > MAX_FLITS as f64 {
+            return Err(UnitError(format!(
+                "`{text}` is beyond the largest size, 2^32 - 1 flits of {} B",
+                self.flit_bytes
+            )));
+        }
+        Ok(f as u64)
     }
 
-    /// Link latency of `metres` of cable at `ns_per_metre`, in cycles: nearest, at least 1.
+    /// Link latency of `metres` of cable at `ns_per_metre`, in cycles: nearest, at least 1
+    /// (saturating at `u64::MAX` for lengths no link has: callers bound it).
     pub fn cable_cycles(&self, metres: f64, ns_per_metre: f64) -> u64 {
         ((metres * ns_per_metre / self.cycle_ns()).round() as u64).max(1)
     }
@@ -151,5 +179,15 @@ mod tests {
         assert!(tb.flits("4ms").unwrap_err().0.contains("not a size unit"));
         assert!(tb.cycles("-3ms").is_err());
         assert!(tb.cycles("ms").unwrap_err().0.contains("number"));
+    }
+
+    #[test]
+    fn huge_values_are_errors_not_saturated() {
+        let tb = TimeBase::default();
+        assert!(tb.cycles("1e30s").unwrap_err().0.contains("2^40 cycles"));
+        assert_eq!(tb.cycles("5629s").unwrap(), 1_099_414_062_500);
+        assert!(tb.cycles("5630s").is_err(), "just above 2^40 cycles");
+        assert!(tb.flits("1e30MB").unwrap_err().0.contains("2^32 - 1 flits"));
+        assert!(tb.cycles("nanms").is_err() && tb.cycles("infs").is_err());
     }
 }

@@ -1,0 +1,456 @@
+//! What loading refuses, and what it warns about: every refusal names its place and key, every
+//! error of a file is reported in one load, and what loads builds.
+
+use super::*;
+use crate::fabric::Fabric;
+
+/// A 4-ary 2-tree under uniform traffic; tests replace what they study.
+const BASE: &str = r#"sim_time = "20us"
+[topology]
+kind = "kary_ntree"
+k = 4
+stages = 2
+[traffic]
+pattern = "uniform"
+load = 0.5
+"#;
+
+fn load(text: &str, set: &[&str]) -> Result<Scenario, ScenarioErrors> {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    Scenario::from_text("s.toml", text, &set)
+}
+
+fn errors(text: &str, set: &[&str]) -> Vec<ScenarioError> {
+    load(text, set).expect_err("must be refused").0
+}
+
+/// The error about `key` (the test fails when there is none).
+fn about(all: &[ScenarioError], key: &str) -> ScenarioError {
+    all.iter()
+        .find(|e| e.key.as_deref() == Some(key))
+        .unwrap_or_else(|| panic!("no error about `{key}` in {all:#?}"))
+        .clone()
+}
+
+/// Builds the fabric and runs a few cycles: what loads runs.
+fn runs(s: &Scenario) {
+    let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
+    f.run(s.sim_cycles.min(200), &mut ()).expect("runs");
+}
+
+#[test]
+fn fabrics_beyond_the_lft_rows_are_refused_with_the_limit() {
+    let rlft = "sim_time = \"1us\"\n[topology]\nkind = \"rlft\"\nports = 24\nstages = 4\n[traffic]\npattern = \"uniform\"\n";
+    let e = about(&errors(rlft, &[]), "topology.ports");
+    assert_eq!(e.at, "s.toml:4");
+    assert!(
+        e.message
+            .contains("24 ports and 4 stages give 41472 end nodes")
+            && e.message.contains("4096 destinations"),
+        "{e}"
+    );
+    let e = about(
+        &errors(BASE, &["topology.k=32", "topology.stages=3"]),
+        "topology.k",
+    );
+    assert!(e.message.contains("32768 end nodes"), "{e}");
+    let e = about(
+        &errors(&custom(&[]), &["topology.nodes=4097"]),
+        "topology.nodes",
+    );
+    assert!(e.message.contains("4096"), "{e}");
+}
+
+#[test]
+fn the_largest_fat_tree_builds() {
+    // 16-ary 3-tree: 4096 end nodes, every row of the LFT.
+    let s = load(
+        BASE,
+        &["topology.k=16", "topology.stages=3", "sim_time=1us"],
+    )
+    .unwrap();
+    assert_eq!(s.topology.nodes, 4096);
+    runs(&s);
+}
+
+#[test]
+fn huge_times_and_sizes_are_errors_not_saturated() {
+    let all = errors(BASE, &["sim_time=1e30s", "traffic.message=1e30MB"]);
+    assert!(about(&all, "sim_time").message.contains("2^40 cycles"));
+    assert!(
+        about(&all, "traffic.message")
+            .message
+            .contains("2^32 - 1 flits")
+    );
+    let all = errors(BASE, &["traffic.message=2MB"]);
+    let e = about(&all, "traffic.message");
+    assert!(e.message.contains("source queue holds 256"), "{e}");
+    assert!(
+        errors(BASE, &["link.length=1e12"])[0]
+            .message
+            .contains("65535")
+    );
+    let e = about(&errors(BASE, &["node.buffer=100MB"]), "node.buffer");
+    assert!(e.message.contains("16-bit"), "{e}");
+}
+
+#[test]
+fn a_value_of_no_use_is_one_error() {
+    let all = errors(&BASE.replace("\"20us\"", "1979-05-27"), &[]);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(
+        all[0].to_string(),
+        "s.toml:1: key `sim_time`: datetime values are not used in scenarios"
+    );
+}
+
+#[test]
+fn bare_numbers_ask_for_a_unit() {
+    let all = errors(BASE, &["sim_time=20", "switch.buffer=64"]);
+    assert!(
+        about(&all, "sim_time")
+            .message
+            .contains("write a time with its unit")
+    );
+    assert!(
+        about(&all, "switch.buffer")
+            .message
+            .contains("write a size with its unit")
+    );
+}
+
+#[test]
+fn a_tiny_link_rate_is_blamed_on_the_rate() {
+    let all = errors(BASE, &["link.rate=1Mb/s"]);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(all[0].key.as_deref(), Some("link.rate"));
+    assert!(all[0].message.contains("1 to 10000 Gb/s"), "{}", all[0]);
+}
+
+#[test]
+fn nan_zero_bins_and_zero_sizes_are_errors() {
+    let text = BASE.replace("load = 0.5", "load = nan");
+    assert!(
+        about(&errors(&text, &[]), "traffic.load")
+            .message
+            .contains("finite")
+    );
+    let text = format!("{BASE}[link]\nlength = inf\n");
+    let e = about(&errors(&text, &[]), "link.length");
+    assert_eq!(e.at, "s.toml:10");
+    assert!(
+        about(&errors(BASE, &["bin=1ps"]), "bin")
+            .message
+            .contains("0 cycles")
+    );
+    let e = about(&errors(BASE, &["sim_time=1s", "bin=6ns"]), "bin");
+    assert!(e.message.contains("at most 1048576"), "{e}");
+    assert!(
+        about(&errors(BASE, &["switch.arn_gap=0ns"]), "switch.arn_gap")
+            .message
+            .contains("1 to")
+    );
+}
+
+#[test]
+fn random_destinations_need_two_nodes() {
+    let e = about(&errors(BASE, &["topology.k=1"]), "traffic.pattern");
+    assert!(e.message.contains("at least 2 end nodes"), "{e}");
+    let e = about(
+        &errors(BASE, &["topology.k=1", "traffic.pattern=h10"]),
+        "traffic.pattern",
+    );
+    assert!(e.message.contains("has 1"), "{e}");
+}
+
+#[test]
+fn every_error_is_reported_unknown_keys_first_with_a_suggestion() {
+    let text = BASE
+        .replace("sim_time", "sim_tme")
+        .replace("load = 0.5", "load = 2\nmessage = \"4\"");
+    let all = errors(&text, &["routing=fast"]);
+    let shown: Vec<String> = all.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        shown,
+        [
+            "s.toml:1: key `sim_tme`: unknown key; did you mean `sim_time`?",
+            "s.toml:8: key `traffic.load`: 2 is not a load between 0 and 1",
+            "s.toml:9: key `traffic.message`: `4` has no unit; write a size such as `4KB` or `64B`",
+            "s.toml: key `sim_time`: missing (a time such as `10ms`)",
+            "--set: key `routing`: `fast` is not one of dmodk, oblivious, adaptive_th, adaptive_th_afi, arn, arn_afi",
+        ]
+    );
+    let text = format!("{}\n", shown.join("\n"));
+    assert_eq!(ScenarioErrors(all).to_string() + "\n", text, "one per line");
+}
+
+#[test]
+fn misplaced_keys_suggest_their_table() {
+    let text = BASE.replace("[topology]\n", "");
+    let e = about(&errors(&text, &[]), "kind");
+    assert_eq!(e.message, "unknown key; did you mean `topology.kind`?");
+    let e = about(&errors(BASE, &["switch.load=1"]), "switch.load");
+    assert_eq!(e.message, "unknown key; did you mean `traffic.load`?");
+}
+
+#[test]
+fn suggestions_keep_the_index_of_a_table() {
+    let text = custom(&[]).replace("b = \"s0:1\"", "bb = \"s0:1\"");
+    let e = about(&errors(&text, &[]), "topology.link[1].bb");
+    assert!(
+        e.message.ends_with("did you mean `topology.link[1].b`?"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_64_bit_seed_is_taken() {
+    let s = load(BASE, &["seed=18446744073709551615"]).unwrap();
+    assert_eq!(s.seed, u64::MAX);
+    let s = load(&format!("seed = 18446744073709551615\n{BASE}"), &[]).unwrap();
+    assert_eq!(s.seed, u64::MAX);
+    let s = load(&format!("seed = \"18446744073709551614\"\n{BASE}"), &[]).unwrap();
+    assert_eq!(s.seed, u64::MAX - 1);
+    let e = about(&errors(BASE, &["seed=18446744073709551616"]), "seed");
+    assert!(e.message.contains("64-bit"), "{e}");
+}
+
+#[test]
+fn a_nested_header_is_reported_at_its_line() {
+    let text = format!("{BASE}\n\n[a.b.c.d]\n");
+    let e = about(&errors(&text, &[]), "a.b.c.d");
+    assert_eq!(
+        (e.at.as_str(), e.message.as_str()),
+        ("s.toml:11", "unknown table")
+    );
+    let text = format!("{BASE}\n\n[traffic.x.y.z]\nw = 1\n");
+    assert_eq!(
+        about(&errors(&text, &[]), "traffic.x.y.z.w").at,
+        "s.toml:12"
+    );
+}
+
+#[test]
+fn set_errors_say_set_and_the_key() {
+    let e = &errors(BASE, &["=3"])[0];
+    assert_eq!(e.to_string(), "--set: `=3` has an empty key");
+    let e = &errors(BASE, &["traffic.flow[5].src=1"])[0];
+    assert_eq!(e.at, "--set");
+    assert_eq!(e.key.as_deref(), Some("traffic.flow[5].src"));
+    assert!(e.message.contains("[0] to [0]"), "{e}");
+    let e = &errors(BASE, &["a..b=1"])[0];
+    assert_eq!((e.at.as_str(), e.key.as_deref()), ("--set", Some("a..b")));
+    let e = &errors(BASE, &["swich.crt=1us"])[0];
+    assert_eq!(
+        e.to_string(),
+        "--set: key `swich.crt`: unknown key; did you mean `switch.crt`?"
+    );
+}
+
+#[test]
+fn hot_windows_outside_the_run_and_silent_flows_warn() {
+    let s = load(
+        &BASE.replace("uniform", "h25"),
+        &["traffic.hot_spots=[3]", "traffic.hot_start=1ms"],
+    )
+    .unwrap();
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(s.warnings[0].starts_with("--set: key `traffic.hot_start`: the hot window starts"));
+    let text = format!("{}stop = \"1us\"\nstart = \"2us\"\n", custom(&[]));
+    let s = load(&text, &[]).unwrap();
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(
+        s.warnings[0].contains("key `traffic.flow[0].stop`")
+            && s.warnings[0].contains("never sends"),
+        "{:?}",
+        s.warnings
+    );
+    let s = load(&custom(&[]), &["traffic.flow[0].rate=0"]).unwrap();
+    assert!(
+        s.warnings[0].contains("traffic.flow[0].rate"),
+        "{:?}",
+        s.warnings
+    );
+    let s = load(&custom(&[]), &["traffic.load=0.5"]).unwrap();
+    assert!(
+        s.warnings[0].contains("key `traffic.load`: ignored"),
+        "{:?}",
+        s.warnings
+    );
+    let s = load(BASE, &["traffic.hot_start=1us"]).unwrap();
+    assert!(
+        s.warnings[0].contains("ignored: `traffic.pattern` is `uniform`"),
+        "{:?}",
+        s.warnings
+    );
+    assert!(load(BASE, &[]).unwrap().warnings.is_empty());
+}
+
+/// Two nodes on a switch of three ports, plus `extra` lines appended to the topology; one flow.
+fn custom(extra: &[&str]) -> String {
+    format!(
+        r#"sim_time = "10us"
+[topology]
+kind = "custom"
+nodes = 2
+[[topology.switch]]
+ports = 2
+[[topology.link]]
+a = "n0"
+b = "s0:0"
+[[topology.link]]
+a = "n1"
+b = "s0:1"
+{}
+[traffic]
+pattern = "flows"
+[[traffic.flow]]
+src = 0
+dst = 1
+"#,
+        extra.join("\n")
+    )
+}
+
+#[test]
+fn custom_topologies_are_checked_at_the_offending_line() {
+    let good = load(&custom(&[]), &[]).unwrap();
+    runs(&good);
+    // Line 13 is the first extra line.
+    let sw = ["[[topology.switch]]", "ports = 2"];
+    let cases: &[(&[&str], &str, &str, &str)] = &[
+        (
+            &["[[topology.link]]", "a = \"s0:0\"", "b = \"s0:1\""],
+            "topology.link[2]",
+            "s.toml:13",
+            "self-loop",
+        ),
+        (
+            &["[[topology.link]]", "a = \"n0\"", "b = \"n1\""],
+            "topology.link[2]",
+            "s.toml:13",
+            "node 0 to node 1",
+        ),
+        (
+            &["[[topology.link]]", "a = \"n1\"", "b = \"s0:0\""],
+            "topology.link[2].a",
+            "s.toml:14",
+            "n1 is cabled twice (already by `topology.link[1]` at s.toml:10)",
+        ),
+        (
+            &["[[topology.link]]", "a = \"n3\"", "b = \"s0:0\""],
+            "topology.link[2].a",
+            "s.toml:14",
+            "node 3 does not exist",
+        ),
+        (
+            &["[[topology.link]]", "a = \"n0\"", "b = \"s0:2\""],
+            "topology.link[2].b",
+            "s.toml:15",
+            "has ports 0 to 1, not 2",
+        ),
+        (
+            &["[[topology.link]]", "a = \"n0\"", "b = \"s1:0\""],
+            "topology.link[2].b",
+            "s.toml:15",
+            "switch 1 does not exist",
+        ),
+        (
+            &sw,
+            "topology.switch[1]",
+            "s.toml:13",
+            "port 0, 1 not cabled",
+        ),
+        (
+            &[
+                sw[0],
+                sw[1],
+                "[[topology.link]]",
+                "a = \"s1:0\"",
+                "b = \"s1:1\"",
+            ],
+            "topology.link[2]",
+            "s.toml:15",
+            "self-loop",
+        ),
+        (
+            &[
+                sw[0],
+                sw[1],
+                sw[0],
+                sw[1],
+                "[[topology.link]]",
+                "a = \"s1:0\"",
+                "b = \"s2:1\"",
+                "[[topology.link]]",
+                "a = \"s1:1\"",
+                "b = \"s2:0\"",
+            ],
+            "topology.switch[1]",
+            "s.toml:13",
+            "cannot reach node 0",
+        ),
+    ];
+    for (extra, key, at, what) in cases {
+        let all = errors(&custom(extra), &[]);
+        let e = about(&all, key);
+        assert_eq!(e.at, *at, "{e}");
+        assert!(e.message.contains(what), "{e}");
+    }
+    let e = about(
+        &errors(&custom(&[]), &["topology.nodes=3"]),
+        "topology.nodes",
+    );
+    assert!(e.message.contains("node 2 not cabled"), "{e}");
+}
+
+/// A chain of `n` two-port switches between node 0 and node 1: `n + 1` cables, each table on
+/// lines of its own, about 80 bytes per cable.
+pub(super) fn chain(n: usize) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::with_capacity(100 * n + 200);
+    t.push_str("sim_time = \"1us\"\n[topology]\nkind = \"custom\"\nnodes = 2\n");
+    for i in 0..n {
+        let _ = writeln!(
+            t,
+            "[[topology.switch]] # switch {i}\nports = 2\nstage = 1\n"
+        );
+    }
+    let _ = writeln!(t, "[[topology.link]]\na = \"n0\"\nb = \"s0:0\"");
+    for i in 1..n {
+        let _ = writeln!(t, "[[topology.link]]\na = \"s{}:1\"\nb = \"s{i}:0\"", i - 1);
+    }
+    let _ = writeln!(t, "[[topology.link]]\na = \"s{}:1\"\nb = \"n1\"", n - 1);
+    t.push_str("[traffic]\npattern = \"flows\"\n[[traffic.flow]]\nsrc = 0\ndst = 1\n");
+    t
+}
+
+#[test]
+fn a_100k_cable_topology_loads_and_is_checked() {
+    let n = 100_000;
+    let text = chain(n);
+    assert!(text.len() > 6_000_000, "{} bytes", text.len());
+    let t0 = std::time::Instant::now();
+    let s = load(&text, &[]).unwrap();
+    eprintln!(
+        "{} bytes, {} cables: loaded in {:?}",
+        text.len(),
+        n + 1,
+        t0.elapsed()
+    );
+    assert_eq!(
+        (s.topology.switches.len(), s.topology.links.len()),
+        (n, n + 1)
+    );
+    // The same file with its middle cable cut in two is refused at that cable's line.
+    let cut = text.replacen(
+        &format!("a = \"s{}:1\"\nb = \"s{}:0\"", n / 2, n / 2 + 1),
+        "a = \"s0:0\"\nb = \"n1\"",
+        1,
+    );
+    let all = errors(&cut, &[]);
+    assert!(
+        all.iter().any(|e| e.message.contains("cabled twice")),
+        "{all:#?}"
+    );
+}

@@ -1,0 +1,329 @@
+//! Topology keys: fat trees by their shape, custom topologies cable by cable.
+//!
+//! A topology that loads is one the subnet manager can program and the fabric can build: at
+//! most [`MAX_NODES`] end nodes (the rows of a switch's LFT), switches of 1 to 64 ports, and for
+//! custom topologies every switch port and every node cabled exactly once, no cable from a
+//! switch to itself or from a node to a node, and every switch and node connected to every
+//! node (minimal routing needs a path to each destination). Each error names the line of the
+//! offending `[[topology.switch]]` or `[[topology.link]]`. The checks are linear in the number
+//! of cables.
+
+use super::scenario::Reader;
+use crate::blocks::lft_banks::MAX_ROWS;
+use crate::fabric::topology::{Endpoint, SwitchSpec, Topology};
+use std::collections::HashMap;
+
+/// Most end nodes of a fabric: a switch's LFT holds one row per destination
+/// (`lft_banks`: `Rows` is 1 to 4096).
+pub const MAX_NODES: u64 = MAX_ROWS as u64;
+
+/// Most ports of a switch: the up-port mask is 64 bits and the radix of the model is 64.
+pub const MAX_PORTS: u64 = 64;
+
+const PORTS_WHY: &str = "ports of a switch, 64 at most";
+
+fn lft_limit(r: &Reader, key: &str, shape: String, nodes: u64) -> Option<()> {
+    if nodes > MAX_NODES {
+        return r.doc.fail(
+            key,
+            format!(
+                "{shape} give {nodes} end nodes; the LFT holds {MAX_NODES} destinations \
+                 ({MAX_NODES} rows per bank)"
+            ),
+        );
+    }
+    Some(())
+}
+
+/// Reads `topology.*`. `None` when anything in it is in error (the errors are recorded).
+pub(super) fn read(r: &Reader) -> Option<Topology> {
+    let doc = r.doc;
+    let Some(kind) = r.choice("topology.kind", None, &["rlft", "kary_ntree", "custom"]) else {
+        doc.skip("topology.");
+        return None;
+    };
+    let other = |keys: &[&str]| {
+        for k in keys {
+            doc.ignore(k, &format!("`topology.kind` is `{kind}`"));
+        }
+    };
+    match kind.as_str() {
+        "rlft" => {
+            other(&[
+                "topology.k",
+                "topology.nodes",
+                "topology.switch",
+                "topology.link",
+            ]);
+            let p = r
+                .uint_in("topology.ports", None, (2, MAX_PORTS), PORTS_WHY)
+                .filter(|p| {
+                    doc.holds("topology.ports", p % 2 == 0, || {
+                        format!("{p}: a real-life fat tree needs an even radix")
+                    })
+                });
+            let n = r.uint_in("topology.stages", None, (1, 4), "the model's RLFTs");
+            let (p, n) = (p?, n?);
+            let nodes = 2 * (p / 2).pow(n as u32);
+            lft_limit(
+                r,
+                "topology.ports",
+                format!("{p} ports and {n} stages"),
+                nodes,
+            )?;
+            Some(Topology::rlft(p as u32, n as u32))
+        }
+        "kary_ntree" => {
+            other(&[
+                "topology.ports",
+                "topology.nodes",
+                "topology.switch",
+                "topology.link",
+            ]);
+            let k = r.uint_in(
+                "topology.k",
+                None,
+                (1, MAX_PORTS / 2),
+                "2k ports, 64 at most",
+            );
+            let n = r.uint_in("topology.stages", None, (1, 6), "the model's k-ary n-trees");
+            let (k, n) = (k?, n?);
+            lft_limit(
+                r,
+                "topology.k",
+                format!("k = {k} and {n} stages"),
+                k.pow(n as u32),
+            )?;
+            Some(Topology::kary_ntree(k as u32, n as u32))
+        }
+        _ => {
+            other(&["topology.ports", "topology.k", "topology.stages"]);
+            custom(r)
+        }
+    }
+}
+
+fn name(e: Endpoint) -> String {
+    match e {
+        Endpoint::Node(n) => format!("n{n}"),
+        Endpoint::Switch { sw, port } => format!("s{sw}:{port}"),
+    }
+}
+
+fn endpoint(r: &Reader, key: &str) -> Option<Endpoint> {
+    let doc = r.doc;
+    if !doc.has(key) {
+        doc.missing(key, "an endpoint such as `n3` or `s1:2`");
+        return None;
+    }
+    let s = doc.str(key)?;
+    let parsed = if let Some(n) = s.strip_prefix('n') {
+        n.parse().ok().map(Endpoint::Node)
+    } else {
+        s.strip_prefix('s')
+            .and_then(|x| x.split_once(':'))
+            .and_then(|(sw, port)| {
+                Some(Endpoint::Switch {
+                    sw: sw.parse().ok()?,
+                    port: port.parse().ok()?,
+                })
+            })
+    };
+    parsed.or_else(|| doc.fail(key, format!("`{s}` is not an endpoint (`n3` or `s1:2`)")))
+}
+
+/// Union-find root of `v`, with path halving.
+fn root(parent: &mut [usize], mut v: usize) -> usize {
+    while parent[v] != v {
+        parent[v] = parent[parent[v]];
+        v = parent[v];
+    }
+    v
+}
+
+/// A list of numbers for a message: the first few, and how many in all.
+fn few(v: &[u64]) -> String {
+    let s: Vec<String> = v.iter().take(8).map(|x| x.to_string()).collect();
+    if v.len() > 8 {
+        format!("{} … ({} in all)", s.join(", "), v.len())
+    } else {
+        s.join(", ")
+    }
+}
+
+fn custom(r: &Reader) -> Option<Topology> {
+    let doc = r.doc;
+    let before = doc.error_count();
+    let nodes = r.uint_in(
+        "topology.nodes",
+        None,
+        (1, MAX_NODES),
+        "the LFT holds 4096 destinations",
+    );
+    let mut switches = Vec::new();
+    for i in 0..doc.table_count("topology.switch") {
+        let k = |f: &str| format!("topology.switch[{i}].{f}");
+        let ports = r.uint_in(&k("ports"), None, (1, MAX_PORTS), PORTS_WHY);
+        let stage = r.uint_in(&k("stage"), Some(0), (0, 15), "stages 0 to 15");
+        let mut up = 0u64;
+        for p in doc.uints(&k("up")).unwrap_or_default() {
+            match ports {
+                Some(n) if p >= n => {
+                    doc.fail::<()>(&k("up"), format!("port {p} of a {n}-port switch"));
+                }
+                _ if p >= MAX_PORTS => {}
+                _ => up |= 1 << p,
+            }
+        }
+        switches.push(SwitchSpec {
+            ports: ports.unwrap_or(0) as u16,
+            stage: stage.unwrap_or(0) as u8,
+            up_ports: up,
+        });
+    }
+    let ns = switches.len();
+    let node_count = nodes.unwrap_or(0) as usize;
+    let links_n = doc.table_count("topology.link");
+    let mut seen: HashMap<Endpoint, usize> = HashMap::with_capacity(2 * links_n);
+    let mut links = Vec::with_capacity(links_n);
+    for i in 0..links_n {
+        let link = format!("topology.link[{i}]");
+        let keys = [format!("{link}.a"), format!("{link}.b")];
+        let ends = keys.clone().map(|k| {
+            let e = endpoint(r, &k)?;
+            match e {
+                // With `topology.nodes` in error, nodes are not checked (nor kept).
+                Endpoint::Node(n) if n as usize >= node_count => nodes.and_then(|_| {
+                    doc.fail(
+                        &k,
+                        format!("node {n} does not exist (`topology.nodes` = {node_count})"),
+                    )
+                }),
+                Endpoint::Switch { sw, .. } if sw as usize >= ns => doc.fail(
+                    &k,
+                    format!("switch {sw} does not exist ({ns} `[[topology.switch]]`)"),
+                ),
+                Endpoint::Switch { sw, port } if port >= switches[sw as usize].ports => {
+                    let p = switches[sw as usize].ports;
+                    (p == 0).then_some(e).or_else(|| {
+                        doc.fail(
+                            &k,
+                            format!("switch {sw} has ports 0 to {}, not {port}", p - 1),
+                        )
+                    })
+                }
+                _ => Some(e),
+            }
+        });
+        let [Some(a), Some(b)] = ends else { continue };
+        match (a, b) {
+            (Endpoint::Node(x), Endpoint::Node(y)) => {
+                doc.fail::<()>(
+                    &link,
+                    format!("cables node {x} to node {y}; a node is cabled to a switch port"),
+                );
+                continue;
+            }
+            (Endpoint::Switch { sw: x, .. }, Endpoint::Switch { sw: y, .. }) if x == y => {
+                doc.fail::<()>(
+                    &link,
+                    format!(
+                        "a self-loop: both ends ({}, {}) are on switch {x}",
+                        name(a),
+                        name(b)
+                    ),
+                );
+                continue;
+            }
+            _ => {}
+        }
+        let mut twice = false;
+        for (e, k) in [(a, &keys[0]), (b, &keys[1])] {
+            if let Some(&j) = seen.get(&e) {
+                let first = format!("topology.link[{j}]");
+                doc.fail::<()>(
+                    k,
+                    format!(
+                        "{} is cabled twice (already by `{first}` at {})",
+                        name(e),
+                        doc.place(&first)
+                    ),
+                );
+                twice = true;
+            }
+        }
+        if twice {
+            continue;
+        }
+        seen.insert(a, i);
+        seen.insert(b, i);
+        links.push((a, b));
+    }
+    // Every port and every node cabled.
+    for (i, s) in switches.iter().enumerate() {
+        let open: Vec<u64> = (0..s.ports)
+            .filter(|&port| !seen.contains_key(&Endpoint::Switch { sw: i as u32, port }))
+            .map(u64::from)
+            .collect();
+        if !open.is_empty() {
+            doc.fail::<()>(
+                &format!("topology.switch[{i}]"),
+                format!(
+                    "port {} not cabled; every port of a switch is cabled",
+                    few(&open)
+                ),
+            );
+        }
+    }
+    let open: Vec<u64> = (0..node_count as u64)
+        .filter(|&n| !seen.contains_key(&Endpoint::Node(n as u32)))
+        .collect();
+    if !open.is_empty() {
+        doc.fail::<()>(
+            "topology.nodes",
+            format!("node {} not cabled to any switch", few(&open)),
+        );
+    }
+    // Connected: every switch and node reaches every node.
+    let vertex = |e: Endpoint| match e {
+        Endpoint::Switch { sw, .. } => sw as usize,
+        Endpoint::Node(n) => ns + n as usize,
+    };
+    let mut parent: Vec<usize> = (0..ns + node_count).collect();
+    for &(a, b) in &links {
+        let (x, y) = (root(&mut parent, vertex(a)), root(&mut parent, vertex(b)));
+        parent[x] = y;
+    }
+    let first_node = (0..node_count).find(|&n| seen.contains_key(&Endpoint::Node(n as u32)));
+    if let Some(n0) = first_node {
+        let home = root(&mut parent, ns + n0);
+        let mut reported = std::collections::HashSet::new();
+        for v in 0..ns + node_count {
+            let c = root(&mut parent, v);
+            if c == home || !reported.insert(c) {
+                continue;
+            }
+            let (key, what) = if v < ns {
+                (format!("topology.switch[{v}]"), format!("switch {v}"))
+            } else {
+                ("topology.nodes".to_string(), format!("node {}", v - ns))
+            };
+            if v >= ns && !seen.contains_key(&Endpoint::Node((v - ns) as u32)) {
+                continue; // already reported as not cabled
+            }
+            doc.fail::<()>(
+                &key,
+                format!("{what} cannot reach node {n0}: the cables make more than one network"),
+            );
+        }
+    }
+    if doc.error_count() != before {
+        return None;
+    }
+    Some(Topology {
+        nodes: nodes? as u32,
+        switches,
+        links,
+        xgft: None,
+    })
+}

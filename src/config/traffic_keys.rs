@@ -1,0 +1,238 @@
+//! Traffic keys: the pattern, its load and message size, the hot-spot window, explicit flows.
+//!
+//! A message is cut into MTU packets that must all fit a node's source queue
+//! ([`SOURCE_QUEUE`] packets), or the node would never send it. Patterns that draw random
+//! destinations need at least two end nodes. A hot window that starts after the end of the
+//! run, a pattern that makes no hot sender, and a flow that never sends load with a warning.
+
+use super::scenario::Reader;
+use crate::fabric::node::SOURCE_QUEUE;
+use crate::traffic::{ExplicitFlow, Pattern, hot_senders, paper_hot_spots};
+
+/// The traffic of a scenario.
+pub(super) struct Traffic {
+    /// Pattern name as written.
+    pub name: String,
+    /// The pattern.
+    pub pattern: Pattern,
+    /// Message size in flits.
+    pub message: u64,
+}
+
+const PATTERNS: &[&str] = &["uniform", "rnd", "h10", "h25", "h10-4", "h25-4", "flows"];
+const HOT_KEYS: &[&str] = &[
+    "traffic.hot_spots",
+    "traffic.hot_start",
+    "traffic.hot_duration",
+];
+
+/// A message size of `key` in flits: 1 to what the source queue holds.
+fn message(r: &Reader, key: &str, mtu: Option<u64>) -> Option<u64> {
+    let m = mtu.unwrap_or(64);
+    let f = r.size(key, &format!("{}B", m * r.tb.flit_bytes as u64))?;
+    let most = SOURCE_QUEUE as u64 * m;
+    if f == 0 {
+        return r.doc.fail(key, "a message is at least one flit");
+    }
+    if mtu.is_some() && f > most {
+        return r.doc.fail(
+            key,
+            format!(
+                "{f} flits is {} packets of the MTU; a node's source queue holds {SOURCE_QUEUE}, \
+                 so a message is at most {most} flits",
+                f.div_ceil(m)
+            ),
+        );
+    }
+    Some(f)
+}
+
+/// A fraction of the link, 0 to 1.
+fn fraction(r: &Reader, key: &str, what: &str) -> Option<f64> {
+    let v = match r.doc.get(key) {
+        None => 1.0,
+        Some(_) => r.doc.number(key)?,
+    };
+    if !(0.0..=1.0).contains(&v) {
+        return r
+            .doc
+            .fail(key, format!("{v} is not {what} between 0 and 1"));
+    }
+    Some(v)
+}
+
+/// Reads `traffic.*` for a fabric of `nodes` end nodes (unknown when the topology is in error).
+pub(super) fn read(
+    r: &Reader,
+    nodes: Option<u32>,
+    mtu: Option<u64>,
+    sim: Option<u64>,
+) -> Option<Traffic> {
+    let doc = r.doc;
+    let name = r.choice("traffic.pattern", None, PATTERNS);
+    let load = fraction(r, "traffic.load", "a load");
+    let message = message(r, "traffic.message", mtu);
+    let Some(name) = name else {
+        doc.skip("traffic.");
+        return None;
+    };
+    let random = name != "flows";
+    if random && let Some(n) = nodes.filter(|&n| n < 2) {
+        doc.fail::<()>(
+            "traffic.pattern",
+            format!("`{name}` draws destinations other than the source: it needs at least 2 end nodes, the fabric has {n}"),
+        );
+    }
+    let why = format!("`traffic.pattern` is `{name}`");
+    if name != "flows" {
+        doc.ignore("traffic.flow", &why);
+    }
+    let pattern = match name.as_str() {
+        "uniform" | "rnd" => {
+            for k in HOT_KEYS {
+                doc.ignore(k, &why);
+            }
+            Pattern::Uniform { load: load? }
+        }
+        "flows" => {
+            for k in HOT_KEYS {
+                doc.ignore(k, &why);
+            }
+            for k in ["traffic.load", "traffic.message"] {
+                if doc.has(k) {
+                    doc.warn(
+                        k,
+                        "ignored: each [[traffic.flow]] has its own `rate` and `size`",
+                    );
+                }
+            }
+            Pattern::Explicit(flows(r, nodes, mtu, sim)?)
+        }
+        p => {
+            let fraction = if p.starts_with("h10") { 0.10 } else { 0.25 };
+            let count = if p.ends_with("-4") { 4 } else { 1 };
+            let start = r.time("traffic.hot_start", "3ms");
+            let duration = r.time("traffic.hot_duration", "90ms");
+            let hot = match (doc.uints("traffic.hot_spots"), nodes) {
+                (Some(h), Some(n)) => {
+                    if h.is_empty() {
+                        doc.fail::<()>("traffic.hot_spots", "a hot-spot pattern needs at least one hot spot");
+                    }
+                    match h.iter().find(|&&x| x >= n as u64) {
+                        Some(x) => doc.fail(
+                            "traffic.hot_spots",
+                            format!("node {x} does not exist (the fabric has {n})"),
+                        ),
+                        None => Some(h.into_iter().map(|x| x as u32).collect::<Vec<_>>()),
+                    }
+                }
+                (None, Some(n)) if !doc.has("traffic.hot_spots") => paper_hot_spots(n, count)
+                    .or_else(|| doc.fail("traffic.hot_spots", format!("missing: the paper gives hot spots for 432 and 3456 nodes only, this fabric has {n}"))),
+                _ => None,
+            };
+            if let (Some(s), Some(sim)) = (start, sim)
+                && s >= sim
+            {
+                doc.warn(
+                    "traffic.hot_start",
+                    format!("the hot window starts at cycle {s}, after the run ends ({sim} cycles): no hot traffic"),
+                );
+            }
+            if duration == Some(0) {
+                doc.warn("traffic.hot_duration", "0 cycles: no hot traffic");
+            }
+            if let (Some(h), Some(n)) = (&hot, nodes)
+                && !h.is_empty()
+                && hot_senders(n, fraction, h).is_empty()
+            {
+                doc.warn(
+                    "traffic.pattern",
+                    format!("`{p}` on {n} nodes makes no hot sender: no hot traffic"),
+                );
+            }
+            Pattern::HotSpot {
+                fraction,
+                hot: hot?,
+                start: start?,
+                duration: duration?,
+                load: load?,
+            }
+        }
+    };
+    Some(Traffic {
+        name,
+        pattern,
+        message: message?,
+    })
+}
+
+/// `[[traffic.flow]]`: each flow's source and destination (two different nodes), rate, message
+/// size, start and stop.
+fn flows(
+    r: &Reader,
+    nodes: Option<u32>,
+    mtu: Option<u64>,
+    sim: Option<u64>,
+) -> Option<Vec<ExplicitFlow>> {
+    let doc = r.doc;
+    let count = doc.table_count("traffic.flow");
+    if count == 0 {
+        return doc.fail(
+            "traffic.flow",
+            "pattern `flows` needs at least one [[traffic.flow]]",
+        );
+    }
+    let last = nodes.map_or(u64::MAX, |n| n as u64 - 1);
+    let mut v = Vec::with_capacity(count);
+    let mut ok = true;
+    for i in 0..count {
+        let k = |f: &str| format!("traffic.flow[{i}].{f}");
+        let rate = fraction(r, &k("rate"), "a rate (of the link)");
+        let src = r.uint_in(&k("src"), None, (0, last), "the fabric's end nodes");
+        let dst = r.uint_in(&k("dst"), None, (0, last), "the fabric's end nodes");
+        if let (Some(s), Some(d)) = (src, dst)
+            && s == d
+        {
+            doc.fail::<()>(&k("dst"), format!("flow {s} -> {d} sends to itself"));
+        }
+        let size = message(r, &k("size"), mtu);
+        let start = r.time(&k("start"), "0ns");
+        let stop = if doc.has(&k("stop")) {
+            r.time(&k("stop"), "0ns")
+        } else {
+            Some(u64::MAX)
+        };
+        if rate == Some(0.0) {
+            doc.warn(&k("rate"), "0: the flow never sends");
+        }
+        if let (Some(a), Some(b)) = (start, stop)
+            && b <= a
+        {
+            doc.warn(
+                &k("stop"),
+                format!("the flow stops (cycle {b}) before it starts (cycle {a}): it never sends"),
+            );
+        } else if let (Some(a), Some(sim)) = (start, sim)
+            && a >= sim
+        {
+            doc.warn(
+                &k("start"),
+                format!("the flow starts at cycle {a}, after the run ends ({sim} cycles): it never sends"),
+            );
+        }
+        match (rate, src, dst, size, start, stop) {
+            (Some(rate), Some(src), Some(dst), Some(size), Some(start), Some(stop)) => {
+                v.push(ExplicitFlow {
+                    src: src as u32,
+                    dst: dst as u32,
+                    rate,
+                    message_flits: size as u32,
+                    start,
+                    stop,
+                })
+            }
+            _ => ok = false,
+        }
+    }
+    ok.then_some(v)
+}
