@@ -99,7 +99,14 @@ fn cases() -> Vec<Case> {
         refused(
             "a fabric larger than the forwarding table",
             vec![("big.toml", rlft.clone())],
-            &["run", "big.toml", "--out", "out_big", "--set", "sim_time=1us"],
+            &[
+                "run",
+                "big.toml",
+                "--out",
+                "out_big",
+                "--set",
+                "sim_time=1us",
+            ],
             &["big.toml:", "topology"],
         ),
         refused(
@@ -112,12 +119,8 @@ fn cases() -> Vec<Case> {
             "every error of a file at once",
             vec![(
                 "many.toml",
-                with(
-                    &with(&d, "routing", "\"fast\""),
-                    "load",
-                    "7",
-                )
-                .replace("crt = \"5us\"", "crt = \"5 parsecs\""),
+                with(&with(&d, "routing", "\"fast\""), "load", "7")
+                    .replace("crt = \"5us\"", "crt = \"5 parsecs\""),
             )],
             &["check", "many.toml"],
             &["routing", "traffic.load", "switch.crt"],
@@ -150,22 +153,43 @@ fn cases() -> Vec<Case> {
             "a dump that selects no signal does not touch the file it names",
             vec![],
             &[
-                "run", "default", "--out", "out_scope", "--vcd", "precious.txt", "--scope",
-                "nothing.*", "--set", "sim_time=5us",
+                "run",
+                "default",
+                "--out",
+                "out_scope",
+                "--vcd",
+                "precious.txt",
+                "--scope",
+                "nothing.*",
+                "--set",
+                "sim_time=5us",
             ],
             &["--scope"],
         ),
         refused(
             "an output folder that is a file",
             vec![],
-            &["run", "default", "--out", "precious.txt", "--set", "sim_time=5us"],
+            &[
+                "run",
+                "default",
+                "--out",
+                "precious.txt",
+                "--set",
+                "sim_time=5us",
+            ],
             &["precious.txt"],
         ),
         refused(
             "a dump window that makes no sense",
             vec![],
             &[
-                "run", "default", "--out", "out_window", "--vcd", "out_window/a.vcd", "--from",
+                "run",
+                "default",
+                "--out",
+                "out_window",
+                "--vcd",
+                "out_window/a.vcd",
+                "--from",
                 "soon",
             ],
             &["--from"],
@@ -181,7 +205,13 @@ fn cases() -> Vec<Case> {
             label: "dump options without a dump",
             files: vec![],
             args: args(&[
-                "run", "default", "--out", "out_noscope", "--scope", "fabric.*", "--set",
+                "run",
+                "default",
+                "--out",
+                "out_noscope",
+                "--scope",
+                "fabric.*",
+                "--set",
                 "sim_time=5us",
             ]),
             expect: Expect::Warned,
@@ -217,7 +247,8 @@ fn run_case(dir: &Path, c: &Case) -> Result<(), String> {
         std::thread::sleep(Duration::from_millis(20));
     };
     let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     if status.code() == Some(101) || text.contains("panicked") {
         return Err(format!("panicked: {text}"));
     }
