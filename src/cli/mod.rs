@@ -18,7 +18,16 @@ use std::path::PathBuf;
 
 /// Cycle-accurate model of an InfiniBand-class switch with ARN congestion management.
 #[derive(Parser, Debug)]
-#[command(name = "arnsim", version, about)]
+#[command(
+    name = "arnsim",
+    version,
+    about,
+    after_help = "The switch implements adaptive routing notifications (ARN) with adapted-flow isolation (AFI) \
+as described by J. Rocher-Gonzalez, J. Escudero-Sahuquillo, P. J. Garcia and F. J. Quiles, \
+\"Congestion Management in High-Performance Interconnection Networks Using Adaptive Routing \
+Notifications\"; the interleaved forwarding tables follow J. C. Martinez et al., \"Supporting Fully \
+Adaptive Routing in InfiniBand Networks\". All references: docs/references.md."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -71,7 +80,9 @@ pub enum Command {
     },
     /// List the bundled scenarios.
     Scenarios,
-    /// Overlay the efficiency of several runs in one SVG panel (like the paper's figure 6).
+    /// Overlay the efficiency of several runs in one SVG panel (like figure 6 of Rocher-Gonzalez et al.,
+    /// "Congestion Management in High-Performance Interconnection Networks Using Adaptive Routing
+    /// Notifications").
     Plot {
         /// Output directories of `arnsim run` (each holding `efficiency.csv` and `summary.json`).
         #[arg(required = true, value_name = "RUN_DIR")]

@@ -1,5 +1,5 @@
 //! `arnsim plot`: the efficiency curves of several runs in one SVG panel, labelled by routing mode
-//! and queuing scheme, as in the paper's figure 6.
+//! and queuing scheme, as in figure 6 of Rocher-Gonzalez et al. (docs/references.md).
 
 use super::outputs::{Summary, write_atomically};
 use crate::config::units::nanoseconds;
