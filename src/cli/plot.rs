@@ -22,6 +22,7 @@ pub fn run(
         .map(|t| nanoseconds(t).map(|ns| ns / 1e6))
         .transpose()
         .map_err(|e| format!("--to: {e}"))?;
+    check_out(runs, out)?;
     let mut curves = Vec::with_capacity(runs.len());
     let mut default_title = None;
     for dir in runs {
@@ -56,9 +57,71 @@ pub fn run(
     Ok(())
 }
 
+/// The plot goes to an `.svg` file that is none of the runs' own files: a plot never writes over
+/// a run's CSV or summary, nor over a file that is not a plot.
+fn check_out(runs: &[PathBuf], out: &Path) -> Result<(), String> {
+    if out.is_dir() {
+        return Err(format!("--out {}: is a folder", out.display()));
+    }
+    let is_svg = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    if !is_svg {
+        return Err(format!(
+            "--out {}: a plot is written to an .svg file (give a name ending in .svg)",
+            out.display()
+        ));
+    }
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    for dir in runs {
+        if let Some(f) = [
+            "efficiency.svg",
+            "efficiency.csv",
+            "summary.json",
+            "latency.csv",
+        ]
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|f| same(f, out))
+        {
+            return Err(format!(
+                "--out {}: that is {}, an output of the run being plotted; write the plot elsewhere",
+                out.display(),
+                f.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plot_never_writes_over_a_run_or_a_file_that_is_not_svg() {
+        let dir = std::env::temp_dir().join(format!("arnsim-plot-out-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("efficiency.svg"), "<svg/>").unwrap();
+        std::fs::write(dir.join("notes.txt"), "kept").unwrap();
+        let runs = [dir.clone()];
+        let e = run(&runs, &dir.join("notes.txt"), None, None).unwrap_err();
+        assert!(e.contains("--out") && e.contains(".svg"), "{e}");
+        let e = run(&runs, &dir.join("efficiency.svg"), None, None).unwrap_err();
+        assert!(e.contains("an output of the run"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+            "kept"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("efficiency.svg")).unwrap(),
+            "<svg/>"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn plots_runs_and_names_the_broken_file() {
