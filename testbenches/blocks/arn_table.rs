@@ -22,6 +22,7 @@ fn config((entries, ports, ttl): Params) -> HdlConfig {
             ("Ports", ports as u64),
             ("Ttl", ttl as u64),
         ],
+        alter: None,
     }
 }
 

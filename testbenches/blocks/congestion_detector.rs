@@ -22,6 +22,7 @@ fn config(cfg: &DetectorConfig) -> HdlConfig {
             ("Fcth", cfg.fcth as u64),
             ("Crt", cfg.crt.value() as u64),
         ],
+        alter: None,
     }
 }
 

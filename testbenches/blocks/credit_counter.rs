@@ -13,6 +13,7 @@ fn config(cap: usize) -> HdlConfig {
     HdlConfig {
         block: "credit_counter",
         params: vec![("Cap", cap as u64)],
+        alter: None,
     }
 }
 

@@ -13,6 +13,7 @@ fn config(lmc: u32, rows: usize) -> HdlConfig {
     HdlConfig {
         block: "lft_banks",
         params: vec![("Lmc", lmc as u64), ("Rows", rows as u64)],
+        alter: None,
     }
 }
 
