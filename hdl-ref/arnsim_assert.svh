@@ -7,6 +7,8 @@
 //   `ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)
 //       Concurrent assertion sampled at the rising edge, disabled while rst_n is low. prop may use
 //       |->, |=>, $past, $stable, $rose, $fell, $onehot0 (Verilator 5.006 supports these).
+//       A select of an unpacked array inside a property stops Verilator 5.006 with an internal
+//       error (V3Unknown); such a value is first assigned to a packed check signal.
 //   `ASSERT_NEVER(name, prop, clk = clk_i, rst_n = rst_ni)
 //       prop never holds outside reset (a boolean expression).
 //   `ASSERT_KNOWN(name, sig, clk = clk_i, rst_n = rst_ni)
