@@ -198,6 +198,27 @@ fn main() {
             },
         }
     }
+    // Out-of-range parameters must be rejected at elaboration by the named ASSERT_INIT check.
+    for (config, name) in blocks::param_checks()
+        .into_iter()
+        .filter(|(c, _)| c.block.contains(&filter))
+    {
+        let label = config.label();
+        match config.build() {
+            Ok(_) => {
+                failed += 1;
+                println!("FAIL   {label}: built, although {name} must reject it");
+            }
+            Err(e) if e.contains(&format!("ASSERT_INIT {name} failed")) => {
+                passed += 1;
+                println!("ok     {label:<32} rejected at elaboration by {name}");
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL   {label}: expected {name} to reject it, got:\n{e}");
+            }
+        }
+    }
     // The wave comparison must be able to fail.
     if let Some(d) = done
         .iter()
