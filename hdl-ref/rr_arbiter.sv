@@ -85,7 +85,7 @@ module rr_arbiter #(
   `ASSERT(a_gnt_subset_req, (gnt_o & ~req_i) == '0)
   // valid_o is high exactly when some requester is present.
   `ASSERT(a_valid_iff_req, valid_o == (|req_i))
-  // The pointer names a requester.
+  // The pointer is below N.
   `ASSERT(a_ptr_in_range, 32'(ptr_q) < N)
   // With a grant, gnt_o is the one-hot code of idx_o; without, both are 0.
   `ASSERT(a_gnt_is_idx, gnt_o == (valid_o ? (N'(1) << idx_o) : '0) && (valid_o || idx_o == '0))
