@@ -1,3 +1,5 @@
+`include "arnsim_assert.svh"
+
 // ARN table: a CAM of congestion roots (or ARNs received about them), each entry with a TTL.
 //
 // Contract
@@ -21,7 +23,11 @@
 //      and pr_evict_o is set.
 //   Invalidated entries keep their other fields; only a write changes them.
 // - count_o: number of valid_q entries; full_o: count_o == Entries.
+// - Inputs: every combination is legal (commands on any key, a remove and a processARN in the
+//   same cycle, fields of disabled commands and lookups are ignored); the inputs must be known
+//   (m_inputs_known).
 // - Synchronous active-low reset: every entry invalid, every field 0.
+// Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
 // Parameters
 // - Entries: CAM depth, 1..64. IdxW = max(1, clog2 Entries), CntW = clog2(Entries + 1).
 // - Ports: lookup ports (switch input ports), 1..64.
@@ -264,27 +270,145 @@ module arn_table #(
     end
   end
 
+  // Parameters (checked at elaboration).
+  // Entries is in 1..64.
+  `ASSERT_INIT(a_param_entries, Entries >= 1 && Entries <= 64)
+  // Ports is in 1..64.
+  `ASSERT_INIT(a_param_ports, Ports >= 1 && Ports <= 64)
+  // Ttl is in 1..2^24-1 (the TTL counter is 24 bits).
+  `ASSERT_INIT(a_param_ttl, Ttl >= 1 && Ttl <= 24'hFF_FFFF)
+
+`ifndef SYNTHESIS
+  // Packed copies of the per-port inputs and outputs ($isunknown needs packed values).
+  localparam int unsigned LkOutW = 2 + IdxW + 8 + 32 + 8 + 8;
+  logic [Ports-1:0][24:0]       chk_lk_in;
+  logic [Ports-1:0][LkOutW-1:0] chk_lk_out;
+  always_comb begin
+    for (int p = 0; p < Ports; p++) begin
+      chk_lk_in[p]  = {lk_en_i[p], lk_dest_i[p], lk_vc_i[p]};
+      chk_lk_out[p] = {lk_hit_o[p], lk_consumed_o[p], lk_idx_o[p], lk_port_o[p], lk_arn_id_o[p],
+                       lk_root_info_o[p], lk_alt_port_o[p]};
+    end
+  end
+`endif
+
+  // Input contract.
+  // Every input is known outside reset.
+  `ASSUME(m_inputs_known, !$isunknown({chk_lk_in, pr_en_i, pr_dest_i, pr_port_i, pr_vc_i,
+                                       pr_arn_id_i, pr_root_info_i, pr_consumed_i,
+                                       pr_alt_port_i, pr_add_i, rm_en_i, rm_dest_i, rm_port_i,
+                                       rm_vc_i}))
+
+  // Outputs.
+  // Every output is known outside reset.
+  `ASSERT_KNOWN(a_outputs_known, {chk_lk_out, pr_hit_o, pr_evict_o, count_o, full_o})
+
   // Invariants.
-  a_count_le_entries:     assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           32'(count_o) <= Entries);
-  a_full_iff_count:       assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           full_o == (32'(count_o) == Entries));
-  a_hit_evict_exclusive:  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           !(pr_hit_o && pr_evict_o));
-  a_pr_out_needs_en:      assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           (pr_hit_o || pr_evict_o) -> pr_en_i);
-  a_evict_only_when_full: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           pr_evict_o -> full_o);
-  a_hit_needs_en:         assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           &chk_hit_needs_en);
-  a_consumed_needs_hit:   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           &chk_consumed_needs_hit);
-  a_miss_outputs_zero:    assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           &chk_miss_zero);
-  a_idx_in_range:         assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           &chk_idx_in_range);
-  a_valid_ttl_in_range:   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           &chk_ttl_in_range);
-  a_key_unique:           assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                           &chk_key_unique);
+  // count_o never exceeds the table.
+  `ASSERT(a_count_le_entries, 32'(count_o) <= Entries)
+  // full_o follows count_o.
+  `ASSERT(a_full_iff_count, full_o == (32'(count_o) == Entries))
+  // A command never both refreshes and evicts.
+  `ASSERT_NEVER(a_hit_evict_exclusive, pr_hit_o && pr_evict_o)
+  // pr_hit_o and pr_evict_o only with pr_en_i.
+  `ASSERT(a_pr_out_needs_en, (pr_hit_o || pr_evict_o) -> pr_en_i)
+  // An eviction only when every entry is valid.
+  `ASSERT(a_evict_only_when_full, pr_evict_o -> full_o)
+  // Per port: a hit needs the enable.
+  `ASSERT(a_hit_needs_en, &chk_hit_needs_en)
+  // Per port: a consumed hit is a hit.
+  `ASSERT(a_consumed_needs_hit, &chk_consumed_needs_hit)
+  // Per port: without a hit the index and the field outputs are 0.
+  `ASSERT(a_miss_outputs_zero, &chk_miss_zero)
+  // Per port: the selected index names an entry.
+  `ASSERT(a_idx_in_range, &chk_idx_in_range)
+  // Per entry: a valid entry has 1 <= ttl_q <= Ttl.
+  `ASSERT(a_valid_ttl_in_range, &chk_ttl_in_range)
+  // At most one valid entry per (dest, port, vc).
+  `ASSERT(a_key_unique, &chk_key_unique)
+
+`ifndef SYNTHESIS
+  // Per entry, what this cycle's commands do to it, judged from the inputs and the current
+  // registers (not from the next-state logic):
+  // - chk_removed: the remove names its key;
+  // - chk_refresh: processARN names its full key (dest, port, vc, arn_id) and it is not removed;
+  // - chk_untouched: live past this cycle (ttl_q > 1), not named by either command, and not an
+  //   eviction candidate (no add into a full table);
+  // - chk_expiring: in its last cycle (ttl_q == 1) and not refreshed.
+  // Registered (_q), they are judged against the next cycle's registers.
+  typedef logic [16+8+8+32+8+1+8-1:0] chk_fields_t;
+  logic [Entries-1:0] chk_removed, chk_refresh, chk_untouched, chk_expiring;
+  logic [Entries-1:0] chk_refresh_q, chk_untouched_q, chk_expiring_q, chk_removed_q;
+  logic [Entries-1:0] chk_counted, chk_reloaded, chk_expired, chk_dropped, chk_holds_cmd;
+  logic               chk_add, chk_add_q, chk_drop_q;
+  chk_fields_t        chk_cmd, chk_cmd_q;
+  chk_fields_t        chk_fields [Entries], chk_fields_q [Entries];
+  logic [23:0]        chk_ttl_q [Entries];
+  always_comb begin
+    chk_cmd = {pr_dest_i, pr_port_i, pr_vc_i, pr_arn_id_i, pr_root_info_i, pr_consumed_i,
+               pr_alt_port_i};
+    for (int e = 0; e < Entries; e++) begin
+      chk_fields[e]    = {dest_q[e], port_q[e], vc_q[e], arn_id_q[e], root_info_q[e],
+                          consumed_q[e], alt_port_q[e]};
+      chk_removed[e]   = rm_en_i && valid_q[e] && {dest_q[e], port_q[e], vc_q[e]}
+                         == {rm_dest_i, rm_port_i, rm_vc_i};
+      chk_refresh[e]   = pr_en_i && valid_q[e] && !chk_removed[e]
+                         && {dest_q[e], port_q[e], vc_q[e], arn_id_q[e]}
+                         == {pr_dest_i, pr_port_i, pr_vc_i, pr_arn_id_i};
+      chk_untouched[e] = valid_q[e] && ttl_q[e] > 24'd1 && !chk_removed[e]
+                         && !(pr_en_i && {dest_q[e], port_q[e], vc_q[e]}
+                              == {pr_dest_i, pr_port_i, pr_vc_i})
+                         && !(pr_en_i && pr_add_i && full_o);
+      chk_expiring[e]  = valid_q[e] && ttl_q[e] == 24'd1 && !chk_refresh[e];
+    end
+    chk_add = pr_en_i && pr_add_i && !(|chk_refresh);
+    for (int e = 0; e < Entries; e++) begin
+      chk_counted[e]   = !chk_untouched_q[e] || (valid_q[e] && ttl_q[e] == chk_ttl_q[e] - 24'd1
+                                                 && chk_fields[e] == chk_fields_q[e]);
+      chk_reloaded[e]  = !chk_refresh_q[e] || (valid_q[e] && ttl_q[e] == 24'(Ttl));
+      chk_expired[e]   = !chk_expiring_q[e] || !valid_q[e] || ttl_q[e] == 24'(Ttl);
+      chk_dropped[e]   = !(chk_removed_q[e] && chk_drop_q) || !valid_q[e];
+      chk_holds_cmd[e] = valid_q[e] && ttl_q[e] == 24'(Ttl) && chk_fields[e] == chk_cmd_q;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      chk_refresh_q   <= '0;
+      chk_untouched_q <= '0;
+      chk_expiring_q  <= '0;
+      chk_removed_q   <= '0;
+      chk_add_q       <= 1'b0;
+      chk_drop_q      <= 1'b0;
+      chk_cmd_q       <= '0;
+      chk_fields_q    <= '{default: '0};
+      chk_ttl_q       <= '{default: '0};
+    end else begin
+      chk_refresh_q   <= chk_refresh;
+      chk_untouched_q <= chk_untouched;
+      chk_expiring_q  <= chk_expiring;
+      chk_removed_q   <= chk_removed;
+      chk_add_q       <= chk_add;
+      chk_drop_q      <= !(pr_en_i && pr_add_i);
+      chk_cmd_q       <= chk_cmd;
+      chk_fields_q    <= chk_fields;
+      chk_ttl_q       <= ttl_q;
+    end
+  end
+`endif
+
+  // Behaviour.
+  // pr_hit_o is set exactly when processARN names the full key of a valid entry not removed.
+  `ASSERT(a_hit_iff_refresh, pr_hit_o == (|chk_refresh))
+  // A live entry that no command names counts its TTL down by exactly one and keeps its fields.
+  `ASSERT(a_ttl_counts_down, &chk_counted)
+  // A refreshed entry is valid with a full TTL in the next cycle.
+  `ASSERT(a_refresh_reloads, &chk_reloaded)
+  // An entry in its last cycle and not refreshed is gone in the next one (or its slot holds a
+  // new entry, with a full TTL).
+  `ASSERT(a_expire_at_one, &chk_expired)
+  // A removed entry is gone in the next cycle unless the same cycle adds an entry.
+  `ASSERT(a_remove_drops, &chk_dropped)
+  // An add (processARN with pr_add_i, no refresh) leaves an entry holding the command's fields
+  // with a full TTL.
+  `ASSERT(a_add_lands, chk_add_q |-> |chk_holds_cmd)
 endmodule

@@ -1,3 +1,5 @@
+`include "arnsim_assert.svh"
+
 // Congestion detector of one switch output port: is this output the root of a congestion tree?
 //
 // Contract
@@ -16,7 +18,10 @@
 // - Outputs: root_o = (state_q == StRoot); root_in_o = offending during root_det_o, else
 //   root_in_q; root_dest_o/root_vc_o/root_adapted_o = header of the offending head packet
 //   during root_det_o, else 0; crossed_o = popcount(over_q).
+// - Inputs: every combination is legal (occupancies and credits anywhere in 16 bits, header
+//   fields of invalid heads are ignored); the inputs must be known (m_inputs_known).
 // - Synchronous active-low reset: state_q = StIdle, crt_q = 0, over_q = 0, root_in_q = 0.
+// Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
 // Parameters
 // - P: input ports, 1..64. IdxW = max(1, clog2 P), CntW = clog2(P + 1).
 // - Hcdth, Lcdth: thresholds in flits (Lcdth <= Hcdth <= 65535).
@@ -54,16 +59,6 @@ module congestion_detector #(
     StWait = 2'd1,
     StRoot = 2'd2
   } state_e;
-
-  if (P < 1 || P > 64) begin : g_check_p
-    $error("congestion_detector: P must be in 1..64");
-  end
-  if (Lcdth > Hcdth || Hcdth > 65535 || Fcth > 65535) begin : g_check_thresholds
-    $error("congestion_detector: need Lcdth <= Hcdth <= 65535 and Fcth <= 65535");
-  end
-  if (Crt < 1 || Crt > 24'hFF_FFFF) begin : g_check_crt
-    $error("congestion_detector: Crt must be in 1..2^24-1");
-  end
 
   localparam logic [23:0] CrtV = 24'(Crt);
 
@@ -171,22 +166,120 @@ module congestion_detector #(
     end
   end
 
+  // Parameters (checked at elaboration).
+  // P is in 1..64.
+  `ASSERT_INIT(a_param_p, P >= 1 && P <= 64)
+  // The thresholds are ordered and fit in 16 bits: Lcdth <= Hcdth <= 65535.
+  `ASSERT_INIT(a_param_thresholds, Lcdth <= Hcdth && Hcdth <= 65535)
+  // Fcth fits in 16 bits.
+  `ASSERT_INIT(a_param_fcth, Fcth <= 65535)
+  // Crt is in 1..2^24-1 (the timer is 24 bits).
+  `ASSERT_INIT(a_param_crt, Crt >= 1 && Crt <= 24'hFF_FFFF)
+
+`ifndef SYNTHESIS
+  // Packed copy of the per-input inputs ($isunknown needs packed values).
+  logic [P-1:0][57:0] chk_in;
+  always_comb begin
+    for (int i = 0; i < P; i++) begin
+      chk_in[i] = {voq_occ_i[i], head_valid_i[i], head_dest_i[i], head_vc_i[i],
+                   head_adapted_i[i], head_fc_i[i]};
+    end
+  end
+`endif
+
+  // Input contract.
+  // Every input is known outside reset.
+  `ASSUME(m_inputs_known, !$isunknown(chk_in))
+
+  // Outputs.
+  // Every output is known outside reset.
+  `ASSERT_KNOWN(a_outputs_known, {root_o, root_det_o, root_rel_o, root_in_o, root_dest_o,
+                                  root_vc_o, root_adapted_o, crossed_o})
+
   // Invariants.
-  a_state_valid:        assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                         state_q inside {StIdle, StWait, StRoot});
-  a_crt_runs_in_wait:   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                         (state_q == StWait) == (crt_q != '0));
-  a_crt_below_crt:      assert property (@(posedge clk_i) disable iff (!rst_ni) crt_q < CrtV);
-  a_root_has_crossed:   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                         (state_q != StRoot) || (over_q != '0));
-  a_root_in_range:      assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                         32'(root_in_q) < P);
-  a_no_root_to_wait:    assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                         !(state_q == StRoot && state_d == StWait));
-  a_det_rel_exclusive:  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                         !(root_det_o && root_rel_o));
-  a_det_not_in_root:    assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                         !(root_det_o && state_q == StRoot));
-  a_rel_only_when_clear: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                          !root_rel_o || (over_d == '0));
+  // state_q is one of the three states.
+  `ASSERT(a_state_valid, state_q inside {StIdle, StWait, StRoot})
+  // The CRT timer runs exactly in StWait.
+  `ASSERT(a_crt_runs_in_wait, (state_q == StWait) == (crt_q != '0))
+  // The timer stays below Crt.
+  `ASSERT(a_crt_below_crt, crt_q < CrtV)
+  // A root has a non-empty crossed set.
+  `ASSERT(a_root_has_crossed, (state_q != StRoot) || (over_q != '0))
+  // root_in_q names an input.
+  `ASSERT(a_root_in_range, 32'(root_in_q) < P)
+  // StRoot never goes to StWait.
+  `ASSERT_NEVER(a_no_root_to_wait, state_q == StRoot && state_d == StWait)
+  // Never a declaration and a release in the same cycle.
+  `ASSERT_NEVER(a_det_rel_exclusive, root_det_o && root_rel_o)
+  // No declaration while already a root.
+  `ASSERT_NEVER(a_det_not_in_root, root_det_o && state_q == StRoot)
+  // A release only when the next crossed set is empty.
+  `ASSERT(a_rel_only_when_clear, !root_rel_o || (over_d == '0))
+
+`ifndef SYNTHESIS
+  // The contract recomputed from the inputs, beside the FSM:
+  // - chk_cond[i]: VOQ i above HCDTh with a head whose downstream VC has more than FCTh credits;
+  // - chk_off: the offending input (largest occupancy among chk_cond, lowest index on ties) and
+  //   its head's header;
+  // - chk_over_d: the next crossed set by the hysteresis rule; chk_clear: it is empty;
+  // - chk_run: consecutive cycles of the root condition outside StRoot, this one included.
+  localparam int unsigned RunW = 25;
+  logic [P-1:0]    chk_cond, chk_over_d;
+  logic            chk_clear;
+  logic [IdxW-1:0] chk_off;
+  logic [15:0]     chk_off_occ, chk_off_dest;
+  logic [7:0]      chk_off_vc;
+  logic            chk_off_adapted;
+  logic [RunW-1:0] chk_run, chk_run_q;
+  always_comb begin
+    chk_off         = '0;
+    chk_off_occ     = '0;
+    chk_off_dest    = '0;
+    chk_off_vc      = '0;
+    chk_off_adapted = 1'b0;
+    for (int i = 0; i < P; i++) begin
+      chk_cond[i]   = 32'(voq_occ_i[i]) > Hcdth && head_valid_i[i] && 32'(head_fc_i[i]) > Fcth;
+      chk_over_d[i] = over_q[i] ? 32'(voq_occ_i[i]) >= Lcdth : 32'(voq_occ_i[i]) > Hcdth;
+    end
+    for (int i = P - 1; i >= 0; i--) begin
+      if (chk_cond[i] && voq_occ_i[i] >= chk_off_occ) begin
+        chk_off         = IdxW'(i);
+        chk_off_occ     = voq_occ_i[i];
+        chk_off_dest    = head_dest_i[i];
+        chk_off_vc      = head_vc_i[i];
+        chk_off_adapted = head_adapted_i[i];
+      end
+    end
+    chk_clear = chk_over_d == '0;
+    chk_run   = (state_q != StRoot && chk_cond != '0)
+                ? ((chk_run_q == '1) ? chk_run_q : chk_run_q + 1'b1) : '0;
+  end
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      chk_run_q <= '0;
+    end else begin
+      chk_run_q <= chk_run;
+    end
+  end
+`endif
+
+  // Behaviour.
+  // A root is declared exactly when the root condition (HCDTh and FCTh) has held for Crt
+  // consecutive cycles outside StRoot: never before the CRT expires, always when it does.
+  `ASSERT(a_det_iff_crt_run, root_det_o == (32'(chk_run) == Crt))
+  // A declaration names the offending input and its head's header.
+  `ASSERT(a_det_offending, root_det_o |-> root_in_o == chk_off && root_dest_o == chk_off_dest
+                                          && root_vc_o == chk_off_vc
+                                          && root_adapted_o == chk_off_adapted)
+  // Outside a declaration the header outputs are 0 and root_in_o shows root_in_q.
+  `ASSERT(a_header_zero_outside_det, !root_det_o |-> root_dest_o == '0 && root_vc_o == '0
+                                                     && !root_adapted_o && root_in_o == root_in_q)
+  // The crossed set follows the hysteresis rule (enter above HCDTh, stay while >= LCDTh).
+  `ASSERT(a_crossed_hysteresis, 1'b1 |=> over_q == $past(chk_over_d))
+  // A root is released exactly when every crossed VOQ is back under LCDTh and none is above
+  // HCDTh.
+  `ASSERT(a_rel_iff_clear, root_rel_o == (state_q == StRoot && chk_clear))
+  // root_o is StRoot; crossed_o counts the crossed set.
+  `ASSERT(a_root_o_and_crossed, root_o == (state_q == StRoot)
+                                && 32'(crossed_o) == $countones(over_q))
 endmodule

@@ -1,3 +1,5 @@
+`include "arnsim_assert.svh"
+
 // Credit counter: free flit slots of one downstream VC buffer (credit-based flow control).
 //
 // Contract
@@ -10,7 +12,10 @@
 // - ovf_q / udf_q latch the events and stay set until reset.
 // - Outputs are registered values, except enough_o = (cnt_q >= need_i), the virtual cut-through
 //   check of a packet of need_i flits.
+// - Inputs: every combination is legal, errors included (they are what the flags record); the
+//   inputs must be known (m_inputs_known).
 // - Synchronous active-low reset: cnt_q = Cap, ovf_q = 0, udf_q = 0.
+// Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
 // Parameters
 // - Cap: capacity of the downstream VC buffer in flits, 1..65535. The counter is 16 bits.
 // Twin: src/blocks/credit_counter.rs
@@ -65,13 +70,46 @@ module credit_counter #(
     end
   end
 
-  // Parameter range, checked at elaboration.
-  if (Cap < 1 || Cap > 65535) begin : g_cap_range
-    $error("credit_counter: Cap = %0d is outside 1..65535", Cap);
-  end
+  // Parameters (checked at elaboration).
+  // Cap is in 1..65535 (the counter is 16 bits).
+  `ASSERT_INIT(a_param_cap, Cap >= 1 && Cap <= 65535)
+
+  // Input contract.
+  // dec_i, inc_i and need_i are known outside reset.
+  `ASSUME(m_inputs_known, !$isunknown({dec_i, inc_i, need_i}))
+
+  // Outputs.
+  // Every output is known outside reset.
+  `ASSERT_KNOWN(a_outputs_known, {cnt_o, enough_o, ovf_o, udf_o})
 
   // Invariants.
-  a_cnt_le_cap: assert property (@(posedge clk_i) disable iff (!rst_ni) cnt_q <= CapCnt);
-  a_ovf_sticky: assert property (@(posedge clk_i) disable iff (!rst_ni) ovf_q |=> ovf_q);
-  a_udf_sticky: assert property (@(posedge clk_i) disable iff (!rst_ni) udf_q |=> udf_q);
+  // The count never exceeds the capacity.
+  `ASSERT(a_cnt_le_cap, cnt_q <= CapCnt)
+  // The overflow flag stays set until reset.
+  `ASSERT(a_ovf_sticky, ovf_q |=> ovf_q)
+  // The underflow flag stays set until reset.
+  `ASSERT(a_udf_sticky, udf_q |=> udf_q)
+  // enough_o is the virtual cut-through check of the current count.
+  `ASSERT(a_enough_rule, enough_o == (cnt_q >= need_i))
+
+`ifndef SYNTHESIS
+  // The next count by the credit protocol, from the inputs alone: legal means no decrement at
+  // zero (the decrement is then ignored) and no credit beyond Cap.
+  logic        chk_dec_at_zero, chk_legal;
+  logic [16:0] chk_sum;
+  assign chk_dec_at_zero = dec_i && cnt_q == '0;
+  assign chk_sum   = 17'(cnt_q) + 17'(inc_i) - 17'(dec_i && !chk_dec_at_zero);
+  assign chk_legal = !chk_dec_at_zero && chk_sum <= CapSum;
+`endif
+  // Legal traffic: the count moves by exactly the credits returned minus the flit sent, and
+  // neither flag rises (the count never goes negative without the underflow flag).
+  `ASSERT(a_cnt_follows_flits, chk_legal |=>
+                               cnt_q == $past(chk_sum[15:0]) && ovf_q == $past(ovf_q)
+                               && udf_q == $past(udf_q))
+  // A send with no credit sets the underflow flag; the send itself is ignored.
+  `ASSERT(a_udf_on_send_at_zero, chk_dec_at_zero |=>
+                                 udf_q && cnt_q == ($past(chk_sum) > CapSum ? CapCnt
+                                                                            : $past(chk_sum[15:0])))
+  // More credit than Cap sets the overflow flag and the count saturates at Cap.
+  `ASSERT(a_ovf_saturates, chk_sum > CapSum |=> ovf_q && cnt_q == CapCnt)
 endmodule

@@ -1,3 +1,5 @@
+`include "arnsim_assert.svh"
+
 // Interleaved linear forwarding table: one access returns every routing option of a destination.
 //
 // Contract
@@ -15,8 +17,11 @@
 //   (bank wr_lid_i[Lmc-1:0], row wr_lid_i >> Lmc); writes to a row >= Rows are ignored.
 //   Read-during-write of the same entry returns the old data (read-first); the write is
 //   visible to the next cycle's read.
+// - Inputs: every combination is legal (reads and writes beyond the table included, a read and
+//   a write in the same cycle); the inputs must be known (m_inputs_known).
 // - Synchronous active-low reset: rd_valid_q = 0, rd_dlid_q = 0, rd_ports_q = all ones,
 //   rd_mask_q = 0, every memory entry = 8'hFF (no route).
+// Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
 // Parameters
 // - Lmc: LID Mask Control, 0..4 (Banks = 2^Lmc options per access, rd_ports_o up to 128 bits).
 // - Rows: rows per bank, 1..4096. RowW = max(1, clog2 Rows).
@@ -128,11 +133,67 @@ module lft_banks #(
     end
   end
 
+  // Parameters (checked at elaboration).
+  // Lmc is in 0..4 (up to 16 options per access).
+  `ASSERT_INIT(a_param_lmc, Lmc <= 4)
+  // Rows is in 1..4096.
+  `ASSERT_INIT(a_param_rows, Rows >= 1 && Rows <= 4096)
+
+  // Input contract.
+  // Every input is known outside reset.
+  `ASSUME(m_inputs_known, !$isunknown({rd_en_i, rd_dlid_i, wr_en_i, wr_lid_i, wr_port_i}))
+
+  // Outputs.
+  // Every output is known outside reset.
+  `ASSERT_KNOWN(a_outputs_known, {rd_valid_o, rd_dlid_o, rd_ports_o, rd_mask_o})
+
   // Invariants.
-  a_mask_rule:             assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                            rd_mask_q == mask_of(rd_dlid_q[0], rd_ports_q));
-  a_out_of_range_no_route: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                            in_range(rd_dlid_q) || rd_ports_q == '1);
-  a_deterministic_single:  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                            rd_dlid_q[0] || (rd_mask_q >> 1) == '0);
+  // rd_mask_o is the mask rule applied to the registered DLID and ports.
+  `ASSERT(a_mask_rule, rd_mask_q == mask_of(rd_dlid_q[0], rd_ports_q))
+  // A DLID beyond the table reads no route on every option.
+  `ASSERT(a_out_of_range_no_route, in_range(rd_dlid_q) || rd_ports_q == '1)
+  // A deterministic read (DLID LSB 0) exposes at most option 0.
+  `ASSERT(a_deterministic_single, rd_dlid_q[0] || (rd_mask_q >> 1) == '0)
+
+  // Read port timing.
+  // rd_valid_o is the read enable of the cycle before.
+  `ASSERT(a_valid_follows_en, 1'b1 |=> rd_valid_o == $past(rd_en_i))
+  // A read is tagged with its DLID one cycle later.
+  `ASSERT(a_read_tag, rd_en_i |=> rd_dlid_o == $past(rd_dlid_i))
+  // Without a read the output registers hold.
+  `ASSERT(a_idle_holds, !rd_en_i |=> $stable(rd_dlid_o) && $stable(rd_ports_o)
+                                     && $stable(rd_mask_o))
+
+`ifndef SYNTHESIS
+  // The row an in-table read saw (the memory before the cycle's write), and the entry an
+  // in-table write named, kept one cycle for the two properties below.
+  logic               chk_rd_q, chk_wr_q;
+  logic [8*Banks-1:0] chk_rd_row_q;
+  logic [RowW-1:0]    chk_wr_row_q;
+  logic [BankW-1:0]   chk_wr_bank_q;
+  logic [7:0]         chk_wr_port_q, chk_wr_entry;
+  // The entry the last write named, as the memory holds it now.
+  assign chk_wr_entry = mem_q[chk_wr_row_q][8*chk_wr_bank_q +: 8];
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      chk_rd_q      <= 1'b0;
+      chk_wr_q      <= 1'b0;
+      chk_rd_row_q  <= '0;
+      chk_wr_row_q  <= '0;
+      chk_wr_bank_q <= '0;
+      chk_wr_port_q <= '0;
+    end else begin
+      chk_rd_q      <= rd_en_i && in_range(rd_dlid_i);
+      chk_rd_row_q  <= mem_q[rd_row];
+      chk_wr_q      <= wr_en_i && in_range(wr_lid_i);
+      chk_wr_row_q  <= RowW'(row_of(wr_lid_i));
+      chk_wr_bank_q <= bank_of(wr_lid_i);
+      chk_wr_port_q <= wr_port_i;
+    end
+  end
+`endif
+  // An in-table read returns the row as it was before the same cycle's write (read-first).
+  `ASSERT(a_read_first, chk_rd_q |-> rd_ports_o == chk_rd_row_q)
+  // An in-table write lands in its bank and row: the next cycle the entry holds the port.
+  `ASSERT(a_write_lands, chk_wr_q |-> chk_wr_entry == chk_wr_port_q)
 endmodule

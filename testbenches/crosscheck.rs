@@ -1,8 +1,10 @@
 //! HDL cross-check: every block in lockstep against its Verilated SystemVerilog twin.
 //!
 //! Runs every case of `testbenches/blocks/`: directed cases, at least 1,000,000 seeded random
-//! cycles per block, and deliberately altered blocks that must be caught. Prints per block the
-//! cycles compared and the mismatches, and exits non-zero on any failure.
+//! cycles per block, deliberately altered blocks that must be caught, and deliberately altered
+//! RTL whose named assertions must fire. A named assertion of the RTL that fails in any other
+//! case fails that case, with the assertion's name and cycle. Prints per block the cycles
+//! compared, the mismatches and the assertion failures, and exits non-zero on any failure.
 //!
 //! Environment: `ARNSIM_XCHECK_SCALE` multiplies the random cycle counts (default 1),
 //! `ARNSIM_XCHECK_FILTER` keeps the blocks whose name contains it, `ARNSIM_XCHECK_JOBS` sets
@@ -91,7 +93,7 @@ fn main() {
     done.sort_by_key(|d| d.case);
 
     // Report.
-    let mut per_block: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
+    let mut per_block: BTreeMap<&str, (u64, u64, u64, u64)> = BTreeMap::new();
     let mut passed = 0usize;
     for d in &done {
         let c = &cases[d.case];
@@ -101,6 +103,47 @@ fn main() {
             (Err(e), _) => {
                 failed += 1;
                 println!("FAIL   {label} {}: {e}", c.name);
+            }
+            (Ok(o), Expect::Assertions(names)) => {
+                let missing: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|n| !o.assertions.iter().any(|a| a.name == *n))
+                    .collect();
+                let mut fired: Vec<String> = Vec::new();
+                for a in &o.assertions {
+                    if !fired
+                        .iter()
+                        .any(|f| f.starts_with(&format!("assertion {} ", a.name)))
+                    {
+                        fired.push(a.to_string());
+                    }
+                }
+                if missing.is_empty() {
+                    passed += 1;
+                    println!(
+                        "ok     {label:<32} {:<28} altered RTL caught by its assertions:\n         {}",
+                        c.name,
+                        fired.join("\n         ")
+                    );
+                } else {
+                    failed += 1;
+                    println!(
+                        "FAIL   {label} {}: expected assertions {missing:?} to fire; fired: {}",
+                        c.name,
+                        if fired.is_empty() {
+                            "none".to_string()
+                        } else {
+                            fired.join("; ")
+                        }
+                    );
+                }
+            }
+            (Ok(o), _) if !o.assertions.is_empty() => {
+                failed += 1;
+                entry.3 += 1;
+                let a = &o.assertions[0];
+                println!("FAIL   {label} {}: {a}\n       {}", c.name, a.message);
             }
             (Ok(o), Expect::Agree) => {
                 let mismatches = o.mismatch.is_some() as u64;
@@ -155,6 +198,27 @@ fn main() {
             },
         }
     }
+    // Out-of-range parameters must be rejected at elaboration by the named ASSERT_INIT check.
+    for (config, name) in blocks::param_checks()
+        .into_iter()
+        .filter(|(c, _)| c.block.contains(&filter))
+    {
+        let label = config.label();
+        match config.build() {
+            Ok(_) => {
+                failed += 1;
+                println!("FAIL   {label}: built, although {name} must reject it");
+            }
+            Err(e) if e.contains(&format!("ASSERT_INIT {name} failed")) => {
+                passed += 1;
+                println!("ok     {label:<32} rejected at elaboration by {name}");
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL   {label}: expected {name} to reject it, got:\n{e}");
+            }
+        }
+    }
     // The wave comparison must be able to fail.
     if let Some(d) = done
         .iter()
@@ -179,11 +243,11 @@ fn main() {
     }
     println!();
     println!(
-        "{:<22} {:>16} {:>16} {:>11}",
-        "block", "cycles compared", "random cycles", "mismatches"
+        "{:<22} {:>16} {:>16} {:>11} {:>18}",
+        "block", "cycles compared", "random cycles", "mismatches", "assertion failures"
     );
-    for (block, (cycles, random, mismatches)) in &per_block {
-        println!("{block:<22} {cycles:>16} {random:>16} {mismatches:>11}");
+    for (block, (cycles, random, mismatches, assertions)) in &per_block {
+        println!("{block:<22} {cycles:>16} {random:>16} {mismatches:>11} {assertions:>18}");
         if scale >= 1.0 && *random < 1_000_000 {
             failed += 1;
             println!("FAIL   {block}: only {random} random cycles (at least 1,000,000 required)");

@@ -1,8 +1,8 @@
 //! Cross-check cases of the ARN table.
 
 use super::scaled;
-use crate::harness::HdlConfig;
 use crate::harness::case::{Case, Expect};
+use crate::harness::{HdlConfig, RtlAlteration};
 use arnsim::blocks::Block;
 use arnsim::blocks::arn_table::{
     ArnLookup, ArnProcess, ArnRemove, ArnTable, ArnTableIn, ArnTableOut, MAX_PORTS,
@@ -22,6 +22,7 @@ fn config((entries, ports, ttl): Params) -> HdlConfig {
             ("Ports", ports as u64),
             ("Ttl", ttl as u64),
         ],
+        alter: None,
     }
 }
 
@@ -383,5 +384,49 @@ pub fn cases(scale: f64) -> Vec<Case> {
         )
         .expecting(Expect::Mismatch(Some(at))),
     );
+    // The RTL's assertions must catch a real bug in the RTL.
+    let altered: [(RtlAlteration, &'static [&'static str]); 3] = [
+        (
+            RtlAlteration {
+                name: "ages_by_two",
+                find: "ttl_d[e] = ttl_q[e] - 24'd1;",
+                replace: "ttl_d[e] = ttl_q[e] - 24'd2;",
+            },
+            &["a_ttl_counts_down"],
+        ),
+        (
+            RtlAlteration {
+                name: "refresh_keeps_ttl",
+                find: "          valid_d[e] = 1'b1;\n          ttl_d[e] = 24'(Ttl);\n",
+                replace: "          valid_d[e] = 1'b1;\n",
+            },
+            &["a_refresh_reloads"],
+        ),
+        (
+            RtlAlteration {
+                name: "remove_ignored",
+                find: "if (removed[e]) valid_d[e] = 1'b0;",
+                replace: "if (removed[e]) valid_d[e] = valid_d[e];",
+            },
+            &["a_remove_drops"],
+        ),
+    ];
+    for (alter, names) in altered {
+        let name = format!("altered RTL: {}", alter.name);
+        v.push(
+            Case::new(
+                HdlConfig {
+                    alter: Some(alter),
+                    ..config((entries, ports, ttl))
+                },
+                name,
+                false,
+                20_000,
+                move || ArnTable::new(entries, ports, ttl),
+                move || RandomArnOps::new(ports, ttl, seed),
+            )
+            .expecting(Expect::Assertions(names)),
+        );
+    }
     v
 }

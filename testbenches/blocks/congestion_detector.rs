@@ -1,8 +1,8 @@
 //! Cross-check cases of the congestion detector.
 
 use super::scaled;
-use crate::harness::HdlConfig;
 use crate::harness::case::{Case, Expect};
+use crate::harness::{HdlConfig, RtlAlteration};
 use arnsim::blocks::Block;
 use arnsim::blocks::congestion_detector::{
     CongestionDetector, CongestionDetectorIn, CongestionDetectorOut, CongestionDetectorRegs,
@@ -22,6 +22,7 @@ fn config(cfg: &DetectorConfig) -> HdlConfig {
             ("Fcth", cfg.fcth as u64),
             ("Crt", cfg.crt.value() as u64),
         ],
+        alter: None,
     }
 }
 
@@ -325,5 +326,49 @@ pub fn cases(scale: f64) -> Vec<Case> {
         )
         .expecting(Expect::Mismatch(Some(effect))),
     );
+    // The RTL's assertions must catch a real bug in the RTL.
+    let altered: [(RtlAlteration, &'static [&'static str]); 3] = [
+        (
+            RtlAlteration {
+                name: "crt_one_short",
+                find: "crt_d   = CrtV - 24'd1;",
+                replace: "crt_d   = CrtV - 24'd2;",
+            },
+            &["a_det_iff_crt_run"],
+        ),
+        (
+            RtlAlteration {
+                name: "fcth_ignored",
+                find: "head_valid_i[i] && 32'(head_fc_i[i]) > Fcth &&\n          (!cond_any",
+                replace: "head_valid_i[i] &&\n          (!cond_any",
+            },
+            &["a_det_iff_crt_run"],
+        ),
+        (
+            RtlAlteration {
+                name: "lcdth_off_by_one",
+                find: "over_d[i] = over_q[i] ? (32'(voq_occ_i[i]) >= Lcdth)",
+                replace: "over_d[i] = over_q[i] ? (32'(voq_occ_i[i]) > Lcdth)",
+            },
+            &["a_crossed_hysteresis"],
+        ),
+    ];
+    for (alter, names) in altered {
+        let name = format!("altered RTL: {}", alter.name);
+        v.push(
+            Case::new(
+                HdlConfig {
+                    alter: Some(alter),
+                    ..config(&cfg)
+                },
+                name,
+                false,
+                (effect + 1000).max(20_000),
+                move || CongestionDetector::new(cfg),
+                move || RandomCongestion::new(cfg, seed),
+            )
+            .expecting(Expect::Assertions(names)),
+        );
+    }
     v
 }

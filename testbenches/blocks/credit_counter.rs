@@ -1,8 +1,8 @@
 //! Cross-check cases of the credit counter.
 
 use super::scaled;
-use crate::harness::HdlConfig;
 use crate::harness::case::{Case, Expect};
+use crate::harness::{HdlConfig, RtlAlteration};
 use arnsim::blocks::Block;
 use arnsim::blocks::credit_counter::{CreditCounter, CreditCounterIn, CreditCounterOut};
 use arnsim::stimulus::Stimulus;
@@ -13,6 +13,7 @@ fn config(cap: usize) -> HdlConfig {
     HdlConfig {
         block: "credit_counter",
         params: vec![("Cap", cap as u64)],
+        alter: None,
     }
 }
 
@@ -290,5 +291,41 @@ pub fn cases(scale: f64) -> Vec<Case> {
         )
         .expecting(Expect::Mismatch(Some(effect + 1))),
     );
+    // The RTL's assertions must catch a real bug in the RTL.
+    let altered: [(RtlAlteration, &'static [&'static str]); 2] = [
+        (
+            RtlAlteration {
+                name: "credit_excuses_underflow",
+                find: "udf_ev = dec_i && (cnt_q == '0);",
+                replace: "udf_ev = dec_i && (cnt_q == '0) && (inc_i == '0);",
+            },
+            &["a_udf_on_send_at_zero"],
+        ),
+        (
+            RtlAlteration {
+                name: "count_wraps_past_cap",
+                find: "cnt_d  = ovf_ev ? CapCnt : sum[15:0];",
+                replace: "cnt_d  = sum[15:0];",
+            },
+            &["a_ovf_saturates", "a_cnt_le_cap"],
+        ),
+    ];
+    for (alter, names) in altered {
+        let name = format!("altered RTL: {}", alter.name);
+        v.push(
+            Case::new(
+                HdlConfig {
+                    alter: Some(alter),
+                    ..config(cap)
+                },
+                name,
+                false,
+                effect + 2_000,
+                move || CreditCounter::new(cap),
+                move || RandomCredits::new(cap, seed, true),
+            )
+            .expecting(Expect::Assertions(names)),
+        );
+    }
     v
 }

@@ -1,8 +1,8 @@
 //! Cross-check cases of the interleaved forwarding table.
 
 use super::scaled;
-use crate::harness::HdlConfig;
 use crate::harness::case::{Case, Expect};
+use crate::harness::{HdlConfig, RtlAlteration};
 use arnsim::blocks::Block;
 use arnsim::blocks::lft_banks::{LftBanks, LftBanksIn, LftBanksOut, NO_ROUTE};
 use arnsim::stimulus::Stimulus;
@@ -13,6 +13,7 @@ fn config(lmc: u32, rows: usize) -> HdlConfig {
     HdlConfig {
         block: "lft_banks",
         params: vec![("Lmc", lmc as u64), ("Rows", rows as u64)],
+        alter: None,
     }
 }
 
@@ -321,5 +322,50 @@ pub fn cases(scale: f64) -> Vec<Case> {
         )
         .expecting(Expect::Mismatch(Some(effect))),
     );
+    // The RTL's assertions must catch a real bug in the RTL.
+    let altered: [(RtlAlteration, &'static [&'static str]); 3] = [
+        (
+            RtlAlteration {
+                name: "idle_clears_ports",
+                find: "    if (rd_en_i) begin\n      rd_dlid_d  = rd_dlid_i;\n      rd_ports_d = '1;",
+                replace: "    rd_ports_d = '1;\n    if (rd_en_i) begin\n      rd_dlid_d  = rd_dlid_i;",
+            },
+            &["a_idle_holds"],
+        ),
+        (
+            RtlAlteration {
+                name: "write_to_other_bank",
+                find: "assign mem_bank  = bank_of(wr_lid_i);",
+                replace: "assign mem_bank  = bank_of(wr_lid_i + 16'd1);",
+            },
+            &["a_write_lands"],
+        ),
+        (
+            RtlAlteration {
+                name: "write_first_read",
+                find: "        rd_ports_d = mem_q[rd_row];\n",
+                replace: "        rd_ports_d = mem_q[rd_row];\n        \
+                          if (mem_we && mem_row == rd_row) rd_ports_d[8*mem_bank +: 8] = mem_wdata;\n",
+            },
+            &["a_read_first"],
+        ),
+    ];
+    for (alter, names) in altered {
+        let name = format!("altered RTL: {}", alter.name);
+        v.push(
+            Case::new(
+                HdlConfig {
+                    alter: Some(alter),
+                    ..config(lmc, rows)
+                },
+                name,
+                false,
+                cycles,
+                move || LftBanks::new(lmc, rows),
+                move || RandomLft::new(lmc, rows, cycles, seed),
+            )
+            .expecting(Expect::Assertions(names)),
+        );
+    }
     v
 }

@@ -7,6 +7,7 @@ mod credit_counter;
 mod lft_banks;
 mod rr_arbiter;
 
+use crate::harness::HdlConfig;
 use crate::harness::case::Case;
 
 /// Random cycles for a case whose nominal length is `cycles`, scaled by `scale`.
@@ -23,4 +24,63 @@ pub fn all_cases(scale: f64) -> Vec<Case> {
     v.extend(arn_table::cases(scale));
     v.extend(congestion_detector::cases(scale));
     v
+}
+
+/// Out-of-range parameterisations that the named `ASSERT_INIT` check of the block must reject
+/// at elaboration (the Verilator build fails naming it).
+pub fn param_checks() -> Vec<(HdlConfig, &'static str)> {
+    let cfg = |block: &'static str, params: Vec<(&'static str, u64)>| HdlConfig {
+        block,
+        params,
+        alter: None,
+    };
+    vec![
+        (cfg("rr_arbiter", vec![("N", 129)]), "a_param_n"),
+        (cfg("credit_counter", vec![("Cap", 0)]), "a_param_cap"),
+        (
+            cfg("lft_banks", vec![("Lmc", 5), ("Rows", 8)]),
+            "a_param_lmc",
+        ),
+        (
+            cfg("lft_banks", vec![("Lmc", 1), ("Rows", 4097)]),
+            "a_param_rows",
+        ),
+        (
+            cfg(
+                "arn_table",
+                vec![("Entries", 65), ("Ports", 4), ("Ttl", 64)],
+            ),
+            "a_param_entries",
+        ),
+        (
+            cfg("arn_table", vec![("Entries", 8), ("Ports", 4), ("Ttl", 0)]),
+            "a_param_ttl",
+        ),
+        (
+            cfg(
+                "congestion_detector",
+                vec![
+                    ("P", 4),
+                    ("Hcdth", 60),
+                    ("Lcdth", 63),
+                    ("Fcth", 15),
+                    ("Crt", 16),
+                ],
+            ),
+            "a_param_thresholds",
+        ),
+        (
+            cfg(
+                "congestion_detector",
+                vec![
+                    ("P", 4),
+                    ("Hcdth", 80),
+                    ("Lcdth", 63),
+                    ("Fcth", 15),
+                    ("Crt", 0),
+                ],
+            ),
+            "a_param_crt",
+        ),
+    ]
 }

@@ -1,8 +1,8 @@
 //! Cross-check cases of the round-robin arbiter.
 
 use super::scaled;
-use crate::harness::HdlConfig;
 use crate::harness::case::{Case, Expect};
+use crate::harness::{HdlConfig, RtlAlteration};
 use arnsim::blocks::rr_arbiter::{RrArbiterIn, RrArbiterOut};
 use arnsim::blocks::{Block, RrArbiter};
 use arnsim::stimulus::Stimulus;
@@ -13,6 +13,7 @@ fn config(n: usize) -> HdlConfig {
     HdlConfig {
         block: "rr_arbiter",
         params: vec![("N", n as u64)],
+        alter: None,
     }
 }
 
@@ -176,5 +177,50 @@ pub fn cases(scale: f64) -> Vec<Case> {
         )
         .expecting(Expect::Mismatch(Some(effect + 1))),
     );
+    // The RTL's assertions must catch a real bug in the RTL.
+    let altered: [(RtlAlteration, &'static [&'static str]); 3] = [
+        (
+            RtlAlteration {
+                name: "ptr_moves_without_grant",
+                find: "if (ack_i && valid_o) begin\n      ptr_d",
+                replace: "if (ack_i) begin\n      ptr_d",
+            },
+            &["a_ptr_holds"],
+        ),
+        (
+            RtlAlteration {
+                name: "winner_keeps_priority",
+                find: "ptr_d = (idx_o == IdxW'(N - 1)) ? '0 : idx_o + 1'b1;",
+                replace: "ptr_d = idx_o;",
+            },
+            &["a_ptr_moves", "a_fair_bounded"],
+        ),
+        (
+            RtlAlteration {
+                name: "search_skips_pointer",
+                find: "if (IdxW'(i) >= ptr_q) begin",
+                replace: "if (IdxW'(i) > ptr_q) begin",
+            },
+            &["a_rr_order"],
+        ),
+    ];
+    for (alter, names) in altered {
+        let n = 5usize;
+        let name = format!("altered RTL: {}", alter.name);
+        v.push(
+            Case::new(
+                HdlConfig {
+                    alter: Some(alter),
+                    ..config(n)
+                },
+                name,
+                false,
+                20_000,
+                move || RrArbiter::new(n),
+                move || RandomRequests::new(n, 0xBAD),
+            )
+            .expecting(Expect::Assertions(names)),
+        );
+    }
     v
 }

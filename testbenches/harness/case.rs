@@ -13,9 +13,12 @@ pub enum Expect {
     /// The Rust side is deliberately altered: the harness must report a mismatch, at this
     /// cycle when known.
     Mismatch(Option<u64>),
+    /// The RTL is deliberately altered (`HdlConfig::alter`): the HDL run must fail with each of
+    /// these named assertions.
+    Assertions(&'static [&'static str]),
 }
 
-type RunFn = dyn Fn(&Path, &Path) -> Result<Outcome, String> + Send + Sync;
+type RunFn = dyn Fn(&Path, &Path, bool) -> Result<Outcome, String> + Send + Sync;
 
 /// One case of the cross-check.
 pub struct Case {
@@ -52,19 +55,23 @@ impl Case {
             random,
             cycles,
             expect: Expect::Agree,
-            run: Box::new(move |exe, dir| crosscheck(exe, dir, &make_block, &make_stim, cycles)),
+            run: Box::new(move |exe, dir, keep_going| {
+                crosscheck(exe, dir, &make_block, &make_stim, cycles, keep_going)
+            }),
         }
     }
 
-    /// The same case, expected to mismatch (an altered Rust block).
+    /// The same case, expected to mismatch (an altered Rust block) or to fail assertions (an
+    /// altered RTL).
     pub fn expecting(mut self, expect: Expect) -> Case {
         self.expect = expect;
         self
     }
 
-    /// Runs the case with the simulator `exe`, writing into `dir`.
+    /// Runs the case with the simulator `exe`, writing into `dir`. A case that expects
+    /// assertions runs to its end and collects every failing one.
     pub fn run(&self, exe: &Path, dir: &Path) -> Result<Outcome, String> {
-        (self.run)(exe, dir)
+        (self.run)(exe, dir, matches!(self.expect, Expect::Assertions(_)))
     }
 
     /// Directory-safe name.

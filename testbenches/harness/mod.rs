@@ -6,6 +6,12 @@
 //! `hdl.vcd`. The traces are compared line by line. On the first difference the report names the
 //! cycle, the signal and both values, and both sides are run again with their VCD window around
 //! that cycle; the VCDs are kept for GTKWave.
+//!
+//! The HDL side is built with `--assert`: a named assertion of `hdl-ref/` that fails stops the
+//! simulation with `%Error: ... Assertion failed in TOP.<path>.<name>`. The harness reads those
+//! lines back ([`AssertionFailure`]) and reports the assertion by name and cycle. An HDL
+//! configuration may carry an [`RtlAlteration`]: a planted bug in a copy of the block's RTL, whose
+//! case expects given assertions to fire.
 
 pub mod case;
 pub mod waves;
@@ -36,6 +42,18 @@ pub fn work_root() -> PathBuf {
         .unwrap_or_else(|| project_root().join("target"))
 }
 
+/// A planted bug in the RTL of a block: the build uses a copy of `hdl-ref/<block>.sv` in which
+/// the text `find` (which must occur exactly once) is replaced by `replace`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RtlAlteration {
+    /// Short name, part of the build directory's name.
+    pub name: &'static str,
+    /// The RTL text to replace.
+    pub find: &'static str,
+    /// Its replacement.
+    pub replace: &'static str,
+}
+
 /// One parameterisation of one HDL block: a Verilator build.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HdlConfig {
@@ -43,6 +61,8 @@ pub struct HdlConfig {
     pub block: &'static str,
     /// Top-level testbench parameters, passed as `-Gname=value`.
     pub params: Vec<(&'static str, u64)>,
+    /// A planted bug in the block's RTL (`None`: the RTL of `hdl-ref/` as it is).
+    pub alter: Option<RtlAlteration>,
 }
 
 impl HdlConfig {
@@ -53,13 +73,43 @@ impl HdlConfig {
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        format!("{}[{}]", self.block, p.join(","))
+        match &self.alter {
+            None => format!("{}[{}]", self.block, p.join(",")),
+            Some(a) => format!("{}[{}]+{}", self.block, p.join(","), a.name),
+        }
     }
 
     /// Directory-safe tag.
     pub fn tag(&self) -> String {
         let p: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}{v}")).collect();
-        format!("{}_{}", self.block, p.join("_"))
+        match &self.alter {
+            None => format!("{}_{}", self.block, p.join("_")),
+            Some(a) => format!("{}_{}_alt_{}", self.block, p.join("_"), a.name),
+        }
+    }
+
+    /// The RTL source to build: `hdl-ref/<block>.sv`, or its altered copy written into `dir`.
+    fn rtl_source(&self, dir: &Path) -> Result<PathBuf, String> {
+        let orig = project_root().join(format!("hdl-ref/{}.sv", self.block));
+        let Some(a) = &self.alter else {
+            return Ok(orig);
+        };
+        let text = fs::read_to_string(&orig).map_err(io_err(&orig))?;
+        let n = text.matches(a.find).count();
+        if n != 1 {
+            return Err(format!(
+                "alteration {} of {}: the text to replace occurs {n} times (must be once):\n{}",
+                a.name,
+                orig.display(),
+                a.find
+            ));
+        }
+        let path = dir.join(format!("{}.sv", self.block));
+        let altered = text.replacen(a.find, a.replace, 1);
+        if fs::read_to_string(&path).ok().as_deref() != Some(altered.as_str()) {
+            fs::write(&path, altered).map_err(io_err(&path))?;
+        }
+        Ok(path)
     }
 
     /// Builds (or reuses) the Verilated testbench, returning the simulator executable.
@@ -75,13 +125,14 @@ impl HdlConfig {
         .args(["--prefix", "Vtb", "--top-module"])
         .arg(format!("tb_{}", self.block))
         .arg("-I".to_string() + &root.join("testbenches/hdl").display().to_string())
+        .arg("-I".to_string() + &root.join("hdl-ref").display().to_string())
         .args(["--Mdir"])
         .arg(&dir)
         .args(["-o", "sim"]);
         for (k, v) in &self.params {
             cmd.arg(format!("-G{k}={v}"));
         }
-        cmd.arg(root.join(format!("hdl-ref/{}.sv", self.block)))
+        cmd.arg(self.rtl_source(&dir)?)
             .arg(root.join(format!("testbenches/hdl/tb_{}.sv", self.block)))
             .arg(root.join("testbenches/hdl/sim_main.cpp"));
         let out = cmd.output().map_err(|e| {
@@ -119,6 +170,61 @@ pub struct Mismatch {
     pub hdl_vcd: PathBuf,
 }
 
+/// A named assertion (or assumption) of the RTL that failed in the HDL simulation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssertionFailure {
+    /// The assertion's name (`a_...` or `m_...`).
+    pub name: String,
+    /// Its hierarchical path, e.g. `TOP.tb_rr_arbiter.u_dut.a_ptr_holds`.
+    pub path: String,
+    /// The cycle whose values broke it (0 is the first cycle after reset), when known.
+    pub cycle: Option<u64>,
+    /// Verilator's message, as printed.
+    pub message: String,
+}
+
+impl std::fmt::Display for AssertionFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.cycle {
+            Some(c) => write!(
+                f,
+                "assertion {} failed in cycle {c} ({})",
+                self.name, self.path
+            ),
+            None => write!(f, "assertion {} failed ({})", self.name, self.path),
+        }
+    }
+}
+
+/// Reads the assertion failures out of Verilator's output. A line reads
+/// `[<time ps>] %Error: <file>:<line>: Assertion failed in <path>: <message>`; the values that
+/// broke the assertion are those of the cycle closed by the edge at that time.
+pub fn assertion_failures(output: &str) -> Vec<AssertionFailure> {
+    const KEY: &str = "Assertion failed in ";
+    let period = arnsim::trace::cycle_time_ps(1) - arnsim::trace::cycle_time_ps(0);
+    let first_edge = arnsim::trace::cycle_time_ps(0);
+    let mut v = Vec::new();
+    for line in output.lines() {
+        let Some(at) = line.find(KEY) else { continue };
+        let rest = &line[at + KEY.len()..];
+        let path = rest.split(": ").next().unwrap_or(rest).trim().to_string();
+        let name = path.rsplit('.').next().unwrap_or(&path).to_string();
+        let cycle = line
+            .strip_prefix('[')
+            .and_then(|l| l.split(']').next())
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .and_then(|t| t.checked_sub(first_edge))
+            .and_then(|t| (t / period).checked_sub(1));
+        v.push(AssertionFailure {
+            name,
+            path,
+            cycle,
+            message: line.trim().to_string(),
+        });
+    }
+    v
+}
+
 /// Result of one case.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -130,6 +236,9 @@ pub struct Outcome {
     pub wave_signals: usize,
     /// Wall time of the whole case (stimulus, both simulations, comparison).
     pub wall: Duration,
+    /// Assertions of the RTL that failed, in the order Verilator reported them. A run that
+    /// does not keep going stops at the first one and its traces are not compared.
+    pub assertions: Vec<AssertionFailure>,
 }
 
 fn io_err(p: &Path) -> impl Fn(std::io::Error) -> String + '_ {
@@ -201,21 +310,35 @@ fn run_rust<B: Block, S: Stimulus<B::In>>(
     trace_w.flush().map_err(io_err(trace_path))
 }
 
+/// Runs the Verilated testbench. Returns the assertions that failed: with `keep_going` the
+/// simulation runs on after a failing assertion (`+verilator+error+limit`), otherwise it stops
+/// at the first one.
 fn run_hdl(
     exe: &Path,
     stim: &Path,
     trace: &Path,
     vcd: &Path,
     window: VcdWindow,
-) -> Result<(), String> {
-    let out = Command::new(exe)
-        .arg(format!("+stim={}", stim.display()))
+    keep_going: bool,
+) -> Result<Vec<AssertionFailure>, String> {
+    let mut cmd = Command::new(exe);
+    cmd.arg(format!("+stim={}", stim.display()))
         .arg(format!("+trace={}", trace.display()))
         .arg(format!("+vcd={}", vcd.display()))
         .arg(format!("+vcd_from={}", window.from))
-        .arg(format!("+vcd_to={}", window.to))
+        .arg(format!("+vcd_to={}", window.to));
+    if keep_going {
+        cmd.arg("+verilator+error+limit+1000000000");
+    }
+    let out = cmd
         .output()
         .map_err(|e| format!("{}: {e}", exe.display()))?;
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    let failures = assertion_failures(&text);
+    if !failures.is_empty() {
+        return Ok(failures);
+    }
     if !out.status.success() {
         return Err(format!(
             "HDL simulation {} failed ({}):\n{}{}",
@@ -225,7 +348,7 @@ fn run_hdl(
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    Ok(())
+    Ok(failures)
 }
 
 /// The first difference of two traces: cycle, signal, Rust value, HDL value.
@@ -292,13 +415,16 @@ pub fn compare_traces(rust: &Path, hdl: &Path) -> Result<(u64, Option<TraceDiff>
 }
 
 /// Cross-checks one case. `make_block` and `make_stim` are called again (same seed) to
-/// re-run the Rust side with a VCD window around a mismatch.
+/// re-run the Rust side with a VCD window around a mismatch. With `keep_going` the HDL
+/// simulation runs on after failing assertions (they are all collected); otherwise the first
+/// failing assertion ends the case.
 pub fn crosscheck<B, S>(
     exe: &Path,
     dir: &Path,
     make_block: &dyn Fn() -> B,
     make_stim: &dyn Fn() -> S,
     cycles: u64,
+    keep_going: bool,
 ) -> Result<Outcome, String>
 where
     B: Block,
@@ -324,7 +450,16 @@ where
         &rust_vcd,
         head,
     )?;
-    run_hdl(exe, &stim, &hdl_trace, &hdl_vcd, head)?;
+    let assertions = run_hdl(exe, &stim, &hdl_trace, &hdl_vcd, head, keep_going)?;
+    if !assertions.is_empty() && !keep_going {
+        return Ok(Outcome {
+            cycles: assertions[0].cycle.map_or(0, |c| c + 1),
+            mismatch: None,
+            wall: t0.elapsed(),
+            wave_signals: 0,
+            assertions,
+        });
+    }
     let (compared, diff) = compare_traces(&rust_trace, &hdl_trace)?;
     let mut wave_signals = 0;
     let mismatch = match diff {
@@ -353,7 +488,7 @@ where
             )?;
             let _ = fs::remove_file(&scratch);
             let scratch = dir.join("hdl.rerun.trace");
-            run_hdl(exe, &stim, &scratch, &hdl_vcd, around)?;
+            run_hdl(exe, &stim, &scratch, &hdl_vcd, around, keep_going)?;
             let _ = fs::remove_file(&scratch);
             Some(Mismatch {
                 cycle,
@@ -370,6 +505,7 @@ where
         mismatch,
         wall: t0.elapsed(),
         wave_signals,
+        assertions,
     })
 }
 
