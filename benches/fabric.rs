@@ -89,7 +89,8 @@ fn fabric(c: &mut Criterion) {
         "fabric.s3_*.out4.*".to_string(),
         "fabric.s1_0.*".to_string(),
     ];
-    let (mut vcd, signals) = FabricVcd::create(&path, &f, &scopes, f.now()).expect("VCD file");
+    let (mut vcd, signals) =
+        FabricVcd::create(&path, &f, &scopes, (f.now(), f.now() + CYCLES)).expect("VCD file");
     let tap = vcd.tap(&f);
     g.bench_function(
         format!("config1_arn_afi_uniform_1.0_router_cycles/1_thread_vcd_{signals}_signals"),

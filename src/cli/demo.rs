@@ -69,6 +69,7 @@ pub fn dump_block<B: Block, S: Stimulus<B::In>>(
             ("outputs", &outputs),
             ("registers", &regs),
         ],
+        cycles,
     )
     .map_err(err(&gtkw_path))?;
     gtkw_file.write(&g)?;
@@ -189,7 +190,43 @@ mod tests {
             assert!(dir.join(format!("{b}.gtkw")).exists(), "{b}");
         }
         let gtkw = std::fs::read_to_string(dir.join("rr_arbiter.gtkw")).unwrap();
-        assert!(gtkw.contains("TOP.tb_rr_arbiter.u_dut.req_i[23:0]"));
+        assert!(
+            gtkw.contains("@22\nTOP.tb_rr_arbiter.u_dut.req_i[23:0]\n"),
+            "a mask in hex"
+        );
+        assert!(
+            gtkw.contains("@24\nTOP.tb_rr_arbiter.u_dut.idx_o[4:0]\n"),
+            "an index in decimal"
+        );
+        // The first 100 cycles of the 200 from time 0, reset included.
+        let zoom = crate::trace::zoom_for(crate::trace::cycle_time_ps(100));
+        assert!(gtkw.contains("[timestart] 0\n"));
+        assert!(gtkw.contains(&format!("\n*{zoom:.6} 0 -1 ")), "{gtkw}");
+        let c = std::fs::read_to_string(dir.join("credit_counter.gtkw")).unwrap();
+        assert!(
+            c.contains("@24\nTOP.tb_credit_counter.u_dut.cnt_q[15:0]\n"),
+            "a count in decimal"
+        );
+        for b in [
+            "rr_arbiter",
+            "credit_counter",
+            "lft_banks",
+            "arn_table",
+            "congestion_detector",
+        ] {
+            let g = std::fs::read_to_string(dir.join(format!("{b}.gtkw"))).unwrap();
+            let v = std::fs::read_to_string(dir.join(format!("{b}.vcd"))).unwrap();
+            assert!(g.starts_with(&format!(
+                "[dumpfile] \"{b}.vcd\"\n[savefile] \"{b}.gtkw\"\n"
+            )));
+            let rows = crate::trace::gtkw_check::rows(&g);
+            assert!(rows.len() > 4, "{b}");
+            let missing = crate::trace::gtkw_check::missing(&g, &v);
+            assert!(
+                missing.is_empty(),
+                "{b}: rows GTKWave would drop: {missing:?}"
+            );
+        }
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
             10,

@@ -15,7 +15,7 @@ pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
 use crate::fabric::{Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
-use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_gtkw};
+use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -291,9 +291,17 @@ pub fn run(
                 .map_err(io)?,
         }
         let mut g = Vec::new();
-        let name = d.plan.vcd.file_name().unwrap_or_default().to_string_lossy();
-        let from = window.map_or(0, |w| w.0);
-        write_gtkw(&mut g, &name, &d.chosen, from).map_err(io)?;
+        let name = |p: &Path| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        };
+        // The cycles dumped: the window, up to the last cycle stepped.
+        let (from, to) = window.unwrap_or((0, 0));
+        let last = to.min(reached.saturating_sub(1));
+        let (vcd, gtkw) = (name(&d.plan.vcd), name(&d.plan.gtkw));
+        write_fabric_gtkw(&mut g, &vcd, &gtkw, &d.chosen, from, last).map_err(io)?;
         d.gtkw_file.write(&g)?;
         others = vec![d.vcd_file, d.gtkw_file];
     }

@@ -149,7 +149,7 @@ fn windowed_dump_matches_the_cycle_by_cycle_dump() {
         f.set_threads(threads);
         assert!(f.window() > 1);
         let path = base.join(name);
-        let (mut v, n) = FabricVcd::create(&path, &f, &scopes, from).unwrap();
+        let (mut v, n) = FabricVcd::create(&path, &f, &scopes, (from, to)).unwrap();
         assert!(n > 20, "{n} signals");
         if windowed {
             let tap = v.tap(&f);
@@ -238,16 +238,66 @@ fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
         .unwrap();
     assert!(first > 0);
     let gtkw = std::fs::read_to_string(base.join("a.gtkw")).unwrap();
-    assert!(gtkw.starts_with("[dumpfile] \"a.vcd\"\n"), "{gtkw}");
     assert!(
-        gtkw.contains("-fabric.s2_0.out1") && gtkw.contains("fabric.s2_0.out1.vc0.credits[15:0]")
+        gtkw.starts_with("[dumpfile] \"a.vcd\"\n[savefile] \"a.gtkw\"\n"),
+        "{gtkw}"
     );
+    check_save_file(&gtkw, &text);
     assert_eq!(
         std::fs::read_dir(&base).unwrap().count(),
         7,
         "r/, three dumps and their save files, no temporary file"
     );
     std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// What a fabric save file shows on opening: the whole dumped window (from the first time stamp
+/// to the falling edge of the last sample, and half a period more), its rows grouped per switch
+/// and port, each named by its switch, port and VC, counts in decimal, and every row a signal
+/// of the dump.
+fn check_save_file(gtkw: &str, vcd: &str) {
+    use crate::trace::gtkw_check::{missing, rows};
+    let stamps: Vec<u64> = vcd
+        .lines()
+        .filter_map(|l| l.strip_prefix('#')?.parse().ok())
+        .collect();
+    let (first, last) = (stamps[0], stamps[stamps.len() - 1]);
+    let zoom = crate::trace::zoom_for(last + crate::trace::CLOCK_PERIOD_PS / 2 - first);
+    assert!(
+        gtkw.contains(&format!("\n[timestart] {first}\n"))
+            && gtkw.contains(&format!("\n*{zoom:.6} {first} -1 ")),
+        "the view opens on {first}..={last}: {gtkw}"
+    );
+    assert!(zoom < -15.0, "{zoom}");
+    assert_eq!(
+        missing(gtkw, vcd),
+        Vec::<String>::new(),
+        "rows GTKWave would drop"
+    );
+    let rows = rows(gtkw);
+    let mut shown = std::collections::BTreeSet::new();
+    for r in &rows[2..] {
+        let alias = r.alias.as_deref().expect("every fabric row is aliased");
+        assert!(shown.insert(alias.to_string()), "{alias} shown twice");
+        assert!(
+            !alias.contains('.'),
+            "GTKWave would cut {alias} at its last dot"
+        );
+        assert_eq!(
+            alias,
+            crate::trace::fabric_alias(r.name.split('[').next().unwrap())
+        );
+        let one_bit = !r.name.ends_with(']');
+        assert_eq!(r.flags, if one_bit { "28" } else { "24" }, "{}", r.name);
+    }
+    for vc in ["vc0", "vc1"] {
+        let credits = format!("s2_0/out1/{vc}/credits");
+        assert!(shown.contains(&credits), "{credits}");
+    }
+    assert!(shown.contains("s2_0/out1/pkt/dlid") && shown.contains("n5/queued"));
+    assert!(
+        gtkw.contains("@800200\n-fabric.s2_0.out1\n") && gtkw.contains("@800200\n-fabric.n5\n")
+    );
 }
 
 #[test]

@@ -92,15 +92,26 @@ impl Switch {
         self.inputs[port].buf.received(vc, self.now)
     }
 
-    /// What a waveform shows of output `port`: busy, packet id, detector state and crossed set.
+    /// What a waveform shows of output `port`: busy, the packet being sent (id and header fields),
+    /// detector state and crossed set.
     pub fn output_probe(&self, port: usize) -> OutputProbe {
         let o = &self.outputs[port];
         let r = o.detector.regs();
+        let pkt = o.tx.map(|t| {
+            (
+                self.inputs[t.input as usize].buf.slot(t.slot).pkt,
+                t.next_vc,
+            )
+        });
+        let (p, vc) = pkt.unwrap_or_default();
         OutputProbe {
             busy: o.tx.is_some(),
-            packet: o
-                .tx
-                .map_or(0, |t| self.inputs[t.input as usize].buf.slot(t.slot).pkt.id),
+            packet: p.id,
+            src: p.src,
+            dlid: p.dlid,
+            len: p.len,
+            vc,
+            adapted: p.adapted(),
             det_state: r.state as u8,
             // Usually empty; the test spares the bit count (a long sequence on baseline x86-64).
             crossed: if r.over == 0 {

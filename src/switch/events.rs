@@ -108,6 +108,17 @@ pub struct OutputProbe {
     pub busy: bool,
     /// Id of the packet being sent (0 when idle).
     pub packet: u32,
+    /// Its header, 0 when idle: source end node, destination LID, length in flits, the VC it
+    /// takes on the link, and the AFI adapted bit.
+    pub src: u16,
+    /// Destination LID of the packet being sent.
+    pub dlid: u16,
+    /// Length in flits of the packet being sent.
+    pub len: u16,
+    /// VC of the next buffer the packet being sent goes into.
+    pub vc: u8,
+    /// The packet being sent has the AFI adapted bit.
+    pub adapted: bool,
     /// Congestion detector state (0 idle, 1 wait, 2 root).
     pub det_state: u8,
     /// VOQs in the detector's crossed set.

@@ -2,7 +2,7 @@
 //! [`Fabric::run_tapped`], so that each switch and node records its own signals after every cycle
 //! it steps (see `fabric_vcd` for the names and the VCD text).
 
-use super::fabric_vcd::{Owner, Src, probe_field, probe_index, read_node};
+use super::fabric_vcd::{OUTPUT_FIELDS, Owner, Src, probe_field, probe_index, read_node};
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample, Tap};
 use crate::switch::Switch;
@@ -37,11 +37,11 @@ impl Field {
 }
 
 /// Where a port's signals sit in its [`PortPlan`], in the order of their names: the input's
-/// occupancy per VC, the output's four probe fields, the output's credits per VC.
+/// occupancy per VC, the output's probe fields ([`OUTPUT_FIELDS`]), the output's credits per VC.
 const OCC: usize = 0;
 const PROBE: usize = MAX_VCS;
-const CREDITS: usize = MAX_VCS + 4;
-const PORT_FIELDS: usize = 2 * MAX_VCS + 4;
+const CREDITS: usize = MAX_VCS + OUTPUT_FIELDS.len();
+const PORT_FIELDS: usize = 2 * MAX_VCS + OUTPUT_FIELDS.len();
 /// [`PortPlan::groups`] bits.
 const GROUP_OCC: u8 = 1;
 const GROUP_PROBE: u8 = 2;

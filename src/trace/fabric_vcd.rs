@@ -1,7 +1,8 @@
 //! VCD dumps of a whole fabric, chosen by scope patterns and a window of cycles.
 //!
 //! Hierarchy (stable names): `fabric` holds `clk` and `cycle`; each switch is `s<stage>_<k>` (the
-//! k-th switch of its stage); inside it `in<p>.vc<v>.occupancy`, `out<p>.busy`, `out<p>.packet`,
+//! k-th switch of its stage); inside it `in<p>.vc<v>.occupancy`, `out<p>.busy`, `out<p>.packet`
+//! (id of the packet on the link) and its header decoded in `out<p>.pkt.{src,dlid,len,vc,adapted}`,
 //! `out<p>.detector_state` (0 idle, 1 wait, 2 root), `out<p>.crossed`, `out<p>.vc<v>.credits`, and
 //! `arn_table.entries`; each end node is `n<id>` with `queued` (packets in its two send queues).
 //! A pattern is matched against the full dotted name; `*` stands for any run of characters
@@ -11,6 +12,7 @@
 //! rising edge that opens cycle `c + 1` (1 ps ticks, 5120 ps per cycle, as the block dumps).
 
 pub use super::fabric_tap::FabricTap;
+pub use super::gtkw::write_fabric_gtkw;
 use super::vcd_writer::{CLOCK_PERIOD_PS, IdText, append_change, append_timestamp, cycle_time_ps};
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample};
@@ -24,10 +26,8 @@ use std::path::Path;
 pub(super) enum Src {
     InOcc(u32, u16, u8),
     Credits(u32, u16, u8),
-    Busy(u32, u16),
-    Packet(u32, u16),
-    DetState(u32, u16),
-    Crossed(u32, u16),
+    /// Field `j` of [`OUTPUT_FIELDS`] of an output.
+    Out(u32, u16, u8),
     ArnEntries(u32),
     Queued(u32),
 }
@@ -91,26 +91,13 @@ pub fn fabric_signals(f: &Fabric) -> Vec<FabricSignal> {
                 });
             }
             let out = format!("{base}.out{p}");
-            v.push(FabricSignal {
-                name: format!("{out}.busy"),
-                width: 1,
-                src: Src::Busy(id, p),
-            });
-            v.push(FabricSignal {
-                name: format!("{out}.packet"),
-                width: 32,
-                src: Src::Packet(id, p),
-            });
-            v.push(FabricSignal {
-                name: format!("{out}.detector_state"),
-                width: 2,
-                src: Src::DetState(id, p),
-            });
-            v.push(FabricSignal {
-                name: format!("{out}.crossed"),
-                width: 7,
-                src: Src::Crossed(id, p),
-            });
+            for (j, (leaf, width)) in OUTPUT_FIELDS.iter().enumerate() {
+                v.push(FabricSignal {
+                    name: format!("{out}.{leaf}"),
+                    width: *width,
+                    src: Src::Out(id, p, j as u8),
+                });
+            }
             for vc in 0..s.vcs() as u8 {
                 v.push(FabricSignal {
                     name: format!("{out}.vc{vc}.credits"),
@@ -140,13 +127,9 @@ impl Src {
     pub(super) fn owner(self) -> Owner {
         match self {
             Src::Queued(n) => Owner::Node(n),
-            Src::InOcc(s, ..)
-            | Src::Credits(s, ..)
-            | Src::Busy(s, _)
-            | Src::Packet(s, _)
-            | Src::DetState(s, _)
-            | Src::Crossed(s, _)
-            | Src::ArnEntries(s) => Owner::Switch(s),
+            Src::InOcc(s, ..) | Src::Credits(s, ..) | Src::Out(s, ..) | Src::ArnEntries(s) => {
+                Owner::Switch(s)
+            }
         }
     }
 }
@@ -171,14 +154,32 @@ fn read_switch(sw: &Switch, src: Src) -> u64 {
     }
 }
 
-/// Field `j` of an output's probe, in the order of its signals: busy, packet, detector state,
-/// crossed.
+/// The signals of an output, in order: name below `out<p>` and width. `packet` is the id of the
+/// packet on the link; `pkt.*` are the fields of its header, decoded (all 0 when idle).
+pub(super) const OUTPUT_FIELDS: [(&str, u32); 9] = [
+    ("busy", 1),
+    ("packet", 32),
+    ("pkt.src", 16),
+    ("pkt.dlid", 16),
+    ("pkt.len", 13),
+    ("pkt.vc", 4),
+    ("pkt.adapted", 1),
+    ("detector_state", 2),
+    ("crossed", 7),
+];
+
+/// Field `j` of an output's probe, in the order of [`OUTPUT_FIELDS`].
 #[inline]
 pub(super) fn probe_field(pr: OutputProbe, j: usize) -> u64 {
     match j {
         0 => pr.busy as u64,
         1 => pr.packet as u64,
-        2 => pr.det_state as u64,
+        2 => pr.src as u64,
+        3 => pr.dlid as u64,
+        4 => pr.len as u64,
+        5 => pr.vc as u64,
+        6 => pr.adapted as u64,
+        7 => pr.det_state as u64,
         _ => pr.crossed as u64,
     }
 }
@@ -186,10 +187,7 @@ pub(super) fn probe_field(pr: OutputProbe, j: usize) -> u64 {
 /// The probe field (see [`probe_field`]) of a switch signal, if it is one.
 pub(super) fn probe_index(src: Src) -> Option<(u16, usize)> {
     match src {
-        Src::Busy(_, p) => Some((p, 0)),
-        Src::Packet(_, p) => Some((p, 1)),
-        Src::DetState(_, p) => Some((p, 2)),
-        Src::Crossed(_, p) => Some((p, 3)),
+        Src::Out(_, p, j) => Some((p, j as usize)),
         _ => None,
     }
 }
@@ -246,21 +244,23 @@ impl FabricVcd {
     /// Opens `path` with the signals of `f` whose names match one of `patterns`, and writes a
     /// GTKWave save file beside it (same name, `.gtkw`), signals grouped per switch and port.
     /// Returns the writer and the number of signals.
-    /// `first_cycle` is where the save file opens the view.
+    /// `(first, last)` are the cycles the save file opens the view on.
     pub fn create(
         path: &Path,
         f: &Fabric,
         patterns: &[String],
-        first_cycle: u64,
+        (first, last): (u64, u64),
     ) -> io::Result<(Self, usize)> {
         let (chosen, _) = select(f, patterns);
         let v = FabricVcd::new(File::create(path)?, &chosen)?;
-        let mut g = BufWriter::new(File::create(path.with_extension("gtkw"))?);
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        write_gtkw(&mut g, &name, &chosen, first_cycle)?;
+        let gtkw = path.with_extension("gtkw");
+        let mut g = BufWriter::new(File::create(&gtkw)?);
+        let name = |p: &Path| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        write_fabric_gtkw(&mut g, &name(path), &name(&gtkw), &chosen, first, last)?;
         g.flush()?;
         Ok((v, chosen.len()))
     }
@@ -440,47 +440,6 @@ impl Drop for FabricVcd {
     fn drop(&mut self) {
         let _ = self.spill(0);
     }
-}
-
-/// Writes a GTKWave save file for a dump of `sigs` named `vcd_name` (the VCD's file name, the
-/// save file sitting beside it): the clock and cycle counter, then the signals grouped per switch
-/// and port, the view opening at `first_cycle`.
-pub fn write_gtkw(
-    o: &mut dyn Write,
-    vcd_name: &str,
-    sigs: &[FabricSignal],
-    first_cycle: u64,
-) -> io::Result<()> {
-    writeln!(o, "[dumpfile] \"{vcd_name}\"")?;
-    let t0 = cycle_time_ps(first_cycle + 1);
-    writeln!(o, "[timestart] {t0}")?;
-    // About thirty cycles across a normal window, starting at the first dumped cycle.
-    writeln!(
-        o,
-        "*-16.000000 {t0} -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1"
-    )?;
-    writeln!(o, "@28\nfabric.clk\n@24\nfabric.cycle[63:0]")?;
-    let mut group: Option<String> = None;
-    for s in sigs {
-        let parts: Vec<&str> = s.name.split('.').collect();
-        let g = parts[..parts.len().min(3)].join(".");
-        if group.as_deref() != Some(g.as_str()) {
-            if let Some(old) = group.take() {
-                writeln!(o, "@1000200\n-{old}")?;
-            }
-            writeln!(o, "@800200\n-{g}")?;
-            group = Some(g);
-        }
-        if s.width == 1 {
-            writeln!(o, "@28\n{}", s.name)?;
-        } else {
-            writeln!(o, "@22\n{}[{}:0]", s.name, s.width - 1)?;
-        }
-    }
-    if let Some(old) = group {
-        writeln!(o, "@1000200\n-{old}")?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -11,10 +11,12 @@
 mod fabric_tap;
 pub mod fabric_vcd;
 mod gtkw;
+#[cfg(test)]
+pub(crate) mod gtkw_check;
 mod line;
 mod vcd_writer;
 
-pub use gtkw::{signals_of, write_block_gtkw};
+pub use gtkw::{fabric_alias, signals_of, write_block_gtkw, zoom_for};
 pub use line::{TraceHeader, TraceLine};
 pub use vcd_writer::{BlockVcd, CLOCK_PERIOD_PS, VcdWindow, cycle_time_ps};
 
