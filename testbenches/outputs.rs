@@ -140,7 +140,11 @@ fn sigkill_leaves_the_previous_outputs_as_they_were() {
     let done = arnsim(&dir, "20us").output().unwrap();
     assert!(done.status.success(), "{done:?}");
     let before = snapshot(&dir);
-    assert_eq!(before.len(), 6, "four outputs, a VCD and its save file");
+    assert_eq!(
+        before.len(),
+        7,
+        "four outputs, a VCD, its save file and the detector-state filter"
+    );
     let mut child = start_long_run(&dir);
     child.kill().unwrap();
     child.wait().unwrap();

@@ -10,7 +10,9 @@ use crate::stimulus::congestion_detector::RandomCongestion;
 use crate::stimulus::credit_counter::RandomCredits;
 use crate::stimulus::lft_banks::RandomLft;
 use crate::stimulus::rr_arbiter::RandomRequests;
-use crate::trace::{BlockVcd, VcdWindow, signals_of, write_block_gtkw};
+use crate::trace::{
+    BlockVcd, DETECTOR_STATES, VcdWindow, signals_of, states_path, write_block_gtkw,
+};
 use std::io::BufWriter;
 use std::path::Path;
 use std::time::Instant;
@@ -20,20 +22,31 @@ fn err(p: &Path) -> impl Fn(std::io::Error) -> String + '_ {
     move |e| format!("{}: {e}", p.display())
 }
 
+/// The file name of `p`, as a save file names the files beside it.
+fn file_name(p: &Path) -> &str {
+    p.file_name().and_then(|n| n.to_str()).unwrap_or_default()
+}
+
 /// Runs `block` on `stim` for `cycles` cycles, writing `dir/<name>.vcd` and `dir/<name>.gtkw`
-/// under their temporary names. Returns the number of signals dumped and the two files, to be
-/// committed.
+/// (and for the congestion detector the translate filter `dir/<name>.states.txt`) under their
+/// temporary names. Returns the number of signals dumped and the files, to be committed.
 pub fn dump_block<B: Block, S: Stimulus<B::In>>(
     mut block: B,
     mut stim: S,
     cycles: u64,
     dir: &Path,
     name: &str,
-) -> Result<(usize, [Staged; 2]), String> {
+) -> Result<(usize, Vec<Staged>), String> {
     let vcd_path = dir.join(format!("{name}.vcd"));
     let gtkw_path = dir.join(format!("{name}.gtkw"));
     let mut vcd_file = Staged::open(&vcd_path)?;
     let mut gtkw_file = Staged::open(&gtkw_path)?;
+    // The congestion detector's state register is shown through a translate filter.
+    let states_path = states_path(&vcd_path);
+    let mut states_file = match B::NAME == CongestionDetector::NAME {
+        true => Some(Staged::open(&states_path)?),
+        false => None,
+    };
     let file = vcd_file.take_file()?;
     block.reset();
     let (i0, o0) = (B::In::default(), B::Out::default());
@@ -70,11 +83,17 @@ pub fn dump_block<B: Block, S: Stimulus<B::In>>(
             ("registers", &regs),
         ],
         cycles,
+        states_file.as_ref().map(|_| file_name(&states_path)),
     )
     .map_err(err(&gtkw_path))?;
     gtkw_file.write(&g)?;
     let n = inputs.signals.len() + outputs.signals.len() + regs.signals.len();
-    Ok((n, [vcd_file, gtkw_file]))
+    let mut files = vec![vcd_file, gtkw_file];
+    if let Some(mut f) = states_file.take() {
+        f.write(DETECTOR_STATES.as_bytes())?;
+        files.push(f);
+    }
+    Ok((n, files))
 }
 
 /// `arnsim demo`.
@@ -92,7 +111,7 @@ pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
     );
     let t0 = Instant::now();
     let mut files = Vec::new();
-    let mut row = |name: &str, params: &str, r: Result<(usize, [Staged; 2]), String>| {
+    let mut row = |name: &str, params: &str, r: Result<(usize, Vec<Staged>), String>| {
         let (n, f) = r?;
         files.extend(f);
         println!("  {name:<22} {params:<42} {n:>4} signals  {name}.vcd  {name}.gtkw");
@@ -227,10 +246,16 @@ mod tests {
                 "{b}: rows GTKWave would drop: {missing:?}"
             );
         }
+        let g = std::fs::read_to_string(dir.join("congestion_detector.gtkw")).unwrap();
+        assert!(g.contains(
+            "^1 congestion_detector.states.txt\n@2024\nTOP.tb_congestion_detector.u_dut.state_q[1:0]\n"
+        ));
+        let states = std::fs::read_to_string(dir.join("congestion_detector.states.txt")).unwrap();
+        assert_eq!(states, crate::trace::DETECTOR_STATES);
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
-            10,
-            "a VCD and a save file per block, no temporary file"
+            11,
+            "a VCD and a save file per block, the detector's state filter, no temporary file"
         );
         // An output folder that cannot be made changes nothing.
         let blocker = dir.join("rr_arbiter.vcd");

@@ -76,6 +76,9 @@ pub struct DumpPlan {
     pub vcd: PathBuf,
     /// The GTKWave save file beside it.
     pub gtkw: PathBuf,
+    /// The GTKWave translate filter for detector states beside it, written when a
+    /// `detector_state` is dumped.
+    pub states: PathBuf,
     /// Scope patterns.
     pub scopes: Vec<String>,
     /// First cycle dumped (before the trigger moves it).
@@ -157,10 +160,11 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
             vcd.display()
         ));
     }
+    let states = crate::trace::states_path(&vcd);
     // The dump and its save file must not replace one of the run's own outputs.
     let folder = |p: &Path| std::path::absolute(p.parent().unwrap_or(Path::new(""))).ok();
     if folder(&vcd) == std::path::absolute(out).ok() {
-        for f in [&vcd, &gtkw] {
+        for f in [&vcd, &gtkw, &states] {
             let n = f.file_name().unwrap_or_default().to_string_lossy();
             if super::run::OUTPUTS.contains(&n.as_ref()) {
                 return Err(format!(
@@ -174,6 +178,7 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
         DumpPlan {
             vcd,
             gtkw,
+            states,
             scopes: w.scopes.clone(),
             from: from.unwrap_or(0),
             to: to.unwrap_or(u64::MAX),

@@ -15,6 +15,7 @@ pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
 use crate::fabric::{Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
+use crate::trace::DETECTOR_STATES;
 use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
@@ -66,6 +67,8 @@ struct Dump {
     chosen: Vec<FabricSignal>,
     vcd_file: Staged,
     gtkw_file: Staged,
+    /// The translate filter for detector states, when one is dumped.
+    states_file: Option<Staged>,
     vcd: FabricVcd,
 }
 
@@ -141,6 +144,10 @@ pub fn run(
             make_folder(plan.vcd.parent().unwrap_or(Path::new("")))?;
             let mut vcd_file = Staged::open(&plan.vcd)?;
             let gtkw_file = Staged::open(&plan.gtkw)?;
+            let states_file = match chosen.iter().any(|s| s.name.ends_with(".detector_state")) {
+                true => Some(Staged::open(&plan.states)?),
+                false => None,
+            };
             let vcd = FabricVcd::new(vcd_file.take_file()?, &chosen)
                 .map_err(|e| format!("{}: {e}", plan.vcd.display()))?;
             Some(Dump {
@@ -148,6 +155,7 @@ pub fn run(
                 chosen,
                 vcd_file,
                 gtkw_file,
+                states_file,
                 vcd,
             })
         }
@@ -301,9 +309,23 @@ pub fn run(
         let (from, to) = window.unwrap_or((0, 0));
         let last = to.min(reached.saturating_sub(1));
         let (vcd, gtkw) = (name(&d.plan.vcd), name(&d.plan.gtkw));
-        write_fabric_gtkw(&mut g, &vcd, &gtkw, &d.chosen, from, last).map_err(io)?;
+        let states = d.states_file.as_ref().map(|_| name(&d.plan.states));
+        write_fabric_gtkw(
+            &mut g,
+            &vcd,
+            &gtkw,
+            states.as_deref(),
+            &d.chosen,
+            from,
+            last,
+        )
+        .map_err(io)?;
         d.gtkw_file.write(&g)?;
         others = vec![d.vcd_file, d.gtkw_file];
+        if let Some(mut f) = d.states_file {
+            f.write(DETECTOR_STATES.as_bytes())?;
+            others.push(f);
+        }
     }
     let title = format!(
         "{}: {} + {}, {} traffic",

@@ -243,10 +243,17 @@ fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
         "{gtkw}"
     );
     check_save_file(&gtkw, &text);
+    // Detector states are shown through the translate filter beside the save file.
+    assert!(gtkw.contains(
+        "^1 a.states.txt\n@2024\n+{s2_0/out1/detector_state} fabric.s2_0.out1.detector_state[1:0]\n"
+    ));
+    assert_eq!(crate::trace::gtkw_check::filters(&gtkw), ["a.states.txt"]);
+    let states = std::fs::read_to_string(base.join("a.states.txt")).unwrap();
+    assert_eq!(states, crate::trace::DETECTOR_STATES);
     assert_eq!(
         std::fs::read_dir(&base).unwrap().count(),
-        7,
-        "r/, three dumps and their save files, no temporary file"
+        10,
+        "r/, three dumps, their save files and state filters, no temporary file"
     );
     std::fs::remove_dir_all(&base).unwrap();
 }
@@ -288,7 +295,12 @@ fn check_save_file(gtkw: &str, vcd: &str) {
             crate::trace::fabric_alias(r.name.split('[').next().unwrap())
         );
         let one_bit = !r.name.ends_with(']');
-        assert_eq!(r.flags, if one_bit { "28" } else { "24" }, "{}", r.name);
+        let flags = match (one_bit, r.name.contains(".detector_state")) {
+            (true, _) => "28",
+            (false, true) => "2024",
+            (false, false) => "24",
+        };
+        assert_eq!(r.flags, flags, "{}", r.name);
     }
     for vc in ["vc0", "vc1"] {
         let credits = format!("s2_0/out1/{vc}/credits");

@@ -242,7 +242,8 @@ pub fn select(f: &Fabric, patterns: &[String]) -> (Vec<FabricSignal>, Vec<usize>
 
 impl FabricVcd {
     /// Opens `path` with the signals of `f` whose names match one of `patterns`, and writes a
-    /// GTKWave save file beside it (same name, `.gtkw`), signals grouped per switch and port.
+    /// GTKWave save file beside it (same name, `.gtkw`), signals grouped per switch and port, with
+    /// the translate filter for detector states (`.states.txt`) when one is chosen.
     /// Returns the writer and the number of signals.
     /// `(first, last)` are the cycles the save file opens the view on.
     pub fn create(
@@ -260,7 +261,14 @@ impl FabricVcd {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default()
         };
-        write_fabric_gtkw(&mut g, &name(path), &name(&gtkw), &chosen, first, last)?;
+        let states = chosen.iter().any(|s| s.name.ends_with(".detector_state"));
+        let states = states.then(|| super::states_path(path));
+        if let Some(p) = &states {
+            std::fs::write(p, super::DETECTOR_STATES)?;
+        }
+        let states = states.as_deref().map(name);
+        let (vcd, gtkw) = (name(path), name(&gtkw));
+        write_fabric_gtkw(&mut g, &vcd, &gtkw, states.as_deref(), &chosen, first, last)?;
         g.flush()?;
         Ok((v, chosen.len()))
     }

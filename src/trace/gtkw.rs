@@ -11,11 +11,13 @@
 //! 0x1000000 group end); `+{alias} <full name>` shows the row as `alias`. GTKWave shows a row,
 //! aliased or not, by the last `.`-level of its name (its `hier_max_level` is 1 when no rc file
 //! sets it), so rows of the fabric carry an alias naming the switch, port and VC with `/`.
+//! `^1 <file>` before a row flagged 0x2000 shows its values through a translate filter file
+//! (value, then text, a line each), looked up beside the save file as the dump is.
 
 use super::fabric_vcd::FabricSignal;
 use super::{SignalList, Visit, cycle_time_ps};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The window GTKWave opens, in pixels (fits a 1440 x 900 screen).
 pub const WINDOW: (u32, u32) = (1400, 860);
@@ -30,6 +32,8 @@ pub const WAVE_PIXELS: u32 = WINDOW.0 - SST_WIDTH - SIGNALS_WIDTH - 90;
 
 /// Trace flags: right-justified binary, decimal, hexadecimal.
 pub const BIN: &str = "28";
+/// Right-justified decimal shown through the translate filter named before the row (0x2000).
+pub const DEC_FILTERED: &str = "2024";
 /// Right-justified decimal.
 pub const DEC: &str = "24";
 /// Right-justified hexadecimal.
@@ -64,6 +68,35 @@ pub fn write_view(
     writeln!(o, "[signals_width] {SIGNALS_WIDTH}")?;
     writeln!(o, "[sst_expanded] 1")?;
     Ok(())
+}
+
+/// A GTKWave translate filter for the congestion detector's state (`detector_state` of a fabric
+/// dump, `state_q` of the block, both the HDL encoding): each line a value as the row prints it
+/// (decimal) and the text shown instead.
+pub const DETECTOR_STATES: &str =
+    "# arnsim: congestion detector states (GTKWave translate filter)\n0 idle\n1 wait\n2 root\n";
+
+/// The translate filter written beside the dump `vcd`: `fabric.vcd` gives `fabric.states.txt`.
+pub fn states_path(vcd: &Path) -> PathBuf {
+    vcd.with_extension("states.txt")
+}
+
+/// Writes a row shown through the translate filter file `filter` (a name GTKWave looks up beside
+/// the save file), or a decimal row without one.
+fn write_states(
+    o: &mut dyn Write,
+    filter: Option<&str>,
+    alias: Option<&str>,
+    name: &str,
+    width: u32,
+) -> io::Result<()> {
+    match filter {
+        Some(f) => {
+            writeln!(o, "^1 {f}")?;
+            write_trace(o, DEC_FILTERED, alias, name, width)
+        }
+        None => write_trace(o, DEC, alias, name, width),
+    }
 }
 
 /// Writes one row: `flags`, then the signal `name` (with `[msb:0]` when wider than one bit),
@@ -115,13 +148,15 @@ fn block_flags(name: &str, width: u32) -> &'static str {
 
 /// Writes a save file for the VCD at `vcd_path` of block `block`, run for `cycles` cycles: the
 /// clock and cycle counter, then one group each for inputs, outputs and registers; the view
-/// opens at time 0 on the first [`BLOCK_VIEW_CYCLES`] cycles.
+/// opens at time 0 on the first [`BLOCK_VIEW_CYCLES`] cycles. A register `state_q` is shown through
+/// the translate filter file `states` ([`DETECTOR_STATES`]) when one is given.
 pub fn write_block_gtkw(
     out: &mut dyn Write,
     vcd_path: &Path,
     block: &str,
     groups: &[(&str, &SignalList)],
     cycles: u64,
+    states: Option<&str>,
 ) -> io::Result<()> {
     let gtkw = vcd_path.with_extension("gtkw");
     let end = cycle_time_ps(cycles.clamp(1, BLOCK_VIEW_CYCLES));
@@ -138,8 +173,12 @@ pub fn write_block_gtkw(
     for (name, list) in groups {
         write_group(out, true, name)?;
         for (sig, width) in &list.signals {
-            let flags = block_flags(sig, *width);
-            write_trace(out, flags, None, &format!("{tb}.u_dut.{sig}"), *width)?;
+            let name = format!("{tb}.u_dut.{sig}");
+            if sig == "state_q" && states.is_some() {
+                write_states(out, states, None, &name, *width)?;
+            } else {
+                write_trace(out, block_flags(sig, *width), None, &name, *width)?;
+            }
         }
         write_group(out, false, name)?;
     }
@@ -170,11 +209,13 @@ pub fn fabric_alias(name: &str) -> String {
 /// save file `gtkw_name` sitting beside it) whose samples are those of cycles `first..=last`:
 /// the clock and cycle counter, then the signals grouped per switch and port, each row named by
 /// its switch, port and VC (`s1_0/out3/vc0/credits`), one-bit signals in binary and every other
-/// (counts, credits, ids, header fields, states) in decimal. The view opens on the whole window.
+/// (counts, credits, ids, header fields) in decimal, detector states through the translate filter
+/// file `states` ([`DETECTOR_STATES`], decimal without one). The view opens on the whole window.
 pub fn write_fabric_gtkw(
     o: &mut dyn Write,
     vcd_name: &str,
     gtkw_name: &str,
+    states: Option<&str>,
     sigs: &[FabricSignal],
     first: u64,
     last: u64,
@@ -195,8 +236,13 @@ pub fn write_fabric_gtkw(
             write_group(o, true, g)?;
             group = Some(g);
         }
-        let flags = if s.width == 1 { BIN } else { DEC };
-        write_trace(o, flags, Some(&fabric_alias(&s.name)), &s.name, s.width)?;
+        let alias = fabric_alias(&s.name);
+        if s.name.ends_with(".detector_state") {
+            write_states(o, states, Some(&alias), &s.name, s.width)?;
+        } else {
+            let flags = if s.width == 1 { BIN } else { DEC };
+            write_trace(o, flags, Some(&alias), &s.name, s.width)?;
+        }
     }
     if let Some(old) = group {
         write_group(o, false, old)?;

@@ -41,6 +41,17 @@ pub fn rows(text: &str) -> Vec<Row> {
     out
 }
 
+/// The translate filter files save file `text` names (`^1 <file>`), in order, each once.
+pub fn filters(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in text.lines().filter_map(|l| l.strip_prefix("^1 ")) {
+        if !out.iter().any(|o| o == f) {
+            out.push(f.to_string());
+        }
+    }
+    out
+}
+
 /// The names GTKWave gives the signals of a VCD: scopes and reference joined by `.`, then the
 /// bit range of a vector (`fabric.s1_0.out0.vc0.credits[15:0]`, `TOP.tb_x.u_dut.occ_i[3][15:0]`).
 pub fn vcd_names(vcd: &str) -> BTreeSet<String> {
@@ -92,4 +103,8 @@ fn rows_and_names_are_read_as_gtkwave_reads_them() {
     let vcd = "$scope module TOP $end\n$var wire 1 ! clk $end\n$scope module a $end\n$var wire 8 \" b [7:0] $end\n$upscope $end\n$upscope $end\n$enddefinitions $end\n";
     assert!(missing(gtkw, vcd).is_empty());
     assert_eq!(missing("@22\nTOP.a.b\n", vcd), ["TOP.a.b"]);
+    assert_eq!(
+        filters("^1 s.txt\n@2024\nTOP.a.b[7:0]\n^1 s.txt\n"),
+        ["s.txt"]
+    );
 }

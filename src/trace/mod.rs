@@ -16,7 +16,9 @@ pub(crate) mod gtkw_check;
 mod line;
 mod vcd_writer;
 
-pub use gtkw::{fabric_alias, signals_of, write_block_gtkw, zoom_for};
+pub use gtkw::{
+    DETECTOR_STATES, fabric_alias, signals_of, states_path, write_block_gtkw, zoom_for,
+};
 pub use line::{TraceHeader, TraceLine};
 pub use vcd_writer::{BlockVcd, CLOCK_PERIOD_PS, VcdWindow, cycle_time_ps};
 
