@@ -17,6 +17,8 @@ enum Expect {
     Refused,
     /// Exit 0 with every listed text among the messages (a warning).
     Warned,
+    /// Exit 0 (a value that must be taken as written).
+    Accepted,
 }
 
 struct Case {
@@ -30,6 +32,9 @@ struct Case {
 }
 
 const HANG: Duration = Duration::from_secs(120);
+
+/// A file text that stands for a named pipe (made with `mkfifo`).
+const FIFO: &str = "<fifo>";
 
 fn default_text() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/default.toml"))
@@ -194,6 +199,85 @@ fn cases() -> Vec<Case> {
             ],
             &["--from"],
         ),
+        refused(
+            "a dump named by another spelling of one of the run's own outputs",
+            vec![],
+            &[
+                "run",
+                "default",
+                "--out",
+                "o",
+                "--set",
+                "sim_time=5us",
+                "--vcd",
+                "o/../o/efficiency.svg",
+            ],
+            &["--vcd", "efficiency.svg"],
+        ),
+        refused(
+            "a dump onto a pipe is never replaced by a file",
+            vec![("pipe.vcd", FIFO.to_string())],
+            &[
+                "run",
+                "default",
+                "--out",
+                "o",
+                "--set",
+                "sim_time=5us",
+                "--vcd",
+                "pipe.vcd",
+            ],
+            &["--vcd", "not a regular file"],
+        ),
+        refused(
+            "a flit of a fraction of a byte",
+            vec![],
+            &["check", "default", "--set", "link.flit=0.5B"],
+            &["link.flit", "whole number of bytes"],
+        ),
+        refused(
+            "a name longer than a folder name may be",
+            vec![(
+                "long.toml",
+                with(&d, "name", &format!("\"{}\"", "n".repeat(300))),
+            )],
+            &["run", "long.toml", "--set", "sim_time=5us"],
+            &["long.toml:", "name"],
+        ),
+        refused(
+            "links whose delay lines cannot fit in memory",
+            vec![],
+            &[
+                "check",
+                "default",
+                "--set",
+                "link.latency=335us",
+                "--set",
+                "topology.k=16",
+                "--set",
+                "traffic.hot_spots=[5]",
+            ],
+            &["link.latency", "GiB"],
+        ),
+        refused(
+            "a plot written over a run's own data",
+            vec![
+                (
+                    "r/efficiency.csv",
+                    "time_us,efficiency\n5,0.5\n".to_string(),
+                ),
+                ("r/summary.json", String::new()),
+            ],
+            &["plot", "--out", "r/efficiency.csv", "r"],
+            &["--out"],
+        ),
+        Case {
+            label: "a time written with digit separators on the command line",
+            files: vec![],
+            args: args(&["check", "default", "--set", "sim_time=1_000ns"]),
+            expect: Expect::Accepted,
+            names: &["195 cycles"],
+        },
         Case {
             label: "a hot window after the end of the run",
             files: vec![],
@@ -225,7 +309,14 @@ fn run_case(dir: &Path, c: &Case) -> Result<(), String> {
     let precious = dir.join("precious.txt");
     std::fs::write(&precious, "kept as it is\n").unwrap();
     for (name, text) in &c.files {
-        std::fs::write(dir.join(name), text).unwrap();
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        if text == FIFO {
+            let made = Command::new("mkfifo").arg(&path).status().unwrap();
+            assert!(made.success(), "mkfifo {path:?}");
+        } else {
+            std::fs::write(&path, text).unwrap();
+        }
     }
     let mut child = Command::new(env!("CARGO_BIN_EXE_arnsim"))
         .args(&c.args)
@@ -254,7 +345,9 @@ fn run_case(dir: &Path, c: &Case) -> Result<(), String> {
     }
     match c.expect {
         Expect::Refused if status.success() => return Err(format!("accepted: {text}")),
-        Expect::Warned if !status.success() => return Err(format!("refused: {text}")),
+        Expect::Warned | Expect::Accepted if !status.success() => {
+            return Err(format!("refused: {text}"));
+        }
         _ => {}
     }
     if let Some(missing) = c.names.iter().find(|n| !text.contains(*n)) {
@@ -271,11 +364,29 @@ fn run_case(dir: &Path, c: &Case) -> Result<(), String> {
 }
 
 fn main() {
+    let mut cases = cases();
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 16 {
+        cases.push(Case {
+            label: "more threads than the machine runs at once",
+            files: vec![],
+            args: args(&[
+                "run",
+                "figure4",
+                "--out",
+                "o",
+                "--threads",
+                "16",
+                "--set",
+                "sim_time=20us",
+            ]),
+            expect: Expect::Warned,
+            names: &["--threads 16"],
+        });
+    }
     let base: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target")
         .join("refusals");
     let _ = std::fs::remove_dir_all(&base);
-    let cases = cases();
     let mut failed = 0;
     for (i, c) in cases.iter().enumerate() {
         match run_case(&base.join(format!("case{i:02}")).join("w"), c) {

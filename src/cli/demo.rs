@@ -101,7 +101,7 @@ pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
     if out.as_os_str().is_empty() {
         return Err("--out: an empty path (give a folder)".into());
     }
-    make_folder(out)?;
+    make_folder(out).map_err(|e| format!("--out {e}"))?;
     println!(
         "block-level demo: {cycles} cycles per block, seed {seed}, into {}",
         out.display()

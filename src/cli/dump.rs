@@ -153,6 +153,15 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
             vcd.display()
         ));
     }
+    if let Ok(m) = std::fs::symlink_metadata(&vcd)
+        && !m.file_type().is_file()
+        && !m.file_type().is_symlink()
+    {
+        return Err(format!(
+            "--vcd {}: not a regular file (a device, pipe or socket is never replaced by a dump)",
+            vcd.display()
+        ));
+    }
     let gtkw = vcd.with_extension("gtkw");
     if gtkw == vcd {
         return Err(format!(
@@ -162,8 +171,9 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
     }
     let states = crate::trace::states_path(&vcd);
     // The dump and its save file must not replace one of the run's own outputs.
-    let folder = |p: &Path| std::path::absolute(p.parent().unwrap_or(Path::new(""))).ok();
-    if folder(&vcd) == std::path::absolute(out).ok() {
+    // (Both folders resolved: `out/../out` or a link to `out` is `out`.)
+    let folder = |p: &Path| super::outputs::resolved(p.parent().unwrap_or(Path::new("")));
+    if folder(&vcd) == super::outputs::resolved(out) {
         for f in [&vcd, &gtkw, &states] {
             let n = f.file_name().unwrap_or_default().to_string_lossy();
             if super::run::OUTPUTS.contains(&n.as_ref()) {

@@ -176,7 +176,18 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 }
             };
             let stop = interrupt::Stop::on_signals()?;
-            run::run(&scenario, out, &set, waves, threads as usize, &stop)
+            // More threads than the machine runs at once only make the threads wait for each
+            // other at every window; the outputs are the same for any count.
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let threads = if threads as usize > cores {
+                eprintln!(
+                    "arnsim: warning: --threads {threads}: this machine runs {cores} threads at once; stepping on {cores} (the outputs do not depend on the thread count)"
+                );
+                cores
+            } else {
+                threads as usize
+            };
+            run::run(&scenario, out, &set, waves, threads, &stop)
         }
         Command::Check { scenario, set } => Ok(scenarios::check(&scenario, &set)?),
         Command::Scenarios => Ok(scenarios::list()?),

@@ -35,6 +35,15 @@ impl Staged {
         if dest.is_dir() {
             return Err(format!("{}: is a folder", dest.display()));
         }
+        if let Ok(m) = std::fs::symlink_metadata(dest)
+            && !m.file_type().is_file()
+            && !m.file_type().is_symlink()
+        {
+            return Err(format!(
+                "{}: not a regular file (a device, pipe or socket is never replaced by an output)",
+                dest.display()
+            ));
+        }
         let tmp = partial_name(dest);
         let file = OpenOptions::new()
             .write(true)
@@ -103,6 +112,36 @@ pub fn write_atomically(dest: &Path, bytes: &[u8]) -> Result<(), String> {
     let mut s = Staged::open(dest)?;
     s.write(bytes)?;
     s.commit()
+}
+
+/// `p` made absolute with its symbolic links and `..` resolved as far as it exists (the rest
+/// appended as written, `.` and `..` folded), so that two spellings of one place compare equal.
+pub fn resolved(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut head = abs.as_path();
+    let mut tail = Vec::new();
+    loop {
+        if let Ok(c) = head.canonicalize() {
+            let mut out = c;
+            for part in tail.iter().rev() {
+                match part {
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    other => out.push(other.as_os_str()),
+                }
+            }
+            return out;
+        }
+        match (head.parent(), head.components().next_back()) {
+            (Some(up), Some(last)) => {
+                tail.push(last);
+                head = up;
+            }
+            _ => return abs,
+        }
+    }
 }
 
 /// Creates `dir` (and its parents) when missing; an error when it is not a folder.

@@ -46,6 +46,8 @@ pub fn default_out(s: &Scenario) -> Result<PathBuf, String> {
         Some("would write outside waves/")
     } else if n.chars().any(char::is_control) {
         Some("holds a control character")
+    } else if n.len() > 200 {
+        Some("is longer than a folder name may be (200 bytes here; file systems allow 255)")
     } else {
         None
     };
@@ -134,7 +136,7 @@ pub fn run(
     }
     // Every output is reserved under its temporary name: a folder that cannot be written fails
     // the run here, before the first cycle.
-    make_folder(&out)?;
+    make_folder(&out).map_err(|e| format!("--out {e}"))?;
     let mut staged = OUTPUTS
         .iter()
         .map(|n| Staged::open(&out.join(n)))
@@ -459,13 +461,25 @@ fn put_in_place(
     let pending = Summary {
         complete: false,
         stopped_at_cycle: Some(summary.simulated_cycles),
-        stop_reason: Some("killed while its outputs were being renamed into place".into()),
+        stop_reason: Some("stopped while its outputs were being renamed into place".into()),
         ..summary.clone()
     };
     pending_summary.write(pending.to_json().as_bytes())?;
     pending_summary.commit()?;
     for f in others {
-        f.commit()?;
+        if let Err(e) = f.commit() {
+            // The summary says so: the outputs beside it are not all this run's.
+            let failed = Summary {
+                stop_reason: Some(format!("its outputs could not all be put in place: {e}")),
+                ..pending
+            };
+            if let Ok(mut s) = Staged::open(&out.join("summary.json")) {
+                let _ = s
+                    .write(failed.to_json().as_bytes())
+                    .and_then(|_| s.commit());
+            }
+            return Err(e);
+        }
     }
     let mut summary_file = Staged::open(&out.join("summary.json"))?;
     summary_file.write(summary.to_json().as_bytes())?;

@@ -87,6 +87,24 @@ pub struct Document {
     warnings: RefCell<Vec<(Rank, ScenarioError)>>,
 }
 
+/// Whether `raw` is written as a number only (sign, digits, `_`, a radix prefix, a fraction or an
+/// exponent), as opposed to a number followed by a unit.
+fn looks_numeric(raw: &str) -> bool {
+    let t = raw.trim_start_matches(['+', '-']).replace('_', "");
+    let digits = t
+        .strip_prefix("0x")
+        .map(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
+        .or_else(|| {
+            t.strip_prefix("0o")
+                .map(|o| !o.is_empty() && o.chars().all(|c| ('0'..='7').contains(&c)))
+        })
+        .or_else(|| {
+            t.strip_prefix("0b")
+                .map(|b| !b.is_empty() && b.chars().all(|c| c == '0' || c == '1'))
+        });
+    digits.unwrap_or_else(|| t.parse::<f64>().is_ok())
+}
+
 fn scalar(v: &DeValue<'_>) -> Result<Value, String> {
     Ok(match v {
         DeValue::String(s) => Value::Str(s.to_string()),
@@ -138,10 +156,31 @@ impl Document {
     /// values the scenarios never use are recorded and the rest is read.
     pub fn parse(path: &str, text: &str) -> Result<Self, ScenarioError> {
         let lines = Lines::new(text);
-        let table = DeTable::parse(text).map_err(|e| ScenarioError {
-            at: format!("{path}:{}", e.span().map_or(1, |s| lines.line(s.start))),
-            key: None,
-            message: format!("not valid TOML: {}", e.message().trim_end()),
+        let table = DeTable::parse(text).map_err(|e| {
+            // Without a place (the reader's nesting limit), the line of the deepest key.
+            let line = e.span().map_or_else(
+                || {
+                    text.lines()
+                        .enumerate()
+                        .max_by_key(|(i, l)| {
+                            let key = l.split(['=', '#']).next().unwrap_or("");
+                            (key.matches('.').count(), usize::MAX - i)
+                        })
+                        .map_or(1, |(i, _)| i + 1)
+                },
+                |s| lines.line(s.start),
+            );
+            ScenarioError {
+                at: format!("{path}:{line}"),
+                key: None,
+                message: match e.message().trim_end() {
+                    "recursion limit" => {
+                        "not valid TOML: keys or tables nested more deeply than the reader allows"
+                            .to_string()
+                    }
+                    m => format!("not valid TOML: {m}"),
+                },
+            }
         })?;
         let mut doc = Document {
             path: path.to_string(),
@@ -307,7 +346,13 @@ impl Document {
         let raw = v.trim();
         let value = match DeValue::parse(raw) {
             Ok(x) if matches!(x.get_ref(), DeValue::Datetime(_)) => Value::Str(raw.to_string()),
-            Ok(x) => scalar(x.get_ref()).map_err(|m| bad(Some(&key), m))?,
+            Ok(x) => match scalar(x.get_ref()) {
+                Ok(v) => v,
+                // Text that only starts like a number (`1_000ns`) is a string such as a time;
+                // a number out of range stays an error.
+                Err(m) if looks_numeric(raw) => return Err(bad(Some(&key), m)),
+                Err(_) => Value::Str(raw.to_string()),
+            },
             Err(_) => Value::Str(raw.to_string()),
         };
         self.overrides += 1;

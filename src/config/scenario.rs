@@ -53,6 +53,9 @@ pub const LINK_GBPS: std::ops::RangeInclusive<f64> = 1.0..=10_000.0;
 /// latency in slots, allocated when the fabric is built.
 pub const MAX_LATENCY: u64 = 65_535;
 
+/// Most memory the links' delay lines may take (they are allocated when the fabric is built).
+pub const MAX_LINK_BYTES: u64 = 8 << 30;
+
 /// Most statistics bins of a run: each is a row of the efficiency and latency series, held in
 /// memory during the run.
 pub const MAX_BINS: u64 = 1 << 20;
@@ -193,11 +196,7 @@ fn time_base(doc: &Document) -> TimeBase {
         }
     }
     if let Some(f) = doc.str("link.flit") {
-        let one = TimeBase {
-            flit_bytes: 1,
-            link_gbps: tb.link_gbps,
-        };
-        match one.flits(&f) {
+        match TimeBase::bytes(&f) {
             Ok(b) if (1..=4096).contains(&b) => tb.flit_bytes = b as u32,
             Ok(b) => doc
                 .fail::<()>("link.flit", format!("{b} B: a flit is 1 B to 4 KB"))
@@ -320,7 +319,20 @@ impl Scenario {
             .and_then(|n| RoutingMode::ALL.into_iter().find(|m| m.name() == n));
 
         let topology = topology_keys::read(&r);
-        let nodes = topology.as_ref().map(|t| t.nodes);
+        // A custom topology in error still declares its node count: the traffic keys are checked
+        // against it, so that one run of `check` reports their errors too.
+        let nodes =
+            topology
+                .as_ref()
+                .map(|t| t.nodes)
+                .or_else(|| match doc.get("topology.nodes") {
+                    Some(super::document::Value::Int(n))
+                        if (1..=topology_keys::MAX_NODES as i128).contains(n) =>
+                    {
+                        Some(*n as u32)
+                    }
+                    _ => None,
+                });
 
         let queuing_name = r.choice("queuing", Some("1q"), &["1q", "dbbm", "vftree", "flow2sl"]);
         let nodes_per_leaf = topology
@@ -341,6 +353,26 @@ impl Scenario {
         });
 
         let latency = latency(&r);
+        if let (Some(l), Some(t)) = (latency, topology.as_ref()) {
+            // The delay lines are allocated at build: refuse what cannot fit in memory.
+            let bytes = 2 * t.links.len() as u64 * crate::wire::link::channel_bytes(l);
+            if bytes > MAX_LINK_BYTES {
+                let key = if doc.has("link.latency") {
+                    "link.latency"
+                } else {
+                    "link.length"
+                };
+                doc.fail::<()>(
+                    key,
+                    format!(
+                        "{l} cycles on {} cables need {:.1} GiB of delay lines, beyond {} GiB (each direction holds a ring of about twice its latency)",
+                        t.links.len(),
+                        bytes as f64 / (1u64 << 30) as f64,
+                        MAX_LINK_BYTES >> 30
+                    ),
+                );
+            }
+        }
         let switch = switch_keys(&r, routing, queuing);
         let mtu = switch.as_ref().map(|s| s.1);
         let traffic = traffic_keys::read(&r, nodes, mtu, sim_cycles);

@@ -104,6 +104,32 @@ impl TimeBase {
         Ok(c as u64)
     }
 
+    /// A size in whole bytes (`64B`, `4KB`), for the flit itself: no `flits` unit, no fraction of
+    /// a byte.
+    pub fn bytes(text: &str) -> Result<u64, UnitError> {
+        let (v, unit) = split_number(text)?;
+        if unit.starts_with("flit") {
+            return Err(UnitError(format!(
+                "`{text}`: a flit's size is given in bytes (B, KB)"
+            )));
+        }
+        let one = TimeBase {
+            flit_bytes: 1,
+            link_gbps: 100.0,
+        };
+        let scale = match unit {
+            "KB" | "KiB" => 1024.0,
+            "MB" | "MiB" => 1024.0 * 1024.0,
+            _ => 1.0,
+        };
+        if (v * scale).fract() != 0.0 {
+            return Err(UnitError(format!(
+                "`{text}` is not a whole number of bytes"
+            )));
+        }
+        one.flits(text)
+    }
+
     /// A size (`64B`, `4KB`, `344 KB`, `1MB`) in flits, rounded up. KB is 1024 bytes.
     pub fn flits(&self, text: &str) -> Result<u64, UnitError> {
         let (v, unit) = split_number(text)?;

@@ -77,6 +77,14 @@ pub fn tail_cycle(start: u64, len: u16) -> u64 {
 
 /// Slots of a delay line of `latency` cycles: a power of two holding two windows (at least
 /// `latency + 1`), so the arrivals of one window are read while those of the next are written.
+/// Bytes one link direction of `latency` cycles holds in its delay lines (both rings), as
+/// allocated when the fabric is built.
+pub fn channel_bytes(latency: u64) -> u64 {
+    let slots = (PAD + ring_len(latency) as usize + PAD) as u64;
+    slots
+        * (std::mem::size_of::<Slot<Option<Flit>>>() + std::mem::size_of::<Slot<Backward>>()) as u64
+}
+
 fn ring_len(latency: u64) -> u64 {
     (2 * latency.max(1)).next_power_of_two()
 }
