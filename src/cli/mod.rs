@@ -66,7 +66,8 @@ pub enum Command {
         #[arg(long, value_name = "TIME")]
         trigger_before: Option<String>,
         /// Threads stepping the fabric (0: one per core, but one for fabrics of fewer than 32
-        /// switches, where a thread's share is too small to pay). Outputs do not depend on it.
+        /// switches, where a thread's share is too small to pay; at most the machine's cores).
+        /// Outputs do not depend on it.
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=16))]
         threads: u64,
     },
