@@ -5,7 +5,7 @@
 use super::fabric_vcd::{OUTPUT_FIELDS, Owner, Src, probe_field, probe_index, read_node};
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample, Tap};
-use crate::switch::Switch;
+use crate::switch::{OutputProbe, Switch};
 use crate::wire::link::MAX_VCS;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -55,6 +55,23 @@ struct PortPlan {
     groups: u8,
     /// Per position (see [`PORT_FIELDS`]): the field, if dumped.
     fields: [Option<Field>; PORT_FIELDS],
+    /// The output's probe as last recorded, packed in two words ([`packed_probe`]): most cycles
+    /// it is unchanged, and then none of its fields is visited.
+    probe_last: [AtomicU64; 2],
+}
+
+/// An output's probe in two words: every field, the first word `packet`, `src` and `dlid`, the
+/// second the rest (28 bits, so never [`UNRECORDED`]).
+fn packed_probe(pr: &OutputProbe) -> [u64; 2] {
+    [
+        pr.packet as u64 | (pr.src as u64) << 32 | (pr.dlid as u64) << 48,
+        pr.busy as u64
+            | (pr.len as u64 & 0x1fff) << 1
+            | (pr.vc as u64 & 0xf) << 14
+            | (pr.adapted as u64) << 18
+            | (pr.det_state as u64 & 0x3) << 19
+            | (pr.crossed as u64 & 0x7f) << 21,
+    ]
 }
 
 /// The dumped signals of one switch, in the order of their numbers: the ARN table's entry count,
@@ -89,6 +106,7 @@ impl SwitchPlan {
                 port: p,
                 groups: 0,
                 fields: std::array::from_fn(|_| None),
+                probe_last: [AtomicU64::new(UNRECORDED), AtomicU64::new(UNRECORDED)],
             });
         }
         if let Some(pp) = self.ports.last_mut() {
@@ -117,9 +135,16 @@ impl SwitchPlan {
             }
             if pp.groups & GROUP_PROBE != 0 {
                 let pr = s.output_probe(p);
-                for (j, f) in pp.fields[PROBE..CREDITS].iter().enumerate() {
-                    if let Some(f) = f {
-                        f.record(probe_field(pr, j), cycle, out);
+                let packed = packed_probe(&pr);
+                let [a, b] = &pp.probe_last;
+                if a.load(Ordering::Relaxed) != packed[0] || b.load(Ordering::Relaxed) != packed[1]
+                {
+                    a.store(packed[0], Ordering::Relaxed);
+                    b.store(packed[1], Ordering::Relaxed);
+                    for (j, f) in pp.fields[PROBE..CREDITS].iter().enumerate() {
+                        if let Some(f) = f {
+                            f.record(probe_field(pr, j), cycle, out);
+                        }
                     }
                 }
             }
