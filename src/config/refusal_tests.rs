@@ -454,3 +454,29 @@ fn a_100k_cable_topology_loads_and_is_checked() {
         "{all:#?}"
     );
 }
+
+#[test]
+fn lists_that_repeat_an_entry_warn() {
+    let s = load(
+        &BASE.replace("uniform", "h25-4"),
+        &["traffic.hot_spots=[3, 5, 3, 7]"],
+    )
+    .unwrap();
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("key `traffic.hot_spots`")
+                && w.contains("node 3 is listed more than once")),
+        "{:?}",
+        s.warnings
+    );
+    let s = load(&custom(&[]), &["topology.switch[0].up=[1, 1]"]);
+    let warned = match &s {
+        Ok(s) => s
+            .warnings
+            .iter()
+            .any(|w| w.contains("port 1 is listed more than once")),
+        Err(e) => e.to_string().contains("port 1 is listed more than once"),
+    };
+    assert!(warned, "{s:?}");
+}

@@ -167,6 +167,9 @@ fn custom(r: &Reader) -> Option<Topology> {
         let stage = r.uint_in(&k("stage"), Some(0), (0, 15), "stages 0 to 15");
         let mut up = 0u64;
         for p in doc.uints(&k("up")).unwrap_or_default() {
+            if p < MAX_PORTS && up >> p & 1 == 1 {
+                doc.warn(&k("up"), format!("port {p} is listed more than once"));
+            }
             match ports {
                 Some(n) if p >= n => {
                     doc.fail::<()>(&k("up"), format!("port {p} of a {n}-port switch"));

@@ -118,6 +118,12 @@ pub(super) fn read(
                     if h.is_empty() {
                         doc.fail::<()>("traffic.hot_spots", "a hot-spot pattern needs at least one hot spot");
                     }
+                    if let Some(d) = h.iter().enumerate().find_map(|(i, x)| h[..i].contains(x).then_some(x)) {
+                        doc.warn(
+                            "traffic.hot_spots",
+                            format!("node {d} is listed more than once: its senders are dealt to it once per listing"),
+                        );
+                    }
                     match h.iter().find(|&&x| x >= n as u64) {
                         Some(x) => doc.fail(
                             "traffic.hot_spots",
