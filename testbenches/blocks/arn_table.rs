@@ -412,21 +412,14 @@ pub fn cases(scale: f64) -> Vec<Case> {
         ),
     ];
     for (alter, names) in altered {
-        let name = format!("altered RTL: {}", alter.name);
-        v.push(
-            Case::new(
-                HdlConfig {
-                    alter: Some(alter),
-                    ..config((entries, ports, ttl))
-                },
-                name,
-                false,
-                20_000,
-                move || ArnTable::new(entries, ports, ttl),
-                move || RandomArnOps::new(ports, ttl, seed),
-            )
-            .expecting(Expect::Assertions(names)),
-        );
+        v.push(Case::altered_rtl(
+            config((entries, ports, ttl)),
+            alter,
+            names,
+            20_000,
+            move || ArnTable::new(entries, ports, ttl),
+            move || RandomArnOps::new(ports, ttl, seed),
+        ));
     }
     v
 }

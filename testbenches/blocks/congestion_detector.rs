@@ -354,21 +354,14 @@ pub fn cases(scale: f64) -> Vec<Case> {
         ),
     ];
     for (alter, names) in altered {
-        let name = format!("altered RTL: {}", alter.name);
-        v.push(
-            Case::new(
-                HdlConfig {
-                    alter: Some(alter),
-                    ..config(&cfg)
-                },
-                name,
-                false,
-                (effect + 1000).max(20_000),
-                move || CongestionDetector::new(cfg),
-                move || RandomCongestion::new(cfg, seed),
-            )
-            .expecting(Expect::Assertions(names)),
-        );
+        v.push(Case::altered_rtl(
+            config(&cfg),
+            alter,
+            names,
+            (effect + 1000).max(20_000),
+            move || CongestionDetector::new(cfg),
+            move || RandomCongestion::new(cfg, seed),
+        ));
     }
     v
 }

@@ -311,21 +311,14 @@ pub fn cases(scale: f64) -> Vec<Case> {
         ),
     ];
     for (alter, names) in altered {
-        let name = format!("altered RTL: {}", alter.name);
-        v.push(
-            Case::new(
-                HdlConfig {
-                    alter: Some(alter),
-                    ..config(cap)
-                },
-                name,
-                false,
-                effect + 2_000,
-                move || CreditCounter::new(cap),
-                move || RandomCredits::new(cap, seed, true),
-            )
-            .expecting(Expect::Assertions(names)),
-        );
+        v.push(Case::altered_rtl(
+            config(cap),
+            alter,
+            names,
+            effect + 2_000,
+            move || CreditCounter::new(cap),
+            move || RandomCredits::new(cap, seed, true),
+        ));
     }
     v
 }

@@ -351,21 +351,14 @@ pub fn cases(scale: f64) -> Vec<Case> {
         ),
     ];
     for (alter, names) in altered {
-        let name = format!("altered RTL: {}", alter.name);
-        v.push(
-            Case::new(
-                HdlConfig {
-                    alter: Some(alter),
-                    ..config(lmc, rows)
-                },
-                name,
-                false,
-                cycles,
-                move || LftBanks::new(lmc, rows),
-                move || RandomLft::new(lmc, rows, cycles, seed),
-            )
-            .expecting(Expect::Assertions(names)),
-        );
+        v.push(Case::altered_rtl(
+            config(lmc, rows),
+            alter,
+            names,
+            cycles,
+            move || LftBanks::new(lmc, rows),
+            move || RandomLft::new(lmc, rows, cycles, seed),
+        ));
     }
     v
 }

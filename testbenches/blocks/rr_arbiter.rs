@@ -204,23 +204,16 @@ pub fn cases(scale: f64) -> Vec<Case> {
             &["a_rr_order"],
         ),
     ];
+    let n = 5usize;
     for (alter, names) in altered {
-        let n = 5usize;
-        let name = format!("altered RTL: {}", alter.name);
-        v.push(
-            Case::new(
-                HdlConfig {
-                    alter: Some(alter),
-                    ..config(n)
-                },
-                name,
-                false,
-                20_000,
-                move || RrArbiter::new(n),
-                move || RandomRequests::new(n, 0xBAD),
-            )
-            .expecting(Expect::Assertions(names)),
-        );
+        v.push(Case::altered_rtl(
+            config(n),
+            alter,
+            names,
+            20_000,
+            move || RrArbiter::new(n),
+            move || RandomRequests::new(n, 0xBAD),
+        ));
     }
     v
 }

@@ -1,6 +1,6 @@
 //! A cross-check case: one stimulus on one HDL build, and how to judge its outcome.
 
-use super::{HdlConfig, Outcome, crosscheck};
+use super::{HdlConfig, Outcome, RtlAlteration, crosscheck};
 use arnsim::blocks::Block;
 use arnsim::stimulus::Stimulus;
 use std::path::Path;
@@ -59,6 +59,29 @@ impl Case {
                 crosscheck(exe, dir, &make_block, &make_stim, cycles, keep_going)
             }),
         }
+    }
+
+    /// A case on `config` with its RTL altered by `alter` (`altered RTL: <name>`), which must fail
+    /// with each of the assertions in `names`; not counted as random cycles.
+    pub fn altered_rtl<B, S>(
+        config: HdlConfig,
+        alter: RtlAlteration,
+        names: &'static [&'static str],
+        cycles: u64,
+        make_block: impl Fn() -> B + Send + Sync + 'static,
+        make_stim: impl Fn() -> S + Send + Sync + 'static,
+    ) -> Case
+    where
+        B: Block + 'static,
+        S: Stimulus<B::In> + 'static,
+    {
+        let name = format!("altered RTL: {}", alter.name);
+        let config = HdlConfig {
+            alter: Some(alter),
+            ..config
+        };
+        Case::new(config, name, false, cycles, make_block, make_stim)
+            .expecting(Expect::Assertions(names))
     }
 
     /// The same case, expected to mismatch (an altered Rust block) or to fail assertions (an
