@@ -8,7 +8,7 @@
 //! warning in [`Scenario::warnings`].
 
 use super::document::{Document, ScenarioError, ScenarioErrors, Value};
-use super::units::{MAX_CYCLES, TimeBase};
+use super::units::{MAX_CYCLES, TimeBase, UnitError};
 use super::{topology_keys, traffic_keys};
 use crate::fabric::FabricParams;
 use crate::fabric::node::Flow;
@@ -68,22 +68,33 @@ pub(super) struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    /// A time in cycles, `default` when absent.
-    pub(super) fn time(&self, key: &str, default: &str) -> Option<u64> {
+    /// A quantity with its unit (`default` when absent), converted by `convert`; `example` says
+    /// how one is written, for a bare number.
+    fn quantity(
+        &self,
+        key: &str,
+        default: &str,
+        example: &str,
+        convert: impl Fn(&str) -> Result<u64, UnitError>,
+    ) -> Option<u64> {
         let text = match self.doc.get(key) {
             None => default.to_string(),
             Some(Value::Int(_) | Value::Float(_)) => {
-                return self.doc.fail(
-                    key,
-                    "a bare number; write a time with its unit, such as `30ns`, `5us` or `3ms`",
-                );
+                return self
+                    .doc
+                    .fail(key, format!("a bare number; write {example}"));
             }
             Some(_) => self.doc.str(key)?,
         };
-        self.tb
-            .cycles(&text)
+        convert(&text)
             .map_err(|e| self.doc.fail::<()>(key, e.0))
             .ok()
+    }
+
+    /// A time in cycles, `default` when absent.
+    pub(super) fn time(&self, key: &str, default: &str) -> Option<u64> {
+        let example = "a time with its unit, such as `30ns`, `5us` or `3ms`";
+        self.quantity(key, default, example, |t| self.tb.cycles(t))
     }
 
     /// A time in cycles that must be given.
@@ -97,20 +108,8 @@ impl Reader<'_> {
 
     /// A size in flits, `default` when absent.
     pub(super) fn size(&self, key: &str, default: &str) -> Option<u64> {
-        let text = match self.doc.get(key) {
-            None => default.to_string(),
-            Some(Value::Int(_) | Value::Float(_)) => {
-                return self.doc.fail(
-                    key,
-                    "a bare number; write a size with its unit, such as `4KB`, `64B` or `84flits`",
-                );
-            }
-            Some(_) => self.doc.str(key)?,
-        };
-        self.tb
-            .flits(&text)
-            .map_err(|e| self.doc.fail::<()>(key, e.0))
-            .ok()
+        let example = "a size with its unit, such as `4KB`, `64B` or `84flits`";
+        self.quantity(key, default, example, |t| self.tb.flits(t))
     }
 
     /// A percentage, 0 to 100.
