@@ -153,15 +153,6 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
             vcd.display()
         ));
     }
-    if let Ok(m) = std::fs::symlink_metadata(&vcd)
-        && !m.file_type().is_file()
-        && !m.file_type().is_symlink()
-    {
-        return Err(format!(
-            "--vcd {}: not a regular file (a device, pipe or socket is never replaced by a dump)",
-            vcd.display()
-        ));
-    }
     let gtkw = vcd.with_extension("gtkw");
     if gtkw == vcd {
         return Err(format!(

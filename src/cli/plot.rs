@@ -72,20 +72,12 @@ fn check_out(runs: &[PathBuf], out: &Path) -> Result<(), String> {
             out.display()
         ));
     }
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    };
+    let target = super::outputs::resolved(out);
     for dir in runs {
-        if let Some(f) = [
-            "efficiency.svg",
-            "efficiency.csv",
-            "summary.json",
-            "latency.csv",
-        ]
-        .iter()
-        .map(|f| dir.join(f))
-        .find(|f| same(f, out))
+        if let Some(f) = super::run::OUTPUTS
+            .iter()
+            .map(|f| dir.join(f))
+            .find(|f| super::outputs::resolved(f) == target)
         {
             return Err(format!(
                 "--out {}: that is {}, an output of the run being plotted; write the plot elsewhere",

@@ -139,15 +139,16 @@ pub fn run(
     make_folder(&out).map_err(|e| format!("--out {e}"))?;
     let mut staged = OUTPUTS
         .iter()
-        .map(|n| Staged::open(&out.join(n)))
+        .map(|n| Staged::open(&out.join(n)).map_err(|e| format!("--out {e}")))
         .collect::<Result<Vec<_>, _>>()?;
     let mut dump = match (plan, chosen) {
         (Some(plan), Some(chosen)) => {
-            make_folder(plan.vcd.parent().unwrap_or(Path::new("")))?;
-            let mut vcd_file = Staged::open(&plan.vcd)?;
-            let gtkw_file = Staged::open(&plan.gtkw)?;
+            let vcd_flag = |e: String| format!("--vcd {e}");
+            make_folder(plan.vcd.parent().unwrap_or(Path::new(""))).map_err(vcd_flag)?;
+            let mut vcd_file = Staged::open(&plan.vcd).map_err(vcd_flag)?;
+            let gtkw_file = Staged::open(&plan.gtkw).map_err(vcd_flag)?;
             let states_file = match chosen.iter().any(|s| s.name.ends_with(".detector_state")) {
-                true => Some(Staged::open(&plan.states)?),
+                true => Some(Staged::open(&plan.states).map_err(vcd_flag)?),
                 false => None,
             };
             let vcd = FabricVcd::new(vcd_file.take_file()?, &chosen)
