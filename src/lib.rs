@@ -25,6 +25,7 @@
 pub mod blocks;
 pub mod cli;
 pub mod config;
+pub mod cycle;
 pub mod fabric;
 pub mod metrics;
 pub mod stimulus;

@@ -1,7 +1,10 @@
 //! Stepping allocates nothing: a counting global allocator watches 100,000 steady-state cycles
 //! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC), on one thread
-//! and on two.
+//! and on two; and the cycle engine's switches, replaying every switch of such a fabric, allocate
+//! nothing in their steps.
 
+use arnsim::cycle::CycleSwitch;
+use arnsim::cycle::compare::Replay;
 use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
@@ -32,6 +35,56 @@ static GLOBAL: Counting = Counting;
 
 fn main() {
     let mut failed = 0;
+    let mut passed = 0;
+    for mode in [
+        RoutingMode::Oblivious,
+        RoutingMode::AdaptiveThAfi,
+        RoutingMode::ArnAfi,
+    ] {
+        let (topo, params, flows) = loaded_fabric(mode);
+        let mut f = Fabric::build(&topo, params, &flows).expect("fabric");
+        let mut replays: Vec<Replay> = f
+            .switches()
+            .iter()
+            .map(|s| {
+                let sw = CycleSwitch::new(
+                    s.params().clone(),
+                    s.wiring().clone(),
+                    s.lft().clone(),
+                    s.seed(),
+                );
+                Replay::new(sw)
+            })
+            .collect();
+        let all: Vec<u32> = (0..replays.len() as u32).collect();
+        let (mut allocs, mut mismatch) = (0u64, None);
+        let r = f.run_recorded(30_000, &mut (), &all, &mut |sw, c, ins, outs| {
+            let before = ALLOCS.load(Ordering::Relaxed);
+            let r = replays[sw as usize].check(c, ins, outs);
+            // Cycles of warm-up first: the count starts at cycle 5,000.
+            if c >= 5_000 {
+                allocs += ALLOCS.load(Ordering::Relaxed) - before;
+            }
+            if let Err(e) = r {
+                mismatch.get_or_insert(format!("switch {sw}: {e}"));
+            }
+            Ok(())
+        });
+        let steps: u64 = replays.iter().map(|r| r.cycles()).sum();
+        if r.is_err() || mismatch.is_some() || allocs != 0 {
+            failed += 1;
+            println!(
+                "FAIL   cycle engine, {}: {r:?} {mismatch:?}, {allocs} allocations",
+                mode.name()
+            );
+        } else {
+            passed += 1;
+            println!(
+                "ok     cycle engine, {:<16} {steps} switch-cycles, 0 allocations",
+                mode.name()
+            );
+        }
+    }
     let cases = [
         (RoutingMode::DModK, 1),
         (RoutingMode::AdaptiveThAfi, 1),
@@ -39,44 +92,7 @@ fn main() {
         (RoutingMode::ArnAfi, 2),
     ];
     for (mode, threads) in cases {
-        let mut sw = SwitchParams::with_paper_ratios(mode, 128, 300);
-        sw.arn_ttl = 3000;
-        sw.arn_gap = 50;
-        let params = FabricParams {
-            switch: sw,
-            link_latency: 3,
-            mtu_flits: 16,
-            node_vc_capacity: 128,
-            seed: 1,
-            watchdog_cycles: 10_000,
-            check_order: false,
-            node_consumes_arns: true,
-        };
-        let topo = Topology::kary_ntree(3, 2);
-        // Uniform traffic at 0.7 plus a hot spot on node 0, so roots, ARNs and adaptation occur.
-        let flows: Vec<Vec<Flow>> = (0..topo.nodes)
-            .map(|n| {
-                let mut v = vec![Flow {
-                    dest: Destination::Uniform,
-                    rate: 0.7,
-                    message_flits: 16,
-                    start: 0,
-                    stop: u64::MAX,
-                    hot: false,
-                }];
-                if n % 3 == 1 {
-                    v.push(Flow {
-                        dest: Destination::Node(0),
-                        rate: 0.3,
-                        message_flits: 16,
-                        start: 0,
-                        stop: u64::MAX,
-                        hot: true,
-                    });
-                }
-                v
-            })
-            .collect();
+        let (topo, params, flows) = loaded_fabric(mode);
         let mut f = Fabric::build(&topo, params, &flows).expect("fabric");
         f.set_threads(threads);
         f.run(20_000, &mut ()).expect("warm-up");
@@ -94,6 +110,7 @@ fn main() {
                 mode.name()
             );
         } else {
+            passed += 1;
             println!(
                 "ok     {:<16} {threads} thread(s), 100000 cycles, 0 allocations ({} packets delivered, {} roots, {} adapted)",
                 mode.name(),
@@ -104,8 +121,51 @@ fn main() {
         }
         assert!(t.nodes.delivered_packets > 10_000, "the fabric was loaded");
     }
-    println!("{} passed, {failed} failed", cases.len() - failed);
+    println!("{passed} passed, {failed} failed");
     if failed > 0 {
         std::process::exit(1);
     }
+}
+
+/// A 3-ary 2-tree under uniform traffic at 0.7 plus a hot spot on node 0, so that roots, ARNs
+/// and adaptation occur.
+fn loaded_fabric(mode: RoutingMode) -> (Topology, FabricParams, Vec<Vec<Flow>>) {
+    let mut sw = SwitchParams::with_paper_ratios(mode, 128, 300);
+    sw.arn_ttl = 3000;
+    sw.arn_gap = 50;
+    let params = FabricParams {
+        switch: sw,
+        link_latency: 3,
+        mtu_flits: 16,
+        node_vc_capacity: 128,
+        seed: 1,
+        watchdog_cycles: 10_000,
+        check_order: false,
+        node_consumes_arns: true,
+    };
+    let topo = Topology::kary_ntree(3, 2);
+    let flows: Vec<Vec<Flow>> = (0..topo.nodes)
+        .map(|n| {
+            let mut v = vec![Flow {
+                dest: Destination::Uniform,
+                rate: 0.7,
+                message_flits: 16,
+                start: 0,
+                stop: u64::MAX,
+                hot: false,
+            }];
+            if n % 3 == 1 {
+                v.push(Flow {
+                    dest: Destination::Node(0),
+                    rate: 0.3,
+                    message_flits: 16,
+                    start: 0,
+                    stop: u64::MAX,
+                    hot: true,
+                });
+            }
+            v
+        })
+        .collect();
+    (topo, params, flows)
 }

@@ -22,6 +22,7 @@
 mod invariants;
 pub mod node;
 pub mod parallel;
+pub mod record;
 mod scheduler;
 pub mod subnet_manager;
 pub mod topology;
@@ -145,6 +146,8 @@ pub struct Fabric {
     logs: Vec<PartLog>,
     /// The samples of the window being handed on by [`Fabric::run_tapped`] (kept for its room).
     samples: Vec<Sample>,
+    /// Per switch, its recorder during [`Fabric::run_recorded`] (empty otherwise).
+    recorders: Vec<Option<Box<record::SwitchRecorder>>>,
     pool: Pool,
 }
 
@@ -274,6 +277,7 @@ impl Fabric {
             parts: Vec::new(),
             logs: Vec::new(),
             samples: Vec::new(),
+            recorders: Vec::new(),
             pool: Pool::new(1),
         };
         fabric.set_threads(1);

@@ -7,6 +7,7 @@
 //! faults) is handed on in cycle order, then unit order, as a cycle-by-cycle run makes it.
 
 use super::invariants::switch_fault;
+use super::record::SwitchRecorder;
 use super::*;
 
 /// What the switches and nodes of one part produced in a window, besides their outboxes.
@@ -57,6 +58,7 @@ impl PartLog {
         t0: u64,
         w: u64,
         u: Units<'_>,
+        mut rec: Option<&mut SwitchRecorder>,
     ) {
         let end = t0 + w;
         let tap = u.tap.filter(|_| pace.tapped);
@@ -66,9 +68,15 @@ impl PartLog {
         }
         let before = s.progress();
         for c in t0..end {
+            if let Some(r) = rec.as_deref_mut() {
+                r.capture_inputs(s, c, u.channels);
+            }
             if let Err(f) = s.step(c, u.channels, u.arrivals, &mut self.events) {
                 self.note_fault(c, s.id(), switch_fault(c, s, f));
                 break;
+            }
+            if let Some(r) = rec.as_deref_mut() {
+                r.capture_outputs(s, c);
             }
             if let Some(tap) = tap {
                 tap.switch_signals(s, c, &mut self.samples);
@@ -374,7 +382,8 @@ impl Fabric {
                     tap,
                 };
                 let s = &mut self.switches[k];
-                log.step_switch(s, pace, t0, w, u);
+                let rec = self.recorders.get_mut(k).and_then(|r| r.as_deref_mut());
+                log.step_switch(s, pace, t0, w, u, rec);
                 s.outbox().write_into(channels, arrivals);
             }
             for (k, pace) in self.node_pace.iter_mut().enumerate() {
@@ -437,7 +446,8 @@ impl Fabric {
             for (j, pace) in part.switch_pace.iter_mut().enumerate() {
                 let unit = s0 + j as u32;
                 if visits(pace, unit, t0, w, u.arrivals) {
-                    part.log.step_switch(&mut part.switches[j], pace, t0, w, u);
+                    part.log
+                        .step_switch(&mut part.switches[j], pace, t0, w, u, None);
                 }
             }
             for (j, pace) in part.node_pace.iter_mut().enumerate() {

@@ -15,6 +15,21 @@ impl Switch {
         &self.wiring
     }
 
+    /// Parameters.
+    pub fn params(&self) -> &SwitchParams {
+        &self.params
+    }
+
+    /// The LFT as programmed.
+    pub fn lft(&self) -> &LftBanks {
+        &self.lft
+    }
+
+    /// The seed it was built with (the fabric's).
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// Counters.
     pub fn stats(&self) -> SwitchStats {
         let mut s = self.stats;

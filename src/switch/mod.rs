@@ -199,6 +199,8 @@ pub struct Switch {
     now: u64,
     /// Packets whose heads have left (with `stats.flits_sent`, the progress count).
     heads_sent: u64,
+    /// The fabric's seed, as given to [`Switch::new`].
+    seed: u64,
 }
 
 impl Switch {
@@ -246,6 +248,7 @@ impl Switch {
             all_ports: port_mask(ports),
             now: 0,
             heads_sent: 0,
+            seed,
             params,
             wiring,
         }

@@ -446,6 +446,16 @@ impl Outbox {
         self.backs.push((now, ch, b));
     }
 
+    /// The flits queued: (cycle sent, channel, flit).
+    pub fn flits(&self) -> &[(u64, u32, Flit)] {
+        &self.flits
+    }
+
+    /// The returns queued: (cycle sent, channel, return).
+    pub fn backs(&self) -> &[(u64, u32, Backward)] {
+        &self.backs
+    }
+
     /// Empties the outbox (at the start of a window).
     #[inline]
     pub fn clear(&mut self) {

@@ -1,0 +1,169 @@
+//! Lockstep of a cycle-engine switch against recorded port traffic: the recorded inputs of each
+//! cycle drive the switch, and what it drives is compared with the recorded outputs, signal by
+//! signal. The first difference is reported with its cycle, port, signal and both values.
+
+use super::{CycleSwitch, LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
+use crate::switch::SwitchFault;
+use std::fmt;
+
+/// The first difference between a recording and the switch replaying it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Cycle.
+    pub cycle: u64,
+    /// Port.
+    pub port: usize,
+    /// Signal name, as in `switch.sv`.
+    pub signal: String,
+    /// Recorded value.
+    pub expected: String,
+    /// The replaying switch's value.
+    pub got: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cycle {}, port {}, {}: recorded {}, replayed {}",
+            self.cycle, self.port, self.signal, self.expected, self.got
+        )
+    }
+}
+
+/// Why a replay stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplayError {
+    /// The outputs differ.
+    Mismatch(Mismatch),
+    /// The replaying switch met a protocol fault.
+    Fault {
+        /// Cycle.
+        cycle: u64,
+        /// What and where.
+        fault: SwitchFault,
+    },
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayError::Mismatch(m) => m.fmt(f),
+            ReplayError::Fault { cycle, fault } => {
+                write!(f, "cycle {cycle}, port {}: {}", fault.port, fault.what)
+            }
+        }
+    }
+}
+
+/// The first signal of port `p` on which `want` and `got` differ.
+pub fn first_difference(cycle: u64, p: usize, want: &PortOut, got: &PortOut) -> Option<Mismatch> {
+    let m = |signal: String, e: String, g: String| Mismatch {
+        cycle,
+        port: p,
+        signal,
+        expected: e,
+        got: g,
+    };
+    let flit = |f: &LinkFlit| {
+        if f.valid {
+            format!(
+                "vc {} head {} tail {} desc {:?}",
+                f.vc, f.head as u8, f.tail as u8, f.desc
+            )
+        } else {
+            "idle".to_string()
+        }
+    };
+    if want.flit != got.flit {
+        return Some(m(
+            format!("out_flit[{p}]"),
+            flit(&want.flit),
+            flit(&got.flit),
+        ));
+    }
+    for v in 0..MAX_LINK_VCS {
+        if want.credit[v] != got.credit[v] {
+            return Some(m(
+                format!("out_credit[{p}][{v}]"),
+                want.credit[v].to_string(),
+                got.credit[v].to_string(),
+            ));
+        }
+    }
+    if want.arn != got.arn {
+        return Some(m(
+            format!("out_arn[{p}]"),
+            format!("{:?}", want.arn),
+            format!("{:?}", got.arn),
+        ));
+    }
+    None
+}
+
+/// A cycle-engine switch replaying recorded traffic.
+pub struct Replay {
+    sw: CycleSwitch,
+    got: Vec<PortOut>,
+    cycles: u64,
+}
+
+impl Replay {
+    /// Replays into `sw` (in its reset state).
+    pub fn new(sw: CycleSwitch) -> Self {
+        let ports = sw.ports();
+        Replay {
+            sw,
+            got: vec![PortOut::default(); ports],
+            cycles: 0,
+        }
+    }
+
+    /// Steps the switch through the recorded `cycle` (cycles with nothing recorded in between
+    /// are idle ones) and compares its outputs with `want`.
+    pub fn check(
+        &mut self,
+        cycle: u64,
+        ins: &[PortIn],
+        want: &[PortOut],
+    ) -> Result<(), ReplayError> {
+        while self.sw.cycle() < cycle {
+            let c = self.sw.cycle();
+            self.step(c, None, None)?;
+        }
+        self.step(cycle, Some(ins), Some(want))
+    }
+
+    fn step(
+        &mut self,
+        cycle: u64,
+        ins: Option<&[PortIn]>,
+        want: Option<&[PortOut]>,
+    ) -> Result<(), ReplayError> {
+        let ports = self.sw.ports();
+        let none = [PortIn::default(); crate::switch::MAX_PORTS];
+        let ins = ins.unwrap_or(&none[..ports]);
+        self.sw
+            .step(ins, &mut self.got, &mut ())
+            .map_err(|fault| ReplayError::Fault { cycle, fault })?;
+        self.cycles += 1;
+        let idle = PortOut::default();
+        for p in 0..ports {
+            let w = want.map_or(&idle, |w| &w[p]);
+            if let Some(m) = first_difference(cycle, p, w, &self.got[p]) {
+                return Err(ReplayError::Mismatch(m));
+            }
+        }
+        Ok(())
+    }
+
+    /// Cycles replayed.
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// The replaying switch.
+    pub fn switch(&self) -> &CycleSwitch {
+        &self.sw
+    }
+}

@@ -1,0 +1,603 @@
+//! One clock cycle of the cycle engine: *evaluate* (phases 1 to 6 of the module documentation)
+//! reading the registers of the start of the cycle, then the clock edge.
+
+use super::*;
+use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess};
+use crate::blocks::credit_counter::CreditCounterIn;
+use crate::blocks::lft_banks::NO_ROUTE;
+use crate::blocks::rr_arbiter::RrArbiterIn;
+use crate::switch::{Observer, RoutingMode, SwitchEvent, SwitchFault};
+use crate::wire::{Packet, PacketFlags};
+
+impl CycleSwitch {
+    /// Steps one cycle: `inp[p]` is what port `p` receives, `out[p]` gets what it drives.
+    pub fn step<O: Observer>(
+        &mut self,
+        inp: &[PortIn],
+        out: &mut [PortOut],
+        obs: &mut O,
+    ) -> Result<(), SwitchFault> {
+        debug_assert!(inp.len() == self.ports && out.len() == self.ports);
+        for o in out.iter_mut() {
+            *o = PortOut::default();
+        }
+        let now = self.cycle;
+        let uses_arn = self.params.routing.uses_arn();
+        self.w.new_cmds.clear();
+        self.w.cmd_taken = false;
+        self.w.arn_seq = self.arn_seq;
+        for (c, p) in self.inputs.iter_mut().zip(inp) {
+            c.evaluate_lft(&p.flit);
+        }
+        if uses_arn {
+            self.detect(now, obs);
+        }
+        self.receive_arns(now, inp, obs);
+        self.route(now, obs);
+        self.receive_flits(inp)?;
+        self.transmit(inp, out)?;
+        // 6. The oldest waiting ARN of each input goes upstream.
+        for (i, o) in out.iter_mut().enumerate() {
+            let arn = self.inputs[i].arn_front(self.w.arn_push[i].map(|(a, _)| a));
+            self.w.arn_pop[i] = arn.is_some();
+            if let Some(info) = arn {
+                self.stats.arns_sent += 1;
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::ArnSent {
+                        port: i as u8,
+                        info,
+                    },
+                );
+            }
+            o.arn = arn;
+        }
+        self.commit(uses_arn);
+        Ok(())
+    }
+
+    /// A processARN command joins the queue at the clock edge (after the older ones).
+    fn file_arn(&mut self, info: ArnInfo, adapted: bool) {
+        if self.w.new_cmds.push((info, adapted)).is_err() {
+            self.stats.arn_commands_dropped += 1;
+        }
+    }
+
+    /// The detector inputs of output `o`: per input, its VOQ occupancy and the head of its
+    /// fullest VC for `o` (the lowest such VC on a tie).
+    fn fill_detector_input(&mut self, o: usize) {
+        let d = &mut *self.w.det_in;
+        for (i, inp) in self.inputs.iter().enumerate() {
+            d.voq_occ[i] = inp.voq_occupancy(o);
+            let mut best: Option<(u16, usize)> = None;
+            for v in 0..self.vcs {
+                let occ = inp.vc_voq_occupancy(v, o);
+                if occ > 0 && best.is_none_or(|(b, _)| occ > b) {
+                    best = Some((occ, v));
+                }
+            }
+            let bit = 1u64 << i;
+            match best.and_then(|(_, v)| inp.head(v, o)) {
+                Some(s) => {
+                    let slot = inp.slot(s);
+                    d.head_valid |= bit;
+                    d.head_dest[i] = slot.pkt.dlid >> self.params.lmc << self.params.lmc;
+                    d.head_vc[i] = slot.pkt.orig_vc;
+                    if slot.pkt.adapted() {
+                        d.head_adapted |= bit;
+                    } else {
+                        d.head_adapted &= !bit;
+                    }
+                    d.head_fc[i] = self.outputs[o].credits(slot.next_vc as usize);
+                }
+                None => {
+                    d.head_valid &= !bit;
+                    d.head_adapted &= !bit;
+                    d.head_dest[i] = 0;
+                    d.head_vc[i] = 0;
+                    d.head_fc[i] = 0;
+                }
+            }
+        }
+    }
+
+    /// 1. The congestion detectors and the root registers.
+    fn detect<O: Observer>(&mut self, now: u64, obs: &mut O) {
+        let gap = self.params.arn_gap;
+        for o in 0..self.ports {
+            self.fill_detector_input(o);
+            let d = self.outputs[o].detector.evaluate(&self.w.det_in);
+            self.w.roots[o] = RootWrite::Keep;
+            if d.root_det {
+                let stage = self.wiring.stage;
+                let root_info = if self.is_up(o) {
+                    stage
+                } else {
+                    stage.saturating_sub(1)
+                };
+                self.w.arn_seq = self.w.arn_seq.wrapping_add(1) & 0xF_FFFF;
+                let info = ArnInfo {
+                    dest: d.root_dest,
+                    port: o as u8,
+                    vc: d.root_vc,
+                    arn_id: (self.wiring.id << 20) | self.w.arn_seq,
+                    root_info,
+                };
+                self.stats.roots_detected += 1;
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::RootDetected {
+                        port: o as u8,
+                        info,
+                    },
+                );
+                self.w.roots[o] = RootWrite::Set(Root {
+                    info,
+                    refresh: gap.saturating_sub(1),
+                });
+                self.file_arn(info, d.root_adapted);
+            } else if d.root_rel {
+                self.w.roots[o] = RootWrite::Clear;
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::RootReleased { port: o as u8 },
+                );
+            } else if let Some(r) = self.outputs[o].root
+                && r.refresh == 0
+            {
+                self.w.roots[o] = RootWrite::Set(Root {
+                    info: r.info,
+                    refresh: gap.saturating_sub(1),
+                });
+                self.file_arn(r.info, false);
+            }
+        }
+    }
+
+    /// 2. ARNs arriving on the reverse direction of the output links.
+    fn receive_arns<O: Observer>(&mut self, now: u64, inp: &[PortIn], obs: &mut O) {
+        for (o, p) in inp.iter().enumerate() {
+            if let Some(mut info) = p.arn {
+                info.port = o as u8;
+                self.stats.arns_received += 1;
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::ArnReceived {
+                        port: o as u8,
+                        info,
+                    },
+                );
+                if self.params.routing.uses_arn() {
+                    self.file_arn(info, false);
+                }
+            }
+        }
+    }
+
+    /// Pseudo-code 3: the usable option of `dest` other than `avoid` with the most credits in the
+    /// VC the packet would use downstream (the first on a tie); `NO_ROUTE` when none.
+    fn select_alternative(&self, lft: &LftBanks, dest: u16, vc: u8, avoid: u8) -> u8 {
+        let next_vc = self.params.afc().unwrap_or(vc) as usize;
+        let opts = lft.options(dest | 1);
+        let mut best = (NO_ROUTE, 0u16);
+        for p in opts.usable_ports() {
+            if p == avoid || p as usize >= self.ports {
+                continue;
+            }
+            let c = self.outputs[p as usize].credits(next_vc);
+            if best.0 == NO_ROUTE || c > best.1 {
+                best = (p, c);
+            }
+        }
+        best.0
+    }
+
+    /// 3. processARN and the routing stage of every input.
+    fn route<O: Observer>(&mut self, now: u64, obs: &mut O) {
+        let routing = self.params.routing;
+        let uses_arn = routing.uses_arn();
+        let cmd = if uses_arn {
+            self.cmds
+                .front()
+                .copied()
+                .or_else(|| self.w.new_cmds.first().copied())
+        } else {
+            None
+        };
+        self.w.cmd_taken = cmd.is_some();
+        let pr = match cmd {
+            Some((info, adapted)) => {
+                let consumed = !adapted && self.wiring.stage == info.root_info;
+                ArnProcess {
+                    en: true,
+                    dest: info.dest,
+                    port: info.port,
+                    vc: info.vc,
+                    arn_id: info.arn_id,
+                    root_info: info.root_info,
+                    consumed,
+                    alt_port: if consumed {
+                        self.select_alternative(&self.lft, info.dest, info.vc, info.port)
+                    } else {
+                        NO_ROUTE
+                    },
+                    add: !adapted,
+                }
+            }
+            None => ArnProcess::default(),
+        };
+        self.arn_in.pr = pr;
+        for i in 0..self.ports {
+            self.arn_in.lk[i] = match self.inputs[i].route_q() {
+                Some(s) if uses_arn => {
+                    let p = &self.inputs[i].slot(s).pkt;
+                    ArnLookup {
+                        en: !p.adapted() || self.params.adapted_refresh,
+                        dest: self.base_lid(p.dlid),
+                        vc: if p.adapted() { p.orig_vc } else { p.vc },
+                    }
+                }
+                _ => ArnLookup::default(),
+            };
+        }
+        if uses_arn {
+            *self.arn_out = self.arn.evaluate(&self.arn_in);
+            if let Some((info, _)) = cmd
+                && pr.add
+                && !self.arn_out.pr_hit
+            {
+                if pr.consumed {
+                    self.stats.arns_consumed += 1;
+                }
+                obs.event(
+                    now,
+                    self.wiring.id,
+                    SwitchEvent::EntryAdded {
+                        info,
+                        consumed: pr.consumed,
+                        alt_port: pr.alt_port,
+                    },
+                );
+            }
+        }
+        for i in 0..self.ports {
+            self.w.routes[i] = None;
+            self.w.arn_push[i] = None;
+            let Some(s) = self.inputs[i].route_q() else {
+                continue;
+            };
+            let mut pkt = self.inputs[i].slot(s).pkt;
+            let lookup = if uses_arn {
+                self.arn_out.lk[i]
+            } else {
+                ArnLookupResult::default()
+            };
+            let opts = self.inputs[i].lft_options();
+            let det = opts.deterministic().unwrap_or(NO_ROUTE);
+            let mut out = det;
+            if !pkt.adapted() && det != NO_ROUTE {
+                match routing {
+                    RoutingMode::DModK => {}
+                    RoutingMode::Oblivious => {
+                        let n = opts.usable_ports().count() as u64;
+                        if n > 1 {
+                            let k = self.rng.below(n) as usize;
+                            out = opts.usable_ports().nth(k).unwrap_or(det);
+                        }
+                    }
+                    RoutingMode::AdaptiveTh | RoutingMode::AdaptiveThAfi => {
+                        if self.inputs[i].voq_occupancy(det as usize)
+                            > self.params.adaptive_threshold
+                        {
+                            let lft = &self.inputs[i].lft;
+                            let alt =
+                                self.select_alternative(lft, self.base_lid(pkt.dlid), pkt.vc, det);
+                            if alt != NO_ROUTE {
+                                out = alt;
+                            }
+                        }
+                    }
+                    RoutingMode::Arn | RoutingMode::ArnAfi => {
+                        if lookup.consumed && lookup.alt_port != NO_ROUTE {
+                            out = lookup.alt_port;
+                        } else if lookup.hit && !lookup.consumed {
+                            self.send_arn(i, &lookup, &pkt);
+                        }
+                    }
+                }
+                if out != det {
+                    self.stats.packets_adapted += 1;
+                    obs.event(
+                        now,
+                        self.wiring.id,
+                        SwitchEvent::Adapted {
+                            id: pkt.id,
+                            det,
+                            out,
+                        },
+                    );
+                    if routing.afi() {
+                        pkt.flags |= PacketFlags::ADAPTED;
+                    }
+                }
+            }
+            if pkt.adapted()
+                && uses_arn
+                && self.params.adapted_refresh
+                && lookup.hit
+                && !lookup.consumed
+            {
+                // An isolated packet keeps its tree's entries alive upstream; its route stays.
+                self.send_arn(i, &lookup, &pkt);
+            }
+            self.w.routes[i] = Some(if out == NO_ROUTE || out as usize >= self.ports {
+                // No route: the packet stays unrouted; the watchdog reports it.
+                RouteWrite {
+                    slot: s,
+                    out: NO_ROUTE,
+                    next_vc: 0,
+                    flags: self.inputs[i].slot(s).pkt.flags,
+                }
+            } else {
+                RouteWrite {
+                    slot: s,
+                    out,
+                    next_vc: self.params.next_vc(&pkt),
+                    flags: pkt.flags,
+                }
+            });
+        }
+    }
+
+    /// sendARN for `pkt` at input `i`, whose lookup hit the non-consumed entry of `r`: at most
+    /// one ARN per entry and input per `arn_gap` cycles, while the FIFO has room. An adapted
+    /// packet's ARN names its original VC.
+    fn send_arn(&mut self, i: usize, r: &ArnLookupResult, pkt: &Packet) {
+        if self.inputs[i].may_send_arn(r.idx as usize) {
+            let info = ArnInfo {
+                dest: self.base_lid(pkt.dlid),
+                port: r.port,
+                vc: if pkt.adapted() { pkt.orig_vc } else { pkt.vc },
+                arn_id: r.arn_id,
+                root_info: r.root_info,
+            };
+            self.w.arn_push[i] = Some((info, r.idx));
+        }
+    }
+
+    /// 4. Link receive.
+    fn receive_flits(&mut self, inp: &[PortIn]) -> Result<(), SwitchFault> {
+        for (i, p) in inp.iter().enumerate() {
+            self.w.arrivals[i] = None;
+            let f = p.flit;
+            if !f.valid {
+                continue;
+            }
+            let c = &self.inputs[i];
+            let fault = |what: String| SwitchFault {
+                port: i as u8,
+                what,
+            };
+            if f.vc as usize >= self.vcs {
+                return Err(fault(format!(
+                    "flit on VC {} of a {}-VC port",
+                    f.vc, self.vcs
+                )));
+            }
+            if c.occupancy(f.vc as usize) >= c.capacity() {
+                return Err(fault(format!(
+                    "VC {} overflow: a flit arrived with the buffer full (negative credit upstream)",
+                    f.vc
+                )));
+            }
+            if f.head {
+                if let Some(rx) = c.rx() {
+                    return Err(fault(format!(
+                        "head of packet {} while {} flits of packet {} are still due",
+                        f.desc.id,
+                        rx.left,
+                        c.slot(rx.slot).pkt.id
+                    )));
+                }
+                let Some(slot) = c.free_slot() else {
+                    return Err(fault("packet descriptor pool full".into()));
+                };
+                if f.tail != (f.desc.len <= 1) || f.desc.len == 0 {
+                    return Err(fault(format!(
+                        "head of packet {} with a wrong tail bit",
+                        f.desc.id
+                    )));
+                }
+                let pkt = Packet { vc: f.vc, ..f.desc };
+                self.w.arrivals[i] = Some(ArrivalWrite::Head { slot, pkt });
+            } else {
+                let Some(rx) = c.rx() else {
+                    return Err(fault("a body flit with no packet arriving".into()));
+                };
+                let pkt = &c.slot(rx.slot).pkt;
+                if f.vc != pkt.vc || f.tail != (rx.left == 1) {
+                    return Err(fault(format!(
+                        "a body flit of packet {} out of step",
+                        pkt.id
+                    )));
+                }
+                self.w.arrivals[i] = Some(ArrivalWrite::Body);
+            }
+        }
+        Ok(())
+    }
+
+    /// 5. The output ports: the next flit of each packet being sent, and arbitration.
+    fn transmit(&mut self, inp: &[PortIn], out: &mut [PortOut]) -> Result<(), SwitchFault> {
+        for o in 0..self.ports {
+            self.w.sends[o] = None;
+            self.w.grants[o] = None;
+            let mut sending_vc = None;
+            let mut finishing = true;
+            if let Some(tx) = self.outputs[o].tx {
+                let c = &self.inputs[tx.input as usize];
+                let arriving = match self.w.arrivals[tx.input as usize] {
+                    Some(ArrivalWrite::Body) => c.rx().is_some_and(|r| r.slot == tx.slot) as u16,
+                    _ => 0,
+                };
+                if c.slot(tx.slot).arrived + arriving <= tx.sent {
+                    return Err(SwitchFault {
+                        port: o as u8,
+                        what: format!(
+                            "cut-through underrun: packet {} leaves faster than it arrives",
+                            c.slot(tx.slot).pkt.id
+                        ),
+                    });
+                }
+                let tail = tx.sent + 1 == tx.len;
+                out[o].flit = if tx.sent == 0 {
+                    let mut pkt = c.slot(tx.slot).pkt;
+                    pkt.vc = tx.next_vc;
+                    LinkFlit::head_of(pkt)
+                } else {
+                    LinkFlit::body(tx.next_vc, tx.sent, tx.len)
+                };
+                out[tx.input as usize].credit[tx.in_vc as usize] += 1;
+                sending_vc = Some(tx.next_vc);
+                finishing = tail;
+                self.w.sends[o] = Some((tx, tail));
+            }
+            let port = &mut self.outputs[o];
+            for (v, cc) in port.credits.iter_mut().enumerate() {
+                let dec = sending_vc == Some(v as u8);
+                let inc = inp[o].credit[v];
+                if cc.credits() as u32 + inc as u32 > cc.cap() as u32 + dec as u32 {
+                    return Err(SwitchFault {
+                        port: o as u8,
+                        what: format!(
+                            "credit counter of VC {v}: more credits back than flits sent (overflow)"
+                        ),
+                    });
+                }
+                cc.evaluate(&CreditCounterIn { dec, inc, need: 0 });
+            }
+            if !finishing {
+                continue;
+            }
+            // Requests: per input, the VCs whose head packet fits in the credits of the start of
+            // the cycle, less the one this cycle's flit spends.
+            let mut req_inputs = 0u128;
+            for i in 0..self.ports {
+                if self.vc_requests(i, o, sending_vc) != 0 {
+                    req_inputs |= 1 << i;
+                }
+            }
+            let g = self.outputs[o].in_arb.evaluate(&RrArbiterIn {
+                req: req_inputs,
+                ack: true,
+            });
+            if !g.valid {
+                continue;
+            }
+            let i = g.idx as usize;
+            let req_vcs = self.vc_requests(i, o, sending_vc);
+            let gv = self.outputs[o].vc_arb[i].evaluate(&RrArbiterIn {
+                req: req_vcs,
+                ack: true,
+            });
+            let v = gv.idx as usize;
+            let Some(s) = self.inputs[i].head(v, o) else {
+                unreachable!("a granted VC has a head");
+            };
+            let slot = self.inputs[i].slot(s);
+            let tx = Tx {
+                input: i as u8,
+                slot: s,
+                in_vc: v as u8,
+                next_vc: slot.next_vc,
+                len: slot.pkt.len,
+                sent: 0,
+            };
+            self.w.grants[o] = Some((i as u8, v as u8, tx));
+        }
+        Ok(())
+    }
+
+    /// The VCs of input `i` whose head packet for output `o` may win it this cycle.
+    fn vc_requests(&self, i: usize, o: usize, sending_vc: Option<u8>) -> u128 {
+        let c = &self.inputs[i];
+        let mut vcs = 0u128;
+        for v in 0..self.vcs {
+            let Some(s) = c.head(v, o) else { continue };
+            let slot = c.slot(s);
+            let spent = (sending_vc == Some(slot.next_vc)) as u16;
+            let credits = self.outputs[o].credits(slot.next_vc as usize);
+            if credits.saturating_sub(spent) >= slot.pkt.len {
+                vcs |= 1 << v;
+            }
+        }
+        vcs
+    }
+
+    /// The clock edge.
+    fn commit(&mut self, uses_arn: bool) {
+        let ports = self.ports;
+        if uses_arn {
+            for o in 0..ports {
+                self.outputs[o].detector.commit();
+                let root = &mut self.outputs[o].root;
+                match self.w.roots[o] {
+                    RootWrite::Keep => {
+                        if let Some(r) = root {
+                            r.refresh = r.refresh.saturating_sub(1);
+                        }
+                    }
+                    RootWrite::Set(r) => *root = Some(r),
+                    RootWrite::Clear => *root = None,
+                }
+            }
+            self.arn.commit();
+        }
+        self.arn_seq = self.w.arn_seq;
+        for &c in &self.w.new_cmds {
+            if self.cmds.push_back(c).is_err() {
+                self.stats.arn_commands_dropped += 1;
+            }
+        }
+        if self.w.cmd_taken {
+            self.cmds.pop_front();
+        }
+        for i in 0..ports {
+            if let Some(r) = self.w.routes[i] {
+                self.inputs[i].apply_route(r);
+            }
+            self.inputs[i].apply_arrival(self.w.arrivals[i]);
+        }
+        for o in 0..ports {
+            let port = &mut self.outputs[o];
+            if let Some((tx, tail)) = self.w.sends[o] {
+                self.inputs[tx.input as usize].apply_departure(tx.slot, o, tail);
+                port.sent[tx.next_vc as usize] += 1;
+                self.stats.flits_sent += 1;
+                port.tx = (!tail).then_some(Tx {
+                    sent: tx.sent + 1,
+                    ..tx
+                });
+            }
+            if let Some((i, v, tx)) = self.w.grants[o] {
+                self.inputs[i as usize].apply_pop(v as usize, o);
+                port.tx = Some(tx);
+            }
+            for cc in &mut port.credits {
+                cc.commit();
+            }
+            port.in_arb.commit();
+            for a in &mut port.vc_arb {
+                a.commit();
+            }
+        }
+        for i in 0..ports {
+            self.inputs[i].apply_arn(self.w.arn_push[i], self.w.arn_pop[i], self.params.arn_gap);
+        }
+        self.cycle += 1;
+    }
+}

@@ -1,0 +1,120 @@
+//! The cycle engine against the fast engine, in situ: every switch of a fabric is recorded while
+//! the fabric runs on the fast engine, and a cycle-engine twin of it replays its inputs; every
+//! output of every cycle must match.
+
+use super::compare::Replay;
+use super::*;
+use crate::cli::scenarios::BUNDLED;
+use crate::config::Scenario;
+use crate::fabric::Fabric;
+
+/// Runs `scenario` (bundled name) with `overrides` on the fast engine, replaying every switch on
+/// the cycle engine; returns the cycles compared per switch, or the first difference.
+pub(crate) fn lockstep_all(name: &str, overrides: &[&str]) -> Result<Vec<u64>, String> {
+    let text = BUNDLED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .expect("bundled scenario");
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let s = Scenario::from_text(name, text, &overrides).map_err(|e| e.to_string())?;
+    let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+    let mut replays: Vec<Replay> = f
+        .switches()
+        .iter()
+        .map(|sw| {
+            Replay::new(CycleSwitch::new(
+                sw.params().clone(),
+                sw.wiring().clone(),
+                sw.lft().clone(),
+                sw.seed(),
+            ))
+        })
+        .collect();
+    let all: Vec<u32> = (0..replays.len() as u32).collect();
+    let mut first: Option<String> = None;
+    let r = f.run_recorded(s.sim_cycles, &mut (), &all, &mut |sw, c, ins, outs| {
+        if first.is_none()
+            && let Err(e) = replays[sw as usize].check(c, ins, outs)
+        {
+            first = Some(format!("switch {sw}: {e}"));
+        }
+        Ok(())
+    });
+    if let Some(e) = first {
+        return Err(e);
+    }
+    r.map_err(|v| format!("{v:?}"))?;
+    Ok(replays.iter().map(|r| r.cycles()).collect())
+}
+
+#[test]
+fn every_switch_of_default_matches_the_fast_engine() {
+    let cycles = lockstep_all("default", &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
+}
+
+#[test]
+fn every_switch_of_figure4_matches_the_fast_engine() {
+    let cycles = lockstep_all("figure4", &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
+}
+
+mod random_fabrics {
+    use super::lockstep_all;
+    use proptest::prelude::*;
+
+    fn routing() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "dmodk",
+            "oblivious",
+            "adaptive_th",
+            "adaptive_th_afi",
+            "arn",
+            "arn_afi",
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+        /// Small fabrics (k-ary n-trees and the custom figure-4 fabric) with random routing
+        /// modes, queuing schemes, loads, link latencies, buffers and seeds: every switch of the
+        /// fast engine equals its cycle-engine twin in every cycle.
+        #[test]
+        fn fast_and_cycle_engines_agree(
+            shape in prop::sample::select(vec!["k2n2", "k3n2", "k2n3", "figure4"]),
+            routing in routing(),
+            queuing in prop::sample::select(vec!["1q", "dbbm", "vftree", "flow2sl"]),
+            latency in 1u32..6,
+            load in 0.2f64..1.0,
+            buffer_kb in prop::sample::select(vec![16u32, 32, 64]),
+            seed in 0u64..1000,
+        ) {
+            let mut sets = vec![
+                format!("routing=\"{routing}\""),
+                format!("queuing=\"{queuing}\""),
+                format!("link.latency=\"{:.2}ns\"", latency as f64 * 5.12),
+                format!("seed={seed}"),
+                "sim_time=\"12us\"".to_string(),
+                "switch.crt=\"1us\"".to_string(),
+                "switch.arn_gap=\"100ns\"".to_string(),
+            ];
+            let scenario = if shape == "figure4" {
+                "figure4"
+            } else {
+                sets.push(format!("switch.buffer=\"{buffer_kb}KB\""));
+                sets.push("switch.mtu=\"1KB\"".to_string());
+                sets.push(format!("traffic.load={load:.2}"));
+                sets.push("traffic.hot_start=\"2us\"".to_string());
+                sets.push("traffic.hot_spots=[1]".to_string());
+                sets.push(format!("topology.k={}", &shape[1..2]));
+                sets.push(format!("topology.stages={}", &shape[3..4]));
+                "default"
+            };
+            let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+            let cycles = lockstep_all(scenario, &sets).map_err(TestCaseError::fail)?;
+            prop_assert!(cycles.iter().all(|&c| c > 2_000));
+        }
+    }
+}

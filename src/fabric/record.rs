@@ -1,0 +1,214 @@
+//! Recording what one switch of the fabric receives and drives on its ports, cycle by cycle, in
+//! the link protocol of `switch.sv` ([`crate::cycle::port`]).
+//!
+//! The fabric's links carry only head flits and credit-stream records (see [`crate::wire::link`]);
+//! a recorder expands them back into what the wires of a real link carry in each cycle: every
+//! flit from head to tail, and the credits of each cycle per VC.
+
+use super::*;
+use crate::cycle::{LinkFlit, PortIn, PortOut};
+use crate::wire::ArnInfo;
+use crate::wire::link::{Backward, Channel, Flit, MAX_VCS};
+
+/// A packet crossing a link one flit per cycle: the next flit's index.
+#[derive(Clone, Copy, Debug)]
+struct Crossing {
+    vc: u8,
+    len: u16,
+    next: u16,
+}
+
+/// One direction of a link as wires: body flits and credit streams under way.
+#[derive(Clone, Debug, Default)]
+struct LinkWires {
+    crossing: Option<Crossing>,
+    /// Credit streams running per VC, and those that stop after this cycle.
+    rate: [u8; MAX_VCS],
+    stopping: [u8; MAX_VCS],
+}
+
+impl LinkWires {
+    /// The flit on the wires this cycle, given the head record arriving now, if any.
+    fn flit(&mut self, head: Option<&Flit>) -> LinkFlit {
+        if let Some(f) = head {
+            self.crossing = (f.pkt.len > 1).then_some(Crossing {
+                vc: f.pkt.vc,
+                len: f.pkt.len,
+                next: 1,
+            });
+            return LinkFlit::head_of(f.pkt);
+        }
+        let Some(c) = &mut self.crossing else {
+            return LinkFlit::default();
+        };
+        let f = LinkFlit::body(c.vc, c.next, c.len);
+        c.next += 1;
+        if c.next == c.len {
+            self.crossing = None;
+        }
+        f
+    }
+
+    /// The credits on the wires this cycle per VC, given the return record arriving now.
+    fn credits(&mut self, back: Option<&Backward>, out: &mut [u8]) {
+        for v in 0..MAX_VCS {
+            self.rate[v] -= self.stopping[v];
+            self.stopping[v] = 0;
+        }
+        if let Some(b) = back {
+            for v in 0..MAX_VCS {
+                self.rate[v] += b.start[v];
+                self.stopping[v] = b.stop[v];
+            }
+        }
+        out[..MAX_VCS].copy_from_slice(&self.rate);
+    }
+}
+
+/// The recorder of one switch: its ports' wires both ways, and the frames of the window stepped.
+pub struct SwitchRecorder {
+    sw: u32,
+    ports: usize,
+    /// Per port: the input link, the reverse of the output link (credits and ARNs coming in),
+    /// the output link, the reverse of the input link (credits and ARNs going out).
+    in_link: Vec<LinkWires>,
+    in_back: Vec<LinkWires>,
+    out_link: Vec<LinkWires>,
+    out_back: Vec<LinkWires>,
+    cycles: Vec<u64>,
+    ins: Vec<PortIn>,
+    outs: Vec<PortOut>,
+}
+
+impl SwitchRecorder {
+    /// A recorder of switch `sw`, of `ports` ports, from cycle 0.
+    pub fn new(sw: u32, ports: usize) -> Self {
+        let wires = || vec![LinkWires::default(); ports];
+        SwitchRecorder {
+            sw,
+            ports,
+            in_link: wires(),
+            in_back: wires(),
+            out_link: wires(),
+            out_back: wires(),
+            cycles: Vec::with_capacity(MAX_WINDOW),
+            ins: Vec::with_capacity(MAX_WINDOW * ports),
+            outs: Vec::with_capacity(MAX_WINDOW * ports),
+        }
+    }
+
+    /// The switch recorded.
+    pub fn switch(&self) -> u32 {
+        self.sw
+    }
+
+    /// Before switch `s` steps cycle `c`: what its ports receive.
+    pub(super) fn capture_inputs(&mut self, s: &Switch, c: u64, channels: &[Channel]) {
+        let w = s.wiring();
+        self.cycles.push(c);
+        for p in 0..self.ports {
+            let head = channels[w.in_ch[p] as usize].recv_flit(c);
+            let back = channels[w.out_ch[p] as usize].recv_back(c);
+            let mut pin = PortIn {
+                flit: self.in_link[p].flit(head.as_ref()),
+                arn: back.and_then(|b| b.arn).map(|a| ArnInfo { port: 0, ..a }),
+                ..PortIn::default()
+            };
+            self.in_back[p].credits(back, &mut pin.credit);
+            self.ins.push(pin);
+        }
+    }
+
+    /// After switch `s` stepped cycle `c`: what its ports drove.
+    pub(super) fn capture_outputs(&mut self, s: &Switch, c: u64) {
+        let w = s.wiring();
+        let ob = s.outbox();
+        for p in 0..self.ports {
+            let head = ob
+                .flits()
+                .iter()
+                .find(|&&(t, ch, _)| t == c && ch == w.out_ch[p])
+                .map(|(_, _, f)| f);
+            let back = ob
+                .backs()
+                .iter()
+                .find(|&&(t, ch, _)| t == c && ch == w.in_ch[p])
+                .map(|(_, _, b)| b);
+            let mut pout = PortOut {
+                flit: self.out_link[p].flit(head),
+                arn: back.and_then(|b| b.arn),
+                ..PortOut::default()
+            };
+            self.out_back[p].credits(back, &mut pout.credit);
+            self.outs.push(pout);
+        }
+    }
+
+    /// The frames of the window stepped: (cycle, inputs per port, outputs per port).
+    pub fn frames(&self) -> impl Iterator<Item = (u64, &[PortIn], &[PortOut])> + '_ {
+        self.cycles.iter().enumerate().map(|(k, &c)| {
+            let r = k * self.ports..(k + 1) * self.ports;
+            (c, &self.ins[r.clone()], &self.outs[r])
+        })
+    }
+
+    /// Forgets the frames handed on.
+    pub(super) fn clear_frames(&mut self) {
+        self.cycles.clear();
+        self.ins.clear();
+        self.outs.clear();
+    }
+}
+
+/// Where a recording run hands its frames: (switch, cycle, inputs per port, outputs per port);
+/// an error stops the run.
+pub type FrameSink<'a> = dyn FnMut(u32, u64, &[PortIn], &[PortOut]) -> Result<(), Violation> + 'a;
+
+impl Fabric {
+    /// [`Fabric::run`], recording the ports of the switches `record` cycle by cycle: after each
+    /// window, `sink` gets every recorded switch's frames (switch, cycle, inputs, outputs) and may
+    /// stop the run by returning an error (handed back). A recording run steps on one thread (its
+    /// outputs are those of any thread count); the recorders start from the fabric's first cycle.
+    pub fn run_recorded<O: Observer>(
+        &mut self,
+        cycles: u64,
+        obs: &mut O,
+        record: &[u32],
+        sink: &mut FrameSink<'_>,
+    ) -> Result<(), Violation> {
+        assert_eq!(
+            self.now, 0,
+            "a recording starts at the fabric's first cycle"
+        );
+        let parts = std::mem::replace(
+            &mut self.parts,
+            vec![(0..self.switches.len(), 0..self.nodes.len())],
+        );
+        self.recorders = (0..self.switches.len()).map(|_| None).collect();
+        for &k in record {
+            let ports = self.switches[k as usize].ports();
+            self.recorders[k as usize] = Some(Box::new(SwitchRecorder::new(k, ports)));
+            self.switch_pace[k as usize].tapped = true;
+        }
+        let end = self.now + cycles;
+        let mut r = Ok(());
+        while self.now < end && r.is_ok() {
+            r = self.step_window((end - self.now).min(self.window), obs, None);
+            for rec in self.recorders.iter_mut().flatten() {
+                for (c, i, o) in rec.frames() {
+                    if r.is_ok() {
+                        r = sink(rec.switch(), c, i, o);
+                    }
+                }
+                rec.clear_frames();
+            }
+        }
+        self.recorders.clear();
+        for pace in &mut self.switch_pace {
+            pace.tapped = false;
+        }
+        self.parts = parts;
+        self.catch_up(self.now);
+        r
+    }
+}
