@@ -8,6 +8,7 @@ pub mod dump;
 pub mod interrupt;
 pub mod outputs;
 pub mod plot;
+pub mod record;
 pub mod run;
 #[cfg(test)]
 mod run_tests;
@@ -56,12 +57,16 @@ pub enum Command {
         /// Signals to dump: glob over names such as `fabric.s3_*.out4.*` (repeatable; all if none).
         #[arg(long = "scope", value_name = "PATTERN")]
         scope: Vec<String>,
-        /// Start of the dump (a time such as `3ms`).
+        /// Start of the dump, and of the comparison of a recording (a time such as `3ms`).
         #[arg(long)]
         from: Option<String>,
-        /// End of the dump (a time).
+        /// End of the dump, and of a recording (a time).
         #[arg(long)]
         to: Option<String>,
+        /// Record what switch NAME (as in the waveforms, e.g. `s2_0`) receives and drives on
+        /// every port in every cycle, into `<out>/NAME.rec` (docs/recording.md).
+        #[arg(long, value_name = "NAME")]
+        record_switch: Option<String>,
         /// Start the dump this long before the first congestion root is detected (a time).
         #[arg(long, value_name = "TIME")]
         trigger_before: Option<String>,
@@ -70,6 +75,11 @@ pub enum Command {
         /// Outputs do not depend on it.
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=16))]
         threads: u64,
+    },
+    /// Replay a switch recording on the cycle engine, comparing every output in every cycle.
+    Replay {
+        /// A recording written by `run --record-switch`.
+        file: PathBuf,
     },
     /// Validate a scenario without running it.
     Check {
@@ -150,6 +160,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             from,
             to,
             trigger_before,
+            record_switch,
             threads,
         } => {
             if let Some(s) = seed {
@@ -159,17 +170,18 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 Some(path) => Some(run::WaveRequest {
                     path,
                     scopes: scope,
-                    from,
-                    to,
+                    from: from.clone(),
+                    to: to.clone(),
                     trigger_before,
                 }),
                 None => {
-                    let ignored = dump::ignored_without_vcd(
-                        &scope,
-                        from.as_deref(),
-                        to.as_deref(),
-                        trigger_before.as_deref(),
-                    )?;
+                    // A recording takes --from and --to too.
+                    let (f, t) = match record_switch {
+                        Some(_) => (None, None),
+                        None => (from.as_deref(), to.as_deref()),
+                    };
+                    let ignored =
+                        dump::ignored_without_vcd(&scope, f, t, trigger_before.as_deref())?;
                     if let Some(w) = ignored {
                         eprintln!("arnsim: warning: {w}");
                     }
@@ -188,8 +200,10 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             } else {
                 threads as usize
             };
-            run::run(&scenario, out, &set, waves, threads, &stop)
+            let record = record_switch.map(|switch| record::RecordRequest { switch, from, to });
+            run::run(&scenario, out, &set, waves, record, threads, &stop)
         }
+        Command::Replay { file } => Ok(record::replay(&file)?),
         Command::Check { scenario, set } => Ok(scenarios::check(&scenario, &set)?),
         Command::Scenarios => Ok(scenarios::list()?),
         Command::Plot {

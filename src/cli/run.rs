@@ -11,6 +11,7 @@ pub use super::dump::WaveRequest;
 use super::dump::{self, DumpPlan};
 use super::interrupt::{Stop, exit_code, signal_name};
 use super::outputs::{Staged, Summary, make_folder, rounded};
+use super::record::{RecordRequest, Recording};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
 use crate::fabric::{Fabric, FabricTotals, Violation};
@@ -95,6 +96,7 @@ pub fn run(
     out: Option<PathBuf>,
     overrides: &[String],
     waves: Option<WaveRequest>,
+    record: Option<RecordRequest>,
     threads: usize,
     stop: &Stop,
 ) -> Result<(), Failure> {
@@ -175,6 +177,10 @@ pub fn run(
         }
         dump = None;
     }
+    let mut recording = match &record {
+        Some(r) => Some(Recording::start(&s, r, &mut fabric, &out)?),
+        None => None,
+    };
     let tap = dump.as_ref().map(|d| d.vcd.tap(&fabric));
     let nodes = s.topology.nodes;
     let cycle_ns = s.time_base.cycle_ns();
@@ -209,6 +215,9 @@ pub fn run(
             }
             _ => fabric.run(n, &mut ()),
         };
+        if let Some(r) = &mut recording {
+            r.drain(&mut fabric)?;
+        }
         if let Err(v) = stepped {
             result = Err(v);
             break;
@@ -349,6 +358,9 @@ pub fn run(
         return Err("no summary.json".to_string().into());
     };
     others.extend(staged);
+    if let Some(r) = recording {
+        others.push(r.finish(&mut fabric)?);
+    }
     put_in_place(&out, summary_file, others, &summary)?;
     let _ = std::io::stdout().flush();
     println!(

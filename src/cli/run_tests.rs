@@ -26,7 +26,16 @@ fn summary(dir: &Path) -> Summary {
 }
 
 fn go(name: &str, out: &Path, set: &[String], threads: usize) {
-    run(name, Some(out.into()), set, None, threads, &Stop::never()).unwrap();
+    run(
+        name,
+        Some(out.into()),
+        set,
+        None,
+        None,
+        threads,
+        &Stop::never(),
+    )
+    .unwrap();
 }
 
 /// Every file under `dir` and its bytes.
@@ -205,9 +214,9 @@ fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
     let r = base.join("r");
     let stop = Stop::never();
     let w = |name: &str| waves(base.join(name), Some("2us"));
-    run("default", Some(r.clone()), &set, w("a.vcd"), 1, &stop).unwrap();
-    run("default", Some(r.clone()), &set, w("b.vcd"), 1, &stop).unwrap();
-    run("default", Some(r.clone()), &set, w("c.vcd"), 2, &stop).unwrap();
+    run("default", Some(r.clone()), &set, w("a.vcd"), None, 1, &stop).unwrap();
+    run("default", Some(r.clone()), &set, w("b.vcd"), None, 1, &stop).unwrap();
+    run("default", Some(r.clone()), &set, w("c.vcd"), None, 2, &stop).unwrap();
     let a = std::fs::read(base.join("a.vcd")).unwrap();
     assert_eq!(
         a,
@@ -337,7 +346,16 @@ fn a_failed_run_changes_no_file() {
     std::fs::write(base.join("precious.gtkw"), "keep me too").unwrap();
     let before = snapshot(&base);
     let fail = |out: &Path, w: Option<WaveRequest>| -> String {
-        let e = run("default", Some(out.into()), &set, w, 1, &Stop::never()).unwrap_err();
+        let e = run(
+            "default",
+            Some(out.into()),
+            &set,
+            w,
+            None,
+            1,
+            &Stop::never(),
+        )
+        .unwrap_err();
         assert_eq!(e.code, 1, "{e:?}");
         assert_eq!(snapshot(&base), before, "after: {}", e.message);
         e.message
@@ -397,7 +415,16 @@ fn a_scenario_name_is_one_folder_inside_waves() {
         .1
         .replace("name = \"default\"", "name = \"../x\"");
     std::fs::write(&file, text).unwrap();
-    let e = run(file.to_str().unwrap(), None, &[], None, 1, &Stop::never()).unwrap_err();
+    let e = run(
+        file.to_str().unwrap(),
+        None,
+        &[],
+        None,
+        None,
+        1,
+        &Stop::never(),
+    )
+    .unwrap_err();
     assert_eq!(
         e.message,
         format!(
@@ -424,6 +451,7 @@ fn a_stopped_run_writes_what_it_has_marked_incomplete() {
         Some(out.clone()),
         &set,
         waves(vcd.clone(), None),
+        None,
         1,
         &stop,
     )
@@ -477,6 +505,7 @@ fn a_stopped_run_writes_what_it_has_marked_incomplete() {
         Some(out.clone()),
         &set,
         waves(vcd.clone(), Some("1us")),
+        None,
         1,
         &Stop::at_cycle(0, SIGTERM),
     )
@@ -514,4 +543,83 @@ fn dump_flags_without_vcd_are_named() {
 fn failures_carry_their_exit_code() {
     let f: Failure = "bad".to_string().into();
     assert_eq!((f.code, f.to_string()), (1, "error: bad".to_string()));
+}
+
+#[test]
+fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_refused() {
+    use super::record::{RecordRequest, replay};
+    let base = base("record");
+    let out = base.join("out");
+    let rec = |switch: &str| {
+        Some(RecordRequest {
+            switch: switch.into(),
+            from: Some("10us".into()),
+            to: Some("60us".into()),
+        })
+    };
+    let set = vec!["sim_time=80us".to_string()];
+    let e = run(
+        "default",
+        Some(out.clone()),
+        &set,
+        None,
+        rec("s9_9"),
+        1,
+        &Stop::never(),
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("--record-switch s9_9: no such switch"),
+        "{e:?}"
+    );
+    assert!(
+        !out.join("summary.json").exists(),
+        "a refused run writes nothing"
+    );
+    run(
+        "default",
+        Some(out.clone()),
+        &set,
+        None,
+        rec("s2_1"),
+        2,
+        &Stop::never(),
+    )
+    .unwrap();
+    let file = out.join("s2_1.rec");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("\nfrom 1953 to 11719\n"),
+        "--from and --to in cycles"
+    );
+    assert!(text.ends_with("end 11720\n"));
+    assert!(
+        text.lines()
+            .filter(|l| l.contains(" O ") && l.contains(" F "))
+            .count()
+            > 1000
+    );
+    replay(&file).unwrap();
+    // One output flit's VC changed: the replay names the cycle, port and signal.
+    let line = text
+        .lines()
+        .position(|l| l.split(' ').nth(1) == Some("O") && l.split(' ').nth(3) == Some("F"))
+        .unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut w: Vec<String> = lines[line].split(' ').map(String::from).collect();
+    w[4] = "1".into();
+    let (cycle, port) = (w[0].clone(), w[2].clone());
+    lines[line] = w.join(" ");
+    let bad = base.join("bad.rec");
+    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
+    let e = replay(&bad).unwrap_err();
+    assert!(
+        e.contains(&format!("cycle {cycle}, port {port}, out_flit[{port}]")),
+        "{e}"
+    );
+    // A malformed line is refused with its file and line.
+    lines[line] = "12 O x F".into();
+    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
+    let e = replay(&bad).unwrap_err();
+    assert!(e.contains(&format!("bad.rec:{}:", line + 1)), "{e}");
 }

@@ -157,6 +157,15 @@ impl Replay {
         Ok(())
     }
 
+    /// Steps the switch through the idle cycles before `end`, checking that it drives nothing.
+    pub fn idle_until(&mut self, end: u64) -> Result<(), ReplayError> {
+        while self.sw.cycle() < end {
+            let c = self.sw.cycle();
+            self.step(c, None, None)?;
+        }
+        Ok(())
+    }
+
     /// Cycles replayed.
     pub fn cycles(&self) -> u64 {
         self.cycles

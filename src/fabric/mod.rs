@@ -148,6 +148,8 @@ pub struct Fabric {
     samples: Vec<Sample>,
     /// Per switch, its recorder during [`Fabric::run_recorded`] (empty otherwise).
     recorders: Vec<Option<Box<record::SwitchRecorder>>>,
+    /// Threads asked for by [`Fabric::set_threads`].
+    threads: usize,
     pool: Pool,
 }
 
@@ -278,6 +280,7 @@ impl Fabric {
             logs: Vec::new(),
             samples: Vec::new(),
             recorders: Vec::new(),
+            threads: 1,
             pool: Pool::new(1),
         };
         fabric.set_threads(1);
@@ -287,6 +290,13 @@ impl Fabric {
     /// Steps the fabric on `threads` threads from now on (1 to [`MAX_THREADS`]; more threads
     /// than switches are not used). Every output is the same for any number of threads.
     pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads;
+        // A recording fabric steps on one thread (`record.rs`).
+        let threads = if self.recorders.is_empty() {
+            threads
+        } else {
+            1
+        };
         let threads = threads
             .clamp(1, MAX_THREADS)
             .min(self.switches.len().max(1));
@@ -323,6 +333,20 @@ impl Fabric {
     }
 
     /// The switches.
+    /// The switches' names in waveforms and recordings: `s<stage>_<k>`, the `k`-th switch of
+    /// its stage.
+    pub fn switch_names(&self) -> Vec<String> {
+        let mut per_stage = std::collections::BTreeMap::<u8, u32>::new();
+        self.switches
+            .iter()
+            .map(|s| {
+                let k = per_stage.entry(s.stage()).or_default();
+                *k += 1;
+                format!("s{}_{}", s.stage(), *k - 1)
+            })
+            .collect()
+    }
+
     pub fn switches(&self) -> &[Switch] {
         &self.switches
     }

@@ -91,9 +91,9 @@ impl SwitchRecorder {
             in_back: wires(),
             out_link: wires(),
             out_back: wires(),
-            cycles: Vec::with_capacity(MAX_WINDOW),
-            ins: Vec::with_capacity(MAX_WINDOW * ports),
-            outs: Vec::with_capacity(MAX_WINDOW * ports),
+            cycles: Vec::new(),
+            ins: Vec::new(),
+            outs: Vec::new(),
         }
     }
 
@@ -165,10 +165,54 @@ impl SwitchRecorder {
 pub type FrameSink<'a> = dyn FnMut(u32, u64, &[PortIn], &[PortOut]) -> Result<(), Violation> + 'a;
 
 impl Fabric {
-    /// [`Fabric::run`], recording the ports of the switches `record` cycle by cycle: after each
-    /// window, `sink` gets every recorded switch's frames (switch, cycle, inputs, outputs) and may
-    /// stop the run by returning an error (handed back). A recording run steps on one thread (its
-    /// outputs are those of any thread count); the recorders start from the fabric's first cycle.
+    /// From now on (the fabric's first cycle), records the ports of the switches `record` cycle
+    /// by cycle, until [`Fabric::stop_recording`]; [`Fabric::drain_recordings`] hands the frames
+    /// on. A recording fabric steps on one thread (its outputs are those of any thread count).
+    pub fn record(&mut self, record: &[u32]) {
+        assert_eq!(
+            self.now, 0,
+            "a recording starts at the fabric's first cycle"
+        );
+        self.recorders = (0..self.switches.len()).map(|_| None).collect();
+        self.set_threads(self.threads);
+        for &k in record {
+            let ports = self.switches[k as usize].ports();
+            self.recorders[k as usize] = Some(Box::new(SwitchRecorder::new(k, ports)));
+            self.switch_pace[k as usize].tapped = true;
+        }
+    }
+
+    /// Whether switch `k` is being recorded.
+    pub(super) fn recorded(&self, k: usize) -> bool {
+        self.recorders.get(k).is_some_and(|r| r.is_some())
+    }
+
+    /// Hands every recorded switch's frames since the last call to `sink` (switch by switch, each
+    /// in cycle order) and forgets them; the first error of the sink is returned.
+    pub fn drain_recordings(&mut self, sink: &mut FrameSink<'_>) -> Result<(), Violation> {
+        let mut r = Ok(());
+        for rec in self.recorders.iter_mut().flatten() {
+            for (c, i, o) in rec.frames() {
+                if r.is_ok() {
+                    r = sink(rec.switch(), c, i, o);
+                }
+            }
+            rec.clear_frames();
+        }
+        r
+    }
+
+    /// Ends the recording; the fabric steps on the threads it had before.
+    pub fn stop_recording(&mut self) {
+        self.recorders.clear();
+        for pace in &mut self.switch_pace {
+            pace.tapped = false;
+        }
+        self.set_threads(self.threads);
+    }
+
+    /// [`Fabric::run`], recording the ports of the switches `record`: after each window `sink`
+    /// gets their frames and may stop the run by returning an error (handed back).
     pub fn run_recorded<O: Observer>(
         &mut self,
         cycles: u64,
@@ -176,38 +220,15 @@ impl Fabric {
         record: &[u32],
         sink: &mut FrameSink<'_>,
     ) -> Result<(), Violation> {
-        assert_eq!(
-            self.now, 0,
-            "a recording starts at the fabric's first cycle"
-        );
-        let parts = std::mem::replace(
-            &mut self.parts,
-            vec![(0..self.switches.len(), 0..self.nodes.len())],
-        );
-        self.recorders = (0..self.switches.len()).map(|_| None).collect();
-        for &k in record {
-            let ports = self.switches[k as usize].ports();
-            self.recorders[k as usize] = Some(Box::new(SwitchRecorder::new(k, ports)));
-            self.switch_pace[k as usize].tapped = true;
-        }
+        self.record(record);
         let end = self.now + cycles;
         let mut r = Ok(());
         while self.now < end && r.is_ok() {
             r = self.step_window((end - self.now).min(self.window), obs, None);
-            for rec in self.recorders.iter_mut().flatten() {
-                for (c, i, o) in rec.frames() {
-                    if r.is_ok() {
-                        r = sink(rec.switch(), c, i, o);
-                    }
-                }
-                rec.clear_frames();
-            }
+            let d = self.drain_recordings(sink);
+            r = r.and(d);
         }
-        self.recorders.clear();
-        for pace in &mut self.switch_pace {
-            pace.tapped = false;
-        }
-        self.parts = parts;
+        self.stop_recording();
         self.catch_up(self.now);
         r
     }

@@ -224,8 +224,9 @@ pub(super) fn longest_window(latency: u32) -> u64 {
 impl Fabric {
     /// Notes in every unit's [`Pace`] whether `tap` has signals of it.
     pub(super) fn mark_tapped(&mut self, tap: Option<&dyn Tap>) {
-        for (k, pace) in self.switch_pace.iter_mut().enumerate() {
-            pace.tapped = tap.is_some_and(|t| t.taps_switch(k as u32));
+        for k in 0..self.switch_pace.len() {
+            self.switch_pace[k].tapped =
+                tap.is_some_and(|t| t.taps_switch(k as u32)) || self.recorded(k);
         }
         for (k, pace) in self.node_pace.iter_mut().enumerate() {
             pace.tapped = tap.is_some_and(|t| t.taps_node(k as u32));

@@ -71,11 +71,8 @@ pub fn glob(pattern: &str, name: &str) -> bool {
 /// Every signal of the fabric, in hierarchy order.
 pub fn fabric_signals(f: &Fabric) -> Vec<FabricSignal> {
     let mut v = Vec::new();
-    let mut per_stage = std::collections::BTreeMap::<u8, u32>::new();
-    for s in f.switches() {
-        let k = per_stage.entry(s.stage()).or_default();
-        let base = format!("fabric.s{}_{}", s.stage(), k);
-        *k += 1;
+    for (s, name) in f.switches().iter().zip(f.switch_names()) {
+        let base = format!("fabric.{name}");
         let id = s.id();
         v.push(FabricSignal {
             name: format!("{base}.arn_table.entries"),

@@ -14,6 +14,7 @@ mod gtkw;
 #[cfg(test)]
 pub(crate) mod gtkw_check;
 mod line;
+pub mod recording;
 mod vcd_writer;
 
 pub use gtkw::{
