@@ -5,10 +5,14 @@
 
 pub mod demo;
 pub mod dump;
+#[cfg(test)]
+mod engine_tests;
 pub mod interrupt;
 pub mod outputs;
 pub mod plot;
 pub mod record;
+#[cfg(test)]
+mod record_tests;
 pub mod run;
 #[cfg(test)]
 mod run_tests;
@@ -70,6 +74,11 @@ pub enum Command {
         /// Start the dump this long before the first congestion root is detected (a time).
         #[arg(long, value_name = "TIME")]
         trigger_before: Option<String>,
+        /// The engine stepping the switches: `fast` (heads, tails and credit records) or `cycle`
+        /// (one clock cycle per step, module for module as the HDL; much slower). The outputs
+        /// are the same.
+        #[arg(long, value_enum, default_value_t = EngineArg::Fast)]
+        engine: EngineArg,
         /// Threads stepping the fabric (0: one per core, but one for fabrics of fewer than 32
         /// switches, where a thread's share is too small to pay; at most the machine's cores).
         /// Outputs do not depend on it.
@@ -122,6 +131,15 @@ pub enum Command {
     },
 }
 
+/// `--engine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// The fast engine (`src/switch/`).
+    Fast,
+    /// The cycle engine (`src/cycle/`).
+    Cycle,
+}
+
 /// Why a command failed: a message for the user and the process's exit code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
@@ -161,6 +179,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             to,
             trigger_before,
             record_switch,
+            engine,
             threads,
         } => {
             if let Some(s) = seed {
@@ -201,7 +220,16 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 threads as usize
             };
             let record = record_switch.map(|switch| record::RecordRequest { switch, from, to });
-            run::run(&scenario, out, &set, waves, record, threads, &stop)
+            let engine = match engine {
+                EngineArg::Fast => crate::fabric::Engine::Fast,
+                EngineArg::Cycle => crate::fabric::Engine::Cycle,
+            };
+            let how = run::How {
+                engine,
+                threads,
+                stop: &stop,
+            };
+            run::run(&scenario, out, &set, waves, record, &how)
         }
         Command::Replay { file } => Ok(record::replay(&file)?),
         Command::Check { scenario, set } => Ok(scenarios::check(&scenario, &set)?),

@@ -14,7 +14,7 @@ use super::outputs::{Staged, Summary, make_folder, rounded};
 use super::record::{RecordRequest, Recording};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
-use crate::fabric::{Fabric, FabricTotals, Violation};
+use crate::fabric::{Engine, Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
 use crate::trace::DETECTOR_STATES;
 use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
@@ -87,6 +87,28 @@ fn progress_bar(cycles: u64) -> ProgressBar {
     bar
 }
 
+/// How a run steps: the switches' engine, the threads (0: one per core, or one for a fabric of
+/// fewer than [`SMALL_FABRIC`] switches) and the stop request it watches.
+pub struct How<'a> {
+    /// The engine.
+    pub engine: Engine,
+    /// Threads.
+    pub threads: usize,
+    /// Stop request.
+    pub stop: &'a Stop,
+}
+
+impl<'a> How<'a> {
+    /// The fast engine on `threads` threads, watching `stop`.
+    pub fn fast(threads: usize, stop: &'a Stop) -> Self {
+        How {
+            engine: Engine::Fast,
+            threads,
+            stop,
+        }
+    }
+}
+
 /// `arnsim run`: runs the scenario on `threads` threads (0: one per core, or one for a fabric of
 /// fewer than [`SMALL_FABRIC`] switches), writes the outputs into `out` (default `waves/<name>`).
 /// When `stop` is requested the run ends after the chunk it is stepping, writes what it has
@@ -97,9 +119,9 @@ pub fn run(
     overrides: &[String],
     waves: Option<WaveRequest>,
     record: Option<RecordRequest>,
-    threads: usize,
-    stop: &Stop,
+    how: &How<'_>,
 ) -> Result<(), Failure> {
+    let (threads, stop) = (how.threads, how.stop);
     let s = load(name_or_path, overrides)?;
     let threads = match threads {
         0 if s.topology.switches.len() < SMALL_FABRIC => 1,
@@ -124,6 +146,7 @@ pub fn run(
         None => None,
     };
     let mut fabric = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+    fabric.set_engine(how.engine);
     fabric.set_threads(threads);
     let chosen = match &plan {
         Some(p) => {

@@ -32,8 +32,7 @@ fn go(name: &str, out: &Path, set: &[String], threads: usize) {
         set,
         None,
         None,
-        threads,
-        &Stop::never(),
+        &How::fast(threads, &Stop::never()),
     )
     .unwrap();
 }
@@ -214,9 +213,33 @@ fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
     let r = base.join("r");
     let stop = Stop::never();
     let w = |name: &str| waves(base.join(name), Some("2us"));
-    run("default", Some(r.clone()), &set, w("a.vcd"), None, 1, &stop).unwrap();
-    run("default", Some(r.clone()), &set, w("b.vcd"), None, 1, &stop).unwrap();
-    run("default", Some(r.clone()), &set, w("c.vcd"), None, 2, &stop).unwrap();
+    run(
+        "default",
+        Some(r.clone()),
+        &set,
+        w("a.vcd"),
+        None,
+        &How::fast(1, &stop),
+    )
+    .unwrap();
+    run(
+        "default",
+        Some(r.clone()),
+        &set,
+        w("b.vcd"),
+        None,
+        &How::fast(1, &stop),
+    )
+    .unwrap();
+    run(
+        "default",
+        Some(r.clone()),
+        &set,
+        w("c.vcd"),
+        None,
+        &How::fast(2, &stop),
+    )
+    .unwrap();
     let a = std::fs::read(base.join("a.vcd")).unwrap();
     assert_eq!(
         a,
@@ -352,8 +375,7 @@ fn a_failed_run_changes_no_file() {
             &set,
             w,
             None,
-            1,
-            &Stop::never(),
+            &How::fast(1, &Stop::never()),
         )
         .unwrap_err();
         assert_eq!(e.code, 1, "{e:?}");
@@ -421,8 +443,7 @@ fn a_scenario_name_is_one_folder_inside_waves() {
         &[],
         None,
         None,
-        1,
-        &Stop::never(),
+        &How::fast(1, &Stop::never()),
     )
     .unwrap_err();
     assert_eq!(
@@ -452,8 +473,7 @@ fn a_stopped_run_writes_what_it_has_marked_incomplete() {
         &set,
         waves(vcd.clone(), None),
         None,
-        1,
-        &stop,
+        &How::fast(1, &stop),
     )
     .unwrap_err();
     assert_eq!(e.code, 130, "{e:?}");
@@ -506,8 +526,7 @@ fn a_stopped_run_writes_what_it_has_marked_incomplete() {
         &set,
         waves(vcd.clone(), Some("1us")),
         None,
-        1,
-        &Stop::at_cycle(0, SIGTERM),
+        &How::fast(1, &Stop::at_cycle(0, SIGTERM)),
     )
     .unwrap_err();
     assert_eq!(e.code, 143);
@@ -543,83 +562,4 @@ fn dump_flags_without_vcd_are_named() {
 fn failures_carry_their_exit_code() {
     let f: Failure = "bad".to_string().into();
     assert_eq!((f.code, f.to_string()), (1, "error: bad".to_string()));
-}
-
-#[test]
-fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_refused() {
-    use super::record::{RecordRequest, replay};
-    let base = base("record");
-    let out = base.join("out");
-    let rec = |switch: &str| {
-        Some(RecordRequest {
-            switch: switch.into(),
-            from: Some("10us".into()),
-            to: Some("60us".into()),
-        })
-    };
-    let set = vec!["sim_time=80us".to_string()];
-    let e = run(
-        "default",
-        Some(out.clone()),
-        &set,
-        None,
-        rec("s9_9"),
-        1,
-        &Stop::never(),
-    )
-    .unwrap_err();
-    assert!(
-        e.message.contains("--record-switch s9_9: no such switch"),
-        "{e:?}"
-    );
-    assert!(
-        !out.join("summary.json").exists(),
-        "a refused run writes nothing"
-    );
-    run(
-        "default",
-        Some(out.clone()),
-        &set,
-        None,
-        rec("s2_1"),
-        2,
-        &Stop::never(),
-    )
-    .unwrap();
-    let file = out.join("s2_1.rec");
-    let text = std::fs::read_to_string(&file).unwrap();
-    assert!(
-        text.contains("\nfrom 1953 to 11719\n"),
-        "--from and --to in cycles"
-    );
-    assert!(text.ends_with("end 11720\n"));
-    assert!(
-        text.lines()
-            .filter(|l| l.contains(" O ") && l.contains(" F "))
-            .count()
-            > 1000
-    );
-    replay(&file).unwrap();
-    // One output flit's VC changed: the replay names the cycle, port and signal.
-    let line = text
-        .lines()
-        .position(|l| l.split(' ').nth(1) == Some("O") && l.split(' ').nth(3) == Some("F"))
-        .unwrap();
-    let mut lines: Vec<String> = text.lines().map(String::from).collect();
-    let mut w: Vec<String> = lines[line].split(' ').map(String::from).collect();
-    w[4] = "1".into();
-    let (cycle, port) = (w[0].clone(), w[2].clone());
-    lines[line] = w.join(" ");
-    let bad = base.join("bad.rec");
-    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
-    let e = replay(&bad).unwrap_err();
-    assert!(
-        e.contains(&format!("cycle {cycle}, port {port}, out_flit[{port}]")),
-        "{e}"
-    );
-    // A malformed line is refused with its file and line.
-    lines[line] = "12 O x F".into();
-    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
-    let e = replay(&bad).unwrap_err();
-    assert!(e.contains(&format!("bad.rec:{}:", line + 1)), "{e}");
 }

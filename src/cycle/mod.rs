@@ -32,7 +32,9 @@
 //! at packet heads and tails; the lockstep tests hold the two (and the HDL) equal.
 
 pub mod compare;
+mod detect;
 pub mod input_port_ctrl;
+pub mod link_adapter;
 pub mod output_port;
 pub mod port;
 mod step;
@@ -103,6 +105,8 @@ pub struct CycleSwitch {
     stats: SwitchStats,
     /// The cycle being stepped (for events and faults).
     cycle: u64,
+    /// The seed it was built with.
+    seed: u64,
     w: Writes,
 }
 
@@ -138,6 +142,7 @@ impl CycleSwitch {
             rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             stats: SwitchStats::default(),
             cycle: 0,
+            seed,
             w: Writes {
                 det_in: Box::default(),
                 roots: vec![RootWrite::Keep; ports],
@@ -169,6 +174,26 @@ impl CycleSwitch {
     /// The cycle the next step is.
     pub fn cycle(&self) -> u64 {
         self.cycle
+    }
+
+    /// The seed it was built with.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The LFT as programmed.
+    pub fn lft(&self) -> &LftBanks {
+        &self.lft
+    }
+
+    /// The flits the outputs sent in the last cycle stepped: per output, the packet (its
+    /// register as of that cycle: `sent` is the flit's index) and whether the flit was its tail.
+    pub fn last_sends(&self) -> impl Iterator<Item = (usize, Tx, bool)> + '_ {
+        self.w
+            .sends
+            .iter()
+            .enumerate()
+            .filter_map(|(o, s)| s.map(|(tx, tail)| (o, tx, tail)))
     }
 
     /// Number of ports.

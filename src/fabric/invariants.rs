@@ -55,10 +55,9 @@ impl Fabric {
                 let (buffered, cap, announced) = match to {
                     Far::Switch { sw, port } => {
                         let s = &self.switches[sw as usize];
-                        let b = s.input_buffer(port as usize);
                         (
                             s.buffered(port as usize, v),
-                            b.capacity(v),
+                            s.params().vc_capacity,
                             s.credits_announced(port as usize, v),
                         )
                     }
@@ -125,8 +124,7 @@ impl Fabric {
         let mut blocked = Vec::new();
         for s in &self.switches {
             for p in 0..s.wiring().in_ch.len() {
-                let b = s.input_buffer(p);
-                for v in 0..b.vcs() {
+                for v in 0..s.vcs() {
                     if s.buffered(p, v) > 0 {
                         blocked.push(format!(
                             "switch {} input {p} VC {v} ({} flits)",
@@ -151,7 +149,7 @@ impl Fabric {
     }
 }
 
-pub(super) fn switch_fault(now: u64, s: &Switch, f: crate::switch::SwitchFault) -> Violation {
+pub(super) fn switch_fault(now: u64, s: &SwitchUnit, f: crate::switch::SwitchFault) -> Violation {
     Violation {
         cycle: now,
         invariant: "switch",

@@ -25,6 +25,7 @@ pub mod parallel;
 pub mod record;
 mod scheduler;
 pub mod subnet_manager;
+pub mod switch_unit;
 pub mod topology;
 
 use crate::switch::{Observer, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring};
@@ -36,6 +37,7 @@ use scheduler::{Pace, PartLog, by_cycle_then_signal, longest_window};
 use std::fmt;
 use std::ops::Range;
 use std::sync::Mutex;
+pub use switch_unit::{CycleUnit, Engine, SwitchUnit};
 use topology::{Endpoint, Topology};
 
 /// Parameters of a fabric beyond the switches'.
@@ -117,7 +119,7 @@ pub trait Tap: Sync {
     /// Whether node `id` has signals here.
     fn taps_node(&self, id: u32) -> bool;
     /// Appends `(cycle, signal, value)` for the signals of switch `s` after it stepped `cycle`.
-    fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>);
+    fn switch_signals(&self, s: &SwitchUnit, cycle: u64, out: &mut Vec<Sample>);
     /// Appends `(cycle, signal, value)` for the signals of node `n` after it stepped `cycle`.
     fn node_signals(&self, n: &EndNode, cycle: u64, out: &mut Vec<Sample>);
 }
@@ -131,7 +133,7 @@ pub struct Fabric {
     arrivals: Arrivals,
     /// Per channel: sender and receiver.
     ends: Vec<(Far, Far)>,
-    switches: Vec<Switch>,
+    switches: Vec<SwitchUnit>,
     nodes: Vec<EndNode>,
     /// Per switch and per node: when it is next due, and how far it has stepped.
     switch_pace: Vec<Pace>,
@@ -224,7 +226,12 @@ impl Fabric {
                 out_ch: out_ch[s].clone(),
                 out_capacity,
             };
-            switches.push(Switch::new(sp.clone(), wiring, lft, params.seed));
+            switches.push(SwitchUnit::Fast(Switch::new(
+                sp.clone(),
+                wiring,
+                lft,
+                params.seed,
+            )));
         }
         let nodes = (0..topo.nodes)
             .map(|n| {
@@ -287,6 +294,19 @@ impl Fabric {
         Ok(fabric)
     }
 
+    /// Steps the switches on `engine` from the first cycle on (before any is stepped); the
+    /// outputs are the same on both.
+    pub fn set_engine(&mut self, engine: Engine) {
+        assert_eq!(self.now, 0, "the engine is chosen before the first cycle");
+        for s in &mut self.switches {
+            let cycle = match (engine, &*s) {
+                (Engine::Cycle, SwitchUnit::Fast(f)) => CycleUnit::twin_of(f),
+                _ => continue,
+            };
+            *s = SwitchUnit::Cycle(Box::new(cycle));
+        }
+    }
+
     /// Steps the fabric on `threads` threads from now on (1 to [`MAX_THREADS`]; more threads
     /// than switches are not used). Every output is the same for any number of threads.
     pub fn set_threads(&mut self, threads: usize) {
@@ -347,7 +367,7 @@ impl Fabric {
             .collect()
     }
 
-    pub fn switches(&self) -> &[Switch] {
+    pub fn switches(&self) -> &[SwitchUnit] {
         &self.switches
     }
 

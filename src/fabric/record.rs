@@ -6,64 +6,10 @@
 //! flit from head to tail, and the credits of each cycle per VC.
 
 use super::*;
-use crate::cycle::{LinkFlit, PortIn, PortOut};
+use crate::cycle::link_adapter::LinkWires;
+use crate::cycle::{PortIn, PortOut};
 use crate::wire::ArnInfo;
-use crate::wire::link::{Backward, Channel, Flit, MAX_VCS};
-
-/// A packet crossing a link one flit per cycle: the next flit's index.
-#[derive(Clone, Copy, Debug)]
-struct Crossing {
-    vc: u8,
-    len: u16,
-    next: u16,
-}
-
-/// One direction of a link as wires: body flits and credit streams under way.
-#[derive(Clone, Debug, Default)]
-struct LinkWires {
-    crossing: Option<Crossing>,
-    /// Credit streams running per VC, and those that stop after this cycle.
-    rate: [u8; MAX_VCS],
-    stopping: [u8; MAX_VCS],
-}
-
-impl LinkWires {
-    /// The flit on the wires this cycle, given the head record arriving now, if any.
-    fn flit(&mut self, head: Option<&Flit>) -> LinkFlit {
-        if let Some(f) = head {
-            self.crossing = (f.pkt.len > 1).then_some(Crossing {
-                vc: f.pkt.vc,
-                len: f.pkt.len,
-                next: 1,
-            });
-            return LinkFlit::head_of(f.pkt);
-        }
-        let Some(c) = &mut self.crossing else {
-            return LinkFlit::default();
-        };
-        let f = LinkFlit::body(c.vc, c.next, c.len);
-        c.next += 1;
-        if c.next == c.len {
-            self.crossing = None;
-        }
-        f
-    }
-
-    /// The credits on the wires this cycle per VC, given the return record arriving now.
-    fn credits(&mut self, back: Option<&Backward>, out: &mut [u8]) {
-        for v in 0..MAX_VCS {
-            self.rate[v] -= self.stopping[v];
-            self.stopping[v] = 0;
-        }
-        if let Some(b) = back {
-            for v in 0..MAX_VCS {
-                self.rate[v] += b.start[v];
-                self.stopping[v] = b.stop[v];
-            }
-        }
-        out[..MAX_VCS].copy_from_slice(&self.rate);
-    }
-}
+use crate::wire::link::Channel;
 
 /// The recorder of one switch: its ports' wires both ways, and the frames of the window stepped.
 pub struct SwitchRecorder {
@@ -103,7 +49,7 @@ impl SwitchRecorder {
     }
 
     /// Before switch `s` steps cycle `c`: what its ports receive.
-    pub(super) fn capture_inputs(&mut self, s: &Switch, c: u64, channels: &[Channel]) {
+    pub(super) fn capture_inputs(&mut self, s: &SwitchUnit, c: u64, channels: &[Channel]) {
         let w = s.wiring();
         self.cycles.push(c);
         for p in 0..self.ports {
@@ -120,7 +66,7 @@ impl SwitchRecorder {
     }
 
     /// After switch `s` stepped cycle `c`: what its ports drove.
-    pub(super) fn capture_outputs(&mut self, s: &Switch, c: u64) {
+    pub(super) fn capture_outputs(&mut self, s: &SwitchUnit, c: u64) {
         let w = s.wiring();
         let ob = s.outbox();
         for p in 0..self.ports {

@@ -53,7 +53,7 @@ impl PartLog {
     /// passes the cycles it missed when it is next visited (see [`Pace`]).
     pub(super) fn step_switch(
         &mut self,
-        s: &mut Switch,
+        s: &mut SwitchUnit,
         pace: &mut Pace,
         t0: u64,
         w: u64,
@@ -207,7 +207,7 @@ pub(super) fn by_cycle_then_signal(
 
 /// One part's switches and nodes, lent to a thread for one window.
 pub(super) struct PartRef<'a> {
-    pub(super) switches: &'a mut [Switch],
+    pub(super) switches: &'a mut [SwitchUnit],
     pub(super) nodes: &'a mut [EndNode],
     pub(super) switch_pace: &'a mut [Pace],
     pub(super) node_pace: &'a mut [Pace],

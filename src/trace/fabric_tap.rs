@@ -3,9 +3,10 @@
 //! it steps (see `fabric_vcd` for the names and the VCD text).
 
 use super::fabric_vcd::{OUTPUT_FIELDS, Owner, Src, probe_field, probe_index, read_node};
+use crate::fabric::SwitchUnit;
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample, Tap};
-use crate::switch::{OutputProbe, Switch};
+use crate::switch::OutputProbe;
 use crate::wire::link::MAX_VCS;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -120,7 +121,7 @@ impl SwitchPlan {
     }
 
     /// Records the signals of `s` after it stepped `cycle`, in the order of their numbers.
-    fn record(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
+    fn record(&self, s: &SwitchUnit, cycle: u64, out: &mut Vec<Sample>) {
         if let Some(f) = &self.entries {
             f.record(s.arn_table().count() as u64, cycle, out);
         }
@@ -186,7 +187,7 @@ impl Tap for FabricTap {
         !self.nodes[id as usize].is_empty()
     }
 
-    fn switch_signals(&self, s: &Switch, cycle: u64, out: &mut Vec<Sample>) {
+    fn switch_signals(&self, s: &SwitchUnit, cycle: u64, out: &mut Vec<Sample>) {
         self.switches[s.id() as usize].record(s, cycle, out);
     }
 

@@ -14,9 +14,10 @@
 pub use super::fabric_tap::FabricTap;
 pub use super::gtkw::write_fabric_gtkw;
 use super::vcd_writer::{CLOCK_PERIOD_PS, IdText, append_change, append_timestamp, cycle_time_ps};
+use crate::fabric::SwitchUnit;
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample};
-use crate::switch::{OutputProbe, Switch};
+use crate::switch::OutputProbe;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::ops::Range;
@@ -139,7 +140,7 @@ fn read(f: &Fabric, src: Src) -> u64 {
 }
 
 /// The value of `src`, a signal of switch `sw` (every signal is at most 32 bits wide).
-fn read_switch(sw: &Switch, src: Src) -> u64 {
+fn read_switch(sw: &SwitchUnit, src: Src) -> u64 {
     if let Some((p, j)) = probe_index(src) {
         return probe_field(sw.output_probe(p as usize), j);
     }

@@ -5,7 +5,8 @@
 use crate::blocks::LftBanks;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::cycle::{LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
-use crate::switch::{QueuingScheme, RoutingMode, Switch, SwitchParams, SwitchWiring};
+use crate::fabric::SwitchUnit;
+use crate::switch::{QueuingScheme, RoutingMode, SwitchParams, SwitchWiring};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use std::io::{self, BufRead, Write};
 
@@ -34,7 +35,7 @@ pub struct RecordingHeader {
 impl RecordingHeader {
     /// The header of switch `sw`, named `name`, recorded from cycle 0 through `to`, compared from
     /// `from`.
-    pub fn of(sw: &Switch, name: &str, from: u64, to: u64) -> Self {
+    pub fn of(sw: &SwitchUnit, name: &str, from: u64, to: u64) -> Self {
         RecordingHeader {
             name: name.to_string(),
             params: sw.params().clone(),

@@ -1,0 +1,84 @@
+//! `arnsim run --engine cycle` against the default fast engine: the same bytes in every output
+//! (summary less its wall time, CSVs, plot, VCD and its save file) on every bundled scenario.
+
+use super::interrupt::Stop;
+use super::run::{How, WaveRequest, run};
+use super::scenarios::BUNDLED;
+use crate::fabric::Engine;
+use std::path::{Path, PathBuf};
+
+/// The outputs of a run folder, file by file, the summary's wall time left out.
+fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let mut bytes = std::fs::read(p).unwrap();
+            if name == "summary.json" {
+                let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                v.as_object_mut().unwrap().remove("wall_seconds");
+                bytes = v.to_string().into_bytes();
+            }
+            (name, bytes)
+        })
+        .collect()
+}
+
+fn run_on(engine: Engine, name: &str, set: &[String], dir: &Path, dump: bool) {
+    let waves = dump.then(|| WaveRequest {
+        path: dir.join("fabric.vcd"),
+        scopes: vec!["fabric.s2_*.out*".into(), "fabric.s1_0.*".into()],
+        from: None,
+        to: None,
+        trigger_before: None,
+    });
+    let how = How {
+        engine,
+        threads: 1,
+        stop: &Stop::never(),
+    };
+    run(name, Some(dir.to_path_buf()), set, waves, None, &how)
+        .unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"));
+}
+
+#[test]
+fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
+    let base = std::env::temp_dir().join(format!("arnsim-engines-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    for (name, _) in BUNDLED {
+        // The paper's fabrics for a few microseconds, their hot spots brought forward.
+        let set: Vec<String> = if name.starts_with("paper/") {
+            let us = if name.starts_with("paper/config2") {
+                2
+            } else {
+                6
+            };
+            vec![
+                format!("sim_time={us}us"),
+                "bin=1us".into(),
+                "traffic.hot_start=1us".into(),
+                "switch.crt=1us".into(),
+            ]
+        } else {
+            Vec::new()
+        };
+        let dump = *name == "default";
+        let dir = |e: &str| base.join(name.replace('/', "_")).join(e);
+        run_on(Engine::Fast, name, &set, &dir("fast"), dump);
+        run_on(Engine::Cycle, name, &set, &dir("cycle"), dump);
+        let (fast, cycle) = (outputs(&dir("fast")), outputs(&dir("cycle")));
+        assert_eq!(
+            fast.iter().map(|f| &f.0).collect::<Vec<_>>(),
+            cycle.iter().map(|f| &f.0).collect::<Vec<_>>()
+        );
+        for ((file, a), (_, b)) in fast.iter().zip(&cycle) {
+            assert!(a == b, "{name}: {file} differs between the engines");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -1,0 +1,82 @@
+//! Tests of `arnsim run --record-switch` and `arnsim replay`.
+
+use super::interrupt::Stop;
+use super::record::{RecordRequest, replay};
+use super::run::{How, run};
+
+#[test]
+fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_refused() {
+    let base = std::env::temp_dir().join(format!("arnsim-record-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let out = base.join("out");
+    let rec = |switch: &str| {
+        Some(RecordRequest {
+            switch: switch.into(),
+            from: Some("10us".into()),
+            to: Some("60us".into()),
+        })
+    };
+    let set = vec!["sim_time=80us".to_string()];
+    let e = run(
+        "default",
+        Some(out.clone()),
+        &set,
+        None,
+        rec("s9_9"),
+        &How::fast(1, &Stop::never()),
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("--record-switch s9_9: no such switch"),
+        "{e:?}"
+    );
+    assert!(
+        !out.join("summary.json").exists(),
+        "a refused run writes nothing"
+    );
+    run(
+        "default",
+        Some(out.clone()),
+        &set,
+        None,
+        rec("s2_1"),
+        &How::fast(2, &Stop::never()),
+    )
+    .unwrap();
+    let file = out.join("s2_1.rec");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("\nfrom 1953 to 11719\n"),
+        "--from and --to in cycles"
+    );
+    assert!(text.ends_with("end 11720\n"));
+    assert!(
+        text.lines()
+            .filter(|l| l.contains(" O ") && l.contains(" F "))
+            .count()
+            > 1000
+    );
+    replay(&file).unwrap();
+    // One output flit's VC changed: the replay names the cycle, port and signal.
+    let line = text
+        .lines()
+        .position(|l| l.split(' ').nth(1) == Some("O") && l.split(' ').nth(3) == Some("F"))
+        .unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut w: Vec<String> = lines[line].split(' ').map(String::from).collect();
+    w[4] = "1".into();
+    let (cycle, port) = (w[0].clone(), w[2].clone());
+    lines[line] = w.join(" ");
+    let bad = base.join("bad.rec");
+    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
+    let e = replay(&bad).unwrap_err();
+    assert!(
+        e.contains(&format!("cycle {cycle}, port {port}, out_flit[{port}]")),
+        "{e}"
+    );
+    // A malformed line is refused with its file and line.
+    lines[line] = "12 O x F".into();
+    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
+    let e = replay(&bad).unwrap_err();
+    assert!(e.contains(&format!("bad.rec:{}:", line + 1)), "{e}");
+}

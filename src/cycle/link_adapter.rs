@@ -1,0 +1,72 @@
+//! The fabric's link records as the wires of a real link: a head record becomes the packet's flits
+//! from head to tail, one per cycle, and credit-stream records become the credits of each cycle per
+//! VC (see `wire::link`, "One record per packet").
+
+use super::port::LinkFlit;
+use crate::wire::link::{Backward, Flit, MAX_VCS};
+
+/// A packet crossing a link one flit per cycle: the next flit's index.
+#[derive(Clone, Copy, Debug)]
+struct Crossing {
+    vc: u8,
+    len: u16,
+    next: u16,
+}
+
+/// One direction of a link as wires: body flits and credit streams under way.
+#[derive(Clone, Debug, Default)]
+pub struct LinkWires {
+    crossing: Option<Crossing>,
+    /// Credit streams running per VC, and those that stop after this cycle.
+    rate: [u8; MAX_VCS],
+    stopping: [u8; MAX_VCS],
+    /// Credits of the started streams not returned yet, per VC.
+    pending: [u64; MAX_VCS],
+}
+
+impl LinkWires {
+    /// The flit on the wires this cycle, given the head record arriving now, if any.
+    pub fn flit(&mut self, head: Option<&Flit>) -> LinkFlit {
+        if let Some(f) = head {
+            self.crossing = (f.pkt.len > 1).then_some(Crossing {
+                vc: f.pkt.vc,
+                len: f.pkt.len,
+                next: 1,
+            });
+            return LinkFlit::head_of(f.pkt);
+        }
+        let Some(c) = &mut self.crossing else {
+            return LinkFlit::default();
+        };
+        let f = LinkFlit::body(c.vc, c.next, c.len);
+        c.next += 1;
+        if c.next == c.len {
+            self.crossing = None;
+        }
+        f
+    }
+
+    /// The credits on the wires this cycle per VC, given the return record arriving now.
+    pub fn credits(&mut self, back: Option<&Backward>, out: &mut [u8]) {
+        for v in 0..MAX_VCS {
+            self.rate[v] -= self.stopping[v];
+            self.stopping[v] = 0;
+        }
+        if let Some(b) = back {
+            for v in 0..MAX_VCS {
+                self.rate[v] += b.start[v];
+                self.stopping[v] = b.stop[v];
+                self.pending[v] += b.start_flits[v] as u64;
+            }
+        }
+        for v in 0..MAX_VCS {
+            self.pending[v] -= self.rate[v] as u64;
+        }
+        out[..MAX_VCS].copy_from_slice(&self.rate);
+    }
+
+    /// Credits on `vc` whose streams have started and that have not come back by this cycle.
+    pub fn pending(&self, vc: usize) -> u64 {
+        self.pending[vc]
+    }
+}

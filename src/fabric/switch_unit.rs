@@ -1,0 +1,371 @@
+//! A switch of the fabric on either engine: the fast engine ([`crate::switch`], the default) or
+//! the cycle engine ([`crate::cycle`]) behind the adapter that speaks the fabric's link records.
+//! Both give the same outputs in every cycle (`docs/switch.md`, "Two engines, one switch").
+
+use crate::blocks::{ArnTable, LftBanks};
+use crate::cycle::link_adapter::LinkWires;
+use crate::cycle::{CycleSwitch, PortIn, PortOut};
+use crate::switch::{
+    Observer, OutputProbe, Switch, SwitchFault, SwitchParams, SwitchStats, SwitchWiring,
+};
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, Outbox};
+
+/// Which engine steps the switches of a fabric.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// Work at heads, tails and credit records (`src/switch/`).
+    #[default]
+    Fast,
+    /// One clock cycle per step, module for module as the HDL (`src/cycle/`).
+    Cycle,
+}
+
+/// A cycle-engine switch in the fabric: the link records arriving become the wires of its ports,
+/// and what it drives becomes link records again (a head record per packet, a credit-stream
+/// record when a packet starts and stops leaving an input).
+pub struct CycleUnit {
+    sw: CycleSwitch,
+    ins: Vec<PortIn>,
+    outs: Vec<PortOut>,
+    /// Per port: its input link, and the reverse direction of its output link.
+    in_link: Vec<LinkWires>,
+    in_back: Vec<LinkWires>,
+    backs: Vec<Backward>,
+    outbox: Outbox,
+    /// Packets whose heads have left, and flits of packets whose tails have (the progress count).
+    heads_sent: u64,
+    tails_flits: u64,
+}
+
+impl CycleUnit {
+    /// The cycle-engine twin of `fast` (in its reset state).
+    pub fn twin_of(fast: &Switch) -> Self {
+        let sw = CycleSwitch::new(
+            fast.params().clone(),
+            fast.wiring().clone(),
+            fast.lft().clone(),
+            fast.seed(),
+        );
+        let ports = sw.ports();
+        CycleUnit {
+            sw,
+            ins: vec![PortIn::default(); ports],
+            outs: vec![PortOut::default(); ports],
+            in_link: vec![LinkWires::default(); ports],
+            in_back: vec![LinkWires::default(); ports],
+            backs: vec![Backward::default(); ports],
+            outbox: Outbox::new(ports),
+            heads_sent: 0,
+            tails_flits: 0,
+        }
+    }
+
+    /// The switch.
+    pub fn switch(&self) -> &CycleSwitch {
+        &self.sw
+    }
+
+    /// Steps cycle `now` (the switch's next cycle).
+    pub fn step<O: Observer>(
+        &mut self,
+        now: u64,
+        channels: &[Channel],
+        arrivals: &Arrivals,
+        obs: &mut O,
+    ) -> Result<(), SwitchFault> {
+        debug_assert_eq!(self.sw.cycle(), now);
+        let w = self.sw.wiring();
+        // The marks only tell which links to read; this unit reads them all.
+        let _ = arrivals.take(w.id, now);
+        for p in 0..self.ins.len() {
+            let head = channels[w.in_ch[p] as usize].recv_flit(now);
+            let back = channels[w.out_ch[p] as usize].recv_back(now);
+            let pin = &mut self.ins[p];
+            pin.flit = self.in_link[p].flit(head.as_ref());
+            pin.arn = back.and_then(|b| b.arn);
+            self.in_back[p].credits(back, &mut pin.credit);
+        }
+        self.sw.step(&self.ins, &mut self.outs, obs)?;
+        let w = self.sw.wiring();
+        for (o, out) in self.outs.iter().enumerate() {
+            if out.flit.valid && out.flit.head {
+                let flit = Flit {
+                    pkt: out.flit.desc,
+                    index: 0,
+                };
+                self.outbox.send_flit(now, w.out_ch[o], flit);
+                self.heads_sent += 1;
+            }
+        }
+        for (_, tx, tail) in self.sw.last_sends() {
+            let b = &mut self.backs[tx.input as usize];
+            if tx.sent == 0 {
+                b.start_stream(tx.in_vc as usize, tx.len);
+            }
+            if tail {
+                b.stop_stream(tx.in_vc as usize);
+                self.tails_flits += tx.len as u64;
+            }
+        }
+        for (i, b) in self.backs.iter_mut().enumerate() {
+            b.arn = self.outs[i].arn;
+            if !b.is_empty() {
+                self.outbox.send_back(now, w.in_ch[i], *b);
+            }
+            *b = Backward::default();
+        }
+        Ok(())
+    }
+
+    /// Event counters.
+    pub fn stats(&self) -> SwitchStats {
+        self.sw.stats()
+    }
+
+    /// Credits of output `port`'s `vc` whose streams have started and not come back.
+    pub fn credits_returning(&self, port: usize, vc: usize) -> u64 {
+        self.in_back[port].pending(vc)
+    }
+}
+
+/// A switch of the fabric.
+#[allow(clippy::large_enum_variant)] // the fast engine's switches stay in place in the fabric's array
+pub enum SwitchUnit {
+    /// On the fast engine.
+    Fast(Switch),
+    /// On the cycle engine.
+    Cycle(Box<CycleUnit>),
+}
+
+/// The same expression on either engine.
+macro_rules! either {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            SwitchUnit::Fast($s) => $e,
+            SwitchUnit::Cycle($s) => $e,
+        }
+    };
+}
+
+impl SwitchUnit {
+    /// Steps cycle `now` (see [`Switch::step`]).
+    #[inline]
+    pub fn step<O: Observer>(
+        &mut self,
+        now: u64,
+        channels: &[Channel],
+        arrivals: &Arrivals,
+        obs: &mut O,
+    ) -> Result<(), SwitchFault> {
+        either!(self, s => s.step(now, channels, arrivals, obs))
+    }
+
+    /// What it sent since the outbox was last cleared.
+    #[inline]
+    pub fn outbox(&self) -> &Outbox {
+        match self {
+            SwitchUnit::Fast(s) => s.outbox(),
+            SwitchUnit::Cycle(s) => &s.outbox,
+        }
+    }
+
+    /// Empties the outbox.
+    #[inline]
+    pub fn clear_outbox(&mut self) {
+        match self {
+            SwitchUnit::Fast(s) => s.clear_outbox(),
+            SwitchUnit::Cycle(s) => s.outbox.clear(),
+        }
+    }
+
+    /// The first cycle after `last` it has to step if nothing arrives (every cycle on the cycle
+    /// engine).
+    #[inline]
+    pub fn due_after(&self, last: u64) -> u64 {
+        match self {
+            SwitchUnit::Fast(s) => s.due_after(last),
+            SwitchUnit::Cycle(_) => last + 1,
+        }
+    }
+
+    /// Passes the cycles `from..=to` in which nothing arrived and nothing was due.
+    #[inline]
+    pub fn skip_through(&mut self, from: u64, to: u64) {
+        match self {
+            SwitchUnit::Fast(s) => s.skip_through(from, to),
+            SwitchUnit::Cycle(_) => unreachable!("a cycle-engine switch is stepped every cycle"),
+        }
+    }
+
+    /// Whether cycles `from..=to` would change nothing but counters.
+    pub fn quiet_through(&self, from: u64, to: u64) -> bool {
+        match self {
+            SwitchUnit::Fast(s) => s.quiet_through(from, to),
+            SwitchUnit::Cycle(_) => false,
+        }
+    }
+
+    /// A count that grows whenever a packet's head or tail leaves.
+    #[inline]
+    pub fn progress(&self) -> u64 {
+        match self {
+            SwitchUnit::Fast(s) => s.progress(),
+            SwitchUnit::Cycle(s) => s.heads_sent + s.tails_flits,
+        }
+    }
+
+    /// The fast-engine switch, when it is one.
+    pub fn as_fast(&self) -> Option<&Switch> {
+        match self {
+            SwitchUnit::Fast(s) => Some(s),
+            SwitchUnit::Cycle(_) => None,
+        }
+    }
+
+    /// Event counters.
+    pub fn stats(&self) -> SwitchStats {
+        either!(self, s => s.stats())
+    }
+
+    /// Index in the fabric.
+    pub fn id(&self) -> u32 {
+        self.wiring().id
+    }
+
+    /// Cabling and position.
+    pub fn wiring(&self) -> &SwitchWiring {
+        match self {
+            SwitchUnit::Fast(s) => s.wiring(),
+            SwitchUnit::Cycle(s) => s.sw.wiring(),
+        }
+    }
+
+    /// Parameters.
+    pub fn params(&self) -> &SwitchParams {
+        match self {
+            SwitchUnit::Fast(s) => s.params(),
+            SwitchUnit::Cycle(s) => s.sw.params(),
+        }
+    }
+
+    /// The programmed LFT.
+    pub fn lft(&self) -> &LftBanks {
+        match self {
+            SwitchUnit::Fast(s) => s.lft(),
+            SwitchUnit::Cycle(s) => s.sw.lft(),
+        }
+    }
+
+    /// The fabric's seed.
+    pub fn seed(&self) -> u64 {
+        match self {
+            SwitchUnit::Fast(s) => s.seed(),
+            SwitchUnit::Cycle(s) => s.sw.seed(),
+        }
+    }
+
+    /// Stage in the fat tree.
+    pub fn stage(&self) -> u8 {
+        self.wiring().stage
+    }
+
+    /// Ports.
+    pub fn ports(&self) -> usize {
+        self.wiring().out_capacity.len()
+    }
+
+    /// VCs per port.
+    pub fn vcs(&self) -> usize {
+        self.params().vcs()
+    }
+
+    /// Flits of input `port`'s `vc`.
+    pub fn buffered(&self, port: usize, vc: usize) -> u16 {
+        match self {
+            SwitchUnit::Fast(s) => s.buffered(port, vc),
+            SwitchUnit::Cycle(s) => s.sw.buffered(port, vc),
+        }
+    }
+
+    /// Flits of input `port`, over its VCs.
+    pub fn buffered_flits(&self, port: usize) -> u32 {
+        (0..self.vcs()).map(|v| self.buffered(port, v) as u32).sum()
+    }
+
+    /// Flits of input `port`'s VOQ for `out`.
+    pub fn voq_occupancy(&self, port: usize, out: usize) -> u16 {
+        match self {
+            SwitchUnit::Fast(s) => s.voq_occupancy(port, out),
+            SwitchUnit::Cycle(s) => s.sw.voq_occupancy(port, out),
+        }
+    }
+
+    /// Free credits of output `port` on `vc`.
+    pub fn credits(&self, port: usize, vc: usize) -> u16 {
+        match self {
+            SwitchUnit::Fast(s) => s.credits(port, vc),
+            SwitchUnit::Cycle(s) => s.sw.credits(port, vc),
+        }
+    }
+
+    /// Credits of output `port`'s `vc` on their way back.
+    pub fn credits_returning(&self, port: usize, vc: usize) -> u64 {
+        either!(self, s => s.credits_returning(port, vc))
+    }
+
+    /// Credits of input `port`'s `vc` announced upstream and not returned yet.
+    pub fn credits_announced(&self, port: usize, vc: usize) -> u64 {
+        match self {
+            SwitchUnit::Fast(s) => s.credits_announced(port, vc),
+            SwitchUnit::Cycle(s) => s.sw.credits_announced(port, vc),
+        }
+    }
+
+    /// Flits sent by output `port` on `vc`.
+    pub fn flits_sent(&self, port: usize, vc: usize) -> u64 {
+        match self {
+            SwitchUnit::Fast(s) => s.flits_sent(port, vc),
+            SwitchUnit::Cycle(s) => s.sw.flits_sent(port, vc),
+        }
+    }
+
+    /// Flits received by input `port` on `vc`.
+    pub fn flits_received(&self, port: usize, vc: usize) -> u64 {
+        match self {
+            SwitchUnit::Fast(s) => s.flits_received(port, vc),
+            SwitchUnit::Cycle(s) => s.sw.flits_received(port, vc),
+        }
+    }
+
+    /// What an output's waveform shows.
+    pub fn output_probe(&self, port: usize) -> OutputProbe {
+        match self {
+            SwitchUnit::Fast(s) => s.output_probe(port),
+            SwitchUnit::Cycle(s) => s.sw.output_probe(port),
+        }
+    }
+
+    /// The ARN table.
+    pub fn arn_table(&self) -> &ArnTable {
+        match self {
+            SwitchUnit::Fast(s) => s.arn_table(),
+            SwitchUnit::Cycle(s) => s.sw.arn_table(),
+        }
+    }
+
+    /// Whether output `port` is a congestion root.
+    pub fn is_root(&self, port: usize) -> bool {
+        match self {
+            SwitchUnit::Fast(s) => s.is_root(port),
+            SwitchUnit::Cycle(s) => s.sw.is_root(port),
+        }
+    }
+
+    /// Whether it holds nothing.
+    pub fn is_idle(&self) -> bool {
+        match self {
+            SwitchUnit::Fast(s) => s.is_idle(),
+            SwitchUnit::Cycle(s) => s.sw.is_idle(),
+        }
+    }
+}
