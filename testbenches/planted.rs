@@ -1,0 +1,144 @@
+//! Planted bugs in the fast engine: each is written into a copy of the sources, the copy is built,
+//! and the lockstep against the cycle engine (`src/cycle/tests.rs`: every switch of `default` and
+//! `figure4`, random small fabrics) must fail, naming the cycle, port and signal where the bug
+//! first shows. A bug the lockstep does not catch fails this test.
+//!
+//! The planted bugs of the HDL are in `testbenches/blocks/*.rs` (altered RTL caught by named
+//! assertions or by the block lockstep).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// One planted bug: in `file`, the text `find` (exactly once) becomes `replace`.
+struct Bug {
+    name: &'static str,
+    file: &'static str,
+    find: &'static str,
+    replace: &'static str,
+}
+
+const BUGS: &[Bug] = &[
+    Bug {
+        name: "virtual cut-through checked against the head only",
+        file: "src/switch/output_port.rs",
+        find: "if c.saturating_sub(spent) >= slot.pkt.len {",
+        replace: "if c.saturating_sub(spent) >= 1 {",
+    },
+    Bug {
+        name: "credit check off by one (the credit spent this cycle forgotten)",
+        file: "src/switch/output_port.rs",
+        find: "let spent = (sending_vc == Some(slot.next_vc)) as u16;",
+        replace: "let spent = 0u16;",
+    },
+    Bug {
+        name: "ARN forwarded where it must be consumed",
+        file: "src/switch/input_port_ctrl.rs",
+        find: "let consumed = !adapted && self.wiring.stage == info.root_info;",
+        replace: "let consumed = !adapted && self.wiring.stage < info.root_info;",
+    },
+    Bug {
+        name: "VOQ counted on the wrong output",
+        file: "src/switch/voq_buffer.rs",
+        find: "        let q = &mut self.voqs[o];\n        q.occ += arrived;",
+        replace: "        let q = &mut self.voqs[(o + 1) % MAX_PORTS];\n        q.occ += arrived;",
+    },
+    Bug {
+        name: "input arbiter pointer that does not move",
+        file: "src/switch/output_port.rs",
+        find: "req: req.inputs,\n                        ack: true,",
+        replace: "req: req.inputs,\n                        ack: false,",
+    },
+    Bug {
+        name: "ARN gap one cycle short",
+        file: "src/switch/input_port_ctrl.rs",
+        find: "inp.arn_ok_at[e] = now + self.params.arn_gap as u64;",
+        replace: "inp.arn_ok_at[e] = now + self.params.arn_gap as u64 - 1;",
+    },
+];
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("create");
+    for e in fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().expect("type").is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+/// The first mismatch line of a failed lockstep's output.
+fn first_mismatch(out: &str) -> Option<&str> {
+    out.lines()
+        .find(|l| l.contains("cycle ") && l.contains(", port ") && l.contains("replayed"))
+        .map(|l| l.trim())
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let tree = target.join("planted/tree");
+    let build = target.join("planted/build");
+    let _ = fs::remove_dir_all(&tree);
+    for d in ["src", "scenarios", "testbenches", "benches"] {
+        copy_tree(&root.join(d), &tree.join(d));
+    }
+    for f in ["Cargo.toml", "Cargo.lock", "README.md"] {
+        fs::copy(root.join(f), tree.join(f)).expect("copy");
+    }
+    let (mut caught, mut missed) = (0, 0);
+    for bug in BUGS {
+        let path = tree.join(bug.file);
+        let pristine = fs::read_to_string(root.join(bug.file)).expect("read");
+        assert_eq!(
+            pristine.matches(bug.find).count(),
+            1,
+            "{}: the text to alter must occur once in {}",
+            bug.name,
+            bug.file
+        );
+        fs::write(&path, pristine.replacen(bug.find, bug.replace, 1)).expect("write");
+        let t0 = Instant::now();
+        let out = Command::new(env!("CARGO"))
+            .current_dir(&tree)
+            .env("CARGO_TARGET_DIR", &build)
+            .env("CARGO_PROFILE_TEST_DEBUG_ASSERTIONS", "false")
+            .env("CARGO_PROFILE_TEST_OVERFLOW_CHECKS", "false")
+            .env("PROPTEST_MAX_SHRINK_ITERS", "0")
+            .args(["test", "--quiet", "--lib", "--", "cycle::tests::every"])
+            .args(["cycle::tests::random", "--test-threads", "2"])
+            .output()
+            .expect("cargo");
+        fs::write(&path, &pristine).expect("restore");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        let secs = t0.elapsed().as_secs_f64();
+        match (out.status.success(), first_mismatch(&text)) {
+            (false, Some(m)) => {
+                caught += 1;
+                println!("caught  {} ({secs:.0} s): {m}", bug.name);
+            }
+            (false, None) => {
+                missed += 1;
+                println!(
+                    "FAILED  {}: the build or test failed without a mismatch:\n{text}",
+                    bug.name
+                );
+            }
+            (true, _) => {
+                missed += 1;
+                println!("MISSED  {}: the lockstep passed with the bug", bug.name);
+            }
+        }
+    }
+    println!("planted bugs in the fast engine: {caught} caught, {missed} missed");
+    if missed > 0 {
+        std::process::exit(1);
+    }
+}
