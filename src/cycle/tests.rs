@@ -119,24 +119,6 @@ mod random_fabrics {
     }
 }
 
-/// The switch whose output first becomes a congestion root in `scenario`, and that cycle.
-fn first_root(s: &Scenario) -> (u32, u64) {
-    let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
-    let mut events = Vec::new();
-    while f.now() < s.sim_cycles {
-        f.run(1024, &mut events).expect("runs");
-        let root = events.iter().find_map(|&(c, sw, ev)| match ev {
-            crate::switch::SwitchEvent::RootDetected { .. } => Some((sw, c)),
-            _ => None,
-        });
-        if let Some(r) = root {
-            return r;
-        }
-        events.clear();
-    }
-    panic!("no root in {}", s.name);
-}
-
 /// Configuration 1 under H10 with ARN+AFI, hot spot and CRT brought forward as in the figure-6
 /// runs: the switch that first becomes a congestion root, from reset (which is less than 100 us
 /// before its root is detected) to 500 us after, equals its cycle-engine twin in every cycle.
@@ -154,7 +136,10 @@ fn the_first_root_switch_of_configuration_1_matches_the_fast_engine() {
     ];
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let s = Scenario::from_text("paper/config1_h10", text, &sets).expect("loads");
-    let (sw, detected) = first_root(&s);
+    let build = || Fabric::build(&s.topology, s.params.clone(), &s.flows);
+    let (sw, detected) = crate::fabric::record::first_root(build, s.sim_cycles)
+        .expect("runs")
+        .expect("a root forms");
     let until = detected + (500_000.0 / s.time_base.cycle_ns()).round() as u64;
     let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
     let fast = &f.switches()[sw as usize];

@@ -25,6 +25,7 @@ pub mod parallel;
 pub mod record;
 mod scheduler;
 pub mod subnet_manager;
+pub mod switch_rig;
 pub mod switch_unit;
 pub mod topology;
 

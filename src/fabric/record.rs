@@ -179,3 +179,26 @@ impl Fabric {
         r
     }
 }
+
+/// The switch whose output first becomes a congestion root within `cycles` cycles of a fabric
+/// built as `build` does, and that cycle (`None` when no root forms).
+pub fn first_root(
+    build: impl FnOnce() -> Result<Fabric, String>,
+    cycles: u64,
+) -> Result<Option<(u32, u64)>, String> {
+    let mut f = build()?;
+    let mut events = Vec::new();
+    while f.now() < cycles {
+        f.run((cycles - f.now()).min(1024), &mut events)
+            .map_err(|v| v.to_string())?;
+        let root = events.iter().find_map(|&(c, sw, ev)| match ev {
+            SwitchEvent::RootDetected { .. } => Some((sw, c)),
+            _ => None,
+        });
+        if root.is_some() {
+            return Ok(root);
+        }
+        events.clear();
+    }
+    Ok(None)
+}

@@ -1,0 +1,78 @@
+//! Criterion bench: one recorded switch, the same work on each engine. The stimulus is what the
+//! first congestion-root switch of configuration 1 under H10 with ARN+AFI (hot spot at 10 us, CRT
+//! 20 us, as in the figure-6 runs) received from reset to 500 us after its root is detected; the
+//! fast and the cycle engine each replay it from reset (`fabric::switch_rig`). The recording is
+//! also written to `target/bench-root-switch.rec`, so that the Verilated `switch.sv` can be timed
+//! on the same file (`docs/performance.md`).
+
+use arnsim::cli::scenarios::BUNDLED;
+use arnsim::config::Scenario;
+use arnsim::cycle::{PortIn, PortOut};
+use arnsim::fabric::record::first_root;
+use arnsim::fabric::switch_rig::{RigStimulus, SwitchRig};
+use arnsim::fabric::{Engine, Fabric};
+use arnsim::trace::recording::{RecordingHeader, write_frame};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::io::Write;
+
+fn root_switch() -> (RecordingHeader, RigStimulus) {
+    let text = BUNDLED
+        .iter()
+        .find(|(n, _)| *n == "paper/config1_h10")
+        .map(|(_, t)| *t)
+        .expect("bundled");
+    let sets = ["traffic.hot_start=10us", "switch.crt=20us", "sim_time=1ms"];
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let s = Scenario::from_text("paper/config1_h10", text, &sets).expect("loads");
+    let build = || Fabric::build(&s.topology, s.params.clone(), &s.flows);
+    let (sw, detected) = first_root(build, s.sim_cycles)
+        .expect("runs")
+        .expect("a root forms");
+    let cycles = detected + (500_000.0 / s.time_base.cycle_ns()).round() as u64 + 1;
+    let mut f = build().expect("builds");
+    let name = f.switch_names()[sw as usize].clone();
+    let header = RecordingHeader::of(&f.switches()[sw as usize], &name, 0, cycles - 1);
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let mut file = std::io::BufWriter::new(
+        std::fs::File::create(target.join("bench-root-switch.rec")).expect("create"),
+    );
+    header.write(&mut file).expect("write");
+    let mut frames: Vec<(u64, Vec<PortIn>, Vec<PortOut>)> = Vec::new();
+    f.run_recorded(cycles, &mut (), &[sw], &mut |_, c, i, o| {
+        write_frame(&mut file, c, i, o).expect("write");
+        if i.iter().any(|p| *p != PortIn::default()) || o.iter().any(|p| *p != PortOut::default()) {
+            frames.push((c, i.to_vec(), o.to_vec()));
+        }
+        Ok(())
+    })
+    .expect("runs");
+    writeln!(file, "end {cycles}").expect("write");
+    let ports = header.wiring.out_capacity.len();
+    let st = RigStimulus::from_frames(
+        ports,
+        cycles,
+        frames.iter().map(|(c, i, o)| (*c, &i[..], &o[..])),
+    );
+    (header, st)
+}
+
+fn recorded_root_switch(c: &mut Criterion) {
+    let (header, st) = root_switch();
+    let mut g = c.benchmark_group("recorded_root_switch");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(st.cycles()));
+    for (name, engine) in [("fast", Engine::Fast), ("cycle", Engine::Cycle)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let sent = SwitchRig::new(&header, engine).run(&st).expect("runs");
+                assert_eq!(sent, st.heads_out());
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, recorded_root_switch);
+criterion_main!(benches);
