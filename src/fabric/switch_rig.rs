@@ -112,9 +112,9 @@ impl RigStimulus {
             st.heads_out += outs.iter().filter(|o| o.flit.valid && o.flit.head).count() as u64;
             next = t + 1;
         }
-        for p in 0..ports {
-            for v in 0..MAX_VCS {
-                while let Some((k, start)) = open[p][v].pop_front() {
+        for port in &mut open {
+            for (v, streams) in port.iter_mut().enumerate() {
+                while let Some((k, start)) = streams.pop_front() {
                     st.backs[k].2.start_flits[v] += (cycles - start) as u32;
                 }
             }
