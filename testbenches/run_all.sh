@@ -8,7 +8,8 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 missing=""
 command -v verilator >/dev/null 2>&1 || missing="$missing verilator"
-command -v vcd2fst >/dev/null 2>&1 || missing="$missing gtkwave"
+command -v vcd2fst >/dev/null 2>&1 && command -v gtkwave >/dev/null 2>&1 || missing="$missing gtkwave"
+command -v xvfb-run >/dev/null 2>&1 && command -v xauth >/dev/null 2>&1 || missing="$missing xvfb xauth"
 if [ -n "$missing" ]; then
     echo "installing Debian packages:$missing"
     $SUDO apt-get update -qq
@@ -31,4 +32,20 @@ cargo run --quiet --profile test -- run default --out "$smoke" --set sim_time=10
 vcd2fst "$smoke/fabric.vcd" "$smoke/fabric.fst" >/dev/null
 test -s "$smoke/fabric.fst"
 echo "waveform check: vcd2fst converted $smoke/fabric.vcd"
-echo "waveforms: 1 passed, 0 failed"
+
+# The save files as GTKWave opens them, headless under Xvfb (testbenches/gtkw_open.tcl): the dump
+# above, a 40 us window of two stages' outputs and a leaf switch, and every block of the demo.
+cargo run --quiet --profile test -- run default --out "$smoke/window-run" --set sim_time=100us \
+    --vcd "$smoke/window/f.vcd" --scope 'fabric.s2_*.out*' --scope 'fabric.s1_0.*' --from 40us --to 80us
+cargo run --quiet --profile test -- demo --out "$smoke/demo" >/dev/null
+opened=0
+for g in "$smoke/fabric.gtkw" "$smoke/window/f.gtkw" "$smoke"/demo/*.gtkw; do
+    line=$(timeout 60 xvfb-run -a gtkwave -S testbenches/gtkw_open.tcl "$g" 2>&1 | grep '^gtkw-open: ' || true)
+    if [[ "$line" != "gtkw-open: ok "* ]]; then
+        echo "GTKWave check of $g failed: ${line:-GTKWave gave no result (does xvfb-run start Xvfb?)}" >&2
+        exit 1
+    fi
+    echo "$line"
+    opened=$((opened + 1))
+done
+echo "waveforms: $((1 + opened)) passed, 0 failed"

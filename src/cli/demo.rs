@@ -240,6 +240,20 @@ mod tests {
             )));
             let rows = crate::trace::gtkw_check::rows(&g);
             assert!(rows.len() > 4, "{b}");
+            // Each row reads differently in the names column, its index kept.
+            let mut shown = std::collections::BTreeSet::new();
+            for r in &rows {
+                let s = crate::trace::gtkw_check::shown_name(r);
+                assert!(shown.insert(s.clone()), "{b}: two rows read {s}");
+            }
+            // The first 100 of the 200 cycles across the waves GTKWave draws, from time 0.
+            let view = crate::trace::gtkw_check::view(&g);
+            let (a, z) = view.shown(crate::trace::gtkw_check::DRAWN_WAVE_PIXELS);
+            let end = crate::trace::cycle_time_ps(100);
+            assert!(
+                a == 0 && view.marker == 0 && z >= end && z < end + end / 20,
+                "{b}: {a}..{z}"
+            );
             let missing = crate::trace::gtkw_check::missing(&g, &v);
             assert!(
                 missing.is_empty(),

@@ -7,6 +7,8 @@ pub mod demo;
 pub mod dump;
 #[cfg(test)]
 mod engine_tests;
+#[cfg(test)]
+mod gtkw_tests;
 pub mod interrupt;
 pub mod outputs;
 pub mod plot;

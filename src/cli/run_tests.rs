@@ -290,50 +290,14 @@ fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
     std::fs::remove_dir_all(&base).unwrap();
 }
 
-/// What a fabric save file shows on opening: the whole dumped window (from the first time stamp
-/// to the falling edge of the last sample, and half a period more), its rows grouped per switch
-/// and port, each named by its switch, port and VC, counts in decimal, and every row a signal
-/// of the dump.
+/// What a fabric save file shows on opening (`gtkw_tests::check_fabric_save_file`), and the
+/// rows of the chosen scopes.
 fn check_save_file(gtkw: &str, vcd: &str) {
-    use crate::trace::gtkw_check::{missing, rows};
-    let stamps: Vec<u64> = vcd
-        .lines()
-        .filter_map(|l| l.strip_prefix('#')?.parse().ok())
+    let rows = super::gtkw_tests::check_fabric_save_file(gtkw, vcd, Some("a.states.txt"));
+    let shown: std::collections::BTreeSet<String> = rows
+        .iter()
+        .map(crate::trace::gtkw_check::shown_name)
         .collect();
-    let (first, last) = (stamps[0], stamps[stamps.len() - 1]);
-    let zoom = crate::trace::zoom_for(last + crate::trace::CLOCK_PERIOD_PS / 2 - first);
-    assert!(
-        gtkw.contains(&format!("\n[timestart] {first}\n"))
-            && gtkw.contains(&format!("\n*{zoom:.6} {first} -1 ")),
-        "the view opens on {first}..={last}: {gtkw}"
-    );
-    assert!(zoom < -15.0, "{zoom}");
-    assert_eq!(
-        missing(gtkw, vcd),
-        Vec::<String>::new(),
-        "rows GTKWave would drop"
-    );
-    let rows = rows(gtkw);
-    let mut shown = std::collections::BTreeSet::new();
-    for r in &rows[2..] {
-        let alias = r.alias.as_deref().expect("every fabric row is aliased");
-        assert!(shown.insert(alias.to_string()), "{alias} shown twice");
-        assert!(
-            !alias.contains('.'),
-            "GTKWave would cut {alias} at its last dot"
-        );
-        assert_eq!(
-            alias,
-            crate::trace::fabric_alias(r.name.split('[').next().unwrap())
-        );
-        let one_bit = !r.name.ends_with(']');
-        let flags = match (one_bit, r.name.contains(".detector_state")) {
-            (true, _) => "28",
-            (false, true) => "2024",
-            (false, false) => "24",
-        };
-        assert_eq!(r.flags, flags, "{}", r.name);
-    }
     for vc in ["vc0", "vc1"] {
         let credits = format!("s2_0/out1/{vc}/credits");
         assert!(shown.contains(&credits), "{credits}");

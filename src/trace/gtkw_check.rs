@@ -1,5 +1,6 @@
-//! Test helpers: the rows of a GTKWave save file read without GTKWave, and the names GTKWave
-//! gives the signals of a VCD. A row whose name is not one of them is dropped by GTKWave without
+//! Test helpers: a GTKWave save file read without GTKWave (its rows, the view it opens on, what
+//! the names column shows of each row and in which radix), and the names GTKWave gives the
+//! signals of a VCD. A row whose name is not one of them is dropped by GTKWave without
 //! a word, so every save file the model writes is checked against its dump.
 
 use std::collections::BTreeSet;
@@ -39,6 +40,81 @@ pub fn rows(text: &str) -> Vec<Row> {
         }
     }
     out
+}
+
+/// The width in pixels of the wave pane GTKWave 3.3.118 draws in the window a save file asks for
+/// (`[size] 1400 860`, with its `[sst_width]` and `[signals_width]`), as it reports it
+/// (`gtkwave::getWaveWidth`).
+pub const DRAWN_WAVE_PIXELS: u32 = 760;
+
+/// Where a save file places the view on opening.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct View {
+    /// `[timestart]`: the time at the left edge of the waves.
+    pub start: u64,
+    /// The zoom of the `*` line: `2^-zoom` time units per 200 pixels.
+    pub zoom: f64,
+    /// The primary marker of the `*` line.
+    pub marker: i64,
+}
+
+impl View {
+    /// The times across `pixels` of waves from the left edge, as GTKWave draws them.
+    pub fn shown(&self, pixels: u32) -> (u64, u64) {
+        let span = 2f64.powf(-self.zoom) / 200.0 * f64::from(pixels);
+        (self.start, self.start + span.round() as u64)
+    }
+}
+
+/// The view save file `text` opens on (`[timestart]`, 0 without one, and the `*` line).
+pub fn view(text: &str) -> View {
+    let start = text
+        .lines()
+        .find_map(|l| l.strip_prefix("[timestart] "))
+        .map_or(0, |t| t.trim().parse().expect("a time"));
+    let star = text
+        .lines()
+        .find_map(|l| l.strip_prefix('*'))
+        .expect("a `*zoom marker ...` line");
+    let mut t = star.split_whitespace();
+    let zoom = t.next().and_then(|z| z.parse().ok()).expect("a zoom");
+    let marker = t.next().and_then(|m| m.parse().ok()).expect("a marker");
+    View {
+        start,
+        zoom,
+        marker,
+    }
+}
+
+/// What GTKWave writes in the names column for `row`: its alias, or else its name, cut to what
+/// follows the last `.` (`hier_max_level` 1, GTKWave's default); a name keeps its bit range
+/// (`occupancy[15:0]`).
+pub fn shown_name(row: &Row) -> String {
+    let text = row.alias.as_deref().unwrap_or(&row.name);
+    let (path, range) = text.split_at(text.find('[').unwrap_or(text.len()));
+    let leaf = path.rsplit('.').next().unwrap_or(path);
+    format!("{leaf}{range}")
+}
+
+/// The trace flag bits GTKWave reads from a row's `@` line.
+pub fn flag_bits(row: &Row) -> u32 {
+    u32::from_str_radix(&row.flags, 16).expect("hexadecimal flags")
+}
+
+/// How a row shows its values: `"hex"`, `"dec"`, `"bin"` (GTKWave's flags 0x2, 0x4, 0x8; the
+/// first of them set), and whether through a translate filter file (0x2000).
+pub fn radix(row: &Row) -> (&'static str, bool) {
+    let f = flag_bits(row);
+    let r = if f & 0x2 != 0 {
+        "hex"
+    } else if f & 0x4 != 0 {
+        "dec"
+    } else if f & 0x8 != 0 {
+        "bin"
+    } else {
+        "none"
+    };
+    (r, f & 0x2000 != 0)
 }
 
 /// The translate filter files save file `text` names (`^1 <file>`), in order, each once.
@@ -107,4 +183,32 @@ fn rows_and_names_are_read_as_gtkwave_reads_them() {
         filters("^1 s.txt\n@2024\nTOP.a.b[7:0]\n^1 s.txt\n"),
         ["s.txt"]
     );
+}
+
+#[test]
+fn the_view_and_the_names_column_are_read_as_gtkwave_reads_them() {
+    let gtkw = "[timestart] 40010240\n*-23.346698 40010240 -1 -1\n@24\n+{s1_0/in0/vc1/occupancy} fabric.s1_0.in0.vc1.occupancy[15:0]\n@24\n+{s1_0.in0.vc0.occupancy} fabric.s1_0.in0.vc0.occupancy[15:0]\n@22\nfabric.s1_0.in0.vc0.occupancy[15:0]\n@2024\nTOP.tb.u_dut.state_q[1:0]\n";
+    let v = view(gtkw);
+    assert_eq!((v.start, v.marker), (40_010_240, 40_010_240));
+    // GTKWave 3.3.118 reports this file's view as 40010240..80546177.
+    let (a, b) = v.shown(DRAWN_WAVE_PIXELS);
+    assert_eq!(a, 40_010_240);
+    assert!(b.abs_diff(80_546_177) < 1000, "{b}");
+    let r = rows(gtkw);
+    // GTKWave showed these rows as `s1_0/in0/vc1/occupancy`, `occupancy` (the alias cut at its
+    // last dot), `occupancy[15:0]`.
+    let names: Vec<String> = r.iter().map(shown_name).collect();
+    assert_eq!(
+        names,
+        [
+            "s1_0/in0/vc1/occupancy",
+            "occupancy",
+            "occupancy[15:0]",
+            "state_q[1:0]"
+        ]
+    );
+    assert_eq!(radix(&r[0]), ("dec", false));
+    assert_eq!(radix(&r[2]), ("hex", false));
+    assert_eq!(radix(&r[3]), ("dec", true));
+    assert_eq!(view("@28\nclk\n*0.000000 -1\n").start, 0);
 }
