@@ -12,7 +12,9 @@
 //! 1q|dbbm|vftree|flow2sl` [1q], `--qvcs N` regular VCs [1], `--qarg N` nodes per leaf (vftree) or
 //! nodes (flow2sl) [0], `--vc-capacity F` [16], `--lmc L` [1], `--cycles N` [100000], `--seed S`
 //! [1], `--id I` [3], `--stage S` [1], `--crt C` [24], `--arn-gap G` [40], `--arn-ttl T` [3000],
-//! `--arn-entries E` [8], `--load PERCENT` [70], `--max-len F` [8], `--out FILE` [switch.rec].
+//! `--arn-entries E` [8], `--load PERCENT` [70], `--max-len F` [8], `--adapted-refresh 0|1` [1],
+//! `--arn-rate PER_MILLE` ARNs per output and cycle [3], `--out-cap-spread 0|1` far buffers of
+//! `vc_capacity + 4 * (p mod 3)` flits instead of `vc_capacity` [0], `--out FILE` [switch.rec].
 //!
 //! The switch is a fat-tree switch: its low half of ports goes down, one end node per port, the
 //! high half goes up; the LFT routes a local node to its port on every option and a remote node
@@ -50,6 +52,9 @@ struct Opts {
     arn_entries: usize,
     load: u64,
     max_len: u16,
+    adapted_refresh: bool,
+    arn_rate: u64,
+    out_cap_spread: bool,
     out: String,
 }
 
@@ -72,6 +77,9 @@ fn parse_opts() -> Result<Opts, String> {
         arn_entries: 8,
         load: 70,
         max_len: 8,
+        adapted_refresh: true,
+        arn_rate: 3,
+        out_cap_spread: false,
         out: "switch.rec".into(),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -102,6 +110,9 @@ fn parse_opts() -> Result<Opts, String> {
             "--arn-entries" => o.arn_entries = num(v)? as usize,
             "--load" => o.load = num(v)?,
             "--max-len" => o.max_len = num(v)? as u16,
+            "--adapted-refresh" => o.adapted_refresh = num(v)? != 0,
+            "--arn-rate" => o.arn_rate = num(v)?,
+            "--out-cap-spread" => o.out_cap_spread = num(v)? != 0,
             "--out" => o.out = v.clone(),
             _ => return Err(format!("unknown option {k}")),
         }
@@ -159,6 +170,7 @@ fn main() {
     params.arn_gap = o.arn_gap;
     params.arn_ttl = o.arn_ttl;
     params.arn_entries = o.arn_entries;
+    params.adapted_refresh = o.adapted_refresh;
     let vcs = params.vcs();
     // Every VC full of one-flit packets, one packet leaving per output, one arriving.
     params.max_packets = vcs * o.vc_capacity as usize + p + 1;
@@ -184,13 +196,23 @@ fn main() {
             lft_lines.push((lid, port));
         }
     }
+    let out_caps: Vec<u16> = (0..p)
+        .map(|x| {
+            o.vc_capacity
+                + if o.out_cap_spread {
+                    4 * (x % 3) as u16
+                } else {
+                    0
+                }
+        })
+        .collect();
     let wiring = SwitchWiring {
         id: o.id,
         stage: o.stage,
         up_ports: up_mask,
         in_ch: vec![0; p],
         out_ch: vec![0; p],
-        out_capacity: vec![o.vc_capacity; p],
+        out_capacity: out_caps.clone(),
     };
     let mut sw = CycleSwitch::new(params.clone(), wiring, lft, o.seed);
     let mut rng = SplitMix64::new(o.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed);
@@ -254,8 +276,8 @@ fn main() {
         params.adaptive_threshold,
         params.adapted_refresh as u8
     );
-    for port in 0..p {
-        let _ = writeln!(h, "out_capacity {port} {}", o.vc_capacity);
+    for (port, c) in out_caps.iter().enumerate() {
+        let _ = writeln!(h, "out_capacity {port} {c}");
     }
     for (lid, port) in &lft_lines {
         let _ = writeln!(h, "lft {lid} {port}");
@@ -373,7 +395,7 @@ fn main() {
             // A well-formed ARN now and then: a destination routed through this output, an
             // original VC of the scheme, a root this switch or the next stage consumes.
             inp[port].arn = None;
-            if rng.below(1000) < 3 {
+            if rng.below(1000) < o.arn_rate {
                 let remote = (port >= down)
                     .then(|| down as u32 + rng.below((nodes - down as u32) as u64) as u32);
                 let dest_node = remote.unwrap_or(port as u32);

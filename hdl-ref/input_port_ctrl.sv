@@ -481,7 +481,8 @@ module input_port_ctrl
       gap_q      <= gap_d;
       // Routing stage: the header's adapted bit; a routed packet joins its FIFO.
       if (rt_valid_q) begin
-        desc_q[SIdxW'(rt_slot_q)].flags <= rt_flags;
+        // An unrouted packet keeps its header as it came.
+        desc_q[SIdxW'(rt_slot_q)].flags <= rt_routed ? rt_flags : rt_desc.flags;
         if (rt_routed) begin
           routed_q[SIdxW'(rt_slot_q)] <= 1'b1;
           out_q[SIdxW'(rt_slot_q)]    <= rt_out;

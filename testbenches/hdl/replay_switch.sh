@@ -2,8 +2,9 @@
 # Replays a switch recording (docs/recording.md) through the Verilated hdl-ref/switch.sv and
 # compares every port output, cycle by cycle (testbenches/hdl/tb_switch.sv).
 #
-#   testbenches/hdl/replay_switch.sh REC [--build-only] [--vcd FILE] [-- +plusargs...]
+#   testbenches/hdl/replay_switch.sh REC [--build-only] [--gflags] [--vcd FILE] [-- +plusargs...]
 #
+# --gflags prints the -G values of the recording and exits; --build-only builds and exits.
 # The switch's parameters are Verilator -G values, so the testbench is built once per parameter
 # set, in target/hdl/switch-<hash of the -G values>/ (reused when present). The header maps to
 # them as follows:
@@ -28,11 +29,13 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 rec=${1:?usage: replay_switch.sh REC [--build-only] [--vcd FILE] [-- +plusargs...]}
 shift
 build_only=0
+print_gflags=0
 vcd=""
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --build-only) build_only=1 ;;
+        --gflags) print_gflags=1 ;;
         --vcd) vcd=$2; shift ;;
         --) shift; extra=("$@"); break ;;
         *) echo "replay_switch.sh: unknown option $1" >&2; exit 2 ;;
@@ -80,6 +83,10 @@ gflags=$(awk '
     }
 ' "$rec")
 
+if [ $print_gflags = 1 ]; then
+    echo "$gflags"
+    exit 0
+fi
 hash=$(printf '%s' "$gflags" | sha1sum | cut -c1-12)
 dir="$root/target/hdl/switch-$hash"
 mkdir -p "$dir"
