@@ -472,8 +472,13 @@ fn main() {
     let st = sw.stats();
     eprintln!(
         "record_switch: {} cycles, {flits_in} flits in, {flits_out} flits out, {arns_out} ARNs \
-         out, {} roots, {} adapted, {} consumed -> {}",
-        o.cycles, st.roots_detected, st.packets_adapted, st.arns_consumed, o.out
+         out, {} roots, {} adapted, {} consumed, {} processARN commands dropped -> {}",
+        o.cycles,
+        st.roots_detected,
+        st.packets_adapted,
+        st.arns_consumed,
+        st.arn_commands_dropped,
+        o.out
     );
 }
 

@@ -442,19 +442,15 @@ module input_port_ctrl
   end
 
   // ---------------------------------------------------------------------------------------------
-  // Clock edge. The pool is written in the order of the Rust clock edge: route, arrival, pops,
+  // Clock edge. The pool is written in the order of the Rust clock edge: route, arrival,
   // departures (the last write of an element wins).
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       used_q     <= '0;
       routed_q   <= '0;
-      for (int v = 0; v < V; v++) begin
-        for (int o = 0; o < P; o++) begin
-          head_q[v][o]   <= Nil;
-          tail_q[v][o]   <= Nil;
-          vc_voq_q[v][o] <= '0;
-        end
-      end
+      head_q     <= '{default: '{default: Nil}};
+      tail_q     <= '{default: '{default: Nil}};
+      vc_voq_q   <= '{default: '{default: '0}};
       occ_q      <= '{default: '0};
       voq_q      <= '{default: '0};
       rx_valid_q <= 1'b0;
@@ -504,9 +500,10 @@ module input_port_ctrl
         nvc_q[SIdxW'(free_slot)]    <= '0;
         next_q[SIdxW'(free_slot)]   <= Nil;
       end
-      // Pops and departures.
+      // Departures: a tail frees its slot. (The Rust twin also clears the list link of a popped
+      // slot; that link is never read again before the slot is taken anew, which rewrites it,
+      // so it is left as it is here.)
       for (int o = 0; o < P; o++) begin
-        if (pop_valid_i[o]) next_q[SIdxW'(head_q[VcW'(pop_vc_i[o])][o])] <= Nil;
         if (dep_valid_i[o] && dep_tail_i[o]) used_q[SIdxW'(dep_slot_i[o])] <= 1'b0;
       end
       // ARN FIFO.

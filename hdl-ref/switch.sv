@@ -489,19 +489,27 @@ module switch
     end
     if (pr_en) cmd_cnt_d = cmd_cnt_d - 1'b1;
   end
+  arn_t                cmdq_d [CmdDepth];
+  logic [CmdDepth-1:0] cmdq_adapted_d;
+  always_comb begin
+    cmdq_d         = cmdq_q;
+    cmdq_adapted_d = cmdq_adapted_q;
+    for (int j = 0; j < 2 * P; j++) begin
+      if (cand_we[j]) begin
+        cmdq_d[cmd_rd_q + cand_pos[j][CmdW-1:0]]         = cand[j];
+        cmdq_adapted_d[cmd_rd_q + cand_pos[j][CmdW-1:0]] = cand_adapted[j];
+      end
+    end
+  end
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       cmd_rd_q  <= '0;
       cmd_cnt_q <= '0;
     end else begin
-      for (int j = 0; j < 2 * P; j++) begin
-        if (cand_we[j]) begin
-          cmdq_q[cmd_rd_q + cand_pos[j][CmdW-1:0]]         <= cand[j];
-          cmdq_adapted_q[cmd_rd_q + cand_pos[j][CmdW-1:0]] <= cand_adapted[j];
-        end
-      end
-      cmd_cnt_q <= cmd_cnt_d;
-      cmd_rd_q  <= pr_en ? cmd_rd_q + 1'b1 : cmd_rd_q;
+      cmdq_q         <= cmdq_d;
+      cmdq_adapted_q <= cmdq_adapted_d;
+      cmd_cnt_q      <= cmd_cnt_d;
+      cmd_rd_q       <= pr_en ? cmd_rd_q + 1'b1 : cmd_rd_q;
     end
   end
 
