@@ -1,0 +1,613 @@
+`include "arnsim_assert.svh"
+
+// Input port controller of one switch port (Rocher-Gonzalez et al., pseudo-code 4): link receive
+// into a VC-partitioned buffer whose packets are descriptors in a pool, the FIFO of each
+// (VC, output) as a linked list over the pool, VOQ accounting, the LFT read of each head, the
+// routing stage, and what the port sends back upstream (the credits it frees, at most one ARN
+// per cycle).
+//
+// Contract
+// - Link receive: a flit (flit_valid_i) joins VC flit_vc_i. A head takes the lowest free slot of
+//   the pool (its descriptor stored with vc = flit_vc_i), issues the read of its DLID on the LFT
+//   (lft_banks, registered) and is registered in route_q for the routing stage of the next cycle.
+//   Body flits belong to the packet in rx_q (slot and flits still due).
+// - Routing stage (the cycle after the head arrived; the LFT read is ready): det = option 0 of
+//   the read when usable, else no route. A packet not yet adapted with a route is re-routed by the
+//   mode: Oblivious takes usable option rng_k_i of rng_n_o (drawn by the switch when rng_req_o);
+//   AdaptiveTh(Afi) takes at_alt_i when the VOQ of det holds more than AdaptiveTh flits and the
+//   switch found an alternative; Arn(Afi) takes the alternative port of a consumed ARN-table entry,
+//   and a hit on a non-consumed entry sends an ARN upstream (sendARN: at most one per entry per
+//   ArnGap cycles, while the 8-deep ARN FIFO has room). A re-routed packet is marked adapted
+//   under AFI. An adapted packet that hits a non-consumed entry refreshes it upstream when
+//   AdaptedRefresh. The routed packet joins the FIFO of (its VC, its output) at the clock edge,
+//   with its next VC (the AFC when adapted under AFI, else the queuing scheme's VC); a packet
+//   with no usable route stays unrouted.
+// - Outputs' side: per (VC, output) the FIFO head (hd_*_o) for arbitration; per output the VOQ
+//   occupancy and the head of the fullest VC for the congestion detector (det_*_o). An output
+//   that wins a head pops it (pop_valid_i, pop_vc_i); a flit leaving for output o (dep_*_i)
+//   frees its place: one credit upstream on its VC (credit_o), one flit less in the VC and VOQ
+//   counts, and the tail frees the slot. rd_slot_i/rd_desc_o: one descriptor read port per output
+//   (the head flit of the packet it sends).
+// - ARN upstream: the FIFO's front leaves, or this cycle's sendARN when the FIFO is empty.
+// - Inputs: the link obeys the protocol (assumptions m_*: VC in range, no overflow, a head only
+//   between packets and with a free slot and a consistent tail bit, body flits in step); the
+//   outputs pop only FIFO heads and send only flits that arrived.
+// - Synchronous active-low reset: the pool empty, every FIFO empty, every count 0, no packet
+//   arriving, nothing to route, the ARN FIFO empty and the gap timers 0. The descriptor memory
+//   and the list links are not reset (a slot is written when taken).
+// Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
+// Parameters: those of switch.sv (P ports, V VCs, Cap flits per VC, Pool descriptors, Lmc,
+// Rows, Entries of the ARN table, ArnGap, Routing, Queuing, QVcs, QArg, AdaptiveTh,
+// AdaptedRefresh).
+// Twin: src/cycle/input_port_ctrl.rs (registers and clock edge), src/cycle/step.rs (route,
+// send_arn, receive_flits, fill_detector_input)
+module input_port_ctrl
+  import switch_pkg::*;
+#(
+  parameter  int unsigned P              = 4,
+  parameter  int unsigned V              = 2,
+  parameter  int unsigned Cap            = 16,
+  parameter  int unsigned Pool           = 37,
+  parameter  int unsigned Lmc            = 1,
+  parameter  int unsigned Rows           = 16,
+  parameter  int unsigned Entries        = 8,
+  parameter  int unsigned ArnGap         = 40,
+  parameter  int unsigned Routing        = RtArnAfi,
+  parameter  int unsigned Queuing        = QuOneQ,
+  parameter  int unsigned QVcs           = 1,
+  parameter  int unsigned QArg           = 0,
+  parameter  int unsigned AdaptiveTh     = 12,
+  parameter  bit          AdaptedRefresh = 1'b1,
+  localparam int unsigned Banks          = 1 << Lmc,
+  localparam int unsigned SlotW          = $clog2(Pool + 1),
+  localparam int unsigned EIdxW          = (Entries > 1) ? $clog2(Entries) : 1,
+  // Index widths of the arrays over ports, VCs and slots.
+  localparam int unsigned PortW          = (P > 1) ? $clog2(P) : 1,
+  localparam int unsigned VcW            = (V > 1) ? $clog2(V) : 1,
+  localparam int unsigned SIdxW          = (Pool > 1) ? $clog2(Pool) : 1
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  // LFT write port (broadcast to every input).
+  input  logic             lft_wr_en_i,
+  input  logic [15:0]      lft_wr_lid_i,
+  input  logic [7:0]       lft_wr_port_i,
+  // The input link.
+  input  logic             flit_valid_i,
+  input  logic [3:0]       flit_vc_i,
+  input  logic             flit_head_i,
+  input  logic             flit_tail_i,
+  input  desc_t            flit_desc_i,
+  // Upstream: credits freed per VC, the ARN sent.
+  output logic [7:0]       credit_o       [V],
+  output logic             arn_valid_o,
+  output arn_t             arn_o,
+  // Routing stage: ARN-table lookup and its result.
+  output logic             lk_en_o,
+  output logic [15:0]      lk_dest_o,
+  output logic [7:0]       lk_vc_o,
+  input  logic             lk_hit_i,
+  input  logic             lk_consumed_i,
+  input  logic [EIdxW-1:0] lk_idx_i,
+  input  logic [7:0]       lk_port_i,
+  input  logic [31:0]      lk_arn_id_i,
+  input  logic [7:0]       lk_root_info_i,
+  input  logic [7:0]       lk_alt_port_i,
+  // Routing stage: oblivious draw (k below n) and Adaptive-Th alternative.
+  output logic             rng_req_o,
+  output logic [4:0]       rng_n_o,
+  input  logic [4:0]       rng_k_i,
+  output logic             at_req_o,
+  output logic [15:0]      at_dest_o,
+  output logic [7:0]       at_vc_o,
+  output logic [7:0]       at_avoid_o,
+  input  logic [7:0]       at_alt_i,
+  // FIFO heads per (VC, output).
+  output logic             hd_valid_o     [V][P],
+  output logic [SlotW-1:0] hd_slot_o      [V][P],
+  output logic [15:0]      hd_len_o       [V][P],
+  output logic [3:0]       hd_nvc_o       [V][P],
+  // Per output: VOQ occupancy and the detector's head.
+  output logic [15:0]      voq_occ_o      [P],
+  output logic             det_valid_o    [P],
+  output logic [15:0]      det_dest_o     [P],
+  output logic [7:0]       det_vc_o       [P],
+  output logic             det_adapted_o  [P],
+  output logic [3:0]       det_nvc_o      [P],
+  // Per output: the head it won, the flit it sends, the descriptor it reads.
+  input  logic [P-1:0]     pop_valid_i,
+  input  logic [3:0]       pop_vc_i       [P],
+  input  logic [P-1:0]     dep_valid_i,
+  input  logic [SlotW-1:0] dep_slot_i     [P],
+  input  logic [3:0]       dep_vc_i       [P],
+  input  logic [P-1:0]     dep_tail_i,
+  input  logic [15:0]      dep_sent_i     [P],
+  input  logic [SlotW-1:0] rd_slot_i      [P],
+  output desc_t            rd_desc_o      [P],
+  // Flits stored over all VCs (status).
+  output logic [31:0]      buffered_o
+);
+  localparam logic [SlotW-1:0] Nil       = '1;
+  localparam logic             Afi       = routing_afi(Routing);
+  localparam logic             UsesArn   = routing_uses_arn(Routing);
+  localparam logic [7:0]       Afc       = 8'(V - 1);
+  localparam int unsigned      FifoDepth = 8;
+  localparam logic [31:0]      GapLoad   = (ArnGap > 0) ? 32'(ArnGap - 1) : 32'd0;
+
+  // ---------------------------------------------------------------------------------------------
+  // Registers.
+  // Descriptor pool: slot_used_q, the descriptor, the route (output, next VC), the list link.
+  logic [Pool-1:0] used_q;
+  logic [Pool-1:0] routed_q;
+  desc_t           desc_q   [Pool];
+  logic [7:0]      out_q    [Pool];
+  logic [3:0]      nvc_q    [Pool];
+  logic [SlotW-1:0] next_q  [Pool];
+  // FIFO ends per (VC, output).
+  logic [SlotW-1:0] head_q  [V][P], head_d [V][P];
+  logic [SlotW-1:0] tail_q  [V][P], tail_d [V][P];
+  // Counts.
+  logic [15:0]     occ_q    [V], occ_d [V];
+  logic [15:0]     voq_q    [P], voq_d [P];
+  logic [15:0]     vc_voq_q [V][P], vc_voq_d [V][P];
+  // The packet arriving and the head held for the routing stage.
+  logic            rx_valid_q, rx_valid_d;
+  logic [SlotW-1:0] rx_slot_q, rx_slot_d;
+  logic [15:0]     rx_left_q, rx_left_d;
+  logic            rt_valid_q;
+  logic [SlotW-1:0] rt_slot_q;
+  // ARN FIFO and the gap timer of each ARN-table entry.
+  arn_t            af_q     [FifoDepth];
+  logic [2:0]      af_rd_q, af_rd_d;
+  logic [3:0]      af_cnt_q, af_cnt_d;
+  logic [31:0]     gap_q    [Entries], gap_d [Entries];
+
+  // ---------------------------------------------------------------------------------------------
+  // LFT: the head's DLID read now, its options shown next cycle to the routing stage.
+  logic             lft_rd_valid;
+  logic [15:0]      lft_rd_dlid;
+  logic [8*Banks-1:0] lft_ports;
+  logic [Banks-1:0] lft_mask;
+
+  lft_banks #(.Lmc(Lmc), .Rows(Rows)) u_lft (
+    .clk_i,
+    .rst_ni,
+    .rd_en_i    (flit_valid_i && flit_head_i),
+    .rd_dlid_i  ((flit_valid_i && flit_head_i) ? flit_desc_i.dlid : 16'd0),
+    .wr_en_i    (lft_wr_en_i),
+    .wr_lid_i   (lft_wr_lid_i),
+    .wr_port_i  (lft_wr_port_i),
+    .rd_valid_o (lft_rd_valid),
+    .rd_dlid_o  (lft_rd_dlid),
+    .rd_ports_o (lft_ports),
+    .rd_mask_o  (lft_mask)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Reads of the pool for the outputs: FIFO heads, descriptor read ports.
+  always_comb begin
+    for (int v = 0; v < V; v++) begin
+      for (int o = 0; o < P; o++) begin
+        hd_valid_o[v][o] = head_q[v][o] != Nil;
+        hd_slot_o[v][o]  = head_q[v][o];
+        hd_len_o[v][o]   = '0;
+        hd_nvc_o[v][o]   = '0;
+        if (head_q[v][o] != Nil) begin
+          hd_len_o[v][o] = desc_q[SIdxW'(head_q[v][o])].len;
+          hd_nvc_o[v][o] = nvc_q[SIdxW'(head_q[v][o])];
+        end
+      end
+    end
+    for (int o = 0; o < P; o++) begin
+      rd_desc_o[o] = desc_q[SIdxW'(rd_slot_i[o])];
+      voq_occ_o[o] = voq_q[o];
+    end
+  end
+
+  // The congestion detector's view of each output: the head of the fullest VC for it (the lowest
+  // such VC on a tie), when that VC's FIFO has one.
+  always_comb begin
+    logic [15:0]      best_occ;
+    logic [VcW-1:0]   best_vc;
+    logic [SlotW-1:0] s;
+    for (int o = 0; o < P; o++) begin
+      best_occ         = '0;
+      best_vc          = '0;
+      det_valid_o[o]   = 1'b0;
+      det_dest_o[o]    = '0;
+      det_vc_o[o]      = '0;
+      det_adapted_o[o] = 1'b0;
+      det_nvc_o[o]     = '0;
+      if (UsesArn) begin
+        for (int v = 0; v < V; v++) begin
+          if (vc_voq_q[v][o] > best_occ) begin
+            best_occ = vc_voq_q[v][o];
+            best_vc  = VcW'(v);
+          end
+        end
+        s = head_q[best_vc][o];
+        if (best_occ != '0 && s != Nil) begin
+          det_valid_o[o]   = 1'b1;
+          det_dest_o[o]    = (desc_q[SIdxW'(s)].dlid >> Lmc) << Lmc;
+          det_vc_o[o]      = desc_q[SIdxW'(s)].orig_vc;
+          det_adapted_o[o] = desc_q[SIdxW'(s)].flags[FlagAdapted];
+          det_nvc_o[o]     = nvc_q[SIdxW'(s)];
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Routing stage.
+  desc_t          rt_desc;
+  logic           rt_adapted_in, rt_adapted;
+  logic [7:0]     rt_det, rt_out, rt_obl;
+  logic [4:0]     rt_n;
+  logic           rt_routed, rt_arn1, rt_arn2, arn_push;
+  logic [7:0]     rt_flags, rt_nvc;
+  logic [15:0]    rt_base;
+  logic [VcW-1:0] rt_vc;
+  logic [PortW-1:0] rt_oi;
+  arn_t           arn_push_info;
+  logic           may_send_arn;
+  // The routing stage reads the header fields it needs; the rest of the descriptor and the high
+  // bits of the next VC (at most 15) are not used here.
+  logic           unused_rt;
+  assign unused_rt = ^{rt_desc.injected, rt_desc.id, rt_desc.src, rt_desc.sl,
+                       rt_desc.len, rt_nvc[7:4]};
+
+  always_comb begin
+    rt_desc       = desc_q[SIdxW'(rt_slot_q)];
+    rt_adapted_in = rt_desc.flags[FlagAdapted];
+    rt_vc         = VcW'(rt_desc.vc);
+    rt_base       = (rt_desc.dlid >> Lmc) << Lmc;
+    rt_det        = lft_mask[0] ? lft_ports[7:0] : NoRoute;
+    // Usable options.
+    rt_n = '0;
+    for (int b = 0; b < Banks; b++) begin
+      if (lft_mask[b]) rt_n = rt_n + 5'd1;
+    end
+    // ARN-table lookup of the head's destination (its original VC once adapted).
+    lk_en_o   = UsesArn && rt_valid_q && (!rt_adapted_in || AdaptedRefresh);
+    lk_dest_o = (UsesArn && rt_valid_q) ? rt_base : '0;
+    lk_vc_o   = (UsesArn && rt_valid_q) ? (rt_adapted_in ? rt_desc.orig_vc : rt_desc.vc) : '0;
+    // Requests to the switch.
+    rng_req_o  = rt_valid_q && !rt_adapted_in && rt_det != NoRoute && Routing == RtOblivious
+                 && rt_n > 5'd1;
+    rng_n_o    = rt_n;
+    at_req_o   = rt_valid_q && !rt_adapted_in && rt_det != NoRoute
+                 && (Routing == RtAdaptiveTh || Routing == RtAdaptiveThAfi)
+                 && 32'(rt_det) < P && 32'(voq_q[PortW'(rt_det)]) > AdaptiveTh;
+    at_dest_o  = rt_base;
+    at_vc_o    = rt_desc.vc;
+    at_avoid_o = rt_det;
+  end
+
+  // The decision, with the switch's answers.
+  always_comb begin
+    logic [4:0] k;
+    // The draw's pick among the usable options.
+    rt_obl = rt_det;
+    k      = '0;
+    for (int b = 0; b < Banks; b++) begin
+      if (lft_mask[b]) begin
+        if (k == rng_k_i) rt_obl = lft_ports[8*b +: 8];
+        k = k + 5'd1;
+      end
+    end
+    // The decision.
+    rt_out  = rt_det;
+    rt_arn1 = 1'b0;
+    if (rt_valid_q && !rt_adapted_in && rt_det != NoRoute) begin
+      if (rng_req_o) rt_out = rt_obl;
+      if (at_req_o && at_alt_i != NoRoute) rt_out = at_alt_i;
+      if (UsesArn) begin
+        if (lk_consumed_i && lk_alt_port_i != NoRoute) begin
+          rt_out = lk_alt_port_i;
+        end else if (lk_hit_i && !lk_consumed_i) begin
+          rt_arn1 = 1'b1;
+        end
+      end
+    end
+    rt_flags = rt_desc.flags;
+    if (rt_valid_q && !rt_adapted_in && rt_det != NoRoute && rt_out != rt_det && Afi) begin
+      rt_flags[FlagAdapted] = 1'b1;
+    end
+    rt_adapted = rt_flags[FlagAdapted];
+    rt_arn2    = rt_valid_q && rt_adapted && UsesArn && AdaptedRefresh && lk_hit_i
+                 && !lk_consumed_i;
+    rt_routed  = rt_valid_q && rt_out != NoRoute && 32'(rt_out) < P;
+    rt_oi      = PortW'(rt_out);
+    rt_nvc     = (Afi && rt_adapted) ? Afc
+               : scheme_vc(Queuing, QVcs, QArg, rt_desc.dlid >> Lmc);
+    // sendARN.
+    may_send_arn  = gap_q[lk_idx_i] == '0 && af_cnt_q != 4'(FifoDepth);
+    arn_push      = (rt_arn1 || rt_arn2) && may_send_arn;
+    arn_push_info = '{dest: rt_base, port: lk_port_i,
+                      vc: rt_adapted ? rt_desc.orig_vc : rt_desc.vc,
+                      arn_id: lk_arn_id_i, root_info: lk_root_info_i};
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Link receive.
+  logic             free_found;
+  logic [SlotW-1:0] free_slot;
+  logic             head_we, body_we;
+  logic [VcW-1:0]   arr_vc;
+  logic             arr_routed;
+  logic [PortW-1:0] arr_oi;
+
+  always_comb begin
+    free_found = 1'b0;
+    free_slot  = '0;
+    for (int s = Pool - 1; s >= 0; s--) begin
+      if (!used_q[s]) begin
+        free_found = 1'b1;
+        free_slot  = SlotW'(s);
+      end
+    end
+    head_we = flit_valid_i && flit_head_i;
+    body_we = flit_valid_i && !flit_head_i;
+    arr_vc  = head_we ? VcW'(flit_vc_i) : VcW'(desc_q[SIdxW'(rx_slot_q)].vc);
+    // A body flit of a packet routed before (or in) this cycle counts in its VOQ.
+    arr_routed = body_we && (routed_q[SIdxW'(rx_slot_q)] || (rt_routed && rt_slot_q == rx_slot_q));
+    arr_oi     = (rt_routed && rt_slot_q == rx_slot_q) ? rt_oi
+               : PortW'(out_q[SIdxW'(rx_slot_q)]);
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Next state of the counts, FIFO ends, packet arriving and ARN FIFO.
+  always_comb begin
+    logic [SlotW-1:0] s, nh;
+    logic [VcW-1:0]   v;
+    s        = '0;
+    nh       = '0;
+    v        = '0;
+    occ_d    = occ_q;
+    voq_d    = voq_q;
+    vc_voq_d = vc_voq_q;
+    head_d   = head_q;
+    tail_d   = tail_q;
+    // Routing stage: the packet joins its FIFO with its one flit received so far (its head
+    // arrived in the cycle before; the Rust twin adds the slot's arrived count, 1 here).
+    if (rt_routed) begin
+      voq_d[rt_oi]           = voq_d[rt_oi] + 16'd1;
+      vc_voq_d[rt_vc][rt_oi] = vc_voq_d[rt_vc][rt_oi] + 16'd1;
+      if (tail_q[rt_vc][rt_oi] == Nil) head_d[rt_vc][rt_oi] = rt_slot_q;
+      tail_d[rt_vc][rt_oi] = rt_slot_q;
+    end
+    // Link receive.
+    if (flit_valid_i) begin
+      occ_d[arr_vc] = occ_d[arr_vc] + 16'd1;
+      if (arr_routed) begin
+        voq_d[arr_oi]            = voq_d[arr_oi] + 16'd1;
+        vc_voq_d[arr_vc][arr_oi] = vc_voq_d[arr_vc][arr_oi] + 16'd1;
+      end
+    end
+    rx_valid_d = rx_valid_q;
+    rx_slot_d  = rx_slot_q;
+    rx_left_d  = rx_left_q;
+    if (head_we) begin
+      rx_slot_d  = free_slot;
+      rx_left_d  = flit_desc_i.len - 16'd1;
+      rx_valid_d = flit_desc_i.len != 16'd1;
+    end else if (body_we) begin
+      rx_left_d  = rx_left_q - 16'd1;
+      rx_valid_d = rx_left_q != 16'd1;
+    end
+    // Departures and pops, output by output. A pop of the FIFO the routing stage appends to,
+    // holding one packet, leaves the appended one at its head.
+    for (int o = 0; o < P; o++) begin
+      if (dep_valid_i[o]) begin
+        v              = VcW'(dep_vc_i[o]);
+        occ_d[v]       = occ_d[v] - 16'd1;
+        voq_d[o]       = voq_d[o] - 16'd1;
+        vc_voq_d[v][o] = vc_voq_d[v][o] - 16'd1;
+      end
+      if (pop_valid_i[o]) begin
+        v  = VcW'(pop_vc_i[o]);
+        s  = head_q[v][o];
+        nh = (rt_routed && rt_vc == v && 32'(rt_oi) == o && tail_q[v][o] == s) ? rt_slot_q
+           : next_q[SIdxW'(s)];
+        head_d[v][o] = nh;
+        if (nh == Nil) tail_d[v][o] = Nil;
+      end
+    end
+    // ARN FIFO: the push joins at the back, the front leaves when sent.
+    af_rd_d  = af_rd_q;
+    af_cnt_d = af_cnt_q;
+    if (arn_push) af_cnt_d = af_cnt_d + 4'd1;
+    if (arn_valid_o) begin
+      af_rd_d  = af_rd_q + 3'd1;
+      af_cnt_d = af_cnt_d - 4'd1;
+    end
+    for (int e = 0; e < Entries; e++) begin
+      gap_d[e] = (gap_q[e] != '0) ? gap_q[e] - 32'd1 : '0;
+    end
+    if (arn_push) gap_d[lk_idx_i] = GapLoad;
+  end
+
+  // Upstream: one credit per flit that left this cycle, per VC; the oldest ARN.
+  always_comb begin
+    buffered_o = '0;
+    for (int v = 0; v < V; v++) buffered_o = buffered_o + 32'(occ_q[v]);
+    for (int v = 0; v < V; v++) begin
+      credit_o[v] = '0;
+      for (int o = 0; o < P; o++) begin
+        if (dep_valid_i[o] && 32'(dep_vc_i[o]) == v) credit_o[v] = credit_o[v] + 8'd1;
+      end
+    end
+    arn_valid_o = af_cnt_q != '0 || arn_push;
+    arn_o       = (af_cnt_q != '0) ? af_q[af_rd_q] : (arn_push ? arn_push_info : '0);
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Clock edge. The pool is written in the order of the Rust clock edge: route, arrival,
+  // departures (the last write of an element wins).
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      used_q     <= '0;
+      routed_q   <= '0;
+      head_q     <= '{default: '{default: Nil}};
+      tail_q     <= '{default: '{default: Nil}};
+      vc_voq_q   <= '{default: '{default: '0}};
+      occ_q      <= '{default: '0};
+      voq_q      <= '{default: '0};
+      rx_valid_q <= 1'b0;
+      rx_slot_q  <= '0;
+      rx_left_q  <= '0;
+      rt_valid_q <= 1'b0;
+      rt_slot_q  <= '0;
+      af_rd_q    <= '0;
+      af_cnt_q   <= '0;
+      gap_q      <= '{default: '0};
+    end else begin
+      head_q     <= head_d;
+      tail_q     <= tail_d;
+      occ_q      <= occ_d;
+      voq_q      <= voq_d;
+      vc_voq_q   <= vc_voq_d;
+      rx_valid_q <= rx_valid_d;
+      rx_slot_q  <= rx_slot_d;
+      rx_left_q  <= rx_left_d;
+      rt_valid_q <= head_we;
+      rt_slot_q  <= head_we ? free_slot : rt_slot_q;
+      af_rd_q    <= af_rd_d;
+      af_cnt_q   <= af_cnt_d;
+      gap_q      <= gap_d;
+      // Routing stage: the header's adapted bit; a routed packet joins its FIFO.
+      if (rt_valid_q) begin
+        // An unrouted packet keeps its header as it came.
+        desc_q[SIdxW'(rt_slot_q)].flags <= rt_routed ? rt_flags : rt_desc.flags;
+        if (rt_routed) begin
+          routed_q[SIdxW'(rt_slot_q)] <= 1'b1;
+          out_q[SIdxW'(rt_slot_q)]    <= rt_out;
+          nvc_q[SIdxW'(rt_slot_q)]    <= 4'(rt_nvc);
+          if (tail_q[rt_vc][rt_oi] != Nil) next_q[SIdxW'(tail_q[rt_vc][rt_oi])] <= rt_slot_q;
+          next_q[SIdxW'(rt_slot_q)] <= Nil;
+        end
+      end
+      // Link receive: a head takes its slot.
+      if (head_we) begin
+        used_q[SIdxW'(free_slot)]   <= 1'b1;
+        routed_q[SIdxW'(free_slot)] <= 1'b0;
+        desc_q[SIdxW'(free_slot)]   <= '{flags: flit_desc_i.flags, orig_vc: flit_desc_i.orig_vc,
+                                         vc: 8'(flit_vc_i), sl: flit_desc_i.sl,
+                                         len: flit_desc_i.len, dlid: flit_desc_i.dlid,
+                                         src: flit_desc_i.src, id: flit_desc_i.id,
+                                         injected: flit_desc_i.injected};
+        out_q[SIdxW'(free_slot)]    <= '0;
+        nvc_q[SIdxW'(free_slot)]    <= '0;
+        next_q[SIdxW'(free_slot)]   <= Nil;
+      end
+      // Departures: a tail frees its slot. (The Rust twin also clears the list link of a popped
+      // slot; that link is never read again before the slot is taken anew, which rewrites it,
+      // so it is left as it is here.)
+      for (int o = 0; o < P; o++) begin
+        if (dep_valid_i[o] && dep_tail_i[o]) used_q[SIdxW'(dep_slot_i[o])] <= 1'b0;
+      end
+      // ARN FIFO.
+      if (arn_push) af_q[af_rd_q + af_cnt_q[2:0]] <= arn_push_info;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Checks.
+`ifndef SYNTHESIS
+  // Packed views of this cycle's state ($isunknown and properties need packed values).
+  logic [V-1:0]  chk_occ_le_cap, chk_flits_conserved;
+  logic [P-1:0]  chk_dep_arrived, chk_dep_used, chk_pop_head;
+  logic [15:0]   chk_arr_occ;
+  logic [7:0]    chk_rx_vc;
+  logic [63:0]   chk_in_q [V], chk_out_q [V];
+  logic          chk_voq_le_occ;
+  always_comb begin
+    logic [31:0] voq_sum, occ_sum;
+    logic [15:0] arrived;
+    voq_sum = '0;
+    occ_sum = '0;
+    for (int v = 0; v < V; v++) begin
+      chk_occ_le_cap[v]      = 32'(occ_q[v]) <= Cap;
+      chk_flits_conserved[v] = chk_in_q[v] - chk_out_q[v] == 64'(occ_q[v]);
+      occ_sum                = occ_sum + 32'(occ_q[v]);
+    end
+    for (int o = 0; o < P; o++) begin
+      voq_sum = voq_sum + 32'(voq_q[o]);
+      // A flit leaves only after it arrived (cut-through: the flit arriving now may leave now).
+      arrived = desc_q[SIdxW'(dep_slot_i[o])].len;
+      if (rx_valid_q && rx_slot_q == dep_slot_i[o]) begin
+        arrived = arrived - rx_left_q + 16'(body_we);
+      end
+      chk_dep_arrived[o] = !dep_valid_i[o] || dep_sent_i[o] < arrived;
+      chk_dep_used[o]    = !dep_valid_i[o] || used_q[SIdxW'(dep_slot_i[o])];
+      chk_pop_head[o]    = !pop_valid_i[o] || head_q[VcW'(pop_vc_i[o])][o] != Nil;
+    end
+    chk_voq_le_occ = voq_sum <= occ_sum;
+    chk_arr_occ    = occ_q[VcW'(flit_vc_i)];
+    chk_rx_vc      = desc_q[SIdxW'(rx_slot_q)].vc;
+  end
+  // Flits in and out of each VC, counted since reset.
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      chk_in_q  <= '{default: '0};
+      chk_out_q <= '{default: '0};
+    end else begin
+      for (int v = 0; v < V; v++) begin
+        chk_in_q[v]  <= chk_in_q[v] + 64'(flit_valid_i && 32'(arr_vc) == v);
+        chk_out_q[v] <= chk_out_q[v] + 64'(credit_o[v]);
+      end
+    end
+  end
+`endif
+
+  // Parameters (checked at elaboration).
+  // P in 1..64, V in 1..16 (4-bit VC fields).
+  `ASSERT_INIT(a_param_ports_vcs, P >= 1 && P <= 64 && V >= 1 && V <= 16)
+  // The pool holds at least one packet, and its NIL code is no slot.
+  `ASSERT_INIT(a_param_pool, Pool >= 1 && Pool < (1 << SlotW) && Pool <= 65534)
+  // Cap in 1..65535.
+  `ASSERT_INIT(a_param_cap, Cap >= 1 && Cap <= 65535)
+
+  // Input contract: the link protocol.
+  // Every input is known outside reset.
+  `ASSUME(m_inputs_known, !$isunknown({flit_valid_i, flit_vc_i, flit_head_i, flit_tail_i,
+                                       flit_desc_i, pop_valid_i, dep_valid_i, dep_tail_i}))
+  // A flit names one of the V VCs.
+  `ASSUME(m_flit_vc_in_range, flit_valid_i |-> 32'(flit_vc_i) < V)
+  // A flit arrives only against a credit: its VC has room.
+  `ASSUME(m_no_overflow, flit_valid_i && 32'(flit_vc_i) < V |-> 32'(chk_arr_occ) < Cap)
+  // A head arrives only between packets, with a free descriptor, its tail bit telling a
+  // one-flit packet, its length non-zero.
+  `ASSUME(m_head_between_packets, flit_valid_i && flit_head_i |-> !rx_valid_q)
+  `ASSUME(m_head_has_slot, flit_valid_i && flit_head_i |-> free_found)
+  `ASSUME(m_head_tail_bit, flit_valid_i && flit_head_i |->
+                           flit_desc_i.len != '0 && flit_tail_i == (flit_desc_i.len == 16'd1))
+  // A body flit continues the packet arriving, on its VC, its tail bit on its last flit.
+  `ASSUME(m_body_in_step, flit_valid_i && !flit_head_i |->
+                          rx_valid_q && 8'(flit_vc_i) == chk_rx_vc
+                          && flit_tail_i == (rx_left_q == 16'd1))
+  // The outputs pop only FIFO heads and send only flits of held packets that have arrived.
+  `ASSUME(m_pop_head, &chk_pop_head)
+  `ASSUME(m_dep_used, &chk_dep_used)
+  `ASSUME(m_dep_arrived, &chk_dep_arrived)
+
+  // Outputs.
+  // The ARN and the credits sent upstream are known outside reset.
+  `ASSERT_KNOWN(a_outputs_known, {arn_valid_o, arn_o, lk_en_o, rng_req_o, at_req_o})
+
+  // Invariants.
+  // A VC never holds more flits than its credits upstream allow.
+  `ASSERT(a_occ_le_cap, &chk_occ_le_cap)
+  // Per VC, the flits received less the credits returned are the flits buffered.
+  `ASSERT(a_flits_conserved, &chk_flits_conserved)
+  // Routed flits never outnumber the buffered ones.
+  `ASSERT(a_voq_le_occ, chk_voq_le_occ)
+  // The ARN FIFO never holds more than its depth.
+  `ASSERT(a_arn_fifo_depth, 32'(af_cnt_q) <= FifoDepth)
+  // The routing stage holds a head only in the cycle after it arrived.
+  `ASSERT(a_route_after_head, rt_valid_q == $past(head_we))
+  // The routing stage routes only a held packet.
+  `ASSERT(a_route_slot_used, !rt_valid_q || used_q[SIdxW'(rt_slot_q)])
+  // The LFT read the routing stage uses is the head's.
+  `ASSERT(a_route_reads_lft, !rt_valid_q || (lft_rd_valid && lft_rd_dlid == rt_desc.dlid))
+endmodule

@@ -1,0 +1,100 @@
+// Types and pure functions shared by switch.sv, input_port_ctrl.sv and output_port.sv.
+//
+// Contract
+// - desc_t: the packet descriptor of a head flit, 176 bits, LSB first as in docs/recording.md:
+//   injected 64, id 32, src 16, dlid 16, len 16, sl 8, vc 8, orig_vc 8, flags 8 (bit 0 adapted,
+//   bit 1 hot-spot traffic). A packed struct lists its first member at the MSB, so the fields are
+//   declared from flags down to injected.
+// - arn_t: an ARN control flit, 72 bits, LSB first as in src/wire/arn.rs: dest 16, port 8, vc 8,
+//   arn_id 32, root_info 8.
+// - Routing modes and queuing schemes are the integer parameters Routing and Queuing of the
+//   switch (RtDModK .. RtArnAfi, QuOneQ .. QuFlow2Sl), numbered in the order of
+//   src/switch/config.rs.
+// - scheme_vc: the regular VC of a packet to end node dst (QueuingScheme::vc_for);
+//   splitmix_mix: the output function of SplitMix64 (src/blocks/rng.rs) on a state already
+//   advanced by the golden gamma.
+// Twin: src/switch/config.rs (RoutingMode, QueuingScheme), src/wire/packet.rs,
+// src/wire/arn.rs, src/blocks/rng.rs
+package switch_pkg;
+
+  typedef struct packed {
+    logic [7:0]  flags;
+    logic [7:0]  orig_vc;
+    logic [7:0]  vc;
+    logic [7:0]  sl;
+    logic [15:0] len;
+    logic [15:0] dlid;
+    logic [15:0] src;
+    logic [31:0] id;
+    logic [63:0] injected;
+  } desc_t;
+
+  typedef struct packed {
+    logic [7:0]  root_info;
+    logic [31:0] arn_id;
+    logic [7:0]  vc;
+    logic [7:0]  port;
+    logic [15:0] dest;
+  } arn_t;
+
+  // Port number of an unprogrammed LFT entry and of "no route".
+  localparam logic [7:0] NoRoute = 8'hFF;
+
+  // Flags bit of an adapted packet (AFI).
+  localparam int unsigned FlagAdapted = 0;
+
+  // Routing modes (parameter Routing).
+  localparam int unsigned RtDModK         = 0;
+  localparam int unsigned RtOblivious     = 1;
+  localparam int unsigned RtAdaptiveTh    = 2;
+  localparam int unsigned RtAdaptiveThAfi = 3;
+  localparam int unsigned RtArn           = 4;
+  localparam int unsigned RtArnAfi        = 5;
+
+  // Queuing schemes (parameter Queuing).
+  localparam int unsigned QuOneQ    = 0;
+  localparam int unsigned QuDbbm    = 1;
+  localparam int unsigned QuVFtree  = 2;
+  localparam int unsigned QuFlow2Sl = 3;
+
+  // SplitMix64's increment (the golden gamma).
+  localparam logic [63:0] Golden = 64'h9e37_79b9_7f4a_7c15;
+
+  function automatic logic routing_afi(int unsigned routing);
+    return routing == RtAdaptiveThAfi || routing == RtArnAfi;
+  endfunction
+
+  function automatic logic routing_uses_arn(int unsigned routing);
+    return routing == RtArn || routing == RtArnAfi;
+  endfunction
+
+  // The regular VC of a packet to end node dst under the queuing scheme: 1Q VC 0; DBBM
+  // dst mod qvcs; vFtree (dst / qarg) mod qvcs (qarg: nodes per leaf); Flow2SL
+  // min(dst * qvcs / qarg, qvcs - 1) (qarg: nodes). qvcs and qarg count as at least 1.
+  function automatic logic [7:0] scheme_vc(int unsigned queuing, int unsigned qvcs,
+                                           int unsigned qarg, logic [15:0] dst);
+    int unsigned v, a, x;
+    v = (qvcs == 0) ? 1 : qvcs;
+    a = (qarg == 0) ? 1 : qarg;
+    case (queuing)
+      QuDbbm:   x = 32'(dst) % v;
+      QuVFtree: x = (32'(dst) / a) % v;
+      QuFlow2Sl: begin
+        x = (32'(dst) * v) / a;
+        if (x > v - 1) x = v - 1;
+      end
+      default:  x = 0;
+    endcase
+    return 8'(x);
+  endfunction
+
+  // SplitMix64's output for the advanced state s.
+  function automatic logic [63:0] splitmix_mix(logic [63:0] s);
+    logic [63:0] z;
+    z = s;
+    z = (z ^ (z >> 30)) * 64'hbf58_476d_1ce4_e5b9;
+    z = (z ^ (z >> 27)) * 64'h94d0_49bb_1331_11eb;
+    return z ^ (z >> 31);
+  endfunction
+
+endpackage

@@ -1,0 +1,442 @@
+// Replay testbench of switch.sv: drives the switch with the inputs of a recording
+// (docs/recording.md, +rec=FILE) and compares every port output with the recorded ones, cycle by
+// cycle.
+//
+// The switch's parameters are this module's, set with -G at the Verilator build (one build per
+// parameter set: testbenches/hdl/replay_switch.sh reads them from the recording's header); the
+// header is checked against them and a recording made for other parameters is refused.
+//
+// Time base (testbenches/hdl/tb_switch_main.cpp): the first rising edge has rst_ni low; after
+// it the LFT is written from the `lft` lines, one entry per cycle with the links idle; then
+// recording cycle t takes one clock cycle: its inputs are applied after the edge that ends t-1
+// (non-blocking, as tb_common.svh does), and the outputs the switch drives during t are compared
+// at the edge that ends t, before the registers change. Comparison starts at the header's
+// `from` cycle; the replay ends after its `to` cycle with
+//   switch replay: <cycles> cycles, 0 mismatches
+// The first cycle with a difference prints, for each differing signal, the cycle, port, signal,
+// expected and got values; the testbench then reports the cycle to the C++ driver (which
+// re-runs the replay to write a VCD around it) and finishes with a non-zero exit.
+// The replay logic is testbench code: blocking assignments in its clocked process, and scanf
+// scratch variables wider than the fields they fill.
+/* verilator lint_off BLKSEQ */
+/* verilator lint_off UNUSEDSIGNAL */
+module tb_switch
+  import switch_pkg::*;
+#(
+  parameter int unsigned   P              = 4,
+  parameter int unsigned   V              = 2,
+  parameter int unsigned   Cap            = 16,
+  parameter int unsigned   Pool           = 37,
+  parameter int unsigned   Lmc            = 1,
+  parameter int unsigned   Rows           = 16,
+  parameter logic [1023:0] OutCaps        = {64{16'd16}},
+  parameter int unsigned   Entries        = 8,
+  parameter int unsigned   Ttl            = 3000,
+  parameter int unsigned   ArnGap         = 40,
+  parameter int unsigned   Hcdth          = 12,
+  parameter int unsigned   Lcdth          = 10,
+  parameter int unsigned   Fcth           = 12,
+  parameter int unsigned   Crt            = 24,
+  parameter int unsigned   AdaptiveTh     = 12,
+  parameter bit            AdaptedRefresh = 1'b1,
+  parameter int unsigned   Routing        = RtArnAfi,
+  parameter int unsigned   Queuing        = QuOneQ,
+  parameter int unsigned   QVcs           = 1,
+  parameter int unsigned   QArg           = 0,
+  parameter int unsigned   Id             = 3,
+  parameter int unsigned   Stage          = 1,
+  parameter logic [63:0]   UpPorts        = 64'hC,
+  parameter logic [63:0]   Seed           = 64'd1
+) (
+  input logic clk_i,
+  input logic rst_ni
+);
+  import "DPI-C" function void tb_switch_mismatch(input longint cycle);
+
+  // ---------------------------------------------------------------------------------------------
+  // The switch.
+  logic           lft_wr_en;
+  logic [15:0]    lft_wr_lid;
+  logic [7:0]     lft_wr_port;
+  logic [P-1:0]   in_flit_valid, in_flit_head, in_flit_tail, in_arn_valid;
+  logic [3:0]     in_flit_vc   [P];
+  desc_t          in_flit_desc [P];
+  logic [7:0]     in_credit    [P][V];
+  arn_t           in_arn       [P];
+  logic [P-1:0]   out_flit_valid, out_flit_head, out_flit_tail, out_arn_valid;
+  logic [3:0]     out_flit_vc   [P];
+  desc_t          out_flit_desc [P];
+  logic [7:0]     out_credit    [P][V];
+  arn_t           out_arn       [P];
+
+  switch #(
+    .P(P), .V(V), .Cap(Cap), .Pool(Pool), .Lmc(Lmc), .Rows(Rows), .OutCaps(OutCaps),
+    .Entries(Entries), .Ttl(Ttl), .ArnGap(ArnGap), .Hcdth(Hcdth), .Lcdth(Lcdth), .Fcth(Fcth),
+    .Crt(Crt), .AdaptiveTh(AdaptiveTh), .AdaptedRefresh(AdaptedRefresh), .Routing(Routing),
+    .Queuing(Queuing), .QVcs(QVcs), .QArg(QArg), .Id(Id), .Stage(Stage), .UpPorts(UpPorts),
+    .Seed(Seed)
+  ) u_dut (
+    .clk_i,
+    .rst_ni,
+    .lft_wr_en_i      (lft_wr_en),
+    .lft_wr_lid_i     (lft_wr_lid),
+    .lft_wr_port_i    (lft_wr_port),
+    .in_flit_valid_i  (in_flit_valid),
+    .in_flit_vc_i     (in_flit_vc),
+    .in_flit_head_i   (in_flit_head),
+    .in_flit_tail_i   (in_flit_tail),
+    .in_flit_desc_i   (in_flit_desc),
+    .in_credit_i      (in_credit),
+    .in_arn_valid_i   (in_arn_valid),
+    .in_arn_i         (in_arn),
+    .out_flit_valid_o (out_flit_valid),
+    .out_flit_vc_o    (out_flit_vc),
+    .out_flit_head_o  (out_flit_head),
+    .out_flit_tail_o  (out_flit_tail),
+    .out_flit_desc_o  (out_flit_desc),
+    .out_credit_o     (out_credit),
+    .out_arn_valid_o  (out_arn_valid),
+    .out_arn_o        (out_arn)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // The recording: header.
+  integer      fd;
+  string       path, line, name, rname, qname;
+  int          lft_lid [$];
+  int          lft_port [$];
+  longint      from_cycle, to_cycle;
+  int          n;
+
+  function automatic int unsigned routing_code(string s);
+    case (s)
+      "dmodk":           return RtDModK;
+      "oblivious":       return RtOblivious;
+      "adaptive_th":     return RtAdaptiveTh;
+      "adaptive_th_afi": return RtAdaptiveThAfi;
+      "arn":             return RtArn;
+      "arn_afi":         return RtArnAfi;
+      default:           return 99;
+    endcase
+  endfunction
+
+  function automatic int unsigned queuing_code(string s);
+    case (s)
+      "1q":      return QuOneQ;
+      "dbbm":    return QuDbbm;
+      "vftree":  return QuVFtree;
+      "flow2sl": return QuFlow2Sl;
+      default:   return 99;
+    endcase
+  endfunction
+
+  // Refuses a header value that differs from the build's parameter.
+  task automatic check(string what, longint got, longint built);
+    if (got != built) begin
+      $display("switch replay: the recording has %s %0d, this build %0d (rebuild with the \
+recording's parameters: testbenches/hdl/replay_switch.sh)", what, got, built);
+      $fatal(1, "parameter mismatch");
+    end
+  endtask
+
+  initial begin
+    logic [63:0] up, seed;
+    int a, b, c, d, e, f, g, h, k;
+    from_cycle = 0;
+    to_cycle   = -1;
+    if (!$value$plusargs("rec=%s", path)) $fatal(1, "missing +rec=FILE");
+    fd = $fopen(path, "r");
+    if (fd == 0) $fatal(1, "cannot open recording %s", path);
+    n = $fgets(line, fd);
+    if (line.substr(0, 24) != "arnsim-switch-recording 1") begin
+      $fatal(1, "%s: not a switch recording (format 1)", path);
+    end
+    forever begin
+      if ($fgets(line, fd) == 0) $fatal(1, "%s: no end-header", path);
+      if (line.len() == 0 || line.getc(0) == "#") continue;
+      if (line.substr(0, 9) == "end-header") break;
+      if (line.substr(0, 3) == "lft ") begin
+        n = $sscanf(line, "lft %d %d", a, b);
+        lft_lid.push_back(a);
+        lft_port.push_back(b);
+      end else if (line.substr(0, 6) == "switch ") begin
+        n = $sscanf(line, "switch %s id %d stage %d up_ports %h seed %d", name, a, b, up, seed);
+        check("id", longint'(a), longint'(Id));
+        check("stage", longint'(b), longint'(Stage));
+        if (up != UpPorts) $fatal(1, "the recording has up_ports %h, this build %h", up, UpPorts);
+        if (seed != Seed) $fatal(1, "the recording has seed %0d, this build %0d", seed, Seed);
+      end else if (line.substr(0, 11) == "param ports") begin
+        n = $sscanf(line, "param ports %d vcs %d vc_capacity %d max_packets %d lmc %d banks %d rows %d",
+                    a, b, c, d, e, f, g);
+        check("ports", longint'(a), longint'(P));
+        check("vcs", longint'(b), longint'(V));
+        check("vc_capacity", longint'(c), longint'(Cap));
+        check("max_packets", longint'(d), longint'(Pool));
+        check("lmc", longint'(e), longint'(Lmc));
+        check("rows", longint'(g), longint'(Rows));
+      end else if (line.substr(0, 13) == "param routing") begin
+        n = $sscanf(line, "param routing %s queuing %s qvcs %d qarg %d", rname, qname, a, b);
+        check("routing", longint'(routing_code(rname)), longint'(Routing));
+        check("queuing", longint'(queuing_code(qname)), longint'(Queuing));
+        check("qvcs", longint'(a), (Queuing == QuOneQ) ? 64'd1 : 64'(QVcs));
+        check("qarg", longint'(b), longint'(QArg));
+      end else if (line.substr(0, 16) == "param arn_entries") begin
+        n = $sscanf(line, "param arn_entries %d arn_ttl %d arn_gap %d hcdth %d lcdth %d fcth %d crt %d adaptive_threshold %d adapted_refresh %d",
+                    a, b, c, d, e, f, g, h, k);
+        check("arn_entries", longint'(a), longint'(Entries));
+        check("arn_ttl", longint'(b), longint'(Ttl));
+        check("arn_gap", longint'(c), longint'(ArnGap));
+        check("hcdth", longint'(d), longint'(Hcdth));
+        check("lcdth", longint'(e), longint'(Lcdth));
+        check("fcth", longint'(f), longint'(Fcth));
+        check("crt", (g == 0) ? 64'd1 : 64'(g), longint'(Crt));
+        check("adaptive_threshold", longint'(h), longint'(AdaptiveTh));
+        check("adapted_refresh", longint'(k), longint'(AdaptedRefresh));
+      end else if (line.substr(0, 12) == "out_capacity") begin
+        n = $sscanf(line, "out_capacity %d %d", a, b);
+        check("out_capacity", longint'(b), longint'(OutCaps[16*a +: 16]));
+      end else if (line.substr(0, 4) == "from ") begin
+        n = $sscanf(line, "from %d to %d", from_cycle, to_cycle);
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // The recording: cycle lines. pend holds the first line of a later cycle.
+  string       pend;
+  logic        pend_valid = 1'b0;
+  longint      pend_t;
+  logic        at_end = 1'b0;
+  // What the switch must drive in the cycle being compared.
+  logic [P-1:0] exp_flit_valid, exp_flit_head, exp_flit_tail, exp_arn_valid;
+  logic [3:0]   exp_flit_vc   [P];
+  desc_t        exp_flit_desc [P];
+  logic [7:0]   exp_credit    [P][V];
+  arn_t         exp_arn       [P];
+
+  // Reads the lines of cycle t: its inputs go to the switch (non-blocking: after this edge), its
+  // outputs to the expectation.
+  task automatic load_cycle(longint t);
+    longint       lt, inj;
+    string        dir, kind;
+    int           p, vc, hd, tl, id, src, dlid, len, sl, ovc, fl, cr, dest, port, aid, root;
+    logic [P-1:0] fv, fh, ft, av;
+    logic [3:0]   fvc  [P];
+    desc_t        fd_d [P];
+    logic [7:0]   cred [P][V];
+    arn_t         arn  [P];
+    fv = '0;
+    fh = '0;
+    ft = '0;
+    av = '0;
+    for (int i = 0; i < P; i++) begin
+      fvc[i]  = '0;
+      fd_d[i] = '0;
+      arn[i]  = '0;
+      for (int v = 0; v < V; v++) cred[i][v] = '0;
+      exp_flit_vc[i]   = '0;
+      exp_flit_desc[i] = '0;
+      exp_arn[i]       = '0;
+      for (int v = 0; v < V; v++) exp_credit[i][v] = '0;
+    end
+    exp_flit_valid = '0;
+    exp_flit_head  = '0;
+    exp_flit_tail  = '0;
+    exp_arn_valid  = '0;
+    forever begin
+      if (!pend_valid) begin
+        if ($fgets(pend, fd) == 0) $fatal(1, "%s: ends before cycle %0d", path, t);
+        if (pend.len() == 0 || pend.getc(0) == "#") continue;
+        if (pend.substr(0, 3) == "end ") begin
+          pend_t = to_cycle + 1;
+        end else if ($sscanf(pend, "%d", pend_t) != 1) begin
+          $fatal(1, "%s: unreadable line: %s", path, pend);
+        end
+        pend_valid = 1'b1;
+      end
+      if (pend_t > t) break;
+      if (pend_t < t) $fatal(1, "%s: cycle %0d after cycle %0d", path, pend_t, t);
+      pend_valid = 1'b0;
+      n = $sscanf(pend, "%d %s %d %s", lt, dir, p, kind);
+      if (n != 4 || p < 0 || p >= P) $fatal(1, "%s: unreadable line: %s", path, pend);
+      if (kind == "F") begin
+        n = $sscanf(pend, "%d %s %d %s %d %d %d %d %d %d %d %d %d %d %d", lt, dir, p, kind, vc, hd,
+                    tl, inj, id, src, dlid, len, sl, ovc, fl);
+        if (n != 15) $fatal(1, "%s: unreadable flit: %s", path, pend);
+        if (dir == "I") begin
+          fv[p]   = 1'b1;
+          fvc[p]  = 4'(vc);
+          fh[p]   = hd[0];
+          ft[p]   = tl[0];
+          fd_d[p] = '{flags: 8'(fl), orig_vc: 8'(ovc), vc: hd[0] ? 8'(vc) : 8'd0, sl: 8'(sl),
+                      len: 16'(len), dlid: 16'(dlid), src: 16'(src), id: 32'(id),
+                      injected: 64'(inj)};
+        end else begin
+          exp_flit_valid[p] = 1'b1;
+          exp_flit_vc[p]    = 4'(vc);
+          exp_flit_head[p]  = hd[0];
+          exp_flit_tail[p]  = tl[0];
+          exp_flit_desc[p]  = '{flags: 8'(fl), orig_vc: 8'(ovc), vc: hd[0] ? 8'(vc) : 8'd0,
+                                sl: 8'(sl), len: 16'(len), dlid: 16'(dlid), src: 16'(src),
+                                id: 32'(id), injected: 64'(inj)};
+        end
+      end else if (kind == "C") begin
+        n = $sscanf(pend, "%d %s %d %s %d %d", lt, dir, p, kind, vc, cr);
+        if (n != 6 || vc < 0 || vc >= V) $fatal(1, "%s: unreadable credits: %s", path, pend);
+        if (dir == "I") cred[p][vc] = 8'(cr);
+        else exp_credit[p][vc] = 8'(cr);
+      end else if (kind == "A") begin
+        if (dir == "I") begin
+          n = $sscanf(pend, "%d %s %d %s %d %d %d %d", lt, dir, p, kind, dest, vc, aid, root);
+          if (n != 8) $fatal(1, "%s: unreadable ARN: %s", path, pend);
+          av[p]  = 1'b1;
+          arn[p] = '{root_info: 8'(root), arn_id: 32'(aid), vc: 8'(vc), port: 8'd0,
+                     dest: 16'(dest)};
+        end else begin
+          n = $sscanf(pend, "%d %s %d %s %d %d %d %d %d", lt, dir, p, kind, dest, port, vc, aid,
+                      root);
+          if (n != 9) $fatal(1, "%s: unreadable ARN: %s", path, pend);
+          exp_arn_valid[p] = 1'b1;
+          exp_arn[p]       = '{root_info: 8'(root), arn_id: 32'(aid), vc: 8'(vc),
+                               port: 8'(port), dest: 16'(dest)};
+        end
+      end else begin
+        $fatal(1, "%s: unreadable line: %s", path, pend);
+      end
+    end
+    in_flit_valid <= fv;
+    in_flit_head  <= fh;
+    in_flit_tail  <= ft;
+    in_flit_vc    <= fvc;
+    in_flit_desc  <= fd_d;
+    in_credit     <= cred;
+    in_arn_valid  <= av;
+    in_arn        <= arn;
+  endtask
+
+  // ---------------------------------------------------------------------------------------------
+  // Comparison of the outputs the switch drives now with the expectation of cycle t.
+  int unsigned mismatches;
+  task automatic report(longint t, int p, string sig, logic [175:0] exp_v, logic [175:0] got_v);
+    if (mismatches < 32) begin
+      $display("switch replay: mismatch at cycle %0d port %0d %s: expected %0d got %0d", t, p, sig,
+               exp_v, got_v);
+    end
+    mismatches++;
+  endtask
+
+  task automatic compare(longint t);
+    for (int p = 0; p < P; p++) begin
+      if (out_flit_valid[p] != exp_flit_valid[p]) begin
+        report(t, p, "out_flit_valid", 176'(exp_flit_valid[p]), 176'(out_flit_valid[p]));
+      end else if (exp_flit_valid[p]) begin
+        if (out_flit_vc[p] != exp_flit_vc[p])
+          report(t, p, "out_flit_vc", 176'(exp_flit_vc[p]), 176'(out_flit_vc[p]));
+        if (out_flit_head[p] != exp_flit_head[p])
+          report(t, p, "out_flit_head", 176'(exp_flit_head[p]), 176'(out_flit_head[p]));
+        if (out_flit_tail[p] != exp_flit_tail[p])
+          report(t, p, "out_flit_tail", 176'(exp_flit_tail[p]), 176'(out_flit_tail[p]));
+        if (out_flit_desc[p].injected != exp_flit_desc[p].injected)
+          report(t, p, "out_flit_desc.injected", 176'(exp_flit_desc[p].injected),
+                 176'(out_flit_desc[p].injected));
+        if (out_flit_desc[p].id != exp_flit_desc[p].id)
+          report(t, p, "out_flit_desc.id", 176'(exp_flit_desc[p].id), 176'(out_flit_desc[p].id));
+        if (out_flit_desc[p].src != exp_flit_desc[p].src)
+          report(t, p, "out_flit_desc.src", 176'(exp_flit_desc[p].src),
+                 176'(out_flit_desc[p].src));
+        if (out_flit_desc[p].dlid != exp_flit_desc[p].dlid)
+          report(t, p, "out_flit_desc.dlid", 176'(exp_flit_desc[p].dlid),
+                 176'(out_flit_desc[p].dlid));
+        if (out_flit_desc[p].len != exp_flit_desc[p].len)
+          report(t, p, "out_flit_desc.len", 176'(exp_flit_desc[p].len),
+                 176'(out_flit_desc[p].len));
+        if (out_flit_desc[p].sl != exp_flit_desc[p].sl)
+          report(t, p, "out_flit_desc.sl", 176'(exp_flit_desc[p].sl), 176'(out_flit_desc[p].sl));
+        if (out_flit_desc[p].vc != exp_flit_desc[p].vc)
+          report(t, p, "out_flit_desc.vc", 176'(exp_flit_desc[p].vc), 176'(out_flit_desc[p].vc));
+        if (out_flit_desc[p].orig_vc != exp_flit_desc[p].orig_vc)
+          report(t, p, "out_flit_desc.orig_vc", 176'(exp_flit_desc[p].orig_vc),
+                 176'(out_flit_desc[p].orig_vc));
+        if (out_flit_desc[p].flags != exp_flit_desc[p].flags)
+          report(t, p, "out_flit_desc.flags", 176'(exp_flit_desc[p].flags),
+                 176'(out_flit_desc[p].flags));
+      end
+      for (int v = 0; v < V; v++) begin
+        if (out_credit[p][v] != exp_credit[p][v]) begin
+          report(t, p, $sformatf("out_credit[%0d]", v), 176'(exp_credit[p][v]),
+                 176'(out_credit[p][v]));
+        end
+      end
+      if (out_arn_valid[p] != exp_arn_valid[p]) begin
+        report(t, p, "out_arn_valid", 176'(exp_arn_valid[p]), 176'(out_arn_valid[p]));
+      end else if (exp_arn_valid[p]) begin
+        if (out_arn[p].dest != exp_arn[p].dest)
+          report(t, p, "out_arn.dest", 176'(exp_arn[p].dest), 176'(out_arn[p].dest));
+        if (out_arn[p].port != exp_arn[p].port)
+          report(t, p, "out_arn.port", 176'(exp_arn[p].port), 176'(out_arn[p].port));
+        if (out_arn[p].vc != exp_arn[p].vc)
+          report(t, p, "out_arn.vc", 176'(exp_arn[p].vc), 176'(out_arn[p].vc));
+        if (out_arn[p].arn_id != exp_arn[p].arn_id)
+          report(t, p, "out_arn.arn_id", 176'(exp_arn[p].arn_id), 176'(out_arn[p].arn_id));
+        if (out_arn[p].root_info != exp_arn[p].root_info)
+          report(t, p, "out_arn.root_info", 176'(exp_arn[p].root_info),
+                 176'(out_arn[p].root_info));
+      end
+    end
+  endtask
+
+  // ---------------------------------------------------------------------------------------------
+  // The sequence: reset, LFT writes, then the recording's cycles.
+  int     lft_next = 0;
+  logic   running = 1'b0;
+  longint cur;
+
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      lft_wr_en     <= 1'b0;
+      lft_wr_lid    <= '0;
+      lft_wr_port   <= '0;
+      in_flit_valid <= '0;
+      in_flit_head  <= '0;
+      in_flit_tail  <= '0;
+      in_arn_valid  <= '0;
+      for (int i = 0; i < P; i++) begin
+        in_flit_vc[i]   <= '0;
+        in_flit_desc[i] <= '0;
+        in_arn[i]       <= '0;
+        for (int v = 0; v < V; v++) in_credit[i][v] <= '0;
+      end
+      mismatches = 0;
+    end else if (!running) begin
+      if (lft_next < lft_lid.size()) begin
+        lft_wr_en   <= 1'b1;
+        lft_wr_lid  <= 16'(lft_lid[lft_next]);
+        lft_wr_port <= 8'(lft_port[lft_next]);
+        lft_next++;
+      end else begin
+        lft_wr_en <= 1'b0;
+        running = 1'b1;
+        cur = 0;
+        load_cycle(0);
+      end
+    end else if (!at_end) begin
+      if (cur >= from_cycle) compare(cur);
+      if (mismatches != 0) begin
+        $display("switch replay: %0d mismatches at cycle %0d (%0d cycles matched before)",
+                 mismatches, cur, cur - from_cycle);
+        tb_switch_mismatch(cur);
+        at_end = 1'b1;
+        $finish;
+      end else if (cur == to_cycle) begin
+        $display("switch replay: %0d cycles, 0 mismatches", to_cycle + 1 - from_cycle);
+        at_end = 1'b1;
+        $finish;
+      end else begin
+        cur = cur + 1;
+        load_cycle(cur);
+      end
+    end
+  end
+
+  final $fclose(fd);
+endmodule
