@@ -3,11 +3,6 @@
 //! its outputs written as the `O` lines. The recording replays through `hdl-ref/switch.sv` with
 //! `testbenches/hdl/replay_switch.sh`.
 //!
-//! ```text
-//! cargo run --example record_switch -- --ports 4 --routing arn_afi --queuing 1q \
-//!     --cycles 100000 --out s4.rec
-//! ```
-//!
 //! Options (defaults in brackets): `--ports P` [4], `--routing MODE` [arn_afi], `--queuing
 //! 1q|dbbm|vftree|flow2sl` [1q], `--qvcs N` regular VCs [1], `--qarg N` nodes per leaf (vftree) or
 //! nodes (flow2sl) [0], `--vc-capacity F` [16], `--lmc L` [1], `--cycles N` [100000], `--seed S`
@@ -34,7 +29,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 /// Command-line settings.
-struct Opts {
+pub struct Opts {
     ports: usize,
     routing: RoutingMode,
     queuing: String,
@@ -58,7 +53,7 @@ struct Opts {
     out: String,
 }
 
-fn parse_opts() -> Result<Opts, String> {
+pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
     let mut o = Opts {
         ports: 4,
         routing: RoutingMode::ArnAfi,
@@ -82,20 +77,19 @@ fn parse_opts() -> Result<Opts, String> {
         out_cap_spread: false,
         out: "switch.rec".into(),
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
     while let Some(k) = it.next() {
         let v = it.next().ok_or_else(|| format!("{k} needs a value"))?;
         let num = |v: &str| v.parse::<u64>().map_err(|e| format!("{k} {v}: {e}"));
-        match k.as_str() {
+        match *k {
             "--ports" => o.ports = num(v)? as usize,
             "--routing" => {
                 o.routing = *RoutingMode::ALL
                     .iter()
-                    .find(|m| m.name() == v)
+                    .find(|m| m.name() == *v)
                     .ok_or_else(|| format!("unknown routing mode {v}"))?
             }
-            "--queuing" => o.queuing = v.clone(),
+            "--queuing" => o.queuing = v.to_string(),
             "--qvcs" => o.qvcs = num(v)? as u8,
             "--qarg" => o.qarg = num(v)? as u32,
             "--vc-capacity" => o.vc_capacity = num(v)? as u16,
@@ -113,7 +107,7 @@ fn parse_opts() -> Result<Opts, String> {
             "--adapted-refresh" => o.adapted_refresh = num(v)? != 0,
             "--arn-rate" => o.arn_rate = num(v)?,
             "--out-cap-spread" => o.out_cap_spread = num(v)? != 0,
-            "--out" => o.out = v.clone(),
+            "--out" => o.out = v.to_string(),
             _ => return Err(format!("unknown option {k}")),
         }
     }
@@ -139,14 +133,9 @@ struct Receiver {
     next_vc: usize,
 }
 
-fn main() {
-    let o = match parse_opts() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("record_switch: {e}");
-            std::process::exit(2);
-        }
-    };
+/// Writes the recording `args` (the options above) ask for.
+pub fn record(args: &[&str]) -> Result<String, String> {
+    let o = parse_opts(args)?;
     let p = o.ports;
     let queuing = match o.queuing.as_str() {
         "1q" => QueuingScheme::OneQ,
@@ -159,10 +148,7 @@ fn main() {
             vcs: o.qvcs,
             nodes: o.qarg,
         },
-        q => {
-            eprintln!("record_switch: unknown queuing scheme {q}");
-            std::process::exit(2);
-        }
+        q => return Err(format!("unknown queuing scheme {q}")),
     };
     let mut params = SwitchParams::with_paper_ratios(o.routing, o.vc_capacity, o.crt);
     params.queuing = queuing;
@@ -237,10 +223,7 @@ fn main() {
     let mut arn_id = 0x0100_0000u32;
     let mut hot: Option<u32> = None;
 
-    let file = std::fs::File::create(&o.out).unwrap_or_else(|e| {
-        eprintln!("record_switch: {}: {e}", o.out);
-        std::process::exit(1)
-    });
+    let file = std::fs::File::create(&o.out).map_err(|e| format!("{}: {e}", o.out))?;
     let mut w = std::io::BufWriter::new(file);
     let mut h = String::new();
     let _ = writeln!(h, "arnsim-switch-recording 1");
@@ -419,8 +402,7 @@ fn main() {
             }
         }
         if let Err(f) = sw.step(&inp, &mut out, &mut ()) {
-            eprintln!("record_switch: cycle {t}: port {}: {}", f.port, f.what);
-            std::process::exit(1);
+            return Err(format!("cycle {t}: port {}: {}", f.port, f.what));
         }
         line.clear();
         for (i, x) in inp.iter().enumerate() {
@@ -470,16 +452,11 @@ fn main() {
     let _ = writeln!(w, "end {}", o.cycles);
     w.flush().expect("write");
     let st = sw.stats();
-    eprintln!(
-        "record_switch: {} cycles, {flits_in} flits in, {flits_out} flits out, {arns_out} ARNs \
-         out, {} roots, {} adapted, {} consumed, {} processARN commands dropped -> {}",
-        o.cycles,
-        st.roots_detected,
-        st.packets_adapted,
-        st.arns_consumed,
-        st.arn_commands_dropped,
-        o.out
-    );
+    Ok(format!(
+        "{} cycles, {flits_in} flits in, {flits_out} flits out, {arns_out} ARNs out, {} roots, \
+         {} adapted, {} consumed",
+        o.cycles, st.roots_detected, st.packets_adapted, st.arns_consumed
+    ))
 }
 
 /// A flit line: `<t> <dir> <p> F <vc> <head> <tail> <descriptor fields>`.
