@@ -11,7 +11,7 @@ use arnsim::cycle::{PortIn, PortOut};
 use arnsim::fabric::record::first_root;
 use arnsim::fabric::switch_rig::{RigStimulus, SwitchRig};
 use arnsim::fabric::{Engine, Fabric};
-use arnsim::trace::recording::{RecordingHeader, write_frame};
+use arnsim::trace::recording::{RecordingHeader, record_run};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::io::Write;
 
@@ -30,25 +30,20 @@ fn root_switch() -> (RecordingHeader, RigStimulus) {
         .expect("a root forms");
     let cycles = detected + (500_000.0 / s.time_base.cycle_ns()).round() as u64 + 1;
     let mut f = build().expect("builds");
-    let name = f.switch_names()[sw as usize].clone();
-    let header = RecordingHeader::of(&f.switches()[sw as usize], &name, 0, cycles - 1);
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
     let mut file = std::io::BufWriter::new(
         std::fs::File::create(target.join("bench-root-switch.rec")).expect("create"),
     );
-    header.write(&mut file).expect("write");
     let mut frames: Vec<(u64, Vec<PortIn>, Vec<PortOut>)> = Vec::new();
-    f.run_recorded(cycles, &mut (), &[sw], &mut |_, c, i, o| {
-        write_frame(&mut file, c, i, o).expect("write");
+    let header = record_run(&mut f, sw, cycles, &mut file, |c, i, o| {
         if i.iter().any(|p| *p != PortIn::default()) || o.iter().any(|p| *p != PortOut::default()) {
             frames.push((c, i.to_vec(), o.to_vec()));
         }
-        Ok(())
     })
-    .expect("runs");
-    writeln!(file, "end {cycles}").expect("write");
+    .expect("records");
+    file.flush().expect("write");
     let ports = header.wiring.out_capacity.len();
     let st = RigStimulus::from_frames(
         ports,

@@ -17,7 +17,7 @@ mod random_link;
 use arnsim::cli::scenarios::BUNDLED;
 use arnsim::config::Scenario;
 use arnsim::fabric::Fabric;
-use arnsim::trace::recording::{RecordingHeader, write_frame};
+use arnsim::trace::recording::record_run;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,18 +44,8 @@ fn record_in_situ(scenario: &str, name: &str, out: &Path) -> Result<String, Stri
         .position(|n| n == name)
         .ok_or("no such switch")? as u32;
     let mut w = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| e.to_string())?);
-    let header = RecordingHeader::of(&f.switches()[sw as usize], name, 0, s.sim_cycles - 1);
-    header.write(&mut w).map_err(|e| e.to_string())?;
-    let mut err = Ok(());
-    f.run_recorded(s.sim_cycles, &mut (), &[sw], &mut |_, c, i, o| {
-        if err.is_ok() {
-            err = write_frame(&mut w, c, i, o);
-        }
-        Ok(())
-    })
-    .map_err(|v| v.to_string())?;
-    err.map_err(|e| e.to_string())?;
-    writeln!(w, "end {}", s.sim_cycles).map_err(|e| e.to_string())?;
+    record_run(&mut f, sw, s.sim_cycles, &mut w, |_, _, _| {})?;
+    w.flush().map_err(|e| e.to_string())?;
     Ok(format!(
         "{scenario} switch {name}, fast engine, {} cycles",
         s.sim_cycles

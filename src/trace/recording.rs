@@ -5,7 +5,7 @@
 use crate::blocks::LftBanks;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::cycle::{LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
-use crate::fabric::SwitchUnit;
+use crate::fabric::{Fabric, SwitchUnit};
 use crate::switch::{QueuingScheme, RoutingMode, SwitchParams, SwitchWiring};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use std::io::{self, BufRead, Write};
@@ -160,6 +160,37 @@ pub fn write_frame(w: &mut impl Write, t: u64, ins: &[PortIn], outs: &[PortOut])
         }
     }
     Ok(())
+}
+
+/// Runs `f` from its first cycle for `cycles` cycles, writing into `w` the whole recording of its
+/// switch `sw` (header, every cycle, `end`); `each` sees every cycle's frame as it is written.
+pub fn record_run(
+    f: &mut Fabric,
+    sw: u32,
+    cycles: u64,
+    w: &mut impl Write,
+    mut each: impl FnMut(u64, &[PortIn], &[PortOut]),
+) -> Result<RecordingHeader, String> {
+    let name = f.switch_names()[sw as usize].clone();
+    let header = RecordingHeader::of(
+        &f.switches()[sw as usize],
+        &name,
+        0,
+        cycles.saturating_sub(1),
+    );
+    header.write(w).map_err(|e| e.to_string())?;
+    let mut err = Ok(());
+    f.run_recorded(cycles, &mut (), &[sw], &mut |_, c, i, o| {
+        if err.is_ok() {
+            err = write_frame(w, c, i, o);
+        }
+        each(c, i, o);
+        Ok(())
+    })
+    .map_err(|v| v.to_string())?;
+    err.map_err(|e| e.to_string())?;
+    writeln!(w, "end {cycles}").map_err(|e| e.to_string())?;
+    Ok(header)
 }
 
 /// A recording being read: its header, then its cycles one by one.

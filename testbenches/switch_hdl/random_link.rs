@@ -23,9 +23,9 @@ use arnsim::blocks::LftBanks;
 use arnsim::blocks::rng::SplitMix64;
 use arnsim::cycle::{CycleSwitch, LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
 use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams, SwitchWiring};
+use arnsim::trace::recording::{RecordingHeader, write_frame};
 use arnsim::wire::{ArnInfo, Packet, PacketFlags};
 use std::collections::VecDeque;
-use std::fmt::Write as _;
 use std::io::Write as _;
 
 /// Command-line settings.
@@ -169,7 +169,6 @@ pub fn record(args: &[&str]) -> Result<String, String> {
     let banks = 1u32 << o.lmc;
     let rows = nodes as usize;
     let mut lft = LftBanks::new(o.lmc, rows);
-    let mut lft_lines = Vec::new();
     for n in 0..nodes {
         for b in 0..banks {
             let port = if (n as usize) < down {
@@ -179,7 +178,6 @@ pub fn record(args: &[&str]) -> Result<String, String> {
             };
             let lid = (n << o.lmc | b) as u16;
             lft.program(lid, port);
-            lft_lines.push((lid, port));
         }
     }
     let out_caps: Vec<u16> = (0..p)
@@ -198,9 +196,9 @@ pub fn record(args: &[&str]) -> Result<String, String> {
         up_ports: up_mask,
         in_ch: vec![0; p],
         out_ch: vec![0; p],
-        out_capacity: out_caps.clone(),
+        out_capacity: out_caps,
     };
-    let mut sw = CycleSwitch::new(params.clone(), wiring, lft, o.seed);
+    let mut sw = CycleSwitch::new(params.clone(), wiring.clone(), lft.clone(), o.seed);
     let mut rng = SplitMix64::new(o.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed);
 
     let mut senders: Vec<Sender> = (0..p)
@@ -225,53 +223,21 @@ pub fn record(args: &[&str]) -> Result<String, String> {
 
     let file = std::fs::File::create(&o.out).map_err(|e| format!("{}: {e}", o.out))?;
     let mut w = std::io::BufWriter::new(file);
-    let mut h = String::new();
-    let _ = writeln!(h, "arnsim-switch-recording 1");
-    let _ = writeln!(
-        h,
-        "switch rec{} id {} stage {} up_ports {:x} seed {}",
-        o.id, o.id, o.stage, up_mask, o.seed
-    );
-    let _ = writeln!(
-        h,
-        "param ports {p} vcs {vcs} vc_capacity {} max_packets {} lmc {} banks {banks} rows {rows}",
-        o.vc_capacity, params.max_packets, o.lmc
-    );
-    let _ = writeln!(
-        h,
-        "param routing {} queuing {} qvcs {} qarg {}",
-        o.routing.name(),
-        queuing.name(),
-        queuing.regular_vcs(),
-        o.qarg
-    );
-    let _ = writeln!(
-        h,
-        "param arn_entries {} arn_ttl {} arn_gap {} hcdth {} lcdth {} fcth {} crt {} \
-         adaptive_threshold {} adapted_refresh {}",
-        params.arn_entries,
-        params.arn_ttl,
-        params.arn_gap,
-        params.hcdth,
-        params.lcdth,
-        params.fcth,
-        params.crt,
-        params.adaptive_threshold,
-        params.adapted_refresh as u8
-    );
-    for (port, c) in out_caps.iter().enumerate() {
-        let _ = writeln!(h, "out_capacity {port} {c}");
-    }
-    for (lid, port) in &lft_lines {
-        let _ = writeln!(h, "lft {lid} {port}");
-    }
-    let _ = writeln!(h, "from 0 to {}", o.cycles.saturating_sub(1));
-    let _ = writeln!(h, "end-header");
-    w.write_all(h.as_bytes()).expect("write");
+    let header = RecordingHeader {
+        name: format!("rec{}", o.id),
+        params: params.clone(),
+        wiring: wiring.clone(),
+        lft: lft.clone(),
+        seed: o.seed,
+        from: 0,
+        to: o.cycles.saturating_sub(1),
+    };
+    header
+        .write(&mut w)
+        .map_err(|e| format!("{}: {e}", o.out))?;
 
     let mut inp = vec![PortIn::default(); p];
     let mut out = vec![PortOut::default(); p];
-    let mut line = String::new();
     let (mut flits_in, mut flits_out, mut arns_out) = (0u64, 0u64, 0u64);
     for t in 0..o.cycles {
         // Phases: a hot spot (one remote or local node many senders aim at) and the drain rate
@@ -404,50 +370,23 @@ pub fn record(args: &[&str]) -> Result<String, String> {
         if let Err(f) = sw.step(&inp, &mut out, &mut ()) {
             return Err(format!("cycle {t}: port {}: {}", f.port, f.what));
         }
-        line.clear();
-        for (i, x) in inp.iter().enumerate() {
-            if x.flit.valid {
-                flits_in += 1;
-                flit_line(&mut line, t, 'I', i, &x.flit);
-            }
-            for (vc, &c) in x.credit.iter().enumerate().take(vcs) {
-                if c > 0 {
-                    let _ = writeln!(line, "{t} I {i} C {vc} {c}");
-                }
-            }
-            if let Some(a) = x.arn {
-                let _ = writeln!(
-                    line,
-                    "{t} I {i} A {} {} {} {}",
-                    a.dest, a.vc, a.arn_id, a.root_info
-                );
-            }
-        }
+        write_frame(&mut w, t, &inp, &out).map_err(|e| format!("{}: {e}", o.out))?;
+        flits_in += inp.iter().filter(|x| x.flit.valid).count() as u64;
+        arns_out += out.iter().filter(|x| x.arn.is_some()).count() as u64;
         for (i, x) in out.iter().enumerate() {
             if x.flit.valid {
                 flits_out += 1;
-                flit_line(&mut line, t, 'O', i, &x.flit);
                 receivers[i].held[x.flit.vc as usize] += 1;
             }
             for (vc, &c) in x.credit.iter().enumerate().take(vcs) {
                 if c > 0 {
-                    let _ = writeln!(line, "{t} O {i} C {vc} {c}");
                     let at = t + 1 + rng.below(3);
                     let s = &mut senders[i];
                     let at = at.max(s.returning.back().map_or(0, |b| b.0));
                     s.returning.push_back((at, vc, c as u16));
                 }
             }
-            if let Some(a) = x.arn {
-                arns_out += 1;
-                let _ = writeln!(
-                    line,
-                    "{t} O {i} A {} {} {} {} {}",
-                    a.dest, a.port, a.vc, a.arn_id, a.root_info
-                );
-            }
         }
-        w.write_all(line.as_bytes()).expect("write");
     }
     let _ = writeln!(w, "end {}", o.cycles);
     w.flush().expect("write");
@@ -457,24 +396,4 @@ pub fn record(args: &[&str]) -> Result<String, String> {
          {} adapted, {} consumed",
         o.cycles, st.roots_detected, st.packets_adapted, st.arns_consumed
     ))
-}
-
-/// A flit line: `<t> <dir> <p> F <vc> <head> <tail> <descriptor fields>`.
-fn flit_line(line: &mut String, t: u64, dir: char, port: usize, f: &LinkFlit) {
-    let d = &f.desc;
-    let _ = writeln!(
-        line,
-        "{t} {dir} {port} F {} {} {} {} {} {} {} {} {} {} {}",
-        f.vc,
-        f.head as u8,
-        f.tail as u8,
-        d.injected,
-        d.id,
-        d.src,
-        d.dlid,
-        d.len,
-        d.sl,
-        d.orig_vc,
-        d.flags.bits()
-    );
 }
