@@ -3,7 +3,6 @@
 //! and on two; and the cycle engine's switches, replaying every switch of such a fabric, allocate
 //! nothing in their steps.
 
-use arnsim::cycle::CycleSwitch;
 use arnsim::cycle::compare::Replay;
 use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
@@ -46,15 +45,7 @@ fn main() {
         let mut replays: Vec<Replay> = f
             .switches()
             .iter()
-            .map(|s| {
-                let sw = CycleSwitch::new(
-                    s.params().clone(),
-                    s.wiring().clone(),
-                    s.lft().clone(),
-                    s.seed(),
-                );
-                Replay::new(sw)
-            })
+            .map(|s| Replay::new(s.cycle_twin()))
             .collect();
         let all: Vec<u32> = (0..replays.len() as u32).collect();
         let (mut allocs, mut mismatch) = (0u64, None);

@@ -213,33 +213,20 @@ fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
     let r = base.join("r");
     let stop = Stop::never();
     let w = |name: &str| waves(base.join(name), Some("2us"));
-    run(
-        "default",
-        Some(r.clone()),
-        &set,
-        w("a.vcd"),
-        None,
-        &How::fast(1, &stop),
-    )
-    .unwrap();
-    run(
-        "default",
-        Some(r.clone()),
-        &set,
-        w("b.vcd"),
-        None,
-        &How::fast(1, &stop),
-    )
-    .unwrap();
-    run(
-        "default",
-        Some(r.clone()),
-        &set,
-        w("c.vcd"),
-        None,
-        &How::fast(2, &stop),
-    )
-    .unwrap();
+    let dump = |vcd: &str, threads| {
+        run(
+            "default",
+            Some(r.clone()),
+            &set,
+            w(vcd),
+            None,
+            &How::fast(threads, &stop),
+        )
+        .unwrap()
+    };
+    dump("a.vcd", 1);
+    dump("b.vcd", 1);
+    dump("c.vcd", 2);
     let a = std::fs::read(base.join("a.vcd")).unwrap();
     assert_eq!(
         a,

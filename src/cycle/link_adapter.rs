@@ -2,7 +2,8 @@
 //! from head to tail, one per cycle, and credit-stream records become the credits of each cycle per
 //! VC (see `wire::link`, "One record per packet").
 
-use super::port::LinkFlit;
+use super::port::{LinkFlit, PortIn, PortOut};
+use crate::wire::ArnInfo;
 use crate::wire::link::{Backward, Flit, MAX_VCS};
 
 /// A packet crossing a link one flit per cycle: the next flit's index.
@@ -68,5 +69,45 @@ impl LinkWires {
     /// Credits on `vc` whose streams have started and that have not come back by this cycle.
     pub fn pending(&self, vc: usize) -> u64 {
         self.pending[vc]
+    }
+}
+
+/// One side of a switch port as wires: the flits of one link, and the credits and ARN of the
+/// other link's reverse direction.
+#[derive(Clone, Debug, Default)]
+pub struct PortWires {
+    flits: LinkWires,
+    back: LinkWires,
+}
+
+impl PortWires {
+    /// What the port receives this cycle, given the head record arriving on its input link and
+    /// the return record arriving on its output link's reverse direction. An ARN's port field is
+    /// left 0: the receiver fills it.
+    pub fn receive(&mut self, head: Option<&Flit>, back: Option<&Backward>) -> PortIn {
+        let mut p = PortIn {
+            flit: self.flits.flit(head),
+            arn: back.and_then(|b| b.arn).map(|a| ArnInfo { port: 0, ..a }),
+            ..PortIn::default()
+        };
+        self.back.credits(back, &mut p.credit);
+        p
+    }
+
+    /// What the port drives this cycle, given the head record it sent on its output link and
+    /// the return record it sent on its input link's reverse direction.
+    pub fn drive(&mut self, head: Option<&Flit>, back: Option<&Backward>) -> PortOut {
+        let mut p = PortOut {
+            flit: self.flits.flit(head),
+            arn: back.and_then(|b| b.arn),
+            ..PortOut::default()
+        };
+        self.back.credits(back, &mut p.credit);
+        p
+    }
+
+    /// Credits on `vc` whose streams have started on the return direction and not come back.
+    pub fn pending(&self, vc: usize) -> u64 {
+        self.back.pending(vc)
     }
 }

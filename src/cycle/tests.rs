@@ -3,7 +3,6 @@
 //! output of every cycle must match.
 
 use super::compare::Replay;
-use super::*;
 use crate::cli::scenarios::BUNDLED;
 use crate::config::Scenario;
 use crate::fabric::Fabric;
@@ -22,14 +21,7 @@ pub(crate) fn lockstep_all(name: &str, overrides: &[&str]) -> Result<Vec<u64>, S
     let mut replays: Vec<Replay> = f
         .switches()
         .iter()
-        .map(|sw| {
-            Replay::new(CycleSwitch::new(
-                sw.params().clone(),
-                sw.wiring().clone(),
-                sw.lft().clone(),
-                sw.seed(),
-            ))
-        })
+        .map(|sw| Replay::new(sw.cycle_twin()))
         .collect();
     let all: Vec<u32> = (0..replays.len() as u32).collect();
     let mut first: Option<String> = None;
@@ -142,14 +134,7 @@ fn the_first_root_switch_of_configuration_1_matches_the_fast_engine() {
         .expect("a root forms");
     let until = detected + (500_000.0 / s.time_base.cycle_ns()).round() as u64;
     let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
-    let fast = &f.switches()[sw as usize];
-    let twin = CycleSwitch::new(
-        fast.params().clone(),
-        fast.wiring().clone(),
-        fast.lft().clone(),
-        fast.seed(),
-    );
-    let mut replay = Replay::new(twin);
+    let mut replay = Replay::new(f.switches()[sw as usize].cycle_twin());
     let mut first = None;
     let (mut flits, mut arns) = (0u64, 0u64);
     f.run_recorded(until + 1, &mut (), &[sw], &mut |_, c, ins, outs| {

@@ -300,11 +300,9 @@ impl Fabric {
     pub fn set_engine(&mut self, engine: Engine) {
         assert_eq!(self.now, 0, "the engine is chosen before the first cycle");
         for s in &mut self.switches {
-            let cycle = match (engine, &*s) {
-                (Engine::Cycle, SwitchUnit::Fast(f)) => CycleUnit::twin_of(f),
-                _ => continue,
-            };
-            *s = SwitchUnit::Cycle(Box::new(cycle));
+            if engine == Engine::Cycle && s.as_fast().is_some() {
+                *s = SwitchUnit::Cycle(Box::new(CycleUnit::new(s.cycle_twin())));
+            }
         }
     }
 

@@ -6,21 +6,18 @@
 //! flit from head to tail, and the credits of each cycle per VC.
 
 use super::*;
-use crate::cycle::link_adapter::LinkWires;
+use crate::cycle::link_adapter::PortWires;
 use crate::cycle::{PortIn, PortOut};
-use crate::wire::ArnInfo;
 use crate::wire::link::Channel;
 
 /// The recorder of one switch: its ports' wires both ways, and the frames of the window stepped.
 pub struct SwitchRecorder {
     sw: u32,
     ports: usize,
-    /// Per port: the input link, the reverse of the output link (credits and ARNs coming in),
-    /// the output link, the reverse of the input link (credits and ARNs going out).
-    in_link: Vec<LinkWires>,
-    in_back: Vec<LinkWires>,
-    out_link: Vec<LinkWires>,
-    out_back: Vec<LinkWires>,
+    /// Per port: what it receives (its input link, and credits and ARNs on the reverse of its
+    /// output link) and what it drives (its output link, the reverse of its input link).
+    receives: Vec<PortWires>,
+    drives: Vec<PortWires>,
     cycles: Vec<u64>,
     ins: Vec<PortIn>,
     outs: Vec<PortOut>,
@@ -29,14 +26,11 @@ pub struct SwitchRecorder {
 impl SwitchRecorder {
     /// A recorder of switch `sw`, of `ports` ports, from cycle 0.
     pub fn new(sw: u32, ports: usize) -> Self {
-        let wires = || vec![LinkWires::default(); ports];
         SwitchRecorder {
             sw,
             ports,
-            in_link: wires(),
-            in_back: wires(),
-            out_link: wires(),
-            out_back: wires(),
+            receives: vec![PortWires::default(); ports],
+            drives: vec![PortWires::default(); ports],
             cycles: Vec::new(),
             ins: Vec::new(),
             outs: Vec::new(),
@@ -55,13 +49,7 @@ impl SwitchRecorder {
         for p in 0..self.ports {
             let head = channels[w.in_ch[p] as usize].recv_flit(c);
             let back = channels[w.out_ch[p] as usize].recv_back(c);
-            let mut pin = PortIn {
-                flit: self.in_link[p].flit(head.as_ref()),
-                arn: back.and_then(|b| b.arn).map(|a| ArnInfo { port: 0, ..a }),
-                ..PortIn::default()
-            };
-            self.in_back[p].credits(back, &mut pin.credit);
-            self.ins.push(pin);
+            self.ins.push(self.receives[p].receive(head.as_ref(), back));
         }
     }
 
@@ -80,13 +68,7 @@ impl SwitchRecorder {
                 .iter()
                 .find(|&&(t, ch, _)| t == c && ch == w.in_ch[p])
                 .map(|(_, _, b)| b);
-            let mut pout = PortOut {
-                flit: self.out_link[p].flit(head),
-                arn: back.and_then(|b| b.arn),
-                ..PortOut::default()
-            };
-            self.out_back[p].credits(back, &mut pout.credit);
-            self.outs.push(pout);
+            self.outs.push(self.drives[p].drive(head, back));
         }
     }
 

@@ -153,10 +153,10 @@ impl SwitchRig {
         wiring.in_ch = (0..ports as u32).map(|p| 2 * p).collect();
         wiring.out_ch = (0..ports as u32).map(|p| 2 * p + 1).collect();
         let fast = Switch::new(h.params.clone(), wiring, h.lft.clone(), h.seed);
-        let unit = match engine {
-            Engine::Fast => SwitchUnit::Fast(fast),
-            Engine::Cycle => SwitchUnit::Cycle(Box::new(CycleUnit::twin_of(&fast))),
-        };
+        let mut unit = SwitchUnit::Fast(fast);
+        if engine == Engine::Cycle {
+            unit = SwitchUnit::Cycle(Box::new(CycleUnit::new(unit.cycle_twin())));
+        }
         let mut channels = Vec::with_capacity(2 * ports);
         for p in 0..ports as u8 {
             let mut i = Channel::new(1);

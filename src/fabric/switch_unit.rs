@@ -3,7 +3,7 @@
 //! Both give the same outputs in every cycle (`docs/switch.md`, "Two engines, one switch").
 
 use crate::blocks::{ArnTable, LftBanks};
-use crate::cycle::link_adapter::LinkWires;
+use crate::cycle::link_adapter::PortWires;
 use crate::cycle::{CycleSwitch, PortIn, PortOut};
 use crate::switch::{
     Observer, OutputProbe, Switch, SwitchFault, SwitchParams, SwitchStats, SwitchWiring,
@@ -28,8 +28,7 @@ pub struct CycleUnit {
     ins: Vec<PortIn>,
     outs: Vec<PortOut>,
     /// Per port: its input link, and the reverse direction of its output link.
-    in_link: Vec<LinkWires>,
-    in_back: Vec<LinkWires>,
+    wires: Vec<PortWires>,
     backs: Vec<Backward>,
     outbox: Outbox,
     /// Packets whose heads have left, and flits of packets whose tails have (the progress count).
@@ -38,21 +37,14 @@ pub struct CycleUnit {
 }
 
 impl CycleUnit {
-    /// The cycle-engine twin of `fast` (in its reset state).
-    pub fn twin_of(fast: &Switch) -> Self {
-        let sw = CycleSwitch::new(
-            fast.params().clone(),
-            fast.wiring().clone(),
-            fast.lft().clone(),
-            fast.seed(),
-        );
+    /// `sw` in the fabric (in its reset state).
+    pub fn new(sw: CycleSwitch) -> Self {
         let ports = sw.ports();
         CycleUnit {
             sw,
             ins: vec![PortIn::default(); ports],
             outs: vec![PortOut::default(); ports],
-            in_link: vec![LinkWires::default(); ports],
-            in_back: vec![LinkWires::default(); ports],
+            wires: vec![PortWires::default(); ports],
             backs: vec![Backward::default(); ports],
             outbox: Outbox::new(ports),
             heads_sent: 0,
@@ -80,10 +72,7 @@ impl CycleUnit {
         for p in 0..self.ins.len() {
             let head = channels[w.in_ch[p] as usize].recv_flit(now);
             let back = channels[w.out_ch[p] as usize].recv_back(now);
-            let pin = &mut self.ins[p];
-            pin.flit = self.in_link[p].flit(head.as_ref());
-            pin.arn = back.and_then(|b| b.arn);
-            self.in_back[p].credits(back, &mut pin.credit);
+            self.ins[p] = self.wires[p].receive(head.as_ref(), back);
         }
         self.sw.step(&self.ins, &mut self.outs, obs)?;
         let w = self.sw.wiring();
@@ -124,7 +113,7 @@ impl CycleUnit {
 
     /// Credits of output `port`'s `vc` whose streams have started and not come back.
     pub fn credits_returning(&self, port: usize, vc: usize) -> u64 {
-        self.in_back[port].pending(vc)
+        self.wires[port].pending(vc)
     }
 }
 
@@ -212,6 +201,17 @@ impl SwitchUnit {
             SwitchUnit::Fast(s) => s.progress(),
             SwitchUnit::Cycle(s) => s.heads_sent + s.tails_flits,
         }
+    }
+
+    /// A cycle-engine switch in its reset state built as this one was (parameters, wiring, LFT,
+    /// seed): its twin for a lockstep, or its replacement on the cycle engine.
+    pub fn cycle_twin(&self) -> CycleSwitch {
+        CycleSwitch::new(
+            self.params().clone(),
+            self.wiring().clone(),
+            self.lft().clone(),
+            self.seed(),
+        )
     }
 
     /// The fast-engine switch, when it is one.
