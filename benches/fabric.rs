@@ -12,9 +12,10 @@ use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
 use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams};
 use arnsim::trace::fabric_vcd::FabricVcd;
+use arnsim::wire::link::FEW_VCS;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-fn six_ary_three_tree() -> Fabric {
+fn six_ary_three_tree() -> Fabric<FEW_VCS> {
     let mut sw = SwitchParams::with_paper_ratios(RoutingMode::DModK, 64, 1000);
     sw.queuing = QueuingScheme::Dbbm { vcs: 2 };
     sw.max_packets = arnsim::switch::packet_slots(sw.vcs(), 64, 16);
@@ -41,16 +42,16 @@ fn six_ary_three_tree() -> Fabric {
             }]
         })
         .collect();
-    let mut f = Fabric::build(&topo, params, &flows).expect("fabric");
+    let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).expect("fabric");
     f.run(5_000, &mut ()).expect("warm-up");
     f
 }
 
 /// Configuration 1 after its warm-up, stepped in windows of `window` cycles (at most the link
 /// latency, 6 cycles).
-fn config1(window: u64) -> Fabric {
+fn config1(window: u64) -> Fabric<FEW_VCS> {
     let s = arnsim::cli::run::load("paper/config1_h10", &[]).expect("bundled scenario");
-    let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("fabric");
+    let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("fabric");
     f.set_window(window);
     f.run(10_000, &mut ()).expect("warm-up");
     f

@@ -12,10 +12,11 @@ use arnsim::fabric::record::first_root;
 use arnsim::fabric::switch_rig::{RigStimulus, SwitchRig};
 use arnsim::fabric::{Engine, Fabric};
 use arnsim::trace::recording::{RecordingHeader, record_run};
+use arnsim::wire::link::FEW_VCS;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::io::Write;
 
-fn root_switch() -> (RecordingHeader, RigStimulus) {
+fn root_switch() -> (RecordingHeader, RigStimulus<FEW_VCS>) {
     let text = BUNDLED
         .iter()
         .find(|(n, _)| *n == "paper/config1_h10")
@@ -24,7 +25,7 @@ fn root_switch() -> (RecordingHeader, RigStimulus) {
     let sets = ["traffic.hot_start=10us", "switch.crt=20us", "sim_time=1ms"];
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let s = Scenario::from_text("paper/config1_h10", text, &sets).expect("loads");
-    let build = || Fabric::build(&s.topology, s.params.clone(), &s.flows);
+    let build = || Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows);
     let (sw, detected) = first_root(build, s.sim_cycles)
         .expect("runs")
         .expect("a root forms");
@@ -45,7 +46,7 @@ fn root_switch() -> (RecordingHeader, RigStimulus) {
     .expect("records");
     file.flush().expect("write");
     let ports = header.wiring.out_capacity.len();
-    let st = RigStimulus::from_frames(
+    let st = RigStimulus::<FEW_VCS>::from_frames(
         ports,
         cycles,
         frames.iter().map(|(c, i, o)| (*c, &i[..], &o[..])),

@@ -4,9 +4,10 @@ use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
 use arnsim::switch::{RoutingMode, SwitchParams};
+use arnsim::wire::link::FEW_VCS;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-fn loaded_switch(mode: RoutingMode) -> Fabric {
+fn loaded_switch(mode: RoutingMode) -> Fabric<FEW_VCS> {
     // The paper's port: 5376-flit input buffer per VC, 64-flit MTU packets, 6-cycle links.
     let mut sw = SwitchParams::with_paper_ratios(mode, 5376, 976_563);
     sw.max_packets = arnsim::switch::packet_slots(sw.vcs(), 5376, 64);
@@ -33,7 +34,7 @@ fn loaded_switch(mode: RoutingMode) -> Fabric {
             }]
         })
         .collect();
-    let mut f = Fabric::build(&topo, params, &flows).expect("fabric");
+    let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).expect("fabric");
     f.run(50_000, &mut ()).expect("warm-up");
     f
 }

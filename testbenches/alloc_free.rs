@@ -8,6 +8,7 @@ use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
 use arnsim::switch::{RoutingMode, SwitchParams};
+use arnsim::wire::link::FEW_VCS;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -41,7 +42,7 @@ fn main() {
         RoutingMode::ArnAfi,
     ] {
         let (topo, params, flows) = loaded_fabric(mode);
-        let mut f = Fabric::build(&topo, params, &flows).expect("fabric");
+        let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).expect("fabric");
         let mut replays: Vec<Replay> = f
             .switches()
             .iter()
@@ -84,7 +85,7 @@ fn main() {
     ];
     for (mode, threads) in cases {
         let (topo, params, flows) = loaded_fabric(mode);
-        let mut f = Fabric::build(&topo, params, &flows).expect("fabric");
+        let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).expect("fabric");
         f.set_threads(threads);
         f.run(20_000, &mut ()).expect("warm-up");
         let before = ALLOCS.load(Ordering::Relaxed);

@@ -18,6 +18,7 @@ use arnsim::cli::scenarios::BUNDLED;
 use arnsim::config::Scenario;
 use arnsim::fabric::Fabric;
 use arnsim::trace::recording::record_run;
+use arnsim::wire::link::FEW_VCS;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,7 +38,7 @@ fn record_in_situ(scenario: &str, name: &str, out: &Path) -> Result<String, Stri
         .map(|(_, t)| *t)
         .ok_or("no such scenario")?;
     let s = Scenario::from_text(scenario, text, &[]).map_err(|e| e.to_string())?;
-    let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+    let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows)?;
     let sw = f
         .switch_names()
         .iter()

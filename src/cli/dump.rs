@@ -191,7 +191,10 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
 
 /// The signals of `f` that `scopes` choose, and warnings for patterns that choose nothing; an
 /// error when no signal is chosen.
-pub fn choose(f: &Fabric, scopes: &[String]) -> Result<(Vec<FabricSignal>, Vec<String>), String> {
+pub fn choose<const V: usize>(
+    f: &Fabric<V>,
+    scopes: &[String],
+) -> Result<(Vec<FabricSignal>, Vec<String>), String> {
     let (chosen, per_pattern) = fabric_vcd::select(f, scopes);
     if chosen.is_empty() {
         return Err(format!(
@@ -221,7 +224,7 @@ impl crate::switch::Observer for FirstRoot {
 
 /// The window of cycles to dump: the plan's, or with `--trigger-before` the one a first pass
 /// finds; `None` when no root is detected or the first pass is stopped.
-pub fn window(
+pub fn window<const V: usize>(
     s: &Scenario,
     p: &DumpPlan,
     threads: usize,
@@ -229,7 +232,7 @@ pub fn window(
 ) -> Result<Option<(u64, u64)>, String> {
     let mut from = p.from;
     if let Some(before) = p.trigger_before {
-        let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+        let mut f = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
         f.set_threads(threads);
         let mut first = FirstRoot(None);
         // Window by window: the observer records the cycle of the first root exactly.

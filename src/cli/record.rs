@@ -34,10 +34,10 @@ pub struct Recording {
 impl Recording {
     /// Checks the request against the scenario and the fabric, reserves `<out>/<NAME>.rec`,
     /// writes the header and starts recording (before the first cycle).
-    pub fn start(
+    pub fn start<const V: usize>(
         s: &Scenario,
         req: &RecordRequest,
-        fabric: &mut Fabric,
+        fabric: &mut Fabric<V>,
         out: &Path,
     ) -> Result<Self, String> {
         let names = fabric.switch_names();
@@ -85,7 +85,7 @@ impl Recording {
     }
 
     /// Writes the frames the fabric recorded since the last call; stops recording past `--to`.
-    pub fn drain(&mut self, fabric: &mut Fabric) -> Result<(), String> {
+    pub fn drain<const V: usize>(&mut self, fabric: &mut Fabric<V>) -> Result<(), String> {
         let (w, to) = (&mut self.w, self.to);
         let mut err = None;
         let _ = fabric.drain_recordings(&mut |_, c, ins, outs| {
@@ -109,7 +109,7 @@ impl Recording {
 
     /// Closes the recording at the last cycle stepped; the file is renamed into place with the
     /// run's other outputs.
-    pub fn finish(mut self, fabric: &mut Fabric) -> Result<Staged, String> {
+    pub fn finish<const V: usize>(mut self, fabric: &mut Fabric<V>) -> Result<Staged, String> {
         self.drain(fabric)?;
         let end = fabric.now().min(self.to + 1);
         let io = |e: std::io::Error| format!("{}: {e}", self.staged.dest().display());

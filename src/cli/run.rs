@@ -18,6 +18,7 @@ use crate::fabric::{Engine, Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
 use crate::trace::DETECTOR_STATES;
 use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
+use crate::wire::link::{FEW_VCS, MAX_VCS, lanes_for};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -121,8 +122,24 @@ pub fn run(
     record: Option<RecordRequest>,
     how: &How<'_>,
 ) -> Result<(), Failure> {
-    let (threads, stop) = (how.threads, how.stop);
     let s = load(name_or_path, overrides)?;
+    // The fabric's types are sized by its VC lanes, chosen once here.
+    match lanes_for(s.params.switch.vcs()) {
+        FEW_VCS => run_on::<FEW_VCS>(s, out, overrides, waves, record, how),
+        _ => run_on::<MAX_VCS>(s, out, overrides, waves, record, how),
+    }
+}
+
+/// [`run`] on a fabric of `V` VC lanes.
+fn run_on<const V: usize>(
+    s: Scenario,
+    out: Option<PathBuf>,
+    overrides: &[String],
+    waves: Option<WaveRequest>,
+    record: Option<RecordRequest>,
+    how: &How<'_>,
+) -> Result<(), Failure> {
+    let (threads, stop) = (how.threads, how.stop);
     let threads = match threads {
         0 if s.topology.switches.len() < SMALL_FABRIC => 1,
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -145,7 +162,7 @@ pub fn run(
         }
         None => None,
     };
-    let mut fabric = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+    let mut fabric = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
     fabric.set_engine(how.engine);
     fabric.set_threads(threads);
     let chosen = match &plan {
@@ -190,7 +207,7 @@ pub fn run(
         _ => None,
     };
     let window = match &dump {
-        Some(d) => dump::window(&s, &d.plan, threads, stop)?,
+        Some(d) => dump::window::<V>(&s, &d.plan, threads, stop)?,
         None => None,
     };
     if dump.is_some() && window.is_none() {

@@ -7,6 +7,7 @@ use super::outputs::Summary;
 use super::run::*;
 use crate::fabric::Fabric;
 use crate::trace::fabric_vcd::FabricVcd;
+use crate::wire::link::FEW_VCS;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -153,7 +154,7 @@ fn windowed_dump_matches_the_cycle_by_cycle_dump() {
     .to_vec();
     let (from, to) = (100, 500);
     let dump = |name: &str, windowed: bool, threads: usize, finished: bool| {
-        let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).unwrap();
+        let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).unwrap();
         f.set_threads(threads);
         assert!(f.window() > 1);
         let path = base.join(name);
@@ -161,7 +162,7 @@ fn windowed_dump_matches_the_cycle_by_cycle_dump() {
         assert!(n > 20, "{n} signals");
         if windowed {
             let tap = v.tap(&f);
-            assert_eq!(crate::fabric::Tap::signals(&tap), n);
+            assert_eq!(crate::fabric::Tap::<FEW_VCS>::signals(&tap), n);
             f.run_tapped(s.sim_cycles, &mut (), &tap, &mut |c, w| {
                 v.samples(c, w, from, to).unwrap()
             })

@@ -5,6 +5,7 @@
 use super::*;
 use crate::cli::run::BUNDLED;
 use crate::fabric::Fabric;
+use crate::wire::link::FEW_VCS;
 use proptest::prelude::*;
 
 /// Values that sit on or beyond the limits, of every type.
@@ -140,7 +141,7 @@ fn check(text: &str, set: &[String]) -> Result<(), TestCaseError> {
                 prop_assert!(w.contains("key `"), "{w}");
             }
             if s.topology.nodes <= 64 && s.topology.links.len() <= 256 {
-                let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows)
+                let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows)
                     .map_err(|e| TestCaseError::fail(format!("loads but does not build: {e}")))?;
                 f.run(s.sim_cycles.min(100), &mut ())
                     .map_err(|e| TestCaseError::fail(format!("loads but fails: {e}")))?;

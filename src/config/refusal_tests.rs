@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::fabric::Fabric;
+use crate::wire::link::FEW_VCS;
 
 /// A 4-ary 2-tree under uniform traffic; tests replace what they study.
 const BASE: &str = r#"sim_time = "20us"
@@ -34,7 +35,7 @@ fn about(all: &[ScenarioError], key: &str) -> ScenarioError {
 
 /// Builds the fabric and runs a few cycles: what loads runs.
 fn runs(s: &Scenario) {
-    let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
+    let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
     f.run(s.sim_cycles.min(200), &mut ()).expect("runs");
 }
 

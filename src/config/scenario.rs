@@ -354,7 +354,7 @@ impl Scenario {
         let latency = latency(&r);
         if let (Some(l), Some(t)) = (latency, topology.as_ref()) {
             // The delay lines are allocated at build: refuse what cannot fit in memory.
-            let bytes = 2 * t.links.len() as u64 * crate::wire::link::channel_bytes(l);
+            let bytes = 2 * t.links.len() as u64 * crate::wire::link::channel_bytes(l, 4);
             if bytes > MAX_LINK_BYTES {
                 let key = if doc.has("link.latency") {
                     "link.latency"

@@ -4,7 +4,7 @@
 
 use super::port::{LinkFlit, PortIn, PortOut};
 use crate::wire::ArnInfo;
-use crate::wire::link::{Backward, Flit, MAX_VCS};
+use crate::wire::link::{Backward, Flit};
 
 /// A packet crossing a link one flit per cycle: the next flit's index.
 #[derive(Clone, Copy, Debug)]
@@ -14,18 +14,30 @@ struct Crossing {
     next: u16,
 }
 
-/// One direction of a link as wires: body flits and credit streams under way.
-#[derive(Clone, Debug, Default)]
-pub struct LinkWires {
+/// One direction of a link as wires: body flits and credit streams under way, per VC lane of
+/// the fabric's records (`V`).
+#[derive(Clone, Debug)]
+pub struct LinkWires<const V: usize> {
     crossing: Option<Crossing>,
     /// Credit streams running per VC, and those that stop after this cycle.
-    rate: [u8; MAX_VCS],
-    stopping: [u8; MAX_VCS],
+    rate: [u8; V],
+    stopping: [u8; V],
     /// Credits of the started streams not returned yet, per VC.
-    pending: [u64; MAX_VCS],
+    pending: [u64; V],
 }
 
-impl LinkWires {
+impl<const V: usize> Default for LinkWires<V> {
+    fn default() -> Self {
+        LinkWires {
+            crossing: None,
+            rate: [0; V],
+            stopping: [0; V],
+            pending: [0; V],
+        }
+    }
+}
+
+impl<const V: usize> LinkWires<V> {
     /// The flit on the wires this cycle, given the head record arriving now, if any.
     pub fn flit(&mut self, head: Option<&Flit>) -> LinkFlit {
         if let Some(f) = head {
@@ -48,22 +60,22 @@ impl LinkWires {
     }
 
     /// The credits on the wires this cycle per VC, given the return record arriving now.
-    pub fn credits(&mut self, back: Option<&Backward>, out: &mut [u8]) {
-        for v in 0..MAX_VCS {
+    pub fn credits(&mut self, back: Option<&Backward<V>>, out: &mut [u8]) {
+        for v in 0..V {
             self.rate[v] -= self.stopping[v];
             self.stopping[v] = 0;
         }
         if let Some(b) = back {
-            for v in 0..MAX_VCS {
+            for v in 0..V {
                 self.rate[v] += b.start[v];
                 self.stopping[v] = b.stop[v];
                 self.pending[v] += b.start_flits[v] as u64;
             }
         }
-        for v in 0..MAX_VCS {
+        for v in 0..V {
             self.pending[v] -= self.rate[v] as u64;
         }
-        out[..MAX_VCS].copy_from_slice(&self.rate);
+        out[..V].copy_from_slice(&self.rate);
     }
 
     /// Credits on `vc` whose streams have started and that have not come back by this cycle.
@@ -75,16 +87,16 @@ impl LinkWires {
 /// One side of a switch port as wires: the flits of one link, and the credits and ARN of the
 /// other link's reverse direction.
 #[derive(Clone, Debug, Default)]
-pub struct PortWires {
-    flits: LinkWires,
-    back: LinkWires,
+pub struct PortWires<const V: usize> {
+    flits: LinkWires<V>,
+    back: LinkWires<V>,
 }
 
-impl PortWires {
+impl<const V: usize> PortWires<V> {
     /// What the port receives this cycle, given the head record arriving on its input link and
     /// the return record arriving on its output link's reverse direction. An ARN's port field is
     /// left 0: the receiver fills it.
-    pub fn receive(&mut self, head: Option<&Flit>, back: Option<&Backward>) -> PortIn {
+    pub fn receive(&mut self, head: Option<&Flit>, back: Option<&Backward<V>>) -> PortIn {
         let mut p = PortIn {
             flit: self.flits.flit(head),
             arn: back.and_then(|b| b.arn).map(|a| ArnInfo { port: 0, ..a }),
@@ -96,7 +108,7 @@ impl PortWires {
 
     /// What the port drives this cycle, given the head record it sent on its output link and
     /// the return record it sent on its input link's reverse direction.
-    pub fn drive(&mut self, head: Option<&Flit>, back: Option<&Backward>) -> PortOut {
+    pub fn drive(&mut self, head: Option<&Flit>, back: Option<&Backward<V>>) -> PortOut {
         let mut p = PortOut {
             flit: self.flits.flit(head),
             arn: back.and_then(|b| b.arn),

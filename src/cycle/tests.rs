@@ -6,6 +6,7 @@ use super::compare::Replay;
 use crate::cli::scenarios::BUNDLED;
 use crate::config::Scenario;
 use crate::fabric::Fabric;
+use crate::wire::link::FEW_VCS;
 
 /// Runs `scenario` (bundled name) with `overrides` on the fast engine, replaying every switch on
 /// the cycle engine; returns the cycles compared per switch, or the first difference.
@@ -17,7 +18,7 @@ pub(crate) fn lockstep_all(name: &str, overrides: &[&str]) -> Result<Vec<u64>, S
         .expect("bundled scenario");
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let s = Scenario::from_text(name, text, &overrides).map_err(|e| e.to_string())?;
-    let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows)?;
+    let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows)?;
     let mut replays: Vec<Replay> = f
         .switches()
         .iter()
@@ -128,12 +129,12 @@ fn the_first_root_switch_of_configuration_1_matches_the_fast_engine() {
     ];
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let s = Scenario::from_text("paper/config1_h10", text, &sets).expect("loads");
-    let build = || Fabric::build(&s.topology, s.params.clone(), &s.flows);
+    let build = || Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows);
     let (sw, detected) = crate::fabric::record::first_root(build, s.sim_cycles)
         .expect("runs")
         .expect("a root forms");
     let until = detected + (500_000.0 / s.time_base.cycle_ns()).round() as u64;
-    let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
+    let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
     let mut replay = Replay::new(f.switches()[sw as usize].cycle_twin());
     let mut first = None;
     let (mut flits, mut arns) = (0u64, 0u64);

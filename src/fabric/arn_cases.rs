@@ -3,6 +3,7 @@
 
 use super::node::{Destination, Flow};
 use super::tests::small_params;
+use crate::wire::link::FEW_VCS;
 
 /// ARN+AFI on 256-flit VCs (16 packets): deep enough that a congested VOQ stays above HCDTh
 /// while packets leave it, as in the paper's 84-packet buffers.
@@ -86,7 +87,7 @@ fn figure_4_operation_example() {
     let params = arn_params(3);
     let ttl = params.switch.arn_ttl as u64;
     let gap = params.switch.arn_gap as u64;
-    let mut f = Fabric::build(&topo, params, &flows).unwrap();
+    let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).unwrap();
     let mut ev: Events = Vec::new();
     f.run(stop, &mut ev).unwrap_or_else(|v| panic!("{v}"));
     // Let the sources empty their queues and the fabric drain.
@@ -227,7 +228,7 @@ fn figure_1_root_at_stage_3_is_consumed_at_stage_2() {
         vec![],
         vec![flow_at(2, 0.3, 8000)],
     ];
-    let mut f = Fabric::build(&topo, arn_params(5), &flows).unwrap();
+    let mut f = Fabric::<FEW_VCS>::build(&topo, arn_params(5), &flows).unwrap();
     let mut ev: Events = Vec::new();
     f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
     let root = first(&ev, |s, e| {
@@ -308,7 +309,7 @@ fn figure_1_root_at_stage_2_is_consumed_at_stage_1() {
         vec![],
         vec![flow_at(2, 0.3, 8000)],
     ];
-    let mut f = Fabric::build(&topo, arn_params(9), &flows).unwrap();
+    let mut f = Fabric::<FEW_VCS>::build(&topo, arn_params(9), &flows).unwrap();
     let mut ev: Events = Vec::new();
     f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
     let root = first(&ev, |s, e| {
@@ -355,14 +356,14 @@ fn figure_1_root_at_stage_2_is_consumed_at_stage_1() {
 }
 
 /// The incast of figure 1 (flow C): every node but 0 sends to node 0.
-fn incast(consume: bool) -> Fabric {
+fn incast(consume: bool) -> Fabric<FEW_VCS> {
     let topo = Topology::kary_ntree(2, 3);
     let flows: Vec<Vec<Flow>> = (0..8)
         .map(|n| if n == 0 { vec![] } else { vec![flow(0, 8000)] })
         .collect();
     let mut p = arn_params(11);
     p.node_consumes_arns = consume;
-    Fabric::build(&topo, p, &flows).unwrap()
+    Fabric::<FEW_VCS>::build(&topo, p, &flows).unwrap()
 }
 
 /// Figure 1, flow C: incast at a leaf's port toward a node: ARNs reach the sources and no switch
@@ -445,7 +446,7 @@ fn long_incast(adapted_refresh: bool) -> (u64, u64) {
         .collect();
     let mut p = arn_params(11);
     p.switch.adapted_refresh = adapted_refresh;
-    let mut f = Fabric::build(&topo, p, &flows).unwrap();
+    let mut f = Fabric::<FEW_VCS>::build(&topo, p, &flows).unwrap();
     f.run(14_000, &mut ()).unwrap_or_else(|v| panic!("{v}"));
     let before = f.totals().nodes;
     f.run(16_000, &mut ()).unwrap_or_else(|v| panic!("{v}"));
@@ -481,7 +482,7 @@ fn isolated_packets_do_not_hold_up_the_source_queue() {
             _ => vec![flow(0, 30_000)],
         })
         .collect();
-    let mut f = Fabric::build(&topo, arn_params(11), &flows).unwrap();
+    let mut f = Fabric::<FEW_VCS>::build(&topo, arn_params(11), &flows).unwrap();
     f.run(10_000, &mut ()).unwrap_or_else(|v| panic!("{v}"));
     let before = f.nodes()[5].stats().delivered_flits;
     f.run(20_000, &mut ()).unwrap_or_else(|v| panic!("{v}"));

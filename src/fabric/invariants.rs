@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl Fabric {
+impl<const V: usize> Fabric<V> {
     /// Checks every invariant on the state after the last stepped cycle.
     pub fn check(&self) -> Result<(), Violation> {
         self.check_after(self.now.saturating_sub(1))
@@ -149,7 +149,11 @@ impl Fabric {
     }
 }
 
-pub(super) fn switch_fault(now: u64, s: &SwitchUnit, f: crate::switch::SwitchFault) -> Violation {
+pub(super) fn switch_fault<const V: usize>(
+    now: u64,
+    s: &SwitchUnit<V>,
+    f: crate::switch::SwitchFault,
+) -> Violation {
     Violation {
         cycle: now,
         invariant: "switch",

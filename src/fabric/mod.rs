@@ -31,6 +31,7 @@ pub mod topology;
 
 use crate::switch::{Observer, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring};
 use crate::wire::Packet;
+pub use crate::wire::link::lanes_for;
 use crate::wire::link::{Arrivals, Channel, MAX_WINDOW, SharedChannels};
 use node::{EndNode, Flow, NodeStats};
 use parallel::{MAX_THREADS, Pool};
@@ -112,7 +113,7 @@ pub type Sample = (u64, u32, u128);
 /// on in cycle order (`Fabric::run_tapped`). Each signal belongs to one switch or one node. A tap
 /// may record only the values that changed since it last recorded the signal, as long as it
 /// records every signal in the first cycle it sees.
-pub trait Tap: Sync {
+pub trait Tap<const V: usize>: Sync {
     /// Number of signals; they are numbered from 0.
     fn signals(&self) -> usize;
     /// Whether switch `id` has signals here (a switch without any keeps skipping quiet windows).
@@ -120,22 +121,24 @@ pub trait Tap: Sync {
     /// Whether node `id` has signals here.
     fn taps_node(&self, id: u32) -> bool;
     /// Appends `(cycle, signal, value)` for the signals of switch `s` after it stepped `cycle`.
-    fn switch_signals(&self, s: &SwitchUnit, cycle: u64, out: &mut Vec<Sample>);
+    fn switch_signals(&self, s: &SwitchUnit<V>, cycle: u64, out: &mut Vec<Sample>);
     /// Appends `(cycle, signal, value)` for the signals of node `n` after it stepped `cycle`.
-    fn node_signals(&self, n: &EndNode, cycle: u64, out: &mut Vec<Sample>);
+    fn node_signals(&self, n: &EndNode<V>, cycle: u64, out: &mut Vec<Sample>);
 }
 
-/// A whole fabric.
-pub struct Fabric {
+/// A whole fabric, its links, switches and nodes sized for `V` VC lanes (4 or 16, see
+/// [`crate::wire::link::FEW_VCS`]; [`lanes_for`] chooses them from the ports' VC count). The
+/// outputs do not depend on `V`, only the speed does.
+pub struct Fabric<const V: usize> {
     now: u64,
     params: FabricParams,
-    channels: Vec<Channel>,
+    channels: Vec<Channel<V>>,
     /// Which delay lines hold something for each unit (switches, then nodes) in each cycle.
     arrivals: Arrivals,
     /// Per channel: sender and receiver.
     ends: Vec<(Far, Far)>,
-    switches: Vec<SwitchUnit>,
-    nodes: Vec<EndNode>,
+    switches: Vec<SwitchUnit<V>>,
+    nodes: Vec<EndNode<V>>,
     /// Per switch and per node: when it is next due, and how far it has stepped.
     switch_pace: Vec<Pace>,
     node_pace: Vec<Pace>,
@@ -150,20 +153,27 @@ pub struct Fabric {
     /// The samples of the window being handed on by [`Fabric::run_tapped`] (kept for its room).
     samples: Vec<Sample>,
     /// Per switch, its recorder during [`Fabric::run_recorded`] (empty otherwise).
-    recorders: Vec<Option<Box<record::SwitchRecorder>>>,
+    recorders: Vec<Option<Box<record::SwitchRecorder<V>>>>,
     /// Threads asked for by [`Fabric::set_threads`].
     threads: usize,
     pool: Pool,
 }
 
-impl Fabric {
+impl<const V: usize> Fabric<V> {
     /// Builds a fabric: cables, LFTs (D-mod-K on fat trees, minimal paths otherwise), switches
-    /// and nodes with their flows (`flows[n]` for node `n`).
+    /// and nodes with their flows (`flows[n]` for node `n`). Refused when the ports have more VCs
+    /// than `V` lanes.
     pub fn build(
         topo: &Topology,
         params: FabricParams,
         flows: &[Vec<Flow>],
     ) -> Result<Self, String> {
+        let vcs = params.switch.vcs();
+        if vcs > V {
+            return Err(format!(
+                "{vcs} VCs per port: a fabric of {V} VC lanes holds at most {V}"
+            ));
+        }
         if flows.len() != topo.nodes as usize {
             return Err(format!(
                 "traffic names {} nodes, the topology has {}",
@@ -366,12 +376,12 @@ impl Fabric {
             .collect()
     }
 
-    pub fn switches(&self) -> &[SwitchUnit] {
+    pub fn switches(&self) -> &[SwitchUnit<V>] {
         &self.switches
     }
 
     /// The end nodes.
-    pub fn nodes(&self) -> &[EndNode] {
+    pub fn nodes(&self) -> &[EndNode<V>] {
         &self.nodes
     }
 
@@ -435,7 +445,7 @@ impl Fabric {
         &mut self,
         cycles: u64,
         obs: &mut O,
-        tap: &dyn Tap,
+        tap: &dyn Tap<V>,
         sink: &mut dyn FnMut(Range<u64>, &[Sample]),
     ) -> Result<(), Violation> {
         let end = self.now + cycles;

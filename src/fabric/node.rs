@@ -18,7 +18,7 @@
 use crate::blocks::rng::SplitMix64;
 use crate::switch::SwitchParams;
 use crate::switch::output_credits::OutputCredits;
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox, streamed, tail_cycle};
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, Outbox, streamed, tail_cycle};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 
@@ -159,7 +159,7 @@ impl Stream {
 }
 
 /// One end node.
-pub struct EndNode {
+pub struct EndNode<const V: usize> {
     id: u32,
     nodes: u32,
     out_ch: u32,
@@ -181,10 +181,10 @@ pub struct EndNode {
     /// The AFC queue started the last packet (the injector then tries the regular queue first).
     afc_last: bool,
     /// Credits toward the switch, per VC (spent by `tx`, returned by the switch's streams).
-    credits: OutputCredits,
+    credits: OutputCredits<V>,
     tx: Option<Stream>,
     /// Credit streams started and stopped this cycle (packets being sunk), to go back upstream.
-    freed: Backward,
+    freed: Backward<V>,
     /// Counters of the packets whose tails have passed.
     stats: NodeStats,
     /// The packet being received: only its head travels on the link, and the body follows in
@@ -192,14 +192,14 @@ pub struct EndNode {
     rx: Option<Stream>,
     /// Flits received per VC, of the packets whose tails have arrived (the invariant checks
     /// count the links with it).
-    flits_in: [u64; MAX_VCS],
+    flits_in: [u64; V],
     /// Extra flits counted as sent, per VC (a test loses a flit on the link with it).
     #[cfg(test)]
-    lost: [u64; MAX_VCS],
+    lost: [u64; V],
     /// The last cycle stepped: what the accessors read the state as of.
     now: u64,
     /// What the node sent in the current window, written into the channels after the window.
-    outbox: Outbox,
+    outbox: Outbox<V>,
     /// Index of the node among the fabric's units (switches first), for [`Arrivals`].
     unit: u32,
     /// Whether ARNs reaching the node are consumed (ARN modes with `node.consume_arns`).
@@ -210,7 +210,7 @@ pub struct EndNode {
     arn_live_until: u64,
 }
 
-impl EndNode {
+impl<const V: usize> EndNode<V> {
     /// A node with its flows; `params.vc_capacity` is the credit count per VC of the switch
     /// input it feeds. `consume_arns`: the node consumes the ARNs that reach it (in ARN modes).
     #[allow(clippy::too_many_arguments)]
@@ -255,9 +255,9 @@ impl EndNode {
             freed: Backward::default(),
             stats: NodeStats::default(),
             rx: None,
-            flits_in: [0; MAX_VCS],
+            flits_in: [0; V],
             #[cfg(test)]
-            lost: [0; MAX_VCS],
+            lost: [0; V],
             now: 0,
             outbox: Outbox::new(1),
             unit: 0,
@@ -414,7 +414,7 @@ impl EndNode {
     /// What the node sent since its outbox was last cleared, to be written into the channels
     /// after every switch and node of the window has stepped.
     #[inline]
-    pub fn outbox(&self) -> &Outbox {
+    pub fn outbox(&self) -> &Outbox<V> {
         &self.outbox
     }
 
@@ -431,7 +431,12 @@ impl EndNode {
 
     /// Steps one cycle, reading the channels that `arrivals` marks for it; what it sends waits
     /// in its outbox. Returns the packet whose tail arrived this cycle, if any.
-    pub fn step(&mut self, now: u64, channels: &[Channel], arrivals: &Arrivals) -> Option<Packet> {
+    pub fn step(
+        &mut self,
+        now: u64,
+        channels: &[Channel<V>],
+        arrivals: &Arrivals,
+    ) -> Option<Packet> {
         let (head, back) = arrivals.take(self.unit, now);
         let (head, back) = (head != 0, back != 0);
         // Nothing arrives, no message, no tail, and nothing to decide: every register keeps its

@@ -11,19 +11,19 @@ use crate::cycle::{PortIn, PortOut};
 use crate::wire::link::Channel;
 
 /// The recorder of one switch: its ports' wires both ways, and the frames of the window stepped.
-pub struct SwitchRecorder {
+pub struct SwitchRecorder<const V: usize> {
     sw: u32,
     ports: usize,
     /// Per port: what it receives (its input link, and credits and ARNs on the reverse of its
     /// output link) and what it drives (its output link, the reverse of its input link).
-    receives: Vec<PortWires>,
-    drives: Vec<PortWires>,
+    receives: Vec<PortWires<V>>,
+    drives: Vec<PortWires<V>>,
     cycles: Vec<u64>,
     ins: Vec<PortIn>,
     outs: Vec<PortOut>,
 }
 
-impl SwitchRecorder {
+impl<const V: usize> SwitchRecorder<V> {
     /// A recorder of switch `sw`, of `ports` ports, from cycle 0.
     pub fn new(sw: u32, ports: usize) -> Self {
         SwitchRecorder {
@@ -43,7 +43,7 @@ impl SwitchRecorder {
     }
 
     /// Before switch `s` steps cycle `c`: what its ports receive.
-    pub(super) fn capture_inputs(&mut self, s: &SwitchUnit, c: u64, channels: &[Channel]) {
+    pub(super) fn capture_inputs(&mut self, s: &SwitchUnit<V>, c: u64, channels: &[Channel<V>]) {
         let w = s.wiring();
         self.cycles.push(c);
         for p in 0..self.ports {
@@ -54,7 +54,7 @@ impl SwitchRecorder {
     }
 
     /// After switch `s` stepped cycle `c`: what its ports drove.
-    pub(super) fn capture_outputs(&mut self, s: &SwitchUnit, c: u64) {
+    pub(super) fn capture_outputs(&mut self, s: &SwitchUnit<V>, c: u64) {
         let w = s.wiring();
         let ob = s.outbox();
         for p in 0..self.ports {
@@ -92,7 +92,7 @@ impl SwitchRecorder {
 /// an error stops the run.
 pub type FrameSink<'a> = dyn FnMut(u32, u64, &[PortIn], &[PortOut]) -> Result<(), Violation> + 'a;
 
-impl Fabric {
+impl<const V: usize> Fabric<V> {
     /// From now on (the fabric's first cycle), records the ports of the switches `record` cycle
     /// by cycle, until [`Fabric::stop_recording`]; [`Fabric::drain_recordings`] hands the frames
     /// on. A recording fabric steps on one thread (its outputs are those of any thread count).
@@ -164,8 +164,8 @@ impl Fabric {
 
 /// The switch whose output first becomes a congestion root within `cycles` cycles of a fabric
 /// built as `build` does, and that cycle (`None` when no root forms).
-pub fn first_root(
-    build: impl FnOnce() -> Result<Fabric, String>,
+pub fn first_root<const V: usize>(
+    build: impl FnOnce() -> Result<Fabric<V>, String>,
     cycles: u64,
 ) -> Result<Option<(u32, u64)>, String> {
     let mut f = build()?;

@@ -51,14 +51,14 @@ impl PartLog {
     /// recording its signals when `u.tap` taps it; a fault ends its window. A switch that has
     /// nothing arriving, is not due and is not tapped is not visited at all ([`visits`]); it
     /// passes the cycles it missed when it is next visited (see [`Pace`]).
-    pub(super) fn step_switch(
+    pub(super) fn step_switch<const V: usize>(
         &mut self,
-        s: &mut SwitchUnit,
+        s: &mut SwitchUnit<V>,
         pace: &mut Pace,
         t0: u64,
         w: u64,
-        u: Units<'_>,
-        mut rec: Option<&mut SwitchRecorder>,
+        u: Units<'_, V>,
+        mut rec: Option<&mut SwitchRecorder<V>>,
     ) {
         let end = t0 + w;
         let tap = u.tap.filter(|_| pace.tapped);
@@ -89,13 +89,13 @@ impl PartLog {
 
     /// Steps node `n` through the window `t0..t0 + w`, from an empty outbox, as
     /// [`PartLog::step_switch`] does a switch.
-    pub(super) fn step_node(
+    pub(super) fn step_node<const V: usize>(
         &mut self,
-        n: &mut EndNode,
+        n: &mut EndNode<V>,
         pace: &mut Pace,
         t0: u64,
         w: u64,
-        u: Units<'_>,
+        u: Units<'_, V>,
     ) {
         let end = t0 + w;
         let tap = u.tap.filter(|_| pace.tapped);
@@ -141,10 +141,10 @@ pub(super) struct Pace {
 
 /// What every unit reads while it steps a window: the channels, the arrival masks and the tap.
 #[derive(Clone, Copy)]
-pub(super) struct Units<'a> {
-    pub(super) channels: &'a [Channel],
+pub(super) struct Units<'a, const V: usize> {
+    pub(super) channels: &'a [Channel<V>],
     pub(super) arrivals: &'a Arrivals,
-    pub(super) tap: Option<&'a dyn Tap>,
+    pub(super) tap: Option<&'a dyn Tap<V>>,
 }
 
 /// Calls `f` on the entries of every log's `list` in the order a cycle-by-cycle run makes them:
@@ -206,9 +206,9 @@ pub(super) fn by_cycle_then_signal(
 }
 
 /// One part's switches and nodes, lent to a thread for one window.
-pub(super) struct PartRef<'a> {
-    pub(super) switches: &'a mut [SwitchUnit],
-    pub(super) nodes: &'a mut [EndNode],
+pub(super) struct PartRef<'a, const V: usize> {
+    pub(super) switches: &'a mut [SwitchUnit<V>],
+    pub(super) nodes: &'a mut [EndNode<V>],
     pub(super) switch_pace: &'a mut [Pace],
     pub(super) node_pace: &'a mut [Pace],
     /// Unit numbers of the first switch and the first node.
@@ -221,9 +221,9 @@ pub(super) fn longest_window(latency: u32) -> u64 {
     (latency.max(1) as u64).min(MAX_WINDOW as u64)
 }
 
-impl Fabric {
+impl<const V: usize> Fabric<V> {
     /// Notes in every unit's [`Pace`] whether `tap` has signals of it.
-    pub(super) fn mark_tapped(&mut self, tap: Option<&dyn Tap>) {
+    pub(super) fn mark_tapped(&mut self, tap: Option<&dyn Tap<V>>) {
         for k in 0..self.switch_pace.len() {
             self.switch_pace[k].tapped =
                 tap.is_some_and(|t| t.taps_switch(k as u32)) || self.recorded(k);
@@ -243,7 +243,7 @@ impl Fabric {
         &mut self,
         w: u64,
         obs: &mut O,
-        tap: Option<&dyn Tap>,
+        tap: Option<&dyn Tap<V>>,
     ) -> Result<(), Violation> {
         debug_assert!(w >= 1 && w <= longest_window(self.params.link_latency));
         let t0 = self.now;
@@ -360,7 +360,7 @@ impl Fabric {
 
     /// The first half of a window: every part's switches and nodes step through it on its
     /// thread, each unit through all `w` cycles before the next.
-    pub(super) fn step_parts(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap>) {
+    pub(super) fn step_parts(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap<V>>) {
         let node_base = self.switches.len() as u32;
         if self.parts.len() == 1 {
             // One thread: each unit's sends are written as soon as it has stepped the window,
@@ -409,7 +409,7 @@ impl Fabric {
             arrivals: &self.arrivals,
             tap,
         };
-        let mut refs: heapless::Vec<Mutex<PartRef<'_>>, MAX_THREADS> = heapless::Vec::new();
+        let mut refs: heapless::Vec<Mutex<PartRef<'_, V>>, MAX_THREADS> = heapless::Vec::new();
         let (mut sw, mut nd, mut lg) = (
             &mut self.switches[..],
             &mut self.nodes[..],

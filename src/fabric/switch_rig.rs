@@ -11,23 +11,23 @@ use super::switch_unit::{CycleUnit, Engine};
 use crate::cycle::{PortIn, PortOut};
 use crate::switch::{Switch, SwitchFault};
 use crate::trace::recording::RecordingHeader;
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, Outbox};
 use std::collections::VecDeque;
 
 /// The link records a recording's inputs become, by the cycle they arrive.
 #[derive(Clone, Debug, Default)]
-pub struct RigStimulus {
+pub struct RigStimulus<const V: usize> {
     /// (arrival cycle, port, head record).
     flits: Vec<(u64, u8, Flit)>,
     /// (arrival cycle, port, return record).
-    backs: Vec<(u64, u8, Backward)>,
+    backs: Vec<(u64, u8, Backward<V>)>,
     /// Cycles recorded.
     cycles: u64,
     /// Packets the switch sent in the recording.
     heads_out: u64,
 }
 
-impl RigStimulus {
+impl<const V: usize> RigStimulus<V> {
     /// Gathers the records of `frames` (cycle, inputs, outputs), in cycle order, of a switch of
     /// `ports` ports recorded for `cycles` cycles.
     pub fn from_frames<'a>(
@@ -41,12 +41,13 @@ impl RigStimulus {
         };
         // Per port and VC: the credits of the last cycle seen, and the open streams (index of
         // their start record, start cycle).
-        let mut last = vec![[0u8; MAX_VCS]; ports];
-        let mut open: Vec<[VecDeque<(usize, u64)>; MAX_VCS]> =
-            (0..ports).map(|_| Default::default()).collect();
+        let mut last = vec![[0u8; V]; ports];
+        let mut open: Vec<[VecDeque<(usize, u64)>; V]> = (0..ports)
+            .map(|_| std::array::from_fn(|_| VecDeque::new()))
+            .collect();
         // The record of cycle `t` at port `p`, made when missing (records are made for the
         // cycle being read and the one before, so only the end of the list is searched).
-        let back_at = |st: &mut RigStimulus, t: u64, p: usize| -> usize {
+        let back_at = |st: &mut RigStimulus<V>, t: u64, p: usize| -> usize {
             let found = st
                 .backs
                 .iter()
@@ -60,7 +61,7 @@ impl RigStimulus {
                 st.backs.len() - 1
             })
         };
-        let mut change = |st: &mut RigStimulus, t: u64, p: usize, v: usize, now: u8| {
+        let mut change = |st: &mut RigStimulus<V>, t: u64, p: usize, v: usize, now: u8| {
             let before = last[p][v];
             if now < before {
                 // The oldest streams returned their last credit in the cycle before.
@@ -85,7 +86,7 @@ impl RigStimulus {
             // The idle cycles in between have no credits.
             if t > next {
                 for p in 0..ports {
-                    for v in 0..MAX_VCS {
+                    for v in 0..V {
                         change(&mut st, next, p, v, 0);
                     }
                 }
@@ -101,7 +102,7 @@ impl RigStimulus {
                         },
                     ));
                 }
-                for v in 0..MAX_VCS {
+                for v in 0..V {
                     change(&mut st, t, p, v, i.credit[v]);
                 }
                 if let Some(a) = i.arn {
@@ -135,15 +136,15 @@ impl RigStimulus {
 }
 
 /// A switch driven by a [`RigStimulus`].
-pub struct SwitchRig {
-    unit: SwitchUnit,
-    channels: Vec<Channel>,
+pub struct SwitchRig<const V: usize> {
+    unit: SwitchUnit<V>,
+    channels: Vec<Channel<V>>,
     arrivals: Arrivals,
-    world: Outbox,
+    world: Outbox<V>,
     heads_out: u64,
 }
 
-impl SwitchRig {
+impl<const V: usize> SwitchRig<V> {
     /// The switch of `h` on `engine`, in its reset state, its port `p` on channels `2p` (in) and
     /// `2p + 1` (out).
     pub fn new(h: &RecordingHeader, engine: Engine) -> Self {
@@ -176,7 +177,7 @@ impl SwitchRig {
     }
 
     /// Steps the switch through the stimulus, from reset; returns the packets it sent.
-    pub fn run(&mut self, st: &RigStimulus) -> Result<u64, SwitchFault> {
+    pub fn run(&mut self, st: &RigStimulus<V>) -> Result<u64, SwitchFault> {
         let (mut f, mut b) = (0, 0);
         for t in 0..st.cycles {
             // What arrives in `t + 1` is sent now (one-cycle links).
@@ -212,6 +213,7 @@ mod tests {
     use crate::cli::scenarios::BUNDLED;
     use crate::config::Scenario;
     use crate::fabric::Fabric;
+    use crate::wire::link::FEW_VCS;
 
     /// The rig gives both engines the inputs the switch had in the fabric: each sends the packets
     /// it sent there.
@@ -219,7 +221,8 @@ mod tests {
     fn a_rigged_switch_sends_what_it_sent_in_the_fabric() {
         let text = BUNDLED[0].1;
         let s = Scenario::from_text("default", text, &[]).expect("loads");
-        let mut f = Fabric::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
+        let mut f =
+            Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
         let header = RecordingHeader::of(&f.switches()[5], "s2_1", 0, s.sim_cycles - 1);
         let mut frames: Vec<(u64, Vec<PortIn>, Vec<PortOut>)> = Vec::new();
         f.run_recorded(s.sim_cycles, &mut (), &[5], &mut |_, c, i, o| {
@@ -227,7 +230,7 @@ mod tests {
             Ok(())
         })
         .expect("runs");
-        let st = RigStimulus::from_frames(
+        let st = RigStimulus::<FEW_VCS>::from_frames(
             4,
             s.sim_cycles,
             frames.iter().map(|(c, i, o)| (*c, &i[..], &o[..])),

@@ -23,20 +23,20 @@ pub enum Engine {
 /// A cycle-engine switch in the fabric: the link records arriving become the wires of its ports,
 /// and what it drives becomes link records again (a head record per packet, a credit-stream
 /// record when a packet starts and stops leaving an input).
-pub struct CycleUnit {
+pub struct CycleUnit<const V: usize> {
     sw: CycleSwitch,
     ins: Vec<PortIn>,
     outs: Vec<PortOut>,
     /// Per port: its input link, and the reverse direction of its output link.
-    wires: Vec<PortWires>,
-    backs: Vec<Backward>,
-    outbox: Outbox,
+    wires: Vec<PortWires<V>>,
+    backs: Vec<Backward<V>>,
+    outbox: Outbox<V>,
     /// Packets whose heads have left, and flits of packets whose tails have (the progress count).
     heads_sent: u64,
     tails_flits: u64,
 }
 
-impl CycleUnit {
+impl<const V: usize> CycleUnit<V> {
     /// `sw` in the fabric (in its reset state).
     pub fn new(sw: CycleSwitch) -> Self {
         let ports = sw.ports();
@@ -61,7 +61,7 @@ impl CycleUnit {
     pub fn step<O: Observer>(
         &mut self,
         now: u64,
-        channels: &[Channel],
+        channels: &[Channel<V>],
         arrivals: &Arrivals,
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
@@ -119,11 +119,11 @@ impl CycleUnit {
 
 /// A switch of the fabric.
 #[allow(clippy::large_enum_variant)] // the fast engine's switches stay in place in the fabric's array
-pub enum SwitchUnit {
+pub enum SwitchUnit<const V: usize> {
     /// On the fast engine.
-    Fast(Switch),
+    Fast(Switch<V>),
     /// On the cycle engine.
-    Cycle(Box<CycleUnit>),
+    Cycle(Box<CycleUnit<V>>),
 }
 
 /// The same expression on either engine.
@@ -136,13 +136,13 @@ macro_rules! either {
     };
 }
 
-impl SwitchUnit {
+impl<const V: usize> SwitchUnit<V> {
     /// Steps cycle `now` (see [`Switch::step`]).
     #[inline]
     pub fn step<O: Observer>(
         &mut self,
         now: u64,
-        channels: &[Channel],
+        channels: &[Channel<V>],
         arrivals: &Arrivals,
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
@@ -151,7 +151,7 @@ impl SwitchUnit {
 
     /// What it sent since the outbox was last cleared.
     #[inline]
-    pub fn outbox(&self) -> &Outbox {
+    pub fn outbox(&self) -> &Outbox<V> {
         match self {
             SwitchUnit::Fast(s) => s.outbox(),
             SwitchUnit::Cycle(s) => &s.outbox,
@@ -215,7 +215,7 @@ impl SwitchUnit {
     }
 
     /// The fast-engine switch, when it is one.
-    pub fn as_fast(&self) -> Option<&Switch> {
+    pub fn as_fast(&self) -> Option<&Switch<V>> {
         match self {
             SwitchUnit::Fast(s) => Some(s),
             SwitchUnit::Cycle(_) => None,

@@ -4,6 +4,7 @@ use super::node::{Destination, Flow};
 use super::topology::Topology;
 use super::*;
 use crate::switch::{QueuingScheme, RoutingMode};
+use crate::wire::link::FEW_VCS;
 
 /// Small-fabric parameters: 64-flit VCs, 16-flit packets, short timers.
 pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
@@ -37,7 +38,7 @@ pub(crate) fn uniform(nodes: u32, rate: f64, stop: u64) -> Vec<Vec<Flow>> {
         .collect()
 }
 
-fn drain(f: &mut Fabric, limit: u64) {
+fn drain(f: &mut Fabric<FEW_VCS>, limit: u64) {
     for _ in 0..limit {
         f.step(&mut ()).unwrap_or_else(|v| panic!("{v}"));
         let t = f.totals();
@@ -57,7 +58,8 @@ fn drain(f: &mut Fabric, limit: u64) {
 fn uniform_traffic_conserves_and_drains_in_every_mode() {
     let topo = Topology::kary_ntree(2, 3);
     for mode in RoutingMode::ALL {
-        let mut f = Fabric::build(&topo, small_params(mode, 7), &uniform(8, 0.6, 3000)).unwrap();
+        let mut f =
+            Fabric::<FEW_VCS>::build(&topo, small_params(mode, 7), &uniform(8, 0.6, 3000)).unwrap();
         f.run(3000, &mut ())
             .unwrap_or_else(|v| panic!("{}: {v}", mode.name()));
         drain(&mut f, 20_000);
@@ -82,7 +84,7 @@ fn uniform_traffic_conserves_and_drains_in_every_mode() {
 fn same_seed_same_result_different_seed_different() {
     let topo = Topology::kary_ntree(2, 3);
     let run = |seed| {
-        let mut f = Fabric::build(
+        let mut f = Fabric::<FEW_VCS>::build(
             &topo,
             small_params(RoutingMode::Oblivious, seed),
             &uniform(8, 0.5, 2000),
@@ -132,7 +134,7 @@ mod random_fabrics {
             p.switch = sw;
             p.node_vc_capacity = vc;
             p.link_latency = latency;
-            let mut f = Fabric::build(&topo, p, &uniform(topo.nodes, load, 1500)).unwrap();
+            let mut f = Fabric::<FEW_VCS>::build(&topo, p, &uniform(topo.nodes, load, 1500)).unwrap();
             if let Err(v) = f.run(1500, &mut ()) {
                 return Err(TestCaseError::fail(v.to_string()));
             }
@@ -195,7 +197,7 @@ fn watchdog_reports_a_ring_deadlock() {
     p.switch = SwitchParams::with_paper_ratios(RoutingMode::DModK, 16, 100);
     p.node_vc_capacity = 16;
     p.watchdog_cycles = 2000;
-    let mut f = Fabric::build(&topo, p, &flows).unwrap();
+    let mut f = Fabric::<FEW_VCS>::build(&topo, p, &flows).unwrap();
     let err = f.run(200_000, &mut ()).expect_err("the ring must deadlock");
     assert_eq!(err.invariant, "progress", "{err}");
     assert!(
@@ -219,7 +221,7 @@ fn doc_timing_one_packet_through_one_switch() {
         stop: 1,
         hot: false,
     };
-    let mut f = Fabric::build(
+    let mut f = Fabric::<FEW_VCS>::build(
         &topo,
         small_params(RoutingMode::DModK, 1),
         &[vec![one], vec![]],
@@ -233,7 +235,7 @@ fn doc_timing_one_packet_through_one_switch() {
 
 /// Everything a run leaves behind: totals, per-switch counters, and per port and VC the buffered
 /// flits and the free credits, of every switch and node.
-fn fingerprint(f: &Fabric) -> Vec<u64> {
+fn fingerprint(f: &Fabric<FEW_VCS>) -> Vec<u64> {
     let t = f.totals();
     let mut v = vec![f.now()];
     v.extend(format!("{t:?}").bytes().map(u64::from));
@@ -281,7 +283,7 @@ fn windows_and_threads_change_nothing() {
         });
     }
     let run = |threads: usize, window: u64| {
-        let mut f = Fabric::build(&topo, params.clone(), &flows).unwrap();
+        let mut f = Fabric::<FEW_VCS>::build(&topo, params.clone(), &flows).unwrap();
         f.set_threads(threads);
         f.set_window(window);
         assert_eq!(f.window(), window.min(5));
@@ -321,7 +323,7 @@ fn windows_and_threads_change_nothing() {
 #[test]
 fn a_lost_flit_is_reported_with_where_and_when() {
     let topo = Topology::kary_ntree(2, 3);
-    let mut f = Fabric::build(
+    let mut f = Fabric::<FEW_VCS>::build(
         &topo,
         small_params(RoutingMode::DModK, 3),
         &uniform(8, 0.5, 2000),
@@ -352,7 +354,7 @@ fn a_lost_flit_is_reported_with_where_and_when() {
 #[test]
 fn a_lost_credit_return_is_reported() {
     let topo = Topology::kary_ntree(2, 3);
-    let mut f = Fabric::build(
+    let mut f = Fabric::<FEW_VCS>::build(
         &topo,
         small_params(RoutingMode::DModK, 3),
         &uniform(8, 0.5, 2000),

@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl Switch {
+impl<const V: usize> Switch<V> {
     /// Index in the fabric.
     pub fn id(&self) -> u32 {
         self.wiring.id
@@ -54,7 +54,7 @@ impl Switch {
     }
 
     /// The input buffer of `port`.
-    pub fn input_buffer(&self, port: usize) -> &VoqBuffer {
+    pub fn input_buffer(&self, port: usize) -> &VoqBuffer<V> {
         &self.inputs[port].buf
     }
 

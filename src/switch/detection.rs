@@ -6,7 +6,7 @@
 
 use super::*;
 
-impl Switch {
+impl<const V: usize> Switch<V> {
     /// Records whether input `i`'s VOQ for output `o` is above HCDTh after a change.
     #[inline]
     pub(super) fn note_voq(&mut self, i: usize, o: usize, through: u64) {

@@ -5,7 +5,7 @@
 
 use super::*;
 
-impl Switch {
+impl<const V: usize> Switch<V> {
     pub(super) fn file_arn(&mut self, info: ArnInfo, adapted: bool) {
         if self.arn_cmds.push_back((info, adapted)).is_err() {
             self.stats.arn_commands_dropped += 1;
@@ -250,7 +250,7 @@ impl Switch {
     pub(super) fn receive_flits(
         &mut self,
         now: u64,
-        channels: &[Channel],
+        channels: &[Channel<V>],
         heads: u64,
     ) -> Result<(), SwitchFault> {
         debug_assert!(

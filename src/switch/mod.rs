@@ -46,7 +46,7 @@ use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rng::SplitMix64;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{ArnTable, Block, CongestionDetector, LftBanks, RrArbiter};
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox, streamed, tail_cycle};
+use crate::wire::link::{Arrivals, Backward, Channel, Flit, Lanes, Outbox, streamed, tail_cycle};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 use output_credits::OutputCredits;
@@ -56,12 +56,13 @@ use voq_buffer::{ArrivalFault, VoqBuffer};
 /// Largest switch radix.
 pub const MAX_PORTS: usize = 64;
 
-/// Index of a VC in a fixed per-VC array. VC numbers are checked against the port's VC count
-/// where they enter the switch; the mask only lets the compiler drop the bounds check.
+/// Index of a VC in a fixed per-VC array of `V` lanes (a power of two). VC numbers are checked
+/// against the port's VC count where they enter the switch; the mask only lets the compiler
+/// drop the bounds check.
 #[inline]
-pub(crate) fn vc_ix(vc: usize) -> usize {
-    debug_assert!(vc < MAX_VCS);
-    vc & (MAX_VCS - 1)
+pub(crate) fn vc_ix<const V: usize>(vc: usize) -> usize {
+    debug_assert!(vc < V);
+    vc & (V - 1)
 }
 
 /// Index of a port in a fixed per-port array (see [`vc_ix`]).
@@ -98,24 +99,24 @@ pub struct SwitchWiring {
 }
 
 /// What an output's arbitration sees (see `Switch::requests`).
-struct Requests {
+struct Requests<const V: usize> {
     inputs: u128,
-    /// Per input, [`MAX_VCS`] bits: the VCs whose head may win (input i in bits `4i..4i + 4` of
-    /// the whole array).
-    vcs: [u64; MAX_PORTS * MAX_VCS / 64],
+    /// Per input, `V` bits: the VCs whose head may win (input i in bits `V i .. V i + V` of the
+    /// whole array, whose [`MAX_PORTS`] inputs fill `V` words).
+    vcs: [u64; V],
     unready: bool,
 }
 
-impl Requests {
+const _: () = assert!(MAX_PORTS == 64);
+
+impl<const V: usize> Requests<V> {
     /// The VCs of input `i` whose head may win.
     #[inline]
-    fn vcs_of(&self, i: usize) -> u8 {
-        let bit = port_ix(i) * MAX_VCS;
-        (self.vcs[bit / 64] >> (bit % 64)) as u8 & ((1 << MAX_VCS) - 1)
+    fn vcs_of(&self, i: usize) -> u16 {
+        let bit = port_ix(i) * V;
+        (self.vcs[bit / 64] >> (bit % 64)) as u16 & (u16::MAX >> (16 - V))
     }
 }
-
-const _: () = assert!(MAX_VCS <= 8 && 64 % MAX_VCS == 0);
 
 /// The packet an output sends: one flit per cycle from `start` (its head) to its tail.
 #[derive(Clone, Copy, Debug)]
@@ -147,21 +148,21 @@ struct RootReg {
     next_refresh: u64,
 }
 
-struct InputPort {
-    buf: VoqBuffer,
+struct InputPort<const V: usize> {
+    buf: VoqBuffer<V>,
     /// Head flit registered for the routing stage (slot), one cycle after arrival.
     route_q: Option<u16>,
     /// Credit streams started and stopped this cycle (packets leaving the buffer), to go back
     /// upstream.
-    freed: Backward,
+    freed: Backward<V>,
     arn_out: Deque<ArnInfo, 8>,
     /// Per ARN-table entry: the first cycle this input may send an ARN for it again.
     arn_ok_at: Vec<u64>,
 }
 
-struct OutputPort {
+struct OutputPort<const V: usize> {
     /// Per VC of the next buffer.
-    credits: OutputCredits,
+    credits: OutputCredits<V>,
     tx: Option<Tx>,
     next: Option<Tx>,
     in_arb: RrArbiter,
@@ -170,8 +171,8 @@ struct OutputPort {
     root: Option<RootReg>,
 }
 
-/// One switch.
-pub struct Switch {
+/// One switch, its per-VC state sized for `V` VC lanes (see `wire::link::FEW_VCS`).
+pub struct Switch<const V: usize> {
     params: SwitchParams,
     wiring: SwitchWiring,
     ports: usize,
@@ -185,8 +186,8 @@ pub struct Switch {
     arn_res: Box<ArnTableOut>,
     arn_cmds: Deque<(ArnInfo, bool), 64>,
     arn_seq: u32,
-    inputs: Vec<InputPort>,
-    outputs: Vec<OutputPort>,
+    inputs: Vec<InputPort<V>>,
+    outputs: Vec<OutputPort<V>>,
     /// What exists only to skip work (activity masks, wake cycles, the detectors' cached
     /// inputs): derived from the registers above, never read as hardware state.
     skip: SkipState,
@@ -194,7 +195,7 @@ pub struct Switch {
     stats: SwitchStats,
     /// Flits, credits and ARNs sent in the current window, written into the channels by the
     /// fabric once every unit has stepped the window.
-    outbox: Outbox,
+    outbox: Outbox<V>,
     /// The last cycle stepped: what the accessors read the state as of.
     now: u64,
     /// Packets whose heads have left (with `stats.flits_sent`, the progress count).
@@ -203,13 +204,14 @@ pub struct Switch {
     seed: u64,
 }
 
-impl Switch {
+impl<const V: usize> Switch<V> {
     /// A switch with its LFT already programmed.
     pub fn new(params: SwitchParams, wiring: SwitchWiring, lft: LftBanks, seed: u64) -> Self {
         let ports = wiring.in_ch.len();
         assert!((1..=MAX_PORTS).contains(&ports) && ports <= MAX_INPUTS);
         let vcs = params.vcs();
-        assert!((1..=MAX_VCS).contains(&vcs));
+        let () = Lanes::<V>::OK;
+        assert!((1..=V).contains(&vcs));
         let inputs = (0..ports)
             .map(|_| InputPort {
                 buf: VoqBuffer::new(vcs, ports, params.vc_capacity, params.max_packets),
@@ -268,7 +270,7 @@ impl Switch {
     pub fn step<O: Observer>(
         &mut self,
         now: u64,
-        channels: &[Channel],
+        channels: &[Channel<V>],
         arrivals: &Arrivals,
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
@@ -301,7 +303,7 @@ impl Switch {
     /// What the switch sent since its outbox was last cleared, to be written into the channels
     /// after every switch and node of the window has stepped.
     #[inline]
-    pub fn outbox(&self) -> &Outbox {
+    pub fn outbox(&self) -> &Outbox<V> {
         &self.outbox
     }
 

@@ -12,7 +12,7 @@
 //! waveform, an invariant check) instead of stepping a counter every cycle. The values are those
 //! the per-cycle counter holds; a property test steps both side by side.
 
-use crate::wire::link::{Backward, MAX_VCS, streamed};
+use crate::wire::link::{Backward, Lanes, streamed};
 
 /// The credit streams coming back on one VC, summed in closed form.
 ///
@@ -54,14 +54,14 @@ struct Sending {
     len: u16,
 }
 
-/// The credit counters of one output.
+/// The credit counters of one output, per VC lane (`V`, see `wire::link::FEW_VCS`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutputCredits {
+pub struct OutputCredits<const V: usize> {
     cap: u16,
     /// Flits of whole packets sent, per VC.
-    sent: [u64; MAX_VCS],
+    sent: [u64; V],
     sending: Option<Sending>,
-    returns: [Returns; MAX_VCS],
+    returns: [Returns; V],
 }
 
 /// The credit streams of a return record do not add up: more stopped than were running.
@@ -71,14 +71,15 @@ pub struct StreamsOutOfStep {
     pub vc: usize,
 }
 
-impl OutputCredits {
+impl<const V: usize> OutputCredits<V> {
     /// Counters for a far buffer of `cap` flits per VC, all credits free.
     pub fn new(cap: u16) -> Self {
+        let () = Lanes::<V>::OK;
         OutputCredits {
             cap,
-            sent: [0; MAX_VCS],
+            sent: [0; V],
             sending: None,
-            returns: [Returns::default(); MAX_VCS],
+            returns: [Returns::default(); V],
         }
     }
 
@@ -90,7 +91,7 @@ impl OutputCredits {
     /// Flits sent on `vc` by the end of cycle `through`.
     #[inline]
     pub fn sent(&self, vc: usize, through: u64) -> u64 {
-        let vc = vc & (MAX_VCS - 1);
+        let vc = vc & (V - 1);
         let mut n = self.sent[vc];
         if let Some(s) = self.sending
             && s.vc as usize == vc
@@ -103,13 +104,13 @@ impl OutputCredits {
     /// Credits returned on `vc` by the end of cycle `through`.
     #[inline]
     pub fn returned(&self, vc: usize, through: u64) -> u64 {
-        self.returns[vc & (MAX_VCS - 1)].returned(through)
+        self.returns[vc & (V - 1)].returned(through)
     }
 
     /// Credits on `vc` whose streams have started and that have not come back by the end of
     /// cycle `through`.
     pub fn pending(&self, vc: usize, through: u64) -> u64 {
-        let r = &self.returns[vc & (MAX_VCS - 1)];
+        let r = &self.returns[vc & (V - 1)];
         r.announced - r.returned(through)
     }
 
@@ -145,13 +146,13 @@ impl OutputCredits {
     /// The packet being sent has sent its tail.
     pub fn finish_sending(&mut self) {
         if let Some(s) = self.sending.take() {
-            self.sent[s.vc as usize & (MAX_VCS - 1)] += s.len as u64;
+            self.sent[s.vc as usize & (V - 1)] += s.len as u64;
         }
     }
 
     /// Takes in the credit streams of a record arriving in cycle `now`.
-    pub fn arrive(&mut self, b: &Backward, now: u64) -> Result<(), StreamsOutOfStep> {
-        for v in 0..MAX_VCS {
+    pub fn arrive(&mut self, b: &Backward<V>, now: u64) -> Result<(), StreamsOutOfStep> {
+        for v in 0..V {
             let r = &mut self.returns[v];
             let (start, stop) = (b.start[v] as u64, b.stop[v] as u64);
             if start > 0 {
@@ -175,7 +176,7 @@ impl OutputCredits {
     /// Credit streams running on `vc` after the records taken in so far: credits that come back
     /// per cycle from the next cycle on, until a record changes it.
     pub fn running(&self, vc: usize) -> u64 {
-        self.returns[vc & (MAX_VCS - 1)].running
+        self.returns[vc & (V - 1)].running
     }
 
     /// Whether credits come back in cycle `now` (on any VC).
@@ -189,7 +190,7 @@ mod tests {
     use super::*;
     use crate::blocks::Block;
     use crate::blocks::credit_counter::{CreditCounter, CreditCounterIn};
-    use crate::wire::link::CreditReturns;
+    use crate::wire::link::{CreditReturns, FEW_VCS};
     use proptest::prelude::*;
 
     proptest! {
@@ -202,10 +203,10 @@ mod tests {
             sends in prop::collection::vec((0usize..2, 1u16..6, 0u64..4, 1u64..12), 1..14),
         ) {
             let cap = 40u16;
-            let mut lazy = OutputCredits::new(cap);
+            let mut lazy = OutputCredits::<FEW_VCS>::new(cap);
             let mut counters: Vec<CreditCounter> =
                 (0..2).map(|_| CreditCounter::new(cap as usize)).collect();
-            let mut per_cycle = CreditReturns::default();
+            let mut per_cycle = CreditReturns::<FEW_VCS>::default();
             let mut plan = Vec::new();
             let mut streams = Vec::new();
             let mut t = 1u64;
@@ -265,7 +266,7 @@ mod tests {
 
     #[test]
     fn credits_back_beyond_those_spent_and_streams_out_of_step_are_caught() {
-        let mut c = OutputCredits::new(8);
+        let mut c = OutputCredits::<FEW_VCS>::new(8);
         let mut b = Backward::default();
         b.start_stream(1, 3);
         c.arrive(&b, 5).unwrap();

@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl Switch {
+impl<const V: usize> Switch<V> {
     /// Phase 2: credits and ARNs coming back on the output links.
     /// `ports`: the outputs where something comes back in `now`.
     /// Inlined at both call sites (the quiet cycles' short path and the full step): as a call it
@@ -13,7 +13,7 @@ impl Switch {
     pub(super) fn receive_back<O: Observer>(
         &mut self,
         now: u64,
-        channels: &[Channel],
+        channels: &[Channel<V>],
         ports: u64,
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
@@ -85,10 +85,10 @@ impl Switch {
     /// The requests output `o` sees: per input, the VCs whose head packet is ready and fits in
     /// the downstream credits (virtual cut-through), less the credit the output spends this cycle
     /// on `sending_vc`. Also whether some head was routed but is not ready yet.
-    pub(super) fn requests(&self, o: usize, now: u64, sending_vc: Option<u8>) -> Requests {
+    pub(super) fn requests(&self, o: usize, now: u64, sending_vc: Option<u8>) -> Requests<V> {
         let mut r = Requests {
             inputs: 0,
-            vcs: [0; MAX_PORTS * MAX_VCS / 64],
+            vcs: [0; V],
             unready: false,
         };
         let mut scan = self.skip.waiting[o];
@@ -114,7 +114,7 @@ impl Switch {
                 }
             }
             if vcs != 0 {
-                let bit = port_ix(i) * MAX_VCS;
+                let bit = port_ix(i) * V;
                 r.vcs[bit / 64] |= vcs << (bit % 64);
                 r.inputs |= 1 << i;
             }
@@ -176,7 +176,7 @@ impl Switch {
                 // A flit of the packet leaves in every cycle from its head to its tail.
                 sending_vc = Some(tx.next_vc);
                 let inp = &mut self.inputs[tx.input as usize];
-                let underrun = |inp: &InputPort| SwitchFault {
+                let underrun = |inp: &InputPort<V>| SwitchFault {
                     port: o as u8,
                     what: format!(
                         "cut-through underrun: packet {} leaves faster than it arrives",

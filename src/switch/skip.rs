@@ -81,7 +81,7 @@ impl SkipState {
     }
 }
 
-impl Switch {
+impl<const V: usize> Switch<V> {
     /// Whether, with nothing arriving, cycle `now` would change no register but for the ARN
     /// table's TTLs counting down: every detector is quiet with no VOQ that may be above HCDTh,
     /// nothing is to be routed, the ARN table has no command and no entry expiring, no output
@@ -98,7 +98,7 @@ impl Switch {
     /// Whether one of the returns arriving in cycle `now` on the outputs in `ports` carries an
     /// ARN.
     #[inline]
-    pub(super) fn arns_back(&self, now: u64, channels: &[Channel], ports: u64) -> bool {
+    pub(super) fn arns_back(&self, now: u64, channels: &[Channel<V>], ports: u64) -> bool {
         let mut scan = ports;
         while scan != 0 {
             let o = scan.trailing_zeros() as usize;

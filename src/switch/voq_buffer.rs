@@ -18,7 +18,7 @@
 
 use crate::switch::{MAX_PORTS, port_ix, vc_ix};
 use crate::wire::Packet;
-use crate::wire::link::{MAX_VCS, streamed, tail_cycle};
+use crate::wire::link::{Lanes, streamed, tail_cycle};
 
 /// End of a list.
 const NIL: u16 = u16::MAX;
@@ -104,79 +104,81 @@ impl Departure {
 }
 
 /// The queues of one output: flits waiting for it over all VCs and per VC, and each VC's FIFO
-/// of slots (first and last). An output's bookkeeping sits in one 32-byte block (with 4 VCs), so
-/// that the counters and list ends a head's routing or a packet's departure updates share a cache
-/// line.
+/// of slots (first and last). An output's bookkeeping sits in one 32-byte block with 4 VC lanes
+/// (128 bytes with 16), so that the counters and list ends a head's routing or a packet's
+/// departure updates share a cache line.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(32))]
-struct Voq {
+struct Voq<const V: usize> {
     occ: u16,
-    vc_occ: [u16; MAX_VCS],
-    head: [u16; MAX_VCS],
-    tail: [u16; MAX_VCS],
+    vc_occ: [u16; V],
+    head: [u16; V],
+    tail: [u16; V],
 }
 
-const _: () = assert!(std::mem::size_of::<Voq>() <= 64 && 64 % std::mem::align_of::<Voq>() == 0);
+const _: () =
+    assert!(std::mem::size_of::<Voq<4>>() <= 64 && 64 % std::mem::align_of::<Voq<4>>() == 0);
 
-impl Voq {
-    const EMPTY: Voq = Voq {
+impl<const V: usize> Voq<V> {
+    const EMPTY: Self = Voq {
         occ: 0,
-        vc_occ: [0; MAX_VCS],
-        head: [NIL; MAX_VCS],
-        tail: [NIL; MAX_VCS],
+        vc_occ: [0; V],
+        head: [NIL; V],
+        tail: [NIL; V],
     };
 }
 
 /// The buffer of one input port.
 ///
-/// The counters and queue ends are fixed arrays (at most `MAX_VCS` VCs and `MAX_PORTS` outputs),
+/// The counters and queue ends are fixed arrays (`V` VC lanes and `MAX_PORTS` outputs),
 /// so a flit's bookkeeping touches no heap pointer and needs no bounds check. The fields are laid
 /// out in the order written (`repr(C)`): the ones every arrival and departure reads first, then
 /// the per-output blocks.
 #[derive(Clone, Debug)]
 #[repr(C)]
-pub struct VoqBuffer {
+pub struct VoqBuffer<const V: usize> {
     vcs: usize,
     /// Outputs with a packet leaving (bit per output).
     departing: u64,
     /// The packet arriving, if any, until it is settled (at the next head, or when it leaves).
     arr: Option<Arrival>,
-    cap: [u16; MAX_VCS],
-    occ: [u16; MAX_VCS],
+    cap: [u16; V],
+    occ: [u16; V],
     free: u16,
     used: u16,
     next: Vec<u16>,
     slots: Vec<Slot>,
     /// Flits received per VC, of the packets settled.
-    received: [u64; MAX_VCS],
+    received: [u64; V],
     /// Per output: its queues.
-    voqs: [Voq; MAX_PORTS],
+    voqs: [Voq<V>; MAX_PORTS],
     /// Per output: the packet leaving for it (at most one at a time), valid where `departing`
     /// has the output's bit.
     dep: [Departure; MAX_PORTS],
 }
 
-impl VoqBuffer {
+impl<const V: usize> VoqBuffer<V> {
     /// A buffer of `vcs` VCs of `cap_per_vc` flits, `outs` outputs and room for `max_packets`
     /// packets at once.
     pub fn new(vcs: usize, outs: usize, cap_per_vc: u16, max_packets: usize) -> Self {
         assert!(max_packets < NIL as usize);
-        assert!((1..=MAX_VCS).contains(&vcs) && (1..=MAX_PORTS).contains(&outs));
+        let () = Lanes::<V>::OK;
+        assert!((1..=V).contains(&vcs) && (1..=MAX_PORTS).contains(&outs));
         let mut next: Vec<u16> = (1..=max_packets as u16).collect();
         if let Some(last) = next.last_mut() {
             *last = NIL;
         }
         VoqBuffer {
             vcs,
-            cap: [cap_per_vc; MAX_VCS],
-            occ: [0; MAX_VCS],
+            cap: [cap_per_vc; V],
+            occ: [0; V],
             voqs: [Voq::EMPTY; MAX_PORTS],
             next,
             slots: vec![Slot::default(); max_packets],
             dep: [Departure::default(); MAX_PORTS],
             departing: 0,
             arr: None,
-            received: [0; MAX_VCS],
+            received: [0; V],
             free: if max_packets > 0 { 0 } else { NIL },
             used: 0,
         }
@@ -184,12 +186,12 @@ impl VoqBuffer {
 
     /// Capacity of VC `vc` in flits.
     pub fn capacity(&self, vc: usize) -> u16 {
-        self.cap[vc_ix(vc)]
+        self.cap[vc_ix::<V>(vc)]
     }
 
     /// Flits stored in VC `vc` at the end of cycle `through`.
     pub fn occupancy(&self, vc: usize, through: u64) -> u16 {
-        let vc = vc_ix(vc);
+        let vc = vc_ix::<V>(vc);
         let mut occ = self.occ[vc];
         if let Some(a) = self.arr
             && a.vc as usize == vc
@@ -247,7 +249,7 @@ impl VoqBuffer {
 
     /// Flits received on `vc` by the end of cycle `through`.
     pub fn received(&self, vc: usize, through: u64) -> u64 {
-        let vc = vc_ix(vc);
+        let vc = vc_ix::<V>(vc);
         let mut n = self.received[vc];
         if let Some(a) = self.arr
             && a.vc as usize == vc
@@ -269,7 +271,7 @@ impl VoqBuffer {
     /// `through`.
     #[inline]
     pub fn vc_voq_occupancy(&self, vc: usize, out: usize, through: u64) -> u16 {
-        let (vc, out) = (vc_ix(vc), port_ix(out));
+        let (vc, out) = (vc_ix::<V>(vc), port_ix(out));
         let gone = if self.dep[out].vc as usize == vc {
             self.gone(out, through)
         } else {
@@ -320,7 +322,7 @@ impl VoqBuffer {
         if pkt.vc as usize >= self.vcs {
             return Err(ArrivalFault::NoSuchVc);
         }
-        let vc = vc_ix(pkt.vc as usize);
+        let vc = vc_ix::<V>(pkt.vc as usize);
         if self.occupancy(vc, now.saturating_sub(1)) >= self.cap[vc] {
             return Err(ArrivalFault::Overflow);
         }
@@ -346,7 +348,7 @@ impl VoqBuffer {
         let Some(a) = self.arr.take() else {
             return;
         };
-        let vc = vc_ix(a.vc as usize);
+        let vc = vc_ix::<V>(a.vc as usize);
         self.slots[a.slot as usize].arrived = a.len;
         self.occ[vc] += a.len;
         self.received[vc] += a.len as u64;
@@ -373,7 +375,7 @@ impl VoqBuffer {
         slot.out = out;
         slot.next_vc = next_vc;
         slot.ready = ready;
-        let (vc, o) = (vc_ix(slot.pkt.vc as usize), port_ix(out as usize));
+        let (vc, o) = (vc_ix::<V>(slot.pkt.vc as usize), port_ix(out as usize));
         // Flits of the packet still arriving count in the VOQ through the closed form.
         let arrived = slot.arrived;
         if let Some(a) = &mut self.arr
@@ -397,14 +399,14 @@ impl VoqBuffer {
     /// The packet at the head of the (VC, output) queue.
     #[inline]
     pub fn head(&self, vc: usize, out: usize) -> Option<(u16, &Slot)> {
-        let s = self.voqs[port_ix(out)].head[vc_ix(vc)];
+        let s = self.voqs[port_ix(out)].head[vc_ix::<V>(vc)];
         (s != NIL).then(|| (s, &self.slots[s as usize]))
     }
 
     /// Removes the head of the (VC, output) queue when it wins arbitration; its flits stay
     /// counted until they leave.
     pub fn pop(&mut self, vc: usize, out: usize) -> u16 {
-        let (vc, out) = (vc_ix(vc), port_ix(out));
+        let (vc, out) = (vc_ix::<V>(vc), port_ix(out));
         let q = &mut self.voqs[out];
         let s = q.head[vc];
         debug_assert!(s != NIL);
@@ -436,7 +438,7 @@ impl VoqBuffer {
             vc: slot.pkt.vc,
         };
         self.departing |= 1 << out;
-        Some(vc_ix(slot.pkt.vc as usize))
+        Some(vc_ix::<V>(slot.pkt.vc as usize))
     }
 
     /// The tail of the packet leaving for `out` leaves in cycle `now`: its flits are taken off
@@ -455,7 +457,7 @@ impl VoqBuffer {
             self.settle();
         }
         self.departing &= !(1 << out);
-        let vc = vc_ix(d.vc as usize);
+        let vc = vc_ix::<V>(d.vc as usize);
         self.occ[vc] -= d.len;
         let q = &mut self.voqs[out];
         q.occ -= d.len;
@@ -475,6 +477,7 @@ impl VoqBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::link::FEW_VCS;
 
     fn pkt(id: u32, vc: u8, len: u16) -> Packet {
         Packet {
@@ -487,7 +490,7 @@ mod tests {
 
     #[test]
     fn voq_fifo_and_accounting() {
-        let mut b = VoqBuffer::new(2, 3, 10, 4);
+        let mut b = VoqBuffer::<FEW_VCS>::new(2, 3, 10, 4);
         // Packet a (2 flits) arrives in cycles 1 and 2, is routed in 2.
         let a = b.arrive_head(pkt(1, 0, 2), 1).unwrap();
         assert_eq!(b.occupancy(0, 1), 1);
@@ -517,7 +520,7 @@ mod tests {
 
     #[test]
     fn cut_through_follows_the_arrival() {
-        let mut b = VoqBuffer::new(1, 1, 10, 2);
+        let mut b = VoqBuffer::<FEW_VCS>::new(1, 1, 10, 2);
         let a = b.arrive_head(pkt(1, 0, 3), 5).unwrap();
         assert_eq!(b.start_departure(a, 4), None, "head not here yet");
         b.route(a, 0, 0, 6);
@@ -534,7 +537,7 @@ mod tests {
 
     #[test]
     fn departures_free_room_for_arrivals() {
-        let mut b = VoqBuffer::new(1, 2, 4, 4);
+        let mut b = VoqBuffer::<FEW_VCS>::new(1, 2, 4, 4);
         let a = b.arrive_head(pkt(1, 0, 4), 1).unwrap();
         b.route(a, 1, 0, 2);
         b.pop(0, 1);
@@ -551,7 +554,7 @@ mod tests {
 
     #[test]
     fn heads_too_early_full_pools_and_unknown_vcs_are_reported() {
-        let mut b = VoqBuffer::new(1, 1, 10, 1);
+        let mut b = VoqBuffer::<FEW_VCS>::new(1, 1, 10, 1);
         assert_eq!(b.arrive_head(pkt(1, 1, 2), 1), Err(ArrivalFault::NoSuchVc));
         b.arrive_head(pkt(1, 0, 2), 1).unwrap();
         assert_eq!(

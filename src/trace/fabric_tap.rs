@@ -121,7 +121,7 @@ impl SwitchPlan {
     }
 
     /// Records the signals of `s` after it stepped `cycle`, in the order of their numbers.
-    fn record(&self, s: &SwitchUnit, cycle: u64, out: &mut Vec<Sample>) {
+    fn record<const V: usize>(&self, s: &SwitchUnit<V>, cycle: u64, out: &mut Vec<Sample>) {
         if let Some(f) = &self.entries {
             f.record(s.arn_table().count() as u64, cycle, out);
         }
@@ -174,7 +174,7 @@ pub struct FabricTap {
 /// No value recorded yet (no signal is wider than 32 bits).
 const UNRECORDED: u64 = u64::MAX;
 
-impl Tap for FabricTap {
+impl<const V: usize> Tap<V> for FabricTap {
     fn signals(&self) -> usize {
         self.signals
     }
@@ -187,11 +187,11 @@ impl Tap for FabricTap {
         !self.nodes[id as usize].is_empty()
     }
 
-    fn switch_signals(&self, s: &SwitchUnit, cycle: u64, out: &mut Vec<Sample>) {
+    fn switch_signals(&self, s: &SwitchUnit<V>, cycle: u64, out: &mut Vec<Sample>) {
         self.switches[s.id() as usize].record(s, cycle, out);
     }
 
-    fn node_signals(&self, n: &EndNode, cycle: u64, out: &mut Vec<Sample>) {
+    fn node_signals(&self, n: &EndNode<V>, cycle: u64, out: &mut Vec<Sample>) {
         for (f, src) in &self.nodes[n.id() as usize] {
             f.record(read_node(n, *src), cycle, out);
         }
@@ -200,7 +200,7 @@ impl Tap for FabricTap {
 
 impl FabricTap {
     /// The plan of the signals `srcs` (numbered in order) of `f`.
-    pub(super) fn new(f: &Fabric, srcs: impl Iterator<Item = Src>) -> Self {
+    pub(super) fn new<const V: usize>(f: &Fabric<V>, srcs: impl Iterator<Item = Src>) -> Self {
         let mut tap = FabricTap {
             switches: (0..f.switches().len())
                 .map(|_| SwitchPlan::default())

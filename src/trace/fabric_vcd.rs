@@ -70,7 +70,7 @@ pub fn glob(pattern: &str, name: &str) -> bool {
 }
 
 /// Every signal of the fabric, in hierarchy order.
-pub fn fabric_signals(f: &Fabric) -> Vec<FabricSignal> {
+pub fn fabric_signals<const V: usize>(f: &Fabric<V>) -> Vec<FabricSignal> {
     let mut v = Vec::new();
     for (s, name) in f.switches().iter().zip(f.switch_names()) {
         let base = format!("fabric.{name}");
@@ -132,7 +132,7 @@ impl Src {
     }
 }
 
-fn read(f: &Fabric, src: Src) -> u64 {
+fn read<const V: usize>(f: &Fabric<V>, src: Src) -> u64 {
     match src.owner() {
         Owner::Node(n) => read_node(&f.nodes()[n as usize], src),
         Owner::Switch(s) => read_switch(&f.switches()[s as usize], src),
@@ -140,7 +140,7 @@ fn read(f: &Fabric, src: Src) -> u64 {
 }
 
 /// The value of `src`, a signal of switch `sw` (every signal is at most 32 bits wide).
-fn read_switch(sw: &SwitchUnit, src: Src) -> u64 {
+fn read_switch<const V: usize>(sw: &SwitchUnit<V>, src: Src) -> u64 {
     if let Some((p, j)) = probe_index(src) {
         return probe_field(sw.output_probe(p as usize), j);
     }
@@ -191,7 +191,7 @@ pub(super) fn probe_index(src: Src) -> Option<(u16, usize)> {
 }
 
 /// The value of `src`, a signal of node `n`.
-pub(super) fn read_node(n: &EndNode, src: Src) -> u64 {
+pub(super) fn read_node<const V: usize>(n: &EndNode<V>, src: Src) -> u64 {
     match src {
         Src::Queued(_) => n.queued() as u64,
         _ => 0,
@@ -220,7 +220,10 @@ const SPILL_BYTES: usize = 1 << 18;
 
 /// The signals of `f` whose names match one of `patterns` (every signal when there are none), in
 /// hierarchy order, and per pattern the number of signals it matches.
-pub fn select(f: &Fabric, patterns: &[String]) -> (Vec<FabricSignal>, Vec<usize>) {
+pub fn select<const V: usize>(
+    f: &Fabric<V>,
+    patterns: &[String],
+) -> (Vec<FabricSignal>, Vec<usize>) {
     let mut per_pattern = vec![0; patterns.len()];
     let chosen = fabric_signals(f)
         .into_iter()
@@ -244,9 +247,9 @@ impl FabricVcd {
     /// the translate filter for detector states (`.states.txt`) when one is chosen.
     /// Returns the writer and the number of signals.
     /// `(first, last)` are the cycles the save file opens the view on.
-    pub fn create(
+    pub fn create<const V: usize>(
         path: &Path,
-        f: &Fabric,
+        f: &Fabric<V>,
         patterns: &[String],
         (first, last): (u64, u64),
     ) -> io::Result<(Self, usize)> {
@@ -324,7 +327,7 @@ impl FabricVcd {
     }
 
     /// Dumps the state after cycle `cycle` has been stepped.
-    pub fn sample(&mut self, f: &Fabric, cycle: u64) -> io::Result<()> {
+    pub fn sample<const V: usize>(&mut self, f: &Fabric<V>, cycle: u64) -> io::Result<()> {
         self.open_cycle(cycle);
         for k in 0..self.sigs.len() {
             let v = read(f, self.sigs[k].0) as u128;
@@ -336,7 +339,7 @@ impl FabricVcd {
     }
 
     /// The dumped signals grouped per switch and node of `f`, for [`Fabric::run_tapped`].
-    pub fn tap(&self, f: &Fabric) -> FabricTap {
+    pub fn tap<const V: usize>(&self, f: &Fabric<V>) -> FabricTap {
         FabricTap::new(f, self.sigs.iter().map(|s| s.0))
     }
 

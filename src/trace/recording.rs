@@ -35,7 +35,7 @@ pub struct RecordingHeader {
 impl RecordingHeader {
     /// The header of switch `sw`, named `name`, recorded from cycle 0 through `to`, compared from
     /// `from`.
-    pub fn of(sw: &SwitchUnit, name: &str, from: u64, to: u64) -> Self {
+    pub fn of<const V: usize>(sw: &SwitchUnit<V>, name: &str, from: u64, to: u64) -> Self {
         RecordingHeader {
             name: name.to_string(),
             params: sw.params().clone(),
@@ -164,8 +164,8 @@ pub fn write_frame(w: &mut impl Write, t: u64, ins: &[PortIn], outs: &[PortOut])
 
 /// Runs `f` from its first cycle for `cycles` cycles, writing into `w` the whole recording of its
 /// switch `sw` (header, every cycle, `end`); `each` sees every cycle's frame as it is written.
-pub fn record_run(
-    f: &mut Fabric,
+pub fn record_run<const V: usize>(
+    f: &mut Fabric<V>,
     sw: u32,
     cycles: u64,
     w: &mut impl Write,

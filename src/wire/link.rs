@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const PAD: usize = 2;
 const _: () = assert!(
     PAD * std::mem::size_of::<Slot<Option<Flit>>>() >= 64
-        && PAD * std::mem::size_of::<Slot<Backward>>() >= 64
+        && PAD * std::mem::size_of::<Slot<Backward<1>>>() >= 64
 );
 
 /// The slot of a ring of `mask + 1` slots (after the padding) that holds what arrives in `cycle`.
@@ -47,11 +47,35 @@ fn slot_index(mask: u64, cycle: u64) -> usize {
     PAD + (cycle & mask) as usize
 }
 
-/// Largest number of VCs per port: the paper's queuing schemes use at most three regular VCs plus
-/// the AFC. Every credit return carries one count per possible VC, so a larger bound costs memory
-/// traffic on every link, every cycle (16, the number of InfiniBand VLs, cost 7 % more
-/// instructions on configuration 1).
-pub const MAX_VCS: usize = 4;
+/// Largest number of VCs per port: InfiniBand's 16 data VLs (regular VCs of the queuing scheme
+/// plus the AFC under AFI).
+pub const MAX_VCS: usize = 16;
+
+/// VC lanes of a fabric whose ports have at most four VCs: the paper's queuing schemes (three
+/// regular VCs plus the AFC).
+///
+/// Every credit record carries one count per VC lane and the switches keep one counter per lane,
+/// so the fast engine's link, switch and node types take the number of lanes as a const
+/// parameter `V` (a power of two, at least the ports' VC count) and a fabric is built for
+/// `FEW_VCS` or for [`MAX_VCS`] lanes, chosen once from the scenario ([`lanes_for`]). Sixteen
+/// lanes for every fabric cost 15 % more instructions on configuration 1 (credit records of
+/// four times the size, copied and scanned on every return).
+pub const FEW_VCS: usize = 4;
+
+/// The VC lanes of a fabric whose ports have `vcs` VCs: [`FEW_VCS`] up to four, else
+/// [`MAX_VCS`].
+pub fn lanes_for(vcs: usize) -> usize {
+    if vcs <= FEW_VCS { FEW_VCS } else { MAX_VCS }
+}
+
+/// Checks, at compile time, a number of VC lanes `V` the fast engine is instantiated with: a
+/// power of two (per-VC indices are masked with `V - 1`) from 1 to [`MAX_VCS`].
+pub(crate) struct Lanes<const V: usize>;
+
+impl<const V: usize> Lanes<V> {
+    /// Referenced by every constructor of a type sized by `V`.
+    pub(crate) const OK: () = assert!(V.is_power_of_two() && V <= MAX_VCS);
+}
 
 /// Longest window: the most cycles a unit steps in a row before its sends are written.
 pub const MAX_WINDOW: usize = 16;
@@ -75,16 +99,19 @@ pub fn tail_cycle(start: u64, len: u16) -> u64 {
     start + len as u64 - 1
 }
 
-/// Slots of a delay line of `latency` cycles: a power of two holding two windows (at least
-/// `latency + 1`), so the arrivals of one window are read while those of the next are written.
 /// Bytes one link direction of `latency` cycles holds in its delay lines (both rings), as
-/// allocated when the fabric is built.
-pub fn channel_bytes(latency: u64) -> u64 {
+/// allocated when the fabric is built for ports of `vcs` VCs.
+pub fn channel_bytes(latency: u64, vcs: usize) -> u64 {
     let slots = (PAD + ring_len(latency) as usize + PAD) as u64;
-    slots
-        * (std::mem::size_of::<Slot<Option<Flit>>>() + std::mem::size_of::<Slot<Backward>>()) as u64
+    let back = match lanes_for(vcs) {
+        FEW_VCS => std::mem::size_of::<Slot<Backward<FEW_VCS>>>(),
+        _ => std::mem::size_of::<Slot<Backward<MAX_VCS>>>(),
+    };
+    slots * (std::mem::size_of::<Slot<Option<Flit>>>() + back) as u64
 }
 
+/// Slots of a delay line of `latency` cycles: a power of two holding two windows (at least
+/// `latency + 1`), so the arrivals of one window are read while those of the next are written.
 fn ring_len(latency: u64) -> u64 {
     (2 * latency.max(1)).next_power_of_two()
 }
@@ -116,19 +143,33 @@ impl Flit {
 ///
 /// A credit stream is one packet leaving the buffer: one credit per cycle, from the cycle of the
 /// record that starts it to the cycle of the record that stops it, both included.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Backward {
+///
+/// `V` is the fabric's number of VC lanes (see [`FEW_VCS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backward<const V: usize> {
     /// Credit streams starting in this cycle, per VC.
-    pub start: [u8; MAX_VCS],
+    pub start: [u8; V],
     /// Credits those streams will return in all (their packets' lengths), per VC.
-    pub start_flits: [u32; MAX_VCS],
+    pub start_flits: [u32; V],
     /// Credit streams returning their last credit in this cycle, per VC.
-    pub stop: [u8; MAX_VCS],
+    pub stop: [u8; V],
     /// An ARN travelling upstream, out of band of the data VCs.
     pub arn: Option<ArnInfo>,
 }
 
-impl Backward {
+impl<const V: usize> Default for Backward<V> {
+    fn default() -> Self {
+        let () = Lanes::<V>::OK;
+        Backward {
+            start: [0; V],
+            start_flits: [0; V],
+            stop: [0; V],
+            arn: None,
+        }
+    }
+}
+
+impl<const V: usize> Backward<V> {
     /// Whether this carries nothing.
     pub fn is_empty(&self) -> bool {
         self.arn.is_none()
@@ -144,7 +185,7 @@ impl Backward {
     /// Whether this starts a credit stream (on any VC).
     #[inline]
     pub fn starts_streams(&self) -> bool {
-        self.start != [0; MAX_VCS]
+        self.start != [0; V]
     }
 
     /// A packet of `len` flits on `vc` starts freeing its flits, one per cycle from this one.
@@ -163,30 +204,41 @@ impl Backward {
     /// Forgets every change, keeping the ARN field as it is.
     #[inline]
     pub fn clear_credits(&mut self) {
-        self.start = [0; MAX_VCS];
-        self.start_flits = [0; MAX_VCS];
-        self.stop = [0; MAX_VCS];
+        self.start = [0; V];
+        self.start_flits = [0; V];
+        self.stop = [0; V];
     }
 }
 
 /// The credit streams coming back to one output, returned cycle by cycle: how many credits
 /// arrive per VC in the current cycle, and how many are still to come from the streams that have
 /// started. The reference the switches' closed form (`switch::output_credits`) is tested against.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CreditReturns {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CreditReturns<const V: usize> {
     /// Streams returning a credit per cycle, per VC.
-    rate: [u8; MAX_VCS],
+    rate: [u8; V],
     /// Streams that return their last credit in the current cycle, per VC.
-    stopping: [u8; MAX_VCS],
+    stopping: [u8; V],
     /// Credits the started streams have still to return, the current cycle's included.
-    pending: [u32; MAX_VCS],
+    pending: [u32; V],
 }
 
-impl CreditReturns {
+impl<const V: usize> Default for CreditReturns<V> {
+    fn default() -> Self {
+        let () = Lanes::<V>::OK;
+        CreditReturns {
+            rate: [0; V],
+            stopping: [0; V],
+            pending: [0; V],
+        }
+    }
+}
+
+impl<const V: usize> CreditReturns<V> {
     /// Takes in a record arriving in the current cycle.
     #[inline]
-    pub fn arrive(&mut self, b: &Backward) {
-        for v in 0..MAX_VCS {
+    pub fn arrive(&mut self, b: &Backward<V>) {
+        for v in 0..V {
             self.rate[v] += b.start[v];
             self.pending[v] += b.start_flits[v];
             self.stopping[v] = b.stop[v];
@@ -202,7 +254,7 @@ impl CreditReturns {
     /// Whether credits arrive in the current cycle.
     #[inline]
     pub fn any(&self) -> bool {
-        self.rate != [0; MAX_VCS]
+        self.rate != [0; V]
     }
 
     /// Ends a cycle in which credits arrived ([`CreditReturns::any`]): its credits are counted,
@@ -213,19 +265,19 @@ impl CreditReturns {
     #[inline]
     pub fn end_cycle(&mut self) -> Option<bool> {
         debug_assert!(self.any());
-        for v in 0..MAX_VCS {
+        for v in 0..V {
             self.pending[v] = self.pending[v].wrapping_sub(self.rate[v] as u32);
         }
-        if self.stopping == [0; MAX_VCS] {
+        if self.stopping == [0; V] {
             return Some(true);
         }
         let mut bad = false;
-        for v in 0..MAX_VCS {
+        for v in 0..V {
             let (rate, under) = self.rate[v].overflowing_sub(self.stopping[v]);
             self.rate[v] = rate;
             bad |= under;
         }
-        self.stopping = [0; MAX_VCS];
+        self.stopping = [0; V];
         (!bad).then_some(self.any())
     }
 
@@ -244,7 +296,7 @@ struct Slot<T> {
 
 /// One direction of a link.
 #[derive(Clone, Debug)]
-pub struct Channel {
+pub struct Channel<const V: usize> {
     /// The unit (switch or node index in [`Arrivals`]) and port the flits go to.
     fwd_to: (u32, u8),
     /// The unit and port the credits and ARNs go back to.
@@ -253,10 +305,10 @@ pub struct Channel {
     /// Ring length minus one (see [`ring_len`]).
     mask: u64,
     fwd: Vec<Slot<Option<Flit>>>,
-    bwd: Vec<Slot<Backward>>,
+    bwd: Vec<Slot<Backward<V>>>,
 }
 
-impl Channel {
+impl<const V: usize> Channel<V> {
     /// A channel of `latency` cycles (at least 1).
     pub fn new(latency: u32) -> Self {
         let latency = latency.max(1) as u64;
@@ -313,7 +365,7 @@ impl Channel {
     /// # Safety
     /// `ch` is valid, and no other thread accesses its forward ring during the call.
     #[inline]
-    unsafe fn send_flit_raw(ch: *mut Channel, now: u64, flit: Flit) -> ((u32, u8), u64) {
+    unsafe fn send_flit_raw(ch: *mut Channel<V>, now: u64, flit: Flit) -> ((u32, u8), u64) {
         // SAFETY: `latency` and `mask` are only read, by anyone, once the channel is built; the
         // forward ring is ours alone by the contract. No reference to the whole channel is made.
         unsafe {
@@ -337,7 +389,7 @@ impl Channel {
     /// # Safety
     /// `ch` is valid, and no other thread accesses its reverse ring during the call.
     #[inline]
-    unsafe fn send_back_raw(ch: *mut Channel, now: u64, b: Backward) -> ((u32, u8), u64) {
+    unsafe fn send_back_raw(ch: *mut Channel<V>, now: u64, b: Backward<V>) -> ((u32, u8), u64) {
         // SAFETY: as in `send_flit_raw`, for the reverse ring.
         unsafe {
             let at = now + (*ch).latency;
@@ -360,14 +412,14 @@ impl Channel {
 
     /// Sends credits and/or an ARN back in cycle `now`; they arrive in `now + latency`.
     #[inline]
-    pub fn send_back(&mut self, now: u64, b: Backward) {
+    pub fn send_back(&mut self, now: u64, b: Backward<V>) {
         // SAFETY: `self` is borrowed exclusively.
         unsafe { Self::send_back_raw(self, now, b) };
     }
 
     /// What arrives back in cycle `now`.
     #[inline]
-    pub fn recv_back(&self, now: u64) -> Option<&Backward> {
+    pub fn recv_back(&self, now: u64) -> Option<&Backward<V>> {
         let s = &self.bwd[self.slot(now)];
         (s.arrival == now).then_some(&s.value)
     }
@@ -390,8 +442,8 @@ impl Channel {
         }) else {
             return false;
         };
-        s.value.start = [0; MAX_VCS];
-        s.value.start_flits = [0; MAX_VCS];
+        s.value.start = [0; V];
+        s.value.start_flits = [0; V];
         true
     }
 
@@ -417,12 +469,12 @@ impl Channel {
 /// written, in any order or in parallel. Room for a window is reserved at build: sending never
 /// allocates.
 #[derive(Clone, Debug, Default)]
-pub struct Outbox {
+pub struct Outbox<const V: usize> {
     flits: Vec<(u64, u32, Flit)>,
-    backs: Vec<(u64, u32, Backward)>,
+    backs: Vec<(u64, u32, Backward<V>)>,
 }
 
-impl Outbox {
+impl<const V: usize> Outbox<V> {
     /// An empty outbox for a unit that sends at most `per_cycle` flits and `per_cycle` returns
     /// in a cycle, over windows of up to [`MAX_WINDOW`] cycles.
     pub fn new(per_cycle: usize) -> Self {
@@ -441,7 +493,7 @@ impl Outbox {
 
     /// Queues credits and/or an ARN sent back in cycle `now` on the reverse direction of `ch`.
     #[inline]
-    pub fn send_back(&mut self, now: u64, ch: u32, b: Backward) {
+    pub fn send_back(&mut self, now: u64, ch: u32, b: Backward<V>) {
         debug_assert!(self.backs.len() < self.backs.capacity(), "outbox full");
         self.backs.push((now, ch, b));
     }
@@ -452,7 +504,7 @@ impl Outbox {
     }
 
     /// The returns queued: (cycle sent, channel, return).
-    pub fn backs(&self) -> &[(u64, u32, Backward)] {
+    pub fn backs(&self) -> &[(u64, u32, Backward<V>)] {
         &self.backs
     }
 
@@ -466,7 +518,7 @@ impl Outbox {
     /// Writes what was queued into `channels`, and marks the arrivals (one thread only:
     /// `channels` is borrowed mutably, so no other thread writes or marks meanwhile).
     #[inline]
-    pub fn write_into(&self, channels: &mut [Channel], arrivals: &Arrivals) {
+    pub fn write_into(&self, channels: &mut [Channel<V>], arrivals: &Arrivals) {
         // SAFETY: `channels` is borrowed exclusively, so no other thread touches any ring.
         unsafe { self.write(SharedChannels::new(channels), arrivals, false) }
     }
@@ -479,7 +531,7 @@ impl Outbox {
     /// it sends returns on. (In a fabric every channel direction has one sender and one receiver,
     /// and each writes only its own ring.)
     #[inline]
-    pub unsafe fn write_shared(&self, channels: SharedChannels<'_>, arrivals: &Arrivals) {
+    pub unsafe fn write_shared(&self, channels: SharedChannels<'_, V>, arrivals: &Arrivals) {
         // SAFETY: the caller's contract.
         unsafe { self.write(channels, arrivals, true) }
     }
@@ -489,7 +541,7 @@ impl Outbox {
     /// # Safety
     /// As for [`Outbox::write_shared`].
     #[inline]
-    unsafe fn write(&self, channels: SharedChannels<'_>, arrivals: &Arrivals, shared: bool) {
+    unsafe fn write(&self, channels: SharedChannels<'_, V>, arrivals: &Arrivals, shared: bool) {
         for &(now, ch, f) in &self.flits {
             let c = channels.get(ch);
             // SAFETY: by the caller's contract nobody else touches this forward ring now.
@@ -508,21 +560,21 @@ impl Outbox {
 /// The fabric's channels, lent to several threads that each write only their own rings
 /// (see [`Outbox::write_shared`]). The channels stay mutably borrowed for `'a`.
 #[derive(Clone, Copy, Debug)]
-pub struct SharedChannels<'a> {
-    base: *mut Channel,
+pub struct SharedChannels<'a, const V: usize> {
+    base: *mut Channel<V>,
     len: usize,
-    borrow: PhantomData<&'a Channel>,
+    borrow: PhantomData<&'a Channel<V>>,
 }
 
 // SAFETY: only used through `Outbox::write_shared`, whose contract rules out two threads touching
 // one ring.
-unsafe impl Send for SharedChannels<'_> {}
+unsafe impl<const V: usize> Send for SharedChannels<'_, V> {}
 // SAFETY: as above.
-unsafe impl Sync for SharedChannels<'_> {}
+unsafe impl<const V: usize> Sync for SharedChannels<'_, V> {}
 
-impl<'a> SharedChannels<'a> {
+impl<'a, const V: usize> SharedChannels<'a, V> {
     /// Lends `channels` for as long as the borrow lasts.
-    pub fn new(channels: &'a mut [Channel]) -> Self {
+    pub fn new(channels: &'a mut [Channel<V>]) -> Self {
         SharedChannels {
             base: channels.as_mut_ptr(),
             len: channels.len(),
@@ -531,7 +583,7 @@ impl<'a> SharedChannels<'a> {
     }
 
     #[inline]
-    fn get(&self, ch: u32) -> *mut Channel {
+    fn get(&self, ch: u32) -> *mut Channel<V> {
         assert!((ch as usize) < self.len, "channel {ch} out of range");
         // SAFETY: in bounds, checked above.
         unsafe { self.base.add(ch as usize) }

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl EndNode {
+impl<const V: usize> EndNode<V> {
     /// Whether, with nothing arriving, the node would change no register in the cycles
     /// `from ..= to`: no message, no tail, no packet could start, no ARN entry lives.
     #[inline]

@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl EndNode {
+impl<const V: usize> EndNode<V> {
     /// The source's work in cycle `now`: the messages of its flows, if any.
     pub(super) fn generate(&mut self, now: u64) {
         loop {

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::switch::RoutingMode;
+use crate::wire::link::FEW_VCS;
 use proptest::prelude::*;
 
 proptest! {
@@ -27,8 +28,8 @@ proptest! {
                 hot: false,
             })
             .collect();
-        let mut node = EndNode::new(1, 8, 0, 1, &params, 64, &flows, seed, false);
-        let mut reference = EndNode::new(1, 8, 0, 1, &params, 64, &flows, seed, false);
+        let mut node = EndNode::<FEW_VCS>::new(1, 8, 0, 1, &params, 64, &flows, seed, false);
+        let mut reference = EndNode::<FEW_VCS>::new(1, 8, 0, 1, &params, 64, &flows, seed, false);
         let mut got = Vec::new();
         let mut want = Vec::new();
         for now in 0..8000 {

@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn latency_is_exact_in_both_directions() {
     for lat in [1u32, 2, 6] {
-        let mut ch = Channel::new(lat);
+        let mut ch = Channel::<MAX_VCS>::new(lat);
         let f = Flit {
             pkt: Packet {
                 len: 1,
@@ -14,7 +14,7 @@ fn latency_is_exact_in_both_directions() {
             index: 0,
         };
         ch.send_flit(10, f);
-        let mut b = Backward::default();
+        let mut b = Backward::<MAX_VCS>::default();
         b.start_stream(3, 2);
         ch.send_back(10, b);
         for t in 10..10 + lat as u64 {
@@ -33,7 +33,7 @@ fn latency_is_exact_in_both_directions() {
 #[test]
 fn outbox_writes_mark_the_receivers_for_the_arrival_cycle_only() {
     for shared in [false, true] {
-        let mut chans = vec![Channel::new(3), Channel::new(3)];
+        let mut chans = vec![Channel::<MAX_VCS>::new(3), Channel::<MAX_VCS>::new(3)];
         chans[0].set_ends((1, 4), (0, 2));
         chans[1].set_ends((1, 5), (2, 0));
         let arrivals = Arrivals::new(3, 3);
@@ -47,7 +47,7 @@ fn outbox_writes_mark_the_receivers_for_the_arrival_cycle_only() {
         };
         out.send_flit(7, 0, f);
         out.send_flit(7, 1, f);
-        let mut b = Backward::default();
+        let mut b = Backward::<MAX_VCS>::default();
         b.stop_stream(0);
         out.send_back(7, 0, b);
         if shared {
@@ -80,7 +80,7 @@ fn a_window_of_sends_leaves_the_window_being_read_intact() {
         index: t as u16,
     };
     for lat in [1u64, 3, 6] {
-        let mut ch = Channel::new(lat as u32);
+        let mut ch = Channel::<MAX_VCS>::new(lat as u32);
         // Windows of `lat` cycles: the sender steps its whole window first, then the reader.
         for t0 in (0..40).step_by(lat as usize) {
             for t in t0..t0 + lat {
@@ -96,7 +96,7 @@ fn a_window_of_sends_leaves_the_window_being_read_intact() {
 
 #[test]
 fn back_to_back_flits_do_not_collide() {
-    let mut ch = Channel::new(3);
+    let mut ch = Channel::<MAX_VCS>::new(3);
     for t in 0..20u64 {
         let f = Flit {
             pkt: Packet {
@@ -125,7 +125,7 @@ proptest::proptest! {
     ) {
         const T: usize = 300;
         let mut per_cycle = vec![[0u8; MAX_VCS]; T];
-        let mut records = vec![Backward::default(); T];
+        let mut records = vec![Backward::<MAX_VCS>::default(); T];
         for &(start, len, vc) in &packets {
             for t in start..start + len as u64 {
                 per_cycle[t as usize][vc] += 1;
@@ -133,7 +133,7 @@ proptest::proptest! {
             records[start as usize].start_stream(vc, len);
             records[(start + len as u64 - 1) as usize].stop_stream(vc);
         }
-        let mut r = CreditReturns::default();
+        let mut r = CreditReturns::<MAX_VCS>::default();
         let mut owed = [0u64; MAX_VCS];
         for t in 0..T {
             if records[t].has_credits() {
