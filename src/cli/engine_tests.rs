@@ -46,6 +46,21 @@ fn run_on(engine: Engine, name: &str, set: &[String], dir: &Path, dump: bool) {
         .unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"));
 }
 
+/// Runs `name` with `set` on both engines into `base`, and asserts the same outputs.
+fn same_bytes(base: &Path, name: &str, set: &[String], dump: bool) {
+    let dir = |e: &str| base.join(name.replace('/', "_")).join(e);
+    run_on(Engine::Fast, name, set, &dir("fast"), dump);
+    run_on(Engine::Cycle, name, set, &dir("cycle"), dump);
+    let (fast, cycle) = (outputs(&dir("fast")), outputs(&dir("cycle")));
+    assert_eq!(
+        fast.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        cycle.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for ((file, a), (_, b)) in fast.iter().zip(&cycle) {
+        assert!(a == b, "{name}: {file} differs between the engines");
+    }
+}
+
 #[test]
 fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
     let base = std::env::temp_dir().join(format!("arnsim-engines-{}", std::process::id()));
@@ -67,18 +82,18 @@ fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
         } else {
             Vec::new()
         };
-        let dump = *name == "default";
-        let dir = |e: &str| base.join(name.replace('/', "_")).join(e);
-        run_on(Engine::Fast, name, &set, &dir("fast"), dump);
-        run_on(Engine::Cycle, name, &set, &dir("cycle"), dump);
-        let (fast, cycle) = (outputs(&dir("fast")), outputs(&dir("cycle")));
-        assert_eq!(
-            fast.iter().map(|f| &f.0).collect::<Vec<_>>(),
-            cycle.iter().map(|f| &f.0).collect::<Vec<_>>()
-        );
-        for ((file, a), (_, b)) in fast.iter().zip(&cycle) {
-            assert!(a == b, "{name}: {file} differs between the engines");
-        }
+        same_bytes(&base, name, &set, *name == "default");
     }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// Sixteen VCs per port (DBBM over 15 regular VCs and the AFC, ARN+AFI) on the default 4-ary
+/// 2-tree: the run, its waveform dump included, is the same on both engines.
+#[test]
+fn both_engines_write_the_same_bytes_with_16_vcs() {
+    let base = std::env::temp_dir().join(format!("arnsim-engines16-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let set = ["queuing=dbbm", "queuing_vcs=15"].map(String::from);
+    same_bytes(&base, "default", &set, true);
     let _ = std::fs::remove_dir_all(&base);
 }

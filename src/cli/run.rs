@@ -18,7 +18,6 @@ use crate::fabric::{Engine, Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
 use crate::trace::DETECTOR_STATES;
 use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
-use crate::wire::link::{FEW_VCS, MAX_VCS, lanes_for};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -124,10 +123,9 @@ pub fn run(
 ) -> Result<(), Failure> {
     let s = load(name_or_path, overrides)?;
     // The fabric's types are sized by its VC lanes, chosen once here.
-    match lanes_for(s.params.switch.vcs()) {
-        FEW_VCS => run_on::<FEW_VCS>(s, out, overrides, waves, record, how),
-        _ => run_on::<MAX_VCS>(s, out, overrides, waves, record, how),
-    }
+    crate::with_lanes!(s.params.switch.vcs(), |V| run_on::<V>(
+        s, out, overrides, waves, record, how
+    ))
 }
 
 /// [`run`] on a fabric of `V` VC lanes.

@@ -5,7 +5,6 @@
 use super::*;
 use crate::cli::run::BUNDLED;
 use crate::fabric::Fabric;
-use crate::wire::link::FEW_VCS;
 use proptest::prelude::*;
 
 /// Values that sit on or beyond the limits, of every type.
@@ -15,6 +14,8 @@ const VALUES: &[&str] = &[
     "1",
     "2",
     "3",
+    "15",
+    "16",
     "65",
     "4097",
     "1e30",
@@ -69,6 +70,7 @@ const KEYS: &[&str] = &[
     "bin",
     "routing",
     "queuing",
+    "queuing_vcs",
     "watchdog",
     "topology.kind",
     "topology.ports",
@@ -141,10 +143,14 @@ fn check(text: &str, set: &[String]) -> Result<(), TestCaseError> {
                 prop_assert!(w.contains("key `"), "{w}");
             }
             if s.topology.nodes <= 64 && s.topology.links.len() <= 256 {
-                let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows)
-                    .map_err(|e| TestCaseError::fail(format!("loads but does not build: {e}")))?;
-                f.run(s.sim_cycles.min(100), &mut ())
-                    .map_err(|e| TestCaseError::fail(format!("loads but fails: {e}")))?;
+                crate::with_lanes!(s.params.switch.vcs(), |V| {
+                    let mut f = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)
+                        .map_err(|e| {
+                            TestCaseError::fail(format!("loads but does not build: {e}"))
+                        })?;
+                    f.run(s.sim_cycles.min(100), &mut ())
+                        .map_err(|e| TestCaseError::fail(format!("loads but fails: {e}")))?;
+                })
             }
         }
     }

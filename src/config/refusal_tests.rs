@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::fabric::Fabric;
-use crate::wire::link::FEW_VCS;
+use crate::switch::QueuingScheme;
 
 /// A 4-ary 2-tree under uniform traffic; tests replace what they study.
 const BASE: &str = r#"sim_time = "20us"
@@ -35,8 +35,10 @@ fn about(all: &[ScenarioError], key: &str) -> ScenarioError {
 
 /// Builds the fabric and runs a few cycles: what loads runs.
 fn runs(s: &Scenario) {
-    let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
-    f.run(s.sim_cycles.min(200), &mut ()).expect("runs");
+    crate::with_lanes!(s.params.switch.vcs(), |V| {
+        let mut f = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
+        f.run(s.sim_cycles.min(200), &mut ()).expect("runs");
+    })
 }
 
 #[test]
@@ -151,6 +153,43 @@ fn nan_zero_bins_and_zero_sizes_are_errors() {
             .message
             .contains("1 to")
     );
+}
+
+#[test]
+fn queuing_vcs_beyond_the_vls_or_on_one_queue_are_refused_at_their_line() {
+    // BASE routes with ARN+AFI: 15 regular VCs and the AFC make InfiniBand's 16 VLs.
+    let text = format!("queuing = \"dbbm\"\nqueuing_vcs = 16\n{BASE}");
+    let all = errors(&text, &[]);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(
+        all[0].to_string(),
+        "s.toml:2: key `queuing_vcs`: 16 is outside 1..=15 (regular VCs; with the AFC at most 16 VCs per port, InfiniBand's data VLs)"
+    );
+    let e = about(
+        &errors(&text, &["routing=\"arn\"", "queuing_vcs=17"]),
+        "queuing_vcs",
+    );
+    assert_eq!(e.at, "--set");
+    assert!(e.message.contains("outside 1..=16"), "{e}");
+    let e = about(&errors(&text, &["queuing_vcs=0"]), "queuing_vcs");
+    assert!(e.message.contains("outside 1..=15"), "{e}");
+    let e = about(
+        &errors(&format!("queuing_vcs = 2\n{BASE}"), &[]),
+        "queuing_vcs",
+    );
+    assert_eq!(e.at, "s.toml:1");
+    assert!(e.message.contains("`1q` has one regular VC"), "{e}");
+    let e = about(&errors(&text, &["queuing_vcs=\"3\""]), "queuing_vcs");
+    assert_eq!(e.at, "--set");
+    // The whole range loads and runs: 1q alone, and 15 regular VCs with the AFC.
+    runs(&load(&format!("queuing_vcs = 1\n{BASE}"), &[]).unwrap());
+    let s = load(&text, &["queuing_vcs=15"]).unwrap();
+    assert_eq!(s.params.switch.queuing, QueuingScheme::Dbbm { vcs: 15 });
+    assert_eq!(s.params.switch.vcs(), 16);
+    runs(&s);
+    let s = load(&text, &["routing=\"dmodk\"", "queuing=\"flow2sl\""]).unwrap();
+    assert_eq!(s.params.switch.vcs(), 16, "no AFC without AFI");
+    runs(&s);
 }
 
 #[test]

@@ -14,6 +14,7 @@ use crate::fabric::FabricParams;
 use crate::fabric::node::Flow;
 use crate::fabric::topology::Topology;
 use crate::switch::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
+use crate::wire::link::MAX_VCS;
 
 /// A validated scenario, in cycles and flits.
 #[derive(Debug)]
@@ -338,23 +339,29 @@ impl Scenario {
             .as_ref()
             .and_then(|t| t.xgft.as_ref())
             .map_or(1, |(m, _)| m[0]);
-        let queuing = queuing_name.map(|q| match q.as_str() {
-            "dbbm" => QueuingScheme::Dbbm { vcs: 3 },
-            "vftree" => QueuingScheme::VFtree {
-                vcs: 3,
-                nodes_per_leaf,
-            },
-            "flow2sl" => QueuingScheme::Flow2Sl {
-                vcs: 3,
-                nodes: nodes.unwrap_or(1),
-            },
-            _ => QueuingScheme::OneQ,
-        });
+        // Without a valid routing mode, the AFC is counted in (the stricter limit).
+        let afi = routing.is_none_or(|m| m.afi());
+        let queuing_vcs = queuing_vcs(&r, queuing_name.as_deref(), afi);
+        let queuing = queuing_name
+            .zip(queuing_vcs)
+            .map(|(q, vcs)| match q.as_str() {
+                "dbbm" => QueuingScheme::Dbbm { vcs },
+                "vftree" => QueuingScheme::VFtree {
+                    vcs,
+                    nodes_per_leaf,
+                },
+                "flow2sl" => QueuingScheme::Flow2Sl {
+                    vcs,
+                    nodes: nodes.unwrap_or(1),
+                },
+                _ => QueuingScheme::OneQ,
+            });
 
         let latency = latency(&r);
         if let (Some(l), Some(t)) = (latency, topology.as_ref()) {
             // The delay lines are allocated at build: refuse what cannot fit in memory.
-            let bytes = 2 * t.links.len() as u64 * crate::wire::link::channel_bytes(l, 4);
+            let vcs = queuing.map_or(MAX_VCS, |q| q.regular_vcs() + afi as usize);
+            let bytes = 2 * t.links.len() as u64 * crate::wire::link::channel_bytes(l, vcs);
             if bytes > MAX_LINK_BYTES {
                 let key = if doc.has("link.latency") {
                     "link.latency"
@@ -457,6 +464,28 @@ impl Scenario {
             warnings,
         })
     }
+}
+
+/// `queuing_vcs`: the regular VCs of the queuing scheme `scheme` (3 by default; `1q` has one and
+/// takes no other value), at most [`MAX_VCS`] per port with the AFC under AFI.
+fn queuing_vcs(r: &Reader, scheme: Option<&str>, afi: bool) -> Option<u8> {
+    const KEY: &str = "queuing_vcs";
+    let most = (MAX_VCS - afi as usize) as u64;
+    let why = if afi {
+        format!("regular VCs; with the AFC at most {MAX_VCS} VCs per port, InfiniBand's data VLs")
+    } else {
+        format!("regular VCs; at most {MAX_VCS} VCs per port, InfiniBand's data VLs")
+    };
+    let one_queue = scheme == Some("1q");
+    let default = if one_queue { 1 } else { 3 };
+    let v = r.uint_in(KEY, Some(default), (1, most), &why)?;
+    if one_queue && v != 1 {
+        return r.doc.fail(
+            KEY,
+            format!("{v}: `1q` has one regular VC (choose `dbbm`, `vftree` or `flow2sl` for more)"),
+        );
+    }
+    Some(v as u8)
 }
 
 fn smallest_packet(flows: &[Vec<Flow>], mtu: u64) -> u64 {

@@ -181,3 +181,13 @@ fn adapted_refresh_is_a_switch_key() {
     assert_eq!(e.key.as_deref(), Some("switch.adapted_refresh"));
     assert!(e.at.starts_with("s.toml:"), "{e}");
 }
+
+#[test]
+fn queuing_vcs_sets_the_regular_vcs_of_the_scheme() {
+    let s = Scenario::from_text("s.toml", SMALL, &["queuing_vcs=7".into()]).unwrap();
+    assert_eq!(s.params.switch.queuing, QueuingScheme::Dbbm { vcs: 7 });
+    assert_eq!(s.params.switch.vcs(), 8, "7 DBBM VCs and the AFC");
+    assert_eq!(s.params.switch.vc_capacity, 1024 / 8);
+    let s = Scenario::from_text("s.toml", SMALL, &["queuing=\"1q\"".into()]).unwrap();
+    assert_eq!(s.params.switch.vcs(), 2, "1q and the AFC");
+}

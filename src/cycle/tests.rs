@@ -18,7 +18,12 @@ pub(crate) fn lockstep_all(name: &str, overrides: &[&str]) -> Result<Vec<u64>, S
         .expect("bundled scenario");
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let s = Scenario::from_text(name, text, &overrides).map_err(|e| e.to_string())?;
-    let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows)?;
+    crate::with_lanes!(s.params.switch.vcs(), |V| lockstep_on::<V>(&s))
+}
+
+/// [`lockstep_all`] on a fabric of `V` VC lanes.
+fn lockstep_on<const V: usize>(s: &Scenario) -> Result<Vec<u64>, String> {
+    let mut f = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
     let mut replays: Vec<Replay> = f
         .switches()
         .iter()
@@ -53,6 +58,15 @@ fn every_switch_of_figure4_matches_the_fast_engine() {
     assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
 }
 
+/// Sixteen VCs per port, InfiniBand's VLs: DBBM over 15 regular VCs and the AFC, under ARN+AFI on
+/// the default 4-ary 2-tree (a fabric of 16 VC lanes).
+#[test]
+fn every_switch_of_a_16_vc_fabric_matches_the_fast_engine() {
+    let sets = ["queuing=\"dbbm\"", "queuing_vcs=15", "sim_time=\"120us\""];
+    let cycles = lockstep_all("default", &sets).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
+}
+
 mod random_fabrics {
     use super::lockstep_all;
     use proptest::prelude::*;
@@ -72,13 +86,15 @@ mod random_fabrics {
         #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
         /// Small fabrics (k-ary n-trees and the custom figure-4 fabric) with random routing
-        /// modes, queuing schemes, loads, link latencies, buffers and seeds: every switch of the
-        /// fast engine equals its cycle-engine twin in every cycle.
+        /// modes, queuing schemes and their VC counts (1 to 16 VCs per port), loads, link
+        /// latencies, buffers and seeds: every switch of the fast engine equals its cycle-engine
+        /// twin in every cycle.
         #[test]
         fn fast_and_cycle_engines_agree(
             shape in prop::sample::select(vec!["k2n2", "k3n2", "k2n3", "figure4"]),
             routing in routing(),
             queuing in prop::sample::select(vec!["1q", "dbbm", "vftree", "flow2sl"]),
+            regular_vcs in 1u8..=16,
             latency in 1u32..6,
             load in 0.2f64..1.0,
             buffer_kb in prop::sample::select(vec![16u32, 32, 64]),
@@ -93,6 +109,11 @@ mod random_fabrics {
                 "switch.crt=\"1us\"".to_string(),
                 "switch.arn_gap=\"100ns\"".to_string(),
             ];
+            // `1q` has one regular VC; with the AFC under AFI at most 15, for 16 VCs in all.
+            if queuing != "1q" {
+                let most = if routing.ends_with("_afi") { 15 } else { 16 };
+                sets.push(format!("queuing_vcs={}", regular_vcs.min(most)));
+            }
             let scenario = if shape == "figure4" {
                 "figure4"
             } else {

@@ -42,6 +42,25 @@ use std::sync::Mutex;
 pub use switch_unit::{CycleUnit, Engine, SwitchUnit};
 use topology::{Endpoint, Topology};
 
+/// Evaluates `$body` with the constant `$v` set to the VC lanes of a fabric whose ports have
+/// `$vcs` VCs ([`lanes_for`]): where a run chooses, once, which instance of the fabric's types
+/// it steps (`with_lanes!(vcs, |V| Fabric::<V>::build(..)..)`).
+#[macro_export]
+macro_rules! with_lanes {
+    ($vcs:expr, |$v:ident| $body:expr) => {
+        match $crate::wire::link::lanes_for($vcs) {
+            $crate::wire::link::FEW_VCS => {
+                const $v: usize = $crate::wire::link::FEW_VCS;
+                $body
+            }
+            _ => {
+                const $v: usize = $crate::wire::link::MAX_VCS;
+                $body
+            }
+        }
+    };
+}
+
 /// Parameters of a fabric beyond the switches'.
 #[derive(Clone, Debug)]
 pub struct FabricParams {
@@ -171,7 +190,7 @@ impl<const V: usize> Fabric<V> {
         let vcs = params.switch.vcs();
         if vcs > V {
             return Err(format!(
-                "{vcs} VCs per port: a fabric of {V} VC lanes holds at most {V}"
+                "{vcs} VCs per port, more than the fabric's {V} VC lanes"
             ));
         }
         if flows.len() != topo.nodes as usize {

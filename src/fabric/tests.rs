@@ -4,7 +4,7 @@ use super::node::{Destination, Flow};
 use super::topology::Topology;
 use super::*;
 use crate::switch::{QueuingScheme, RoutingMode};
-use crate::wire::link::FEW_VCS;
+use crate::wire::link::{FEW_VCS, MAX_VCS};
 
 /// Small-fabric parameters: 64-flit VCs, 16-flit packets, short timers.
 pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
@@ -235,7 +235,7 @@ fn doc_timing_one_packet_through_one_switch() {
 
 /// Everything a run leaves behind: totals, per-switch counters, and per port and VC the buffered
 /// flits and the free credits, of every switch and node.
-fn fingerprint(f: &Fabric<FEW_VCS>) -> Vec<u64> {
+fn fingerprint<const V: usize>(f: &Fabric<V>) -> Vec<u64> {
     let t = f.totals();
     let mut v = vec![f.now()];
     v.extend(format!("{t:?}").bytes().map(u64::from));
@@ -257,10 +257,9 @@ fn fingerprint(f: &Fabric<FEW_VCS>) -> Vec<u64> {
     v
 }
 
-/// Stepping every unit through windows of cycles, on any number of threads, gives the same
-/// events in the same order and the same state as stepping the fabric cycle by cycle.
-#[test]
-fn windows_and_threads_change_nothing() {
+/// A 2-ary 3-tree under ARN+AFI with uniform background traffic and an incast on node 3, so
+/// that roots, ARNs and adaptation happen.
+fn arn_incast_case() -> (Topology, FabricParams, Vec<Vec<Flow>>) {
     let topo = Topology::kary_ntree(2, 3);
     let mut params = small_params(RoutingMode::ArnAfi, 21);
     params.link_latency = 5;
@@ -282,16 +281,31 @@ fn windows_and_threads_change_nothing() {
             hot: true,
         });
     }
-    let run = |threads: usize, window: u64| {
-        let mut f = Fabric::<FEW_VCS>::build(&topo, params.clone(), &flows).unwrap();
-        f.set_threads(threads);
-        f.set_window(window);
-        assert_eq!(f.window(), window.min(5));
-        let mut ev: Vec<(u64, u32, SwitchEvent)> = Vec::new();
-        // An odd length, so the last window is cut short.
-        f.run(6001, &mut ev).unwrap_or_else(|v| panic!("{v}"));
-        (ev, fingerprint(&f))
-    };
+    (topo, params, flows)
+}
+
+/// [`arn_incast_case`] on a fabric of `V` VC lanes, `threads` threads and windows of `window`
+/// cycles: the events and the final state.
+fn run_arn_incast<const V: usize>(
+    threads: usize,
+    window: u64,
+) -> (Vec<(u64, u32, SwitchEvent)>, Vec<u64>) {
+    let (topo, params, flows) = arn_incast_case();
+    let mut f = Fabric::<V>::build(&topo, params, &flows).unwrap();
+    f.set_threads(threads);
+    f.set_window(window);
+    assert_eq!(f.window(), window.min(5));
+    let mut ev: Vec<(u64, u32, SwitchEvent)> = Vec::new();
+    // An odd length, so the last window is cut short.
+    f.run(6001, &mut ev).unwrap_or_else(|v| panic!("{v}"));
+    (ev, fingerprint(&f))
+}
+
+/// Stepping every unit through windows of cycles, on any number of threads, gives the same
+/// events in the same order and the same state as stepping the fabric cycle by cycle.
+#[test]
+fn windows_and_threads_change_nothing() {
+    let run = run_arn_incast::<FEW_VCS>;
     let (ev, print) = run(1, 1);
     assert!(
         ev.iter()
@@ -371,4 +385,19 @@ fn a_lost_credit_return_is_reported() {
     let v = f.check().unwrap_err();
     assert_eq!(v.invariant, "credit_conservation", "{v}");
     assert_eq!(v.cycle, 999, "{v}");
+}
+
+/// The fast engine sized for 16 VC lanes gives the events and the state of the one sized for 4,
+/// on a case of 4 VCs (the lanes change only the width of the credit records and counters).
+#[test]
+fn a_fabric_of_16_lanes_runs_like_one_of_4() {
+    assert!(run_arn_incast::<MAX_VCS>(2, 5) == run_arn_incast::<FEW_VCS>(2, 5));
+    let (topo, mut params, flows) = arn_incast_case();
+    params.switch.queuing = QueuingScheme::Dbbm { vcs: 5 };
+    let e = Fabric::<FEW_VCS>::build(&topo, params, &flows).err();
+    assert_eq!(
+        e.as_deref(),
+        Some("6 VCs per port, more than the fabric's 4 VC lanes"),
+        "5 regular VCs and the AFC"
+    );
 }
