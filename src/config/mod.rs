@@ -5,6 +5,7 @@ pub mod document;
 pub mod errors;
 mod keys;
 pub mod scenario;
+mod switch_keys;
 pub mod topology_keys;
 mod traffic_keys;
 pub mod units;

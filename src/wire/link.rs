@@ -27,9 +27,15 @@
 //! ([`Backward`]), and the sender's [`CreditReturns`] turns them back into the credits of each
 //! cycle: exactly the counts a per-cycle credit return would deliver, in the same cycles.
 
-use super::{ArnInfo, Packet};
+mod arrivals;
+mod credits;
+
+pub use arrivals::Arrivals;
+pub(crate) use credits::Lanes;
+pub use credits::{Backward, CreditReturns, FEW_VCS, MAX_VCS, lanes_for};
+
+use super::Packet;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Unused slots at both ends of every delay line, so that no cache line holds slots of two delay
 /// lines: the two directions of a channel, and neighbouring channels, are written by different
@@ -45,36 +51,6 @@ const _: () = assert!(
 #[inline]
 fn slot_index(mask: u64, cycle: u64) -> usize {
     PAD + (cycle & mask) as usize
-}
-
-/// Largest number of VCs per port: InfiniBand's 16 data VLs (regular VCs of the queuing scheme
-/// plus the AFC under AFI).
-pub const MAX_VCS: usize = 16;
-
-/// VC lanes of a fabric whose ports have at most four VCs: the paper's queuing schemes (three
-/// regular VCs plus the AFC).
-///
-/// Every credit record carries one count per VC lane and the switches keep one counter per lane,
-/// so the fast engine's link, switch and node types take the number of lanes as a const
-/// parameter `V` (a power of two, at least the ports' VC count) and a fabric is built for
-/// `FEW_VCS` or for [`MAX_VCS`] lanes, chosen once from the scenario ([`lanes_for`]). Sixteen
-/// lanes for every fabric cost 15 % more instructions on configuration 1 (credit records of
-/// four times the size, copied and scanned on every return).
-pub const FEW_VCS: usize = 4;
-
-/// The VC lanes of a fabric whose ports have `vcs` VCs: [`FEW_VCS`] up to four, else
-/// [`MAX_VCS`].
-pub fn lanes_for(vcs: usize) -> usize {
-    if vcs <= FEW_VCS { FEW_VCS } else { MAX_VCS }
-}
-
-/// Checks, at compile time, a number of VC lanes `V` the fast engine is instantiated with: a
-/// power of two (per-VC indices are masked with `V - 1`) from 1 to [`MAX_VCS`].
-pub(crate) struct Lanes<const V: usize>;
-
-impl<const V: usize> Lanes<V> {
-    /// Referenced by every constructor of a type sized by `V`.
-    pub(crate) const OK: () = assert!(V.is_power_of_two() && V <= MAX_VCS);
 }
 
 /// Longest window: the most cycles a unit steps in a row before its sends are written.
@@ -135,155 +111,6 @@ impl Flit {
     /// Whether this is the last flit of its packet.
     pub fn is_tail(&self) -> bool {
         self.index + 1 == self.pkt.len
-    }
-}
-
-/// What the receiving side sends back in one cycle: changes to its credit streams per VC, and
-/// at most one ARN.
-///
-/// A credit stream is one packet leaving the buffer: one credit per cycle, from the cycle of the
-/// record that starts it to the cycle of the record that stops it, both included.
-///
-/// `V` is the fabric's number of VC lanes (see [`FEW_VCS`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Backward<const V: usize> {
-    /// Credit streams starting in this cycle, per VC.
-    pub start: [u8; V],
-    /// Credits those streams will return in all (their packets' lengths), per VC.
-    pub start_flits: [u32; V],
-    /// Credit streams returning their last credit in this cycle, per VC.
-    pub stop: [u8; V],
-    /// An ARN travelling upstream, out of band of the data VCs.
-    pub arn: Option<ArnInfo>,
-}
-
-impl<const V: usize> Default for Backward<V> {
-    fn default() -> Self {
-        let () = Lanes::<V>::OK;
-        Backward {
-            start: [0; V],
-            start_flits: [0; V],
-            stop: [0; V],
-            arn: None,
-        }
-    }
-}
-
-impl<const V: usize> Backward<V> {
-    /// Whether this carries nothing.
-    pub fn is_empty(&self) -> bool {
-        self.arn.is_none()
-            && self.start.iter().all(|&c| c == 0)
-            && self.stop.iter().all(|&c| c == 0)
-    }
-
-    /// Whether this starts or stops a credit stream.
-    pub fn has_credits(&self) -> bool {
-        self.start.iter().chain(&self.stop).any(|&c| c != 0)
-    }
-
-    /// Whether this starts a credit stream (on any VC).
-    #[inline]
-    pub fn starts_streams(&self) -> bool {
-        self.start != [0; V]
-    }
-
-    /// A packet of `len` flits on `vc` starts freeing its flits, one per cycle from this one.
-    #[inline]
-    pub fn start_stream(&mut self, vc: usize, len: u16) {
-        self.start[vc] += 1;
-        self.start_flits[vc] += len as u32;
-    }
-
-    /// A packet on `vc` frees its last flit in this cycle.
-    #[inline]
-    pub fn stop_stream(&mut self, vc: usize) {
-        self.stop[vc] += 1;
-    }
-
-    /// Forgets every change, keeping the ARN field as it is.
-    #[inline]
-    pub fn clear_credits(&mut self) {
-        self.start = [0; V];
-        self.start_flits = [0; V];
-        self.stop = [0; V];
-    }
-}
-
-/// The credit streams coming back to one output, returned cycle by cycle: how many credits
-/// arrive per VC in the current cycle, and how many are still to come from the streams that have
-/// started. The reference the switches' closed form (`switch::output_credits`) is tested against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CreditReturns<const V: usize> {
-    /// Streams returning a credit per cycle, per VC.
-    rate: [u8; V],
-    /// Streams that return their last credit in the current cycle, per VC.
-    stopping: [u8; V],
-    /// Credits the started streams have still to return, the current cycle's included.
-    pending: [u32; V],
-}
-
-impl<const V: usize> Default for CreditReturns<V> {
-    fn default() -> Self {
-        let () = Lanes::<V>::OK;
-        CreditReturns {
-            rate: [0; V],
-            stopping: [0; V],
-            pending: [0; V],
-        }
-    }
-}
-
-impl<const V: usize> CreditReturns<V> {
-    /// Takes in a record arriving in the current cycle.
-    #[inline]
-    pub fn arrive(&mut self, b: &Backward<V>) {
-        for v in 0..V {
-            self.rate[v] += b.start[v];
-            self.pending[v] += b.start_flits[v];
-            self.stopping[v] = b.stop[v];
-        }
-    }
-
-    /// Credits arriving on `vc` in the current cycle.
-    #[inline]
-    pub fn now(&self, vc: usize) -> u8 {
-        self.rate[vc]
-    }
-
-    /// Whether credits arrive in the current cycle.
-    #[inline]
-    pub fn any(&self) -> bool {
-        self.rate != [0; V]
-    }
-
-    /// Ends a cycle in which credits arrived ([`CreditReturns::any`]): its credits are counted,
-    /// and the streams that returned their last one stop. Returns whether credits arrive in the
-    /// next cycle without a new record. `None` when a record stopped more streams than were
-    /// running (a corrupted return path; streams returning more credits than their starts
-    /// announced show in [`CreditReturns::pending`], which the credit conservation check reads).
-    #[inline]
-    pub fn end_cycle(&mut self) -> Option<bool> {
-        debug_assert!(self.any());
-        for v in 0..V {
-            self.pending[v] = self.pending[v].wrapping_sub(self.rate[v] as u32);
-        }
-        if self.stopping == [0; V] {
-            return Some(true);
-        }
-        let mut bad = false;
-        for v in 0..V {
-            let (rate, under) = self.rate[v].overflowing_sub(self.stopping[v]);
-            self.rate[v] = rate;
-            bad |= under;
-        }
-        self.stopping = [0; V];
-        (!bad).then_some(self.any())
-    }
-
-    /// Credits on `vc` whose streams have started but that have not arrived yet.
-    pub fn pending(&self, vc: usize) -> u64 {
-        self.pending[vc] as u64
     }
 }
 
@@ -546,13 +373,13 @@ impl<const V: usize> Outbox<V> {
             let c = channels.get(ch);
             // SAFETY: by the caller's contract nobody else touches this forward ring now.
             let (to, at) = unsafe { Channel::send_flit_raw(c, now, f) };
-            arrivals.mark(&arrivals.fwd, to, at, shared);
+            arrivals.mark_flit(to, at, shared);
         }
         for &(now, ch, b) in &self.backs {
             let c = channels.get(ch);
             // SAFETY: by the caller's contract nobody else touches this reverse ring now.
             let (to, at) = unsafe { Channel::send_back_raw(c, now, b) };
-            arrivals.mark(&arrivals.bwd, to, at, shared);
+            arrivals.mark_back(to, at, shared);
         }
     }
 }
@@ -589,134 +416,5 @@ impl<'a, const V: usize> SharedChannels<'a, V> {
         unsafe { self.base.add(ch as usize) }
     }
 }
-
-/// Which ports of each unit (switch or end node) receive something in a cycle: per unit and
-/// cycle (modulo the delay lines' length) one mask of ports with a flit arriving, one of ports
-/// with credits or an ARN coming back.
-///
-/// Marked when an outbox is written, read and cleared by the receiving unit in the arrival cycle,
-/// so a unit only reads the delay lines that hold something for it: idle links cost nothing. Units
-/// of several threads may mark one mask at once, hence the atomics (relaxed: the fabric's phases
-/// order them).
-#[derive(Debug, Default)]
-pub struct Arrivals {
-    ring: u64,
-    /// Cache lines per unit and direction.
-    lines: usize,
-    fwd: Vec<MaskLine>,
-    bwd: Vec<MaskLine>,
-    /// Per unit: bit `cycle mod ring` set when anything arrives in that cycle, either way, so
-    /// that a unit with nothing arriving reads one word. Empty when the ring is longer than 64
-    /// cycles (a unit then reads both masks).
-    any: Vec<SummaryLine>,
-}
-
-/// One unit's summary of arrival cycles, on a cache line of its own.
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct SummaryLine(AtomicU64);
-
-/// Eight cycles of one unit's arrival masks, on a cache line of their own (units stepped on
-/// different threads do not share lines).
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct MaskLine([AtomicU64; 8]);
-
-impl Arrivals {
-    /// Masks for `units` units and delay lines of `latency` cycles (rings as in [`Channel`]).
-    pub fn new(units: usize, latency: u32) -> Self {
-        let ring = ring_len(latency as u64);
-        let lines = (ring as usize).div_ceil(8);
-        let n = units * lines;
-        Arrivals {
-            ring,
-            lines,
-            fwd: (0..n).map(|_| MaskLine::default()).collect(),
-            bwd: (0..n).map(|_| MaskLine::default()).collect(),
-            any: if ring <= 64 {
-                (0..units).map(|_| SummaryLine::default()).collect()
-            } else {
-                Vec::new()
-            },
-        }
-    }
-
-    /// (line, word) of `unit`'s mask for `cycle`.
-    #[inline]
-    fn index(&self, unit: u32, cycle: u64) -> (usize, usize) {
-        let slot = (cycle & (self.ring - 1)) as usize;
-        (unit as usize * self.lines + slot / 8, slot % 8)
-    }
-
-    #[inline]
-    fn word(masks: &[MaskLine], (line, word): (usize, usize)) -> &AtomicU64 {
-        &masks[line].0[word]
-    }
-
-    /// Marks `port` of `unit` in `masks` (forward or reverse) for cycle `at`: an atomic OR when
-    /// `shared` (other threads mark at the same time), else a plain read-modify-write.
-    #[inline]
-    fn mark(&self, masks: &[MaskLine], (unit, port): (u32, u8), at: u64, shared: bool) {
-        let m = Self::word(masks, self.index(unit, at));
-        if shared {
-            m.fetch_or(1 << port, Ordering::Relaxed);
-        } else {
-            m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
-        }
-        if let Some(any) = self.any.get(unit as usize) {
-            let cycle_bit = 1u64 << (at & (self.ring - 1));
-            if shared {
-                any.0.fetch_or(cycle_bit, Ordering::Relaxed);
-            } else {
-                any.0
-                    .store(any.0.load(Ordering::Relaxed) | cycle_bit, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Whether nothing arrives for `unit`, either way, in cycles `t0 .. t0 + w` (`w` at most
-    /// the ring). `false` when the masks keep no summary.
-    #[inline]
-    pub fn none_in(&self, unit: u32, t0: u64, w: u64) -> bool {
-        let Some(any) = self.any.get(unit as usize) else {
-            return false;
-        };
-        let bits = any.0.load(Ordering::Relaxed);
-        (t0..t0 + w).all(|c| bits >> (c & (self.ring - 1)) & 1 == 0)
-    }
-
-    /// The ports of `unit` where a flit arrives in cycle `now`, and those where credits or an
-    /// ARN come back; clears both masks (called once per unit and cycle, by the unit). A unit
-    /// with nothing arriving reads one word.
-    #[inline]
-    pub fn take(&self, unit: u32, now: u64) -> (u64, u64) {
-        if let Some(any) = self.any.get(unit as usize) {
-            let any = &any.0;
-            let cycle_bit = 1u64 << (now & (self.ring - 1));
-            if any.load(Ordering::Relaxed) & cycle_bit == 0 {
-                return (0, 0);
-            }
-            // Marks for this cycle were made in an earlier phase; none is made for a cycle
-            // that shares its bit meanwhile (sends land a latency later, within the ring).
-            any.fetch_and(!cycle_bit, Ordering::Relaxed);
-        }
-        (
-            self.take_mask(&self.fwd, unit, now),
-            self.take_mask(&self.bwd, unit, now),
-        )
-    }
-
-    /// Reads and clears `unit`'s mask in `masks` for cycle `now`.
-    #[inline]
-    fn take_mask(&self, masks: &[MaskLine], unit: u32, now: u64) -> u64 {
-        let m = Self::word(masks, self.index(unit, now));
-        let bits = m.load(Ordering::Relaxed);
-        if bits != 0 {
-            m.store(0, Ordering::Relaxed);
-        }
-        bits
-    }
-}
-
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,128 @@
+//! Switch keys: the queuing scheme's VC count, buffers, MTU, detector thresholds, ARN-table and
+//! timer settings, each range-checked against the register or table that holds it (16 VCs per
+//! port, 16-bit credit counters, 24-bit timers, a 64-entry CAM).
+
+use super::scenario::Reader;
+use super::units::MAX_CYCLES;
+use crate::switch::{QueuingScheme, RoutingMode, SwitchParams};
+use crate::wire::link::MAX_VCS;
+
+/// `queuing_vcs`: the regular VCs of the queuing scheme `scheme` (3 by default; `1q` has one and
+/// takes no other value), at most [`MAX_VCS`] per port with the AFC under AFI.
+pub(super) fn queuing_vcs(r: &Reader, scheme: Option<&str>, afi: bool) -> Option<u8> {
+    const KEY: &str = "queuing_vcs";
+    let most = (MAX_VCS - afi as usize) as u64;
+    let why = if afi {
+        format!("regular VCs; with the AFC at most {MAX_VCS} VCs per port, InfiniBand's data VLs")
+    } else {
+        format!("regular VCs; at most {MAX_VCS} VCs per port, InfiniBand's data VLs")
+    };
+    let one_queue = scheme == Some("1q");
+    let default = if one_queue { 1 } else { 3 };
+    let v = r.uint_in(KEY, Some(default), (1, most), &why)?;
+    if one_queue && v != 1 {
+        return r.doc.fail(
+            KEY,
+            format!("{v}: `1q` has one regular VC (choose `dbbm`, `vftree` or `flow2sl` for more)"),
+        );
+    }
+    Some(v as u8)
+}
+
+/// Switch keys: the switch's parameters (packet slots not yet sized), the MTU in flits and the
+/// node's VC capacity.
+pub(super) fn read(
+    r: &Reader,
+    routing: Option<RoutingMode>,
+    queuing: Option<QueuingScheme>,
+) -> Option<(SwitchParams, u64, u16)> {
+    let doc = r.doc;
+    let mtu = r.size("switch.mtu", "4KB").filter(|&m| {
+        doc.holds("switch.mtu", (1..=4096).contains(&m), || {
+            format!("{m} flits: an MTU is 1 to 4096 flits")
+        })
+    });
+    let buffer = r.size("switch.buffer", "344KB");
+    let node_buffer = if doc.has("node.buffer") {
+        r.size("node.buffer", "344KB")
+    } else {
+        buffer
+    };
+    let afi = routing.is_none_or(|m| m.afi());
+    let vcs = queuing.map(|q| (q.regular_vcs() + afi as usize) as u64);
+    let per_vc = |key: &str, b: Option<u64>| -> Option<u64> {
+        let (b, vcs) = (b?, vcs?);
+        let cap = b / vcs;
+        if cap > u16::MAX as u64 {
+            return doc.fail(key, format!("{b} flits over {vcs} VCs is {cap} flits per VC, beyond the 16-bit credit counters (65535)"));
+        }
+        if let Some(m) = mtu
+            && cap < m
+        {
+            return doc.fail(
+                key,
+                format!("{b} flits over {vcs} VCs leaves {cap} per VC, less than one MTU ({m})"),
+            );
+        }
+        Some(cap)
+    };
+    let vc_cap = per_vc("switch.buffer", buffer);
+    let node_vc = if doc.has("node.buffer") {
+        per_vc("node.buffer", node_buffer)
+    } else {
+        vc_cap
+    };
+    let (h, l, f) = (
+        r.percent("switch.hcdth", 81.0),
+        r.percent("switch.lcdth", 63.0),
+        r.percent("switch.fcth", 78.0),
+    );
+    if let (Some(h), Some(l)) = (h, l)
+        && l > h
+    {
+        doc.fail::<()>("switch.lcdth", format!("{l} % is above HCDTh ({h} %)"));
+    }
+    let max24 = (1u64 << 24) - 1;
+    let timer = |key: &str, default: &str| {
+        r.time(key, default).filter(|&v| {
+            doc.holds(key, (1..=max24).contains(&v), || {
+                format!("{v} cycles: the timer is 24 bits (1 to {max24} cycles)")
+            })
+        })
+    };
+    let crt = timer("switch.crt", "5ms");
+    let ttl = timer("switch.arn_ttl", "1ms");
+    let gap = r.time("switch.arn_gap", "1us").filter(|&v| {
+        doc.holds("switch.arn_gap", (1..=u32::MAX as u64).contains(&v), || {
+            format!("{v} cycles: the gap is 1 to 2^32 - 1 cycles (32-bit)")
+        })
+    });
+    let arn_entries = r.uint_in(
+        "switch.arn_entries",
+        Some(16),
+        (1, 64),
+        "ARN-table CAM entries",
+    );
+    let adaptive = r.percent("switch.adaptive_threshold", 75.0);
+    let adapted_refresh = doc.bool("switch.adapted_refresh").unwrap_or(true);
+    let (vc_cap, node_vc) = (vc_cap?, node_vc?);
+    let pct = |p: f64| ((p * vc_cap as f64) / 100.0).floor() as u16;
+    let switch = SwitchParams {
+        routing: routing?,
+        queuing: queuing?,
+        vc_capacity: vc_cap as u16,
+        max_packets: 0, // sized from the traffic's smallest packet
+        lmc: 0,
+        arn_entries: arn_entries? as usize,
+        arn_ttl: ttl? as u32,
+        arn_gap: gap? as u32,
+        hcdth: pct(h?),
+        lcdth: pct(l?),
+        fcth: pct(f?),
+        crt: crt? as u32,
+        adaptive_threshold: pct(adaptive?),
+        adapted_refresh,
+    };
+    debug_assert!(MAX_CYCLES > max24);
+    Some((switch, mtu?, node_vc as u16))
+}
