@@ -1,14 +1,14 @@
 //! Stepping allocates nothing: a counting global allocator watches 100,000 steady-state cycles
 //! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC), on one thread
-//! and on two; and the cycle engine's switches, replaying every switch of such a fabric, allocate
-//! nothing in their steps.
+//! and on two, and with 16 VCs per port (a fabric of 16 VC lanes); and the cycle engine's
+//! switches, replaying every switch of such a fabric, allocate nothing in their steps.
 
 use arnsim::cycle::compare::Replay;
 use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
-use arnsim::switch::{RoutingMode, SwitchParams};
-use arnsim::wire::link::FEW_VCS;
+use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
+use arnsim::wire::link::{FEW_VCS, MAX_VCS};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -85,37 +85,61 @@ fn main() {
     ];
     for (mode, threads) in cases {
         let (topo, params, flows) = loaded_fabric(mode);
-        let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).expect("fabric");
-        f.set_threads(threads);
-        f.run(20_000, &mut ()).expect("warm-up");
-        let before = ALLOCS.load(Ordering::Relaxed);
-        let r = f.run(100_000, &mut ());
-        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
-        let t = f.totals();
-        if let Err(v) = r {
-            failed += 1;
-            println!("FAIL   {} on {threads} thread(s): {v}", mode.name());
-        } else if allocs != 0 {
-            failed += 1;
-            println!(
-                "FAIL   {} on {threads} thread(s): {allocs} allocations in 100,000 cycles",
-                mode.name()
-            );
-        } else {
+        let ok = steady_state::<FEW_VCS>(mode.name(), &topo, params, &flows, threads);
+        if ok {
             passed += 1;
-            println!(
-                "ok     {:<16} {threads} thread(s), 100000 cycles, 0 allocations ({} packets delivered, {} roots, {} adapted)",
-                mode.name(),
-                t.nodes.delivered_packets,
-                t.switches.roots_detected,
-                t.switches.packets_adapted
-            );
+        } else {
+            failed += 1;
         }
-        assert!(t.nodes.delivered_packets > 10_000, "the fabric was loaded");
+    }
+    // InfiniBand's 16 VLs: DBBM over 15 regular VCs and the AFC.
+    let (topo, mut params, flows) = loaded_fabric(RoutingMode::ArnAfi);
+    params.switch.queuing = QueuingScheme::Dbbm { vcs: 15 };
+    params.switch.max_packets = packet_slots(16, params.switch.vc_capacity, 1);
+    let ok = steady_state::<MAX_VCS>("arn_afi, dbbm", &topo, params, &flows, 1);
+    if ok {
+        passed += 1;
+    } else {
+        failed += 1;
     }
     println!("{passed} passed, {failed} failed");
     if failed > 0 {
         std::process::exit(1);
+    }
+}
+
+/// Runs the fabric on `V` VC lanes and `threads` threads for 20,000 cycles of warm-up, then
+/// counts the allocations of 100,000 more; whether there were none.
+fn steady_state<const V: usize>(
+    name: &str,
+    topo: &Topology,
+    params: FabricParams,
+    flows: &[Vec<Flow>],
+    threads: usize,
+) -> bool {
+    let mut f = Fabric::<V>::build(topo, params, flows).expect("fabric");
+    f.set_threads(threads);
+    f.run(20_000, &mut ()).expect("warm-up");
+    let before = ALLOCS.load(Ordering::Relaxed);
+    let r = f.run(100_000, &mut ());
+    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let t = f.totals();
+    assert!(t.nodes.delivered_packets > 10_000, "the fabric was loaded");
+    if let Err(v) = r {
+        println!("FAIL   {name} on {threads} thread(s): {v}");
+        false
+    } else if allocs != 0 {
+        println!("FAIL   {name} on {threads} thread(s): {allocs} allocations in 100,000 cycles");
+        false
+    } else {
+        println!(
+            "ok     {name:<16} {threads} thread(s), {} VCs, 100000 cycles, 0 allocations ({} packets delivered, {} roots, {} adapted)",
+            f.params().switch.vcs(),
+            t.nodes.delivered_packets,
+            t.switches.roots_detected,
+            t.switches.packets_adapted
+        );
+        true
     }
 }
 
