@@ -5,20 +5,18 @@
 #   testbenches/hdl/replay_switch.sh REC [--build-only] [--gflags] [--vcd FILE] [-- +plusargs...]
 #
 # --gflags prints the -G values of the recording and exits; --build-only builds and exits.
-# The switch's parameters are Verilator -G values, so the testbench is built once per parameter
-# set, in target/hdl/switch-<hash of the -G values>/ (reused when present). The header maps to
-# them as follows:
-#   switch <name> id I stage S up_ports H seed X      -GId=I -GStage=S -GUpPorts=64'hH -GSeed=64'dX
+# The switch's sizes and thresholds are Verilator -G values, so the testbench is built once per
+# parameter set, in target/hdl/switch-<hash of the -G values>/ (reused when present). The header
+# maps to them as follows:
 #   param ports P vcs V vc_capacity C max_packets N lmc L banks B rows R
 #                                                     -GP -GV -GCap=C -GPool=N -GLmc -GRows
-#   param routing M queuing Q qvcs K qarg A           -GRouting=<0..5> -GQueuing=<0..3> -GQVcs -GQArg
-#     (dmodk 0, oblivious 1, adaptive_th 2, adaptive_th_afi 3, arn 4, arn_afi 5;
-#      1q 0, dbbm 1, vftree 2, flow2sl 3)
 #   param arn_entries E arn_ttl T arn_gap G hcdth H lcdth L fcth F crt C adaptive_threshold A
 #         adapted_refresh R                           -GEntries -GTtl -GArnGap -GHcdth -GLcdth
 #                                                     -GFcth -GCrt (at least 1) -GAdaptiveTh
-#                                                     -GAdaptedRefresh=1'bR
 #   out_capacity p c (per port)                       -GOutCaps=1024'h... (port p in bits 16p+15:16p)
+# The rest of the header (the switch line: id, stage, up ports, seed; the routing line: mode,
+# scheme and its VCs; adapted_refresh) is the switch's configuration, which the testbench drives
+# on cfg_i at run time: one build replays every switch of a fabric and every routing mode.
 # Verilator builds with one job (VERILATOR_JOBS to change it). The replay prints
 #   switch replay: <cycles> cycles, 0 mismatches
 # and exits 0, or prints the first differing cycle's signals, writes a VCD around it (--vcd,
@@ -46,33 +44,17 @@ done
 
 # The -G values from the header (awk stops at end-header).
 gflags=$(awk '
-    function routing(m) {
-        if (m == "dmodk") return 0; if (m == "oblivious") return 1; if (m == "adaptive_th") return 2;
-        if (m == "adaptive_th_afi") return 3; if (m == "arn") return 4; if (m == "arn_afi") return 5;
-        print "replay_switch.sh: unknown routing " m > "/dev/stderr"; exit 2
-    }
-    function queuing(q) {
-        if (q == "1q") return 0; if (q == "dbbm") return 1; if (q == "vftree") return 2;
-        if (q == "flow2sl") return 3;
-        print "replay_switch.sh: unknown queuing " q > "/dev/stderr"; exit 2
-    }
     NR == 1 && $0 != "arnsim-switch-recording 1" {
         print "replay_switch.sh: not a switch recording (format 1)" > "/dev/stderr"; exit 2
-    }
-    $1 == "switch" {
-        printf "-GId=%s -GStage=%s -GUpPorts=64'"'"'h%s -GSeed=64'"'"'d%s ", $4, $6, $8, $10
     }
     $1 == "param" && $2 == "ports" {
         printf "-GP=%s -GV=%s -GCap=%s -GPool=%s -GLmc=%s -GRows=%s ", $3, $5, $7, $9, $11, $15
         ports = $3
     }
-    $1 == "param" && $2 == "routing" {
-        printf "-GRouting=%d -GQueuing=%d -GQVcs=%s -GQArg=%s ", routing($3), queuing($5), $7, $9
-    }
     $1 == "param" && $2 == "arn_entries" {
         printf "-GEntries=%s -GTtl=%s -GArnGap=%s -GHcdth=%s -GLcdth=%s -GFcth=%s -GCrt=%d ",
                $3, $5, $7, $9, $11, $13, ($15 == 0 ? 1 : $15)
-        printf "-GAdaptiveTh=%s -GAdaptedRefresh=1'"'"'b%s ", $17, $19
+        printf "-GAdaptiveTh=%s ", $17
     }
     $1 == "out_capacity" { cap[$2] = $3 }
     $1 == "end-header" {
