@@ -85,7 +85,12 @@ fn random_case(ports: u64, routing: &str, scheme: &[&str], cycles: u64, seed: u6
         seed.to_string(),
     ];
     if ports > 4 {
-        args.extend(["--vc-capacity".into(), "24".into(), "--lmc".into(), "2".into()]);
+        args.extend([
+            "--vc-capacity".into(),
+            "24".into(),
+            "--lmc".into(),
+            "2".into(),
+        ]);
     }
     args.extend(scheme.iter().map(|s| s.to_string()));
     let vcs = if ports > 4 { 4 } else { 2 };
