@@ -21,6 +21,8 @@ pub mod run;
 mod run_tests;
 pub mod scenarios;
 pub mod waves_pair;
+#[cfg(test)]
+mod waves_pair_tests;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
