@@ -15,7 +15,9 @@
 //! `switch.sv`, so the model is built once per parameter set (ports, VCs, buffers, thresholds):
 //! first every recording is made, then every distinct build, then every replay, each stage two at
 //! a time (the machine's cores), longest first. A recording that replays with 0 mismatches is
-//! deleted; one that does not is kept with the VCD the replay writes around the first mismatch.
+//! deleted; one that does not is kept, with both models' waves of the 64 cycles up to the first
+//! mismatch beside it (`<case>.waves/`: the cycle engine's and the Verilated switch's dumps with
+//! the same names, merged with a GTKWave save file that shows them port by port).
 
 #[path = "switch_hdl/random_link.rs"]
 mod random_link;
@@ -289,9 +291,47 @@ fn replay(rec: &Path) -> (bool, String) {
                 })
                 .collect();
             let ok = o.status.success() && text.contains(" cycles, 0 mismatches");
-            (ok, keep.join("; "))
+            let mut said = keep.join("; ");
+            if !ok && let Some(cycle) = mismatch_cycle(&text) {
+                said += &format!("; {}", both_waves(rec, cycle));
+            }
+            (ok, said)
         }
         Err(e) => (false, format!("replay_switch.sh: {e}")),
+    }
+}
+
+/// The recording cycle of the first mismatch a replay reports.
+fn mismatch_cycle(text: &str) -> Option<u64> {
+    let at = text.find(" mismatches at cycle ")? + " mismatches at cycle ".len();
+    text[at..].split_whitespace().next()?.parse().ok()
+}
+
+/// Both models' waves of the 64 cycles up to `cycle` (testbenches/hdl/waves_pair.sh): the cycle
+/// engine's and the Verilated switch's dumps and their merge with its save file, kept beside
+/// the recording.
+fn both_waves(rec: &Path, cycle: u64) -> String {
+    let out = rec.with_extension("waves");
+    let r = Command::new("bash")
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testbenches/hdl/waves_pair.sh"))
+        .arg(rec)
+        .args(["--from", &cycle.saturating_sub(64).to_string()])
+        .args(["--to", &cycle.to_string()])
+        .arg("--out")
+        .arg(&out)
+        .env("ARNSIM", env!("CARGO_BIN_EXE_arnsim"))
+        .output();
+    match r {
+        Ok(_) if out.join("both.gtkw").exists() => format!(
+            "both models' waves up to the mismatch in {} (gtkwave {})",
+            out.display(),
+            out.join("both.gtkw").display()
+        ),
+        Ok(o) => format!(
+            "waves_pair.sh wrote no merged dump: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => format!("waves_pair.sh: {e}"),
     }
 }
 

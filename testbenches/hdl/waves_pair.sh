@@ -45,6 +45,11 @@ echo "$said"
 window=$(printf '%s\n' "$said" | grep -o '+vcd_from=[0-9]* +vcd_to=[0-9]*' | head -1)
 [ -n "$window" ] || { echo "waves_pair.sh: arnsim replay named no window" >&2; exit 1; }
 # shellcheck disable=SC2086
-bash "$root/testbenches/hdl/replay_switch.sh" "$rec" --vcd "$out/hdl.vcd" -- $window
+if ! bash "$root/testbenches/hdl/replay_switch.sh" "$rec" --vcd "$out/hdl.vcd" -- $window; then
+    # A replay that differs from the recording stops at its first mismatch: its dump ends there,
+    # and the merged dump shows both models up to it.
+    echo "waves_pair.sh: the Verilated replay differs from the recording (above)" >&2
+    [ -s "$out/hdl.vcd" ] || exit 1
+fi
 (cd "$root" && "${arnsim[@]}" waves-pair --rust "$out/rust.vcd" --hdl "$out/hdl.vcd" \
     --out "$out/both.vcd" ${check[@]+"${check[@]}"})
