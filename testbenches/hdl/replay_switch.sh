@@ -69,7 +69,11 @@ if [ $print_gflags = 1 ]; then
     echo "$gflags"
     exit 0
 fi
-hash=$(printf '%s' "$gflags" | sha1sum | cut -c1-12)
+# ARNSIM_HDL_DIR: another folder of the switch's sources (default hdl-ref/); ARNSIM_HDL_OPT: the
+# C++ optimisation of the model (e.g. -O0, a shorter build for a short replay). Both are hashed.
+hdl=${ARNSIM_HDL_DIR:-$root/hdl-ref}
+opt=${ARNSIM_HDL_OPT:-}
+hash=$(printf '%s' "$gflags${ARNSIM_HDL_DIR:+ $hdl}${opt:+ $opt}" | sha1sum | cut -c1-12)
 dir="$root/target/hdl/switch-$hash"
 mkdir -p "$dir"
 srcs=(
@@ -85,6 +89,7 @@ srcs=(
     "$root/testbenches/hdl/tb_switch.sv"
     "$root/testbenches/hdl/tb_switch_main.cpp"
 )
+srcs=("${srcs[@]/#$root\/hdl-ref\//$hdl/}")
 # Rebuild when a source is newer than the executable.
 need_build=1
 if [ -x "$dir/sim" ]; then
@@ -99,8 +104,8 @@ if [ $need_build = 1 ]; then
     # shellcheck disable=SC2086
     verilator --cc --exe --build -j "${VERILATOR_JOBS:-1}" --trace --assert -Wall -O3 \
         --x-assign 0 --x-initial 0 --prefix Vtb --top-module tb_switch \
-        -CFLAGS -O2 \
-        -I"$root/hdl-ref" -I"$root/testbenches/hdl" --Mdir "$dir" -o sim \
+        -CFLAGS -O2 ${opt:+-MAKEFLAGS OPT_FAST=$opt -MAKEFLAGS OPT_SLOW=$opt -MAKEFLAGS OPT_GLOBAL=$opt} \
+        -I"$hdl" -I"$root/testbenches/hdl" --Mdir "$dir" -o sim \
         $gflags "${srcs[@]}" > "$dir/build.log" 2>&1 || {
         cat "$dir/build.log" >&2
         echo "replay_switch.sh: verilator build failed" >&2
