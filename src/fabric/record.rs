@@ -53,10 +53,9 @@ impl SwitchRecorder {
         }
     }
 
-    /// After switch `s` stepped cycle `c`: what its ports drove.
-    pub(super) fn capture_outputs(&mut self, s: &SwitchUnit, c: u64) {
+    /// After switch `s` stepped cycle `c`, sending into `ob`: what its ports drove.
+    pub(super) fn capture_outputs(&mut self, s: &SwitchUnit, ob: &Outbox, c: u64) {
         let w = s.wiring();
-        let ob = s.outbox();
         for p in 0..self.ports {
             let head = ob
                 .flits()

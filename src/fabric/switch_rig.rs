@@ -9,9 +9,10 @@
 use super::SwitchUnit;
 use super::switch_unit::{CycleUnit, Engine};
 use crate::cycle::{PortIn, PortOut};
+use crate::fabric::scheduler::{Arrivals, Outbox};
 use crate::switch::{Switch, SwitchFault};
 use crate::trace::recording::RecordingHeader;
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, MAX_VCS, Outbox};
+use crate::wire::link::{Backward, Channel, Flit, LinkSend, MAX_VCS};
 use std::collections::VecDeque;
 
 /// The link records a recording's inputs become, by the cycle they arrive.
@@ -140,6 +141,8 @@ pub struct SwitchRig {
     channels: Vec<Channel>,
     arrivals: Arrivals,
     world: Outbox,
+    /// What the switch sends in a cycle.
+    sent: Outbox,
     heads_out: u64,
 }
 
@@ -171,6 +174,7 @@ impl SwitchRig {
             channels,
             arrivals: Arrivals::new(2, 1),
             world: Outbox::new(2 * ports),
+            sent: Outbox::new(ports),
             heads_out: 0,
         }
     }
@@ -191,15 +195,10 @@ impl SwitchRig {
                 self.world.send_back(c - 1, 2 * p as u32 + 1, back);
                 b += 1;
             }
-            self.unit.clear_outbox();
-            self.unit.step(t, &self.channels, &self.arrivals, &mut ())?;
-            self.heads_out += self
-                .unit
-                .outbox()
-                .flits()
-                .iter()
-                .filter(|x| x.2.is_head())
-                .count() as u64;
+            self.sent.clear();
+            self.unit
+                .step(t, &self.channels, &self.arrivals, &mut self.sent, &mut ())?;
+            self.heads_out += self.sent.flits().iter().filter(|x| x.2.is_head()).count() as u64;
             self.world.write_into(&mut self.channels, &self.arrivals);
         }
         Ok(self.heads_out)

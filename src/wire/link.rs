@@ -6,9 +6,10 @@
 //! least 1). Every slot carries its arrival cycle, so a reader never sees a stale value and the
 //! writer and the reader can be stepped in either order within a cycle.
 //!
-//! Units (switches and end nodes) do not write channels while they step: what they send waits in
-//! an [`Outbox`], written once every unit has stepped, and [`Arrivals`] tells each unit which of
-//! its delay lines hold something in a cycle, so idle links are never read.
+//! Units (switches and end nodes) do not write channels themselves: what they send in a cycle
+//! goes to a [`LinkSend`] (in a fabric, the unit's outbox in `fabric::scheduler`, written into the
+//! channels once every unit has stepped), and they are told which of their ports receive something
+//! in a cycle ([`Arriving`]), so idle links are never read.
 //!
 //! Since nothing sent in cycle `t` arrives before `t + latency`, a unit can step up to `latency`
 //! cycles in a row (a window) before anyone reads what it sent: the delay lines hold two windows,
@@ -28,8 +29,6 @@
 //! cycle: exactly the counts a per-cycle credit return would deliver, in the same cycles.
 
 use super::{ArnInfo, Packet};
-use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Unused slots at both ends of every delay line, so that no cache line holds slots of two delay
 /// lines: the two directions of a channel, and neighbouring channels, are written by different
@@ -53,9 +52,6 @@ fn slot_index(mask: u64, cycle: u64) -> usize {
 /// instructions on configuration 1).
 pub const MAX_VCS: usize = 4;
 
-/// Longest window: the most cycles a unit steps in a row before its sends are written.
-pub const MAX_WINDOW: usize = 16;
-
 /// Flits of a packet of `len` flits moving one per cycle from cycle `start` (its head) on, that
 /// have moved by the end of cycle `through`: how a packet's flits cross a link, enter and leave
 /// a buffer, and how its credits are spent and come back.
@@ -75,8 +71,6 @@ pub fn tail_cycle(start: u64, len: u16) -> u64 {
     start + len as u64 - 1
 }
 
-/// Slots of a delay line of `latency` cycles: a power of two holding two windows (at least
-/// `latency + 1`), so the arrivals of one window are read while those of the next are written.
 /// Bytes one link direction of `latency` cycles holds in its delay lines (both rings), as
 /// allocated when the fabric is built.
 pub fn channel_bytes(latency: u64) -> u64 {
@@ -85,7 +79,9 @@ pub fn channel_bytes(latency: u64) -> u64 {
         * (std::mem::size_of::<Slot<Option<Flit>>>() + std::mem::size_of::<Slot<Backward>>()) as u64
 }
 
-fn ring_len(latency: u64) -> u64 {
+/// Slots of a delay line of `latency` cycles: a power of two holding two windows (at least
+/// `latency + 1`), so the arrivals of one window are read while those of the next are written.
+pub fn ring_len(latency: u64) -> u64 {
     (2 * latency.max(1)).next_power_of_two()
 }
 
@@ -245,7 +241,7 @@ struct Slot<T> {
 /// One direction of a link.
 #[derive(Clone, Debug)]
 pub struct Channel {
-    /// The unit (switch or node index in [`Arrivals`]) and port the flits go to.
+    /// The unit (switch or node, as the fabric numbers them) and port the flits go to.
     fwd_to: (u32, u8),
     /// The unit and port the credits and ARNs go back to.
     bwd_to: (u32, u8),
@@ -284,8 +280,9 @@ impl Channel {
         }
     }
 
-    /// Names the receiving ends for [`Arrivals`]: flits go to `fwd_to` (unit, port), credits
-    /// and ARNs back to `bwd_to`.
+    /// Names the receiving ends (unit, port), which the writers of the delay lines report so that
+    /// the receivers can be told of arrivals: flits go to `fwd_to`, credits and ARNs back to
+    /// `bwd_to`.
     pub fn set_ends(&mut self, fwd_to: (u32, u8), bwd_to: (u32, u8)) {
         self.fwd_to = fwd_to;
         self.bwd_to = bwd_to;
@@ -308,12 +305,13 @@ impl Channel {
         unsafe { Self::send_flit_raw(self, now, flit) };
     }
 
-    /// [`Channel::send_flit`] through a pointer, touching only the forward ring.
+    /// [`Channel::send_flit`] through a pointer, touching only the forward ring. Returns the
+    /// receiving end (unit, port) and the arrival cycle.
     ///
     /// # Safety
     /// `ch` is valid, and no other thread accesses its forward ring during the call.
     #[inline]
-    unsafe fn send_flit_raw(ch: *mut Channel, now: u64, flit: Flit) -> ((u32, u8), u64) {
+    pub unsafe fn send_flit_raw(ch: *mut Channel, now: u64, flit: Flit) -> ((u32, u8), u64) {
         // SAFETY: `latency` and `mask` are only read, by anyone, once the channel is built; the
         // forward ring is ours alone by the contract. No reference to the whole channel is made.
         unsafe {
@@ -332,12 +330,13 @@ impl Channel {
         }
     }
 
-    /// [`Channel::send_back`] through a pointer, touching only the reverse ring.
+    /// [`Channel::send_back`] through a pointer, touching only the reverse ring. Returns the
+    /// receiving end (unit, port) and the arrival cycle.
     ///
     /// # Safety
     /// `ch` is valid, and no other thread accesses its reverse ring during the call.
     #[inline]
-    unsafe fn send_back_raw(ch: *mut Channel, now: u64, b: Backward) -> ((u32, u8), u64) {
+    pub unsafe fn send_back_raw(ch: *mut Channel, now: u64, b: Backward) -> ((u32, u8), u64) {
         // SAFETY: as in `send_flit_raw`, for the reverse ring.
         unsafe {
             let at = now + (*ch).latency;
@@ -406,264 +405,25 @@ impl Channel {
     }
 }
 
-/// What one switch or node sends during a window of cycles, each send stamped with its cycle,
-/// held until the window's sends are written into the channels (the registers at the link's near
-/// end).
-///
-/// Within a window every unit only reads channels and fills its own outbox; the outboxes are
-/// written into the channels once every unit has stepped the window. As a flit sent in cycle `t`
-/// arrives in `t + latency` and a window is at most `latency` cycles long, this is exactly
-/// equivalent to writing at once, and it lets the units of one window step, and their outboxes be
-/// written, in any order or in parallel. Room for a window is reserved at build: sending never
-/// allocates.
-#[derive(Clone, Debug, Default)]
-pub struct Outbox {
-    flits: Vec<(u64, u32, Flit)>,
-    backs: Vec<(u64, u32, Backward)>,
+/// Where a unit (switch or end node) puts what it sends in a cycle: flits on the near end of its
+/// output links, credits and ARNs on the near end of the reverse direction of its input links,
+/// each named by its channel. When the records reach the channels is the caller's business (in a
+/// fabric, after every unit has stepped the window: `fabric::scheduler`).
+pub trait LinkSend {
+    /// A flit sent in cycle `now` on channel `ch`.
+    fn send_flit(&mut self, now: u64, ch: u32, flit: Flit);
+    /// Credits and/or an ARN sent back in cycle `now` on the reverse direction of `ch`.
+    fn send_back(&mut self, now: u64, ch: u32, b: Backward);
 }
 
-impl Outbox {
-    /// An empty outbox for a unit that sends at most `per_cycle` flits and `per_cycle` returns
-    /// in a cycle, over windows of up to [`MAX_WINDOW`] cycles.
-    pub fn new(per_cycle: usize) -> Self {
-        Outbox {
-            flits: Vec::with_capacity(per_cycle * MAX_WINDOW),
-            backs: Vec::with_capacity(per_cycle * MAX_WINDOW),
-        }
-    }
-
-    /// Queues a flit sent in cycle `now` on channel `ch`.
-    #[inline]
-    pub fn send_flit(&mut self, now: u64, ch: u32, flit: Flit) {
-        debug_assert!(self.flits.len() < self.flits.capacity(), "outbox full");
-        self.flits.push((now, ch, flit));
-    }
-
-    /// Queues credits and/or an ARN sent back in cycle `now` on the reverse direction of `ch`.
-    #[inline]
-    pub fn send_back(&mut self, now: u64, ch: u32, b: Backward) {
-        debug_assert!(self.backs.len() < self.backs.capacity(), "outbox full");
-        self.backs.push((now, ch, b));
-    }
-
-    /// The flits queued: (cycle sent, channel, flit).
-    pub fn flits(&self) -> &[(u64, u32, Flit)] {
-        &self.flits
-    }
-
-    /// The returns queued: (cycle sent, channel, return).
-    pub fn backs(&self) -> &[(u64, u32, Backward)] {
-        &self.backs
-    }
-
-    /// Empties the outbox (at the start of a window).
-    #[inline]
-    pub fn clear(&mut self) {
-        self.flits.clear();
-        self.backs.clear();
-    }
-
-    /// Writes what was queued into `channels`, and marks the arrivals (one thread only:
-    /// `channels` is borrowed mutably, so no other thread writes or marks meanwhile).
-    #[inline]
-    pub fn write_into(&self, channels: &mut [Channel], arrivals: &Arrivals) {
-        // SAFETY: `channels` is borrowed exclusively, so no other thread touches any ring.
-        unsafe { self.write(SharedChannels::new(channels), arrivals, false) }
-    }
-
-    /// Writes what was queued into the channels, from several threads at once.
-    ///
-    /// # Safety
-    /// `channels` is valid for the whole slice, and during the call no other thread accesses
-    /// the forward ring of a channel this outbox sends flits on, nor the reverse ring of a channel
-    /// it sends returns on. (In a fabric every channel direction has one sender and one receiver,
-    /// and each writes only its own ring.)
-    #[inline]
-    pub unsafe fn write_shared(&self, channels: SharedChannels<'_>, arrivals: &Arrivals) {
-        // SAFETY: the caller's contract.
-        unsafe { self.write(channels, arrivals, true) }
-    }
-
-    /// Both writers: `shared` when other threads mark arrivals at the same time (atomic marks).
-    ///
-    /// # Safety
-    /// As for [`Outbox::write_shared`].
-    #[inline]
-    unsafe fn write(&self, channels: SharedChannels<'_>, arrivals: &Arrivals, shared: bool) {
-        for &(now, ch, f) in &self.flits {
-            let c = channels.get(ch);
-            // SAFETY: by the caller's contract nobody else touches this forward ring now.
-            let (to, at) = unsafe { Channel::send_flit_raw(c, now, f) };
-            arrivals.mark(&arrivals.fwd, to, at, shared);
-        }
-        for &(now, ch, b) in &self.backs {
-            let c = channels.get(ch);
-            // SAFETY: by the caller's contract nobody else touches this reverse ring now.
-            let (to, at) = unsafe { Channel::send_back_raw(c, now, b) };
-            arrivals.mark(&arrivals.bwd, to, at, shared);
-        }
-    }
-}
-
-/// The fabric's channels, lent to several threads that each write only their own rings
-/// (see [`Outbox::write_shared`]). The channels stay mutably borrowed for `'a`.
-#[derive(Clone, Copy, Debug)]
-pub struct SharedChannels<'a> {
-    base: *mut Channel,
-    len: usize,
-    borrow: PhantomData<&'a Channel>,
-}
-
-// SAFETY: only used through `Outbox::write_shared`, whose contract rules out two threads touching
-// one ring.
-unsafe impl Send for SharedChannels<'_> {}
-// SAFETY: as above.
-unsafe impl Sync for SharedChannels<'_> {}
-
-impl<'a> SharedChannels<'a> {
-    /// Lends `channels` for as long as the borrow lasts.
-    pub fn new(channels: &'a mut [Channel]) -> Self {
-        SharedChannels {
-            base: channels.as_mut_ptr(),
-            len: channels.len(),
-            borrow: PhantomData,
-        }
-    }
-
-    #[inline]
-    fn get(&self, ch: u32) -> *mut Channel {
-        assert!((ch as usize) < self.len, "channel {ch} out of range");
-        // SAFETY: in bounds, checked above.
-        unsafe { self.base.add(ch as usize) }
-    }
-}
-
-/// Which ports of each unit (switch or end node) receive something in a cycle: per unit and
-/// cycle (modulo the delay lines' length) one mask of ports with a flit arriving, one of ports
-/// with credits or an ARN coming back.
-///
-/// Marked when an outbox is written, read and cleared by the receiving unit in the arrival cycle,
-/// so a unit only reads the delay lines that hold something for it: idle links cost nothing. Units
-/// of several threads may mark one mask at once, hence the atomics (relaxed: the fabric's phases
-/// order them).
-#[derive(Debug, Default)]
-pub struct Arrivals {
-    ring: u64,
-    /// Cache lines per unit and direction.
-    lines: usize,
-    fwd: Vec<MaskLine>,
-    bwd: Vec<MaskLine>,
-    /// Per unit: bit `cycle mod ring` set when anything arrives in that cycle, either way, so
-    /// that a unit with nothing arriving reads one word. Empty when the ring is longer than 64
-    /// cycles (a unit then reads both masks).
-    any: Vec<SummaryLine>,
-}
-
-/// One unit's summary of arrival cycles, on a cache line of its own.
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct SummaryLine(AtomicU64);
-
-/// Eight cycles of one unit's arrival masks, on a cache line of their own (units stepped on
-/// different threads do not share lines).
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct MaskLine([AtomicU64; 8]);
-
-impl Arrivals {
-    /// Masks for `units` units and delay lines of `latency` cycles (rings as in [`Channel`]).
-    pub fn new(units: usize, latency: u32) -> Self {
-        let ring = ring_len(latency as u64);
-        let lines = (ring as usize).div_ceil(8);
-        let n = units * lines;
-        Arrivals {
-            ring,
-            lines,
-            fwd: (0..n).map(|_| MaskLine::default()).collect(),
-            bwd: (0..n).map(|_| MaskLine::default()).collect(),
-            any: if ring <= 64 {
-                (0..units).map(|_| SummaryLine::default()).collect()
-            } else {
-                Vec::new()
-            },
-        }
-    }
-
-    /// (line, word) of `unit`'s mask for `cycle`.
-    #[inline]
-    fn index(&self, unit: u32, cycle: u64) -> (usize, usize) {
-        let slot = (cycle & (self.ring - 1)) as usize;
-        (unit as usize * self.lines + slot / 8, slot % 8)
-    }
-
-    #[inline]
-    fn word(masks: &[MaskLine], (line, word): (usize, usize)) -> &AtomicU64 {
-        &masks[line].0[word]
-    }
-
-    /// Marks `port` of `unit` in `masks` (forward or reverse) for cycle `at`: an atomic OR when
-    /// `shared` (other threads mark at the same time), else a plain read-modify-write.
-    #[inline]
-    fn mark(&self, masks: &[MaskLine], (unit, port): (u32, u8), at: u64, shared: bool) {
-        let m = Self::word(masks, self.index(unit, at));
-        if shared {
-            m.fetch_or(1 << port, Ordering::Relaxed);
-        } else {
-            m.store(m.load(Ordering::Relaxed) | 1 << port, Ordering::Relaxed);
-        }
-        if let Some(any) = self.any.get(unit as usize) {
-            let cycle_bit = 1u64 << (at & (self.ring - 1));
-            if shared {
-                any.0.fetch_or(cycle_bit, Ordering::Relaxed);
-            } else {
-                any.0
-                    .store(any.0.load(Ordering::Relaxed) | cycle_bit, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Whether nothing arrives for `unit`, either way, in cycles `t0 .. t0 + w` (`w` at most
-    /// the ring). `false` when the masks keep no summary.
-    #[inline]
-    pub fn none_in(&self, unit: u32, t0: u64, w: u64) -> bool {
-        let Some(any) = self.any.get(unit as usize) else {
-            return false;
-        };
-        let bits = any.0.load(Ordering::Relaxed);
-        (t0..t0 + w).all(|c| bits >> (c & (self.ring - 1)) & 1 == 0)
-    }
-
-    /// The ports of `unit` where a flit arrives in cycle `now`, and those where credits or an
-    /// ARN come back; clears both masks (called once per unit and cycle, by the unit). A unit
-    /// with nothing arriving reads one word.
-    #[inline]
-    pub fn take(&self, unit: u32, now: u64) -> (u64, u64) {
-        if let Some(any) = self.any.get(unit as usize) {
-            let any = &any.0;
-            let cycle_bit = 1u64 << (now & (self.ring - 1));
-            if any.load(Ordering::Relaxed) & cycle_bit == 0 {
-                return (0, 0);
-            }
-            // Marks for this cycle were made in an earlier phase; none is made for a cycle
-            // that shares its bit meanwhile (sends land a latency later, within the ring).
-            any.fetch_and(!cycle_bit, Ordering::Relaxed);
-        }
-        (
-            self.take_mask(&self.fwd, unit, now),
-            self.take_mask(&self.bwd, unit, now),
-        )
-    }
-
-    /// Reads and clears `unit`'s mask in `masks` for cycle `now`.
-    #[inline]
-    fn take_mask(&self, masks: &[MaskLine], unit: u32, now: u64) -> u64 {
-        let m = Self::word(masks, self.index(unit, now));
-        let bits = m.load(Ordering::Relaxed);
-        if bits != 0 {
-            m.store(0, Ordering::Relaxed);
-        }
-        bits
-    }
+/// Which ports of a unit receive something in one cycle (bit `p` for port `p`): the unit reads
+/// only the delay lines these name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Arriving {
+    /// Inputs where a flit arrives.
+    pub flits: u64,
+    /// Outputs where credits or an ARN come back.
+    pub back: u64,
 }
 
 #[cfg(test)]
