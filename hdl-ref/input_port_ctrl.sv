@@ -19,7 +19,7 @@
 //   and a hit on a non-consumed entry sends an ARN upstream (sendARN: at most one per entry per
 //   ArnGap cycles, while the 8-deep ARN FIFO has room). A re-routed packet is marked adapted
 //   under AFI. An adapted packet that hits a non-consumed entry refreshes it upstream when
-//   AdaptedRefresh. The routed packet joins the FIFO of (its VC, its output) at the clock edge,
+//   cfg_i.adapted_refresh. The routed packet joins the FIFO of (its VC, its output) at the clock edge,
 //   with its next VC (the AFC when adapted under AFI, else the queuing scheme's VC); a packet
 //   with no usable route stays unrouted.
 // - Outputs' side: per (VC, output) the FIFO head (hd_*_o) for arbitration; per output the VOQ
@@ -37,8 +37,8 @@
 //   and the list links are not reset (a slot is written when taken).
 // Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
 // Parameters: those of switch.sv (P ports, V VCs, Cap flits per VC, Pool descriptors, Lmc,
-// Rows, Entries of the ARN table, ArnGap, Routing, Queuing, QVcs, QArg, AdaptiveTh,
-// AdaptedRefresh).
+// Rows, Entries of the ARN table, ArnGap, AdaptiveTh); the routing mode, queuing scheme and
+// adapted refresh come from the switch's configuration (cfg_i).
 // Twin: src/cycle/input_port_ctrl.rs (registers and clock edge), src/cycle/step.rs (route,
 // send_arn, receive_flits, fill_detector_input)
 module input_port_ctrl
@@ -52,12 +52,7 @@ module input_port_ctrl
   parameter  int unsigned Rows           = 16,
   parameter  int unsigned Entries        = 8,
   parameter  int unsigned ArnGap         = 40,
-  parameter  int unsigned Routing        = RtArnAfi,
-  parameter  int unsigned Queuing        = QuOneQ,
-  parameter  int unsigned QVcs           = 1,
-  parameter  int unsigned QArg           = 0,
   parameter  int unsigned AdaptiveTh     = 12,
-  parameter  bit          AdaptedRefresh = 1'b1,
   localparam int unsigned Banks          = 1 << Lmc,
   localparam int unsigned SlotW          = $clog2(Pool + 1),
   localparam int unsigned EIdxW          = (Entries > 1) ? $clog2(Entries) : 1,
@@ -68,6 +63,8 @@ module input_port_ctrl
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
+  // The switch's configuration registers.
+  input  cfg_t             cfg_i,
   // LFT write port (broadcast to every input).
   input  logic             lft_wr_en_i,
   input  logic [15:0]      lft_wr_lid_i,
@@ -128,11 +125,17 @@ module input_port_ctrl
   output logic [31:0]      buffered_o
 );
   localparam logic [SlotW-1:0] Nil       = '1;
-  localparam logic             Afi       = routing_afi(Routing);
-  localparam logic             UsesArn   = routing_uses_arn(Routing);
   localparam logic [7:0]       Afc       = 8'(V - 1);
   localparam int unsigned      FifoDepth = 8;
   localparam logic [31:0]      GapLoad   = (ArnGap > 0) ? 32'(ArnGap - 1) : 32'd0;
+
+  // The mode's features, from the configuration.
+  logic afi, uses_arn;
+  assign afi      = routing_afi(32'(cfg_i.routing));
+  assign uses_arn = routing_uses_arn(32'(cfg_i.routing));
+  // The switch's identity and seed are used at switch level.
+  logic unused_cfg;
+  assign unused_cfg = ^{cfg_i.id, cfg_i.stage, cfg_i.up_ports, cfg_i.seed};
 
   // ---------------------------------------------------------------------------------------------
   // Registers.
@@ -210,6 +213,7 @@ module input_port_ctrl
     logic [15:0]      best_occ;
     logic [VcW-1:0]   best_vc;
     logic [SlotW-1:0] s;
+    s = Nil;
     for (int o = 0; o < P; o++) begin
       best_occ         = '0;
       best_vc          = '0;
@@ -218,7 +222,7 @@ module input_port_ctrl
       det_vc_o[o]      = '0;
       det_adapted_o[o] = 1'b0;
       det_nvc_o[o]     = '0;
-      if (UsesArn) begin
+      if (uses_arn) begin
         for (int v = 0; v < V; v++) begin
           if (vc_voq_q[v][o] > best_occ) begin
             best_occ = vc_voq_q[v][o];
@@ -268,15 +272,15 @@ module input_port_ctrl
       if (lft_mask[b]) rt_n = rt_n + 5'd1;
     end
     // ARN-table lookup of the head's destination (its original VC once adapted).
-    lk_en_o   = UsesArn && rt_valid_q && (!rt_adapted_in || AdaptedRefresh);
-    lk_dest_o = (UsesArn && rt_valid_q) ? rt_base : '0;
-    lk_vc_o   = (UsesArn && rt_valid_q) ? (rt_adapted_in ? rt_desc.orig_vc : rt_desc.vc) : '0;
+    lk_en_o   = uses_arn && rt_valid_q && (!rt_adapted_in || cfg_i.adapted_refresh);
+    lk_dest_o = (uses_arn && rt_valid_q) ? rt_base : '0;
+    lk_vc_o   = (uses_arn && rt_valid_q) ? (rt_adapted_in ? rt_desc.orig_vc : rt_desc.vc) : '0;
     // Requests to the switch.
-    rng_req_o  = rt_valid_q && !rt_adapted_in && rt_det != NoRoute && Routing == RtOblivious
-                 && rt_n > 5'd1;
+    rng_req_o  = rt_valid_q && !rt_adapted_in && rt_det != NoRoute
+                 && 32'(cfg_i.routing) == RtOblivious && rt_n > 5'd1;
     rng_n_o    = rt_n;
     at_req_o   = rt_valid_q && !rt_adapted_in && rt_det != NoRoute
-                 && (Routing == RtAdaptiveTh || Routing == RtAdaptiveThAfi)
+                 && (32'(cfg_i.routing) == RtAdaptiveTh || 32'(cfg_i.routing) == RtAdaptiveThAfi)
                  && 32'(rt_det) < P && 32'(voq_q[PortW'(rt_det)]) > AdaptiveTh;
     at_dest_o  = rt_base;
     at_vc_o    = rt_desc.vc;
@@ -301,7 +305,7 @@ module input_port_ctrl
     if (rt_valid_q && !rt_adapted_in && rt_det != NoRoute) begin
       if (rng_req_o) rt_out = rt_obl;
       if (at_req_o && at_alt_i != NoRoute) rt_out = at_alt_i;
-      if (UsesArn) begin
+      if (uses_arn) begin
         if (lk_consumed_i && lk_alt_port_i != NoRoute) begin
           rt_out = lk_alt_port_i;
         end else if (lk_hit_i && !lk_consumed_i) begin
@@ -310,16 +314,17 @@ module input_port_ctrl
       end
     end
     rt_flags = rt_desc.flags;
-    if (rt_valid_q && !rt_adapted_in && rt_det != NoRoute && rt_out != rt_det && Afi) begin
+    if (rt_valid_q && !rt_adapted_in && rt_det != NoRoute && rt_out != rt_det && afi) begin
       rt_flags[FlagAdapted] = 1'b1;
     end
     rt_adapted = rt_flags[FlagAdapted];
-    rt_arn2    = rt_valid_q && rt_adapted && UsesArn && AdaptedRefresh && lk_hit_i
+    rt_arn2    = rt_valid_q && rt_adapted && uses_arn && cfg_i.adapted_refresh && lk_hit_i
                  && !lk_consumed_i;
     rt_routed  = rt_valid_q && rt_out != NoRoute && 32'(rt_out) < P;
     rt_oi      = PortW'(rt_out);
-    rt_nvc     = (Afi && rt_adapted) ? Afc
-               : scheme_vc(Queuing, QVcs, QArg, rt_desc.dlid >> Lmc);
+    rt_nvc     = (afi && rt_adapted) ? Afc
+               : scheme_vc(32'(cfg_i.queuing), 32'(cfg_i.qvcs), 32'(cfg_i.qarg),
+                           rt_desc.dlid >> Lmc);
     // sendARN.
     may_send_arn  = gap_q[lk_idx_i] == '0 && af_cnt_q != 4'(FifoDepth);
     arn_push      = (rt_arn1 || rt_arn2) && may_send_arn;

@@ -16,10 +16,11 @@
 //   cycle, less the one this cycle's flit spends. The input-level arbiter picks the input, that
 //   input's VC-level arbiter the VC (both accept, moving their pointers, only on a grant); the
 //   winner is popped from its FIFO (gnt_*_o) and its head leaves next cycle.
-// - Congestion detection (UsesArn only): the detector watches every input's VOQ for this output
+// - Congestion detection (uses_arn_i only; otherwise the detector sees empty VOQs and stays
+//   idle): the detector watches every input's VOQ for this output
 //   and the head of its fullest VC (head_fc = credits of that head's next VC). A declaration
 //   loads the root register with the ARN {offending head's destination and original VC, this
-//   port, root_arn_id_i, RootInfo} and files it as a processARN command (cmd_*_o, adapted as the
+//   port, root_arn_id_i, root_info_i} and files it as a processARN command (cmd_*_o, adapted as the
 //   offending head); a release clears it; a standing root re-files its ARN (not adapted) every
 //   ArnGap cycles.
 // - Inputs: credits never return beyond the far buffer (m_credit_no_overflow); heads and the
@@ -29,9 +30,10 @@
 // Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
 // Parameters
 // - P inputs (1..64), V VCs (1..16), OutCap flits per VC of the far buffer (1..65535), SlotW
-//   width of a pool slot number, Hcdth/Lcdth/Fcth/Crt of the detector, UsesArn (detector and
-//   root register present), ArnGap, Port (this port's number) and RootInfo (the root_info of
-//   the ARNs this port files: the stage for an up port, the stage less one otherwise).
+//   width of a pool slot number, Hcdth/Lcdth/Fcth/Crt of the detector, ArnGap, Port (this
+//   port's number). From the switch's configuration: uses_arn_i (the routing mode uses ARNs)
+//   and root_info_i (the root_info of the ARNs this port files: the stage for an up port, the
+//   stage less one otherwise).
 // Twin: src/cycle/output_port.rs (registers), src/cycle/step.rs (detect, transmit,
 // vc_requests, commit)
 module output_port
@@ -45,15 +47,16 @@ module output_port
   parameter  int unsigned Lcdth    = 10,
   parameter  int unsigned Fcth     = 12,
   parameter  int unsigned Crt      = 24,
-  parameter  bit          UsesArn  = 1'b1,
   parameter  int unsigned ArnGap   = 40,
   parameter  int unsigned Port     = 0,
-  parameter  int unsigned RootInfo = 0,
   localparam int unsigned PortW    = (P > 1) ? $clog2(P) : 1,
   localparam int unsigned VcW      = (V > 1) ? $clog2(V) : 1
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
+  // From the switch's configuration: ARN modes, and the root_info of this port's ARNs.
+  input  logic             uses_arn_i,
+  input  logic [7:0]       root_info_i,
   // Credits returned by the far buffer, and the counts at the start of the cycle.
   input  logic [7:0]       credit_i      [V],
   output logic [15:0]      credits_o     [V],
@@ -250,57 +253,44 @@ module output_port
   logic [15:0] det_root_dest;
   logic [7:0]  det_root_vc;
 
-  if (UsesArn) begin : g_det
-    localparam int unsigned IdxW = (P > 1) ? $clog2(P) : 1;
-    localparam int unsigned CntW = $clog2(P + 1);
-    logic [15:0]     head_fc [P];
-    logic [IdxW-1:0] root_in;
-    logic [CntW-1:0] crossed;
-    always_comb begin
-      for (int i = 0; i < P; i++) begin
-        head_fc[i] = det_valid_i[i] ? cnt[VcW'(det_nvc_i[i])] : '0;
-      end
-    end
-    congestion_detector #(
-      .P(P), .Hcdth(Hcdth), .Lcdth(Lcdth), .Fcth(Fcth), .Crt(Crt)
-    ) u_det (
-      .clk_i,
-      .rst_ni,
-      .voq_occ_i      (voq_occ_i),
-      .head_valid_i   (det_valid_i),
-      .head_dest_i    (det_dest_i),
-      .head_vc_i      (det_vc_i),
-      .head_adapted_i (det_adapted_i),
-      .head_fc_i      (head_fc),
-      .root_o         (det_root),
-      .root_det_o     (det_root_det),
-      .root_rel_o     (det_root_rel),
-      .root_in_o      (root_in),
-      .root_dest_o    (det_root_dest),
-      .root_vc_o      (det_root_vc),
-      .root_adapted_o (det_root_adapted),
-      .crossed_o      (crossed)
-    );
-    // The offending input and the crossed count are observation outputs of the detector.
-    logic unused_det;
-    assign unused_det = ^{root_in, crossed};
-  end else begin : g_no_det
-    assign det_root         = 1'b0;
-    assign det_root_det     = 1'b0;
-    assign det_root_rel     = 1'b0;
-    assign det_root_dest    = '0;
-    assign det_root_vc      = '0;
-    assign det_root_adapted = 1'b0;
-    // Without ARN the detector's view is not watched.
-    logic unused_view;
-    always_comb begin
-      unused_view = 1'b0;
-      for (int i = 0; i < P; i++) begin
-        unused_view = unused_view ^ ^{voq_occ_i[i], det_valid_i[i], det_dest_i[i], det_vc_i[i],
-                                      det_adapted_i[i], det_nvc_i[i]};
-      end
+  // Without ARNs the detector sees empty VOQs and no heads, so it stays idle.
+  localparam int unsigned DetIdxW = (P > 1) ? $clog2(P) : 1;
+  localparam int unsigned DetCntW = $clog2(P + 1);
+  logic [15:0]       det_occ   [P];
+  logic              det_hv    [P];
+  logic [15:0]       head_fc   [P];
+  logic [DetIdxW-1:0] root_in;
+  logic [DetCntW-1:0] crossed;
+  always_comb begin
+    for (int i = 0; i < P; i++) begin
+      det_occ[i] = uses_arn_i ? voq_occ_i[i] : '0;
+      det_hv[i]  = uses_arn_i && det_valid_i[i];
+      head_fc[i] = det_hv[i] ? cnt[VcW'(det_nvc_i[i])] : '0;
     end
   end
+  congestion_detector #(
+    .P(P), .Hcdth(Hcdth), .Lcdth(Lcdth), .Fcth(Fcth), .Crt(Crt)
+  ) u_det (
+    .clk_i,
+    .rst_ni,
+    .voq_occ_i      (det_occ),
+    .head_valid_i   (det_hv),
+    .head_dest_i    (det_dest_i),
+    .head_vc_i      (det_vc_i),
+    .head_adapted_i (det_adapted_i),
+    .head_fc_i      (head_fc),
+    .root_o         (det_root),
+    .root_det_o     (det_root_det),
+    .root_rel_o     (det_root_rel),
+    .root_in_o      (root_in),
+    .root_dest_o    (det_root_dest),
+    .root_vc_o      (det_root_vc),
+    .root_adapted_o (det_root_adapted),
+    .crossed_o      (crossed)
+  );
+  // The offending input and the crossed count are observation outputs of the detector.
+  logic unused_det;
+  assign unused_det = ^{root_in, crossed};
 
   always_comb begin
     root_valid_d  = root_valid_q;
@@ -313,7 +303,7 @@ module output_port
     if (det_root_det) begin
       root_valid_d  = 1'b1;
       root_d        = '{dest: det_root_dest, port: 8'(Port), vc: det_root_vc,
-                        arn_id: root_arn_id_i, root_info: 8'(RootInfo)};
+                        arn_id: root_arn_id_i, root_info: root_info_i};
       refresh_d     = GapLoad;
       cmd_valid_o   = 1'b1;
       cmd_o         = root_d;
@@ -376,8 +366,6 @@ module output_port
   `ASSERT_INIT(a_param_ports_vcs, P >= 1 && P <= 64 && V >= 1 && V <= 16)
   // Port names one of the P ports.
   `ASSERT_INIT(a_param_port, Port < P)
-  // RootInfo fits in the ARN's 8-bit field.
-  `ASSERT_INIT(a_param_root_info, RootInfo <= 255)
 
   // Input contract.
   // The far buffer never returns more credits than it got flits: the count stays within OutCap.

@@ -13,11 +13,11 @@
 //   inputs; the registers take the cycle's writes at the rising edge.
 // - One cycle, in the order the decisions feed each other (src/cycle/mod.rs):
 //   1. each output's congestion detector evaluates; a declared root files a processARN command
-//      with ARNid {Id, next 20-bit sequence number} (sequence numbers taken in port order); a
+//      with ARNid {id, next 20-bit sequence number} (sequence numbers taken in port order); a
 //      standing root re-files every ArnGap cycles;
 //   2. ARNs arriving on the outputs' reverse directions file processARN commands;
 //   3. the oldest command (the queue's front, else the first filed this cycle) is applied to
-//      the ARN table (pseudo-code 2; a consumed entry, root_info == Stage, gets the alternative
+//      the ARN table (pseudo-code 2; a consumed entry, root_info == stage, gets the alternative
 //      of the destination other than the command's port with the most credits, pseudo-code 3);
 //      each input routes the head that arrived in the cycle before (pseudo-code 4);
 //   4. each input takes the flit on its link;
@@ -33,20 +33,21 @@
 //   lft_q is the combinational read the ARN unit and Adaptive-Th need (pseudo-code 3, the
 //   options of dest|1 read in the same cycle): a second memory with asynchronous read ports,
 //   written by the same write port as the per-input lft_banks, not a copy of their registers.
-// - Oblivious routing draws from SplitMix64 (state reset to Seed ^ Id * golden gamma):
+// - Configuration (cfg_i, switch_pkg::cfg_t): routing mode, queuing scheme, id, stage, up ports,
+//   seed, adapted refresh. Like the LFT it is what the subnet manager programs; it is an input
+//   held constant from before reset is released (m_cfg_stable), so one build of the switch
+//   serves every switch of a fabric and every routing mode, and it takes effect at reset.
+// - Oblivious routing draws from SplitMix64 (state reset to seed ^ id * golden gamma):
 //   below(n) is the high 64 bits of next * n; the inputs that draw do so in ascending order.
 // - Synchronous active-low reset.
 // Assertions at the end of the module and in the port modules; hdl-ref/arnsim_assert.svh has
 // the macros.
 // Parameters
-// - P ports (1..64), V VCs (1..16) = QVcs regular VCs + 1 AFC under AFI, Cap flits per input
+// - P ports (1..64), V VCs (1..16) = cfg_i.qvcs regular VCs + 1 AFC under AFI, Cap flits per input
 //   VC (1..65535), Pool descriptors per input, Lmc (0..4) and Rows of the LFT, OutCaps: the far
 //   buffer's flits per VC of output p in bits [16p+15:16p].
 // - Entries (1..64), Ttl, ArnGap of the ARN machinery, CmdDepth of the processARN queue;
-//   Hcdth, Lcdth, Fcth, Crt of the detectors; AdaptiveTh (flits); AdaptedRefresh.
-// - Routing (switch_pkg Rt*), Queuing (Qu*), QVcs, QArg (vFtree: nodes per leaf; Flow2SL:
-//   nodes).
-// - Id, Stage, UpPorts (bit p: port p goes up), Seed.
+//   Hcdth, Lcdth, Fcth, Crt of the detectors; AdaptiveTh (flits).
 // Twin: src/cycle/mod.rs, src/cycle/step.rs
 module switch
   import switch_pkg::*;
@@ -67,15 +68,6 @@ module switch
   parameter  int unsigned Fcth           = 12,
   parameter  int unsigned Crt            = 24,
   parameter  int unsigned AdaptiveTh     = 12,
-  parameter  bit          AdaptedRefresh = 1'b1,
-  parameter  int unsigned Routing        = RtArnAfi,
-  parameter  int unsigned Queuing        = QuOneQ,
-  parameter  int unsigned QVcs           = 1,
-  parameter  int unsigned QArg           = 0,
-  parameter  int unsigned Id             = 3,
-  parameter  int unsigned Stage          = 1,
-  parameter  logic [63:0] UpPorts        = 64'hC,
-  parameter  logic [63:0] Seed           = 64'd1,
   localparam int unsigned Banks          = 1 << Lmc,
   localparam int unsigned SlotW          = $clog2(Pool + 1),
   localparam int unsigned EIdxW          = (Entries > 1) ? $clog2(Entries) : 1,
@@ -84,6 +76,8 @@ module switch
 ) (
   input  logic          clk_i,
   input  logic          rst_ni,
+  // Configuration registers (held constant from before reset is released).
+  input  cfg_t          cfg_i,
   // LFT write port.
   input  logic          lft_wr_en_i,
   input  logic [15:0]   lft_wr_lid_i,
@@ -107,12 +101,14 @@ module switch
   output logic [P-1:0]  out_arn_valid_o,
   output arn_t          out_arn_o       [P]
 );
-  localparam logic        Afi     = routing_afi(Routing);
-  localparam logic        UsesArn = routing_uses_arn(Routing);
   localparam logic [7:0]  Afc     = 8'(V - 1);
-  localparam logic [63:0] RngInit = Seed ^ (64'(Id) * Golden);
   localparam int unsigned CmdW    = $clog2(CmdDepth);
   localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1;
+
+  // The mode's features, from the configuration.
+  logic afi, uses_arn;
+  assign afi      = routing_afi(32'(cfg_i.routing));
+  assign uses_arn = routing_uses_arn(32'(cfg_i.routing));
 
   // ---------------------------------------------------------------------------------------------
   // Wires between the ports. Arrays indexed [input][vc][output] come from the inputs, those
@@ -223,11 +219,11 @@ module switch
   for (genvar i = 0; i < P; i++) begin : g_in
     input_port_ctrl #(
       .P(P), .V(V), .Cap(Cap), .Pool(Pool), .Lmc(Lmc), .Rows(Rows), .Entries(Entries),
-      .ArnGap(ArnGap), .Routing(Routing), .Queuing(Queuing), .QVcs(QVcs), .QArg(QArg),
-      .AdaptiveTh(AdaptiveTh), .AdaptedRefresh(AdaptedRefresh)
+      .ArnGap(ArnGap), .AdaptiveTh(AdaptiveTh)
     ) u_in (
       .clk_i,
       .rst_ni,
+      .cfg_i,
       .lft_wr_en_i,
       .lft_wr_lid_i,
       .lft_wr_port_i,
@@ -283,14 +279,19 @@ module switch
   // ---------------------------------------------------------------------------------------------
   // Output ports.
   for (genvar o = 0; o < P; o++) begin : g_out
-    localparam int unsigned RootInfo = UpPorts[o] ? Stage : ((Stage > 0) ? Stage - 1 : 0);
+    // The root_info of this output's ARNs: the stage toward the roots, one below toward the
+    // leaves.
+    logic [7:0] root_info;
+    assign root_info = cfg_i.up_ports[o] ? cfg_i.stage
+                                         : ((cfg_i.stage > 0) ? cfg_i.stage - 8'd1 : 8'd0);
     output_port #(
       .P(P), .V(V), .OutCap(32'(OutCaps[16*o +: 16])), .SlotW(SlotW), .Hcdth(Hcdth),
-      .Lcdth(Lcdth), .Fcth(Fcth), .Crt(Crt), .UsesArn(UsesArn), .ArnGap(ArnGap), .Port(o),
-      .RootInfo(RootInfo)
+      .Lcdth(Lcdth), .Fcth(Fcth), .Crt(Crt), .ArnGap(ArnGap), .Port(o)
     ) u_out (
       .clk_i,
       .rst_ni,
+      .uses_arn_i    (uses_arn),
+      .root_info_i   (root_info),
       .credit_i      (in_credit_i[o]),
       .credits_o     (credits[o]),
       .hd_valid_i    (o_hd_valid[o]),
@@ -361,7 +362,7 @@ module switch
     alt_port = '{default: NoRoute};
     for (int r = 0; r < AltReqs; r++) begin
       lid  = alt_dest[r] | 16'd1;
-      nvc  = Afi ? Afc : alt_vc[r];
+      nvc  = afi ? Afc : alt_vc[r];
       row  = '1;
       if ((32'(lid) >> Lmc) < Rows) row = lft_q[RowW'(32'(lid) >> Lmc)];
       best   = NoRoute;
@@ -423,7 +424,7 @@ module switch
       root_arn_id[o] = '0;
       if (root_det[o]) begin
         seq            = seq + 20'd1;
-        root_arn_id[o] = (32'(Id) << 20) | 32'(seq);
+        root_arn_id[o] = (cfg_i.id << 20) | 32'(seq);
       end
     end
     arn_seq_d = seq;
@@ -435,10 +436,10 @@ module switch
   logic [2*P-1:0] cand_adapted;
   always_comb begin
     for (int o = 0; o < P; o++) begin
-      cand_valid[o]       = UsesArn && cmd_valid[o];
+      cand_valid[o]       = uses_arn && cmd_valid[o];
       cand[o]             = cmd[o];
       cand_adapted[o]     = cmd_adapted[o];
-      cand_valid[P + o]   = UsesArn && in_arn_valid_i[o];
+      cand_valid[P + o]   = uses_arn && in_arn_valid_i[o];
       cand[P + o]         = in_arn_i[o];
       cand[P + o].port    = 8'(o);
       cand_adapted[P + o] = 1'b0;
@@ -455,7 +456,7 @@ module switch
     pr_en      = 1'b0;
     pr         = '0;
     pr_adapted = 1'b0;
-    if (UsesArn) begin
+    if (uses_arn) begin
       if (cmd_cnt_q != '0) begin
         pr_en      = 1'b1;
         pr         = cmdq_q[cmd_rd_q];
@@ -470,7 +471,7 @@ module switch
         end
       end
     end
-    pr_consumed      = pr_en && !pr_adapted && 32'(pr.root_info) == Stage;
+    pr_consumed      = pr_en && !pr_adapted && pr.root_info == cfg_i.stage;
     alt_dest[P]      = pr.dest;
     alt_vc[P]        = pr.vc;
     alt_avoid[P]     = pr.port;
@@ -552,7 +553,7 @@ module switch
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      rng_q     <= RngInit;
+      rng_q     <= cfg_i.seed ^ (64'(cfg_i.id) * Golden);
       arn_seq_q <= '0;
     end else begin
       rng_q     <= rng_d;
@@ -604,13 +605,6 @@ module switch
   // P in 1..64 ports, V in 1..16 VCs.
   `ASSERT_INIT(a_param_ports, P >= 1 && P <= 64)
   `ASSERT_INIT(a_param_vcs, V >= 1 && V <= 16)
-  // V is the scheme's regular VCs plus the AFC under AFI.
-  `ASSERT_INIT(a_param_vcs_scheme, V == ((Queuing == QuOneQ) ? 1 : ((QVcs == 0) ? 1 : QVcs))
-                                        + (Afi ? 1 : 0))
-  // Routing and Queuing name a mode and a scheme.
-  `ASSERT_INIT(a_param_modes, Routing inside {RtDModK, RtOblivious, RtAdaptiveTh, RtAdaptiveThAfi,
-                                              RtArn, RtArnAfi}
-                             && Queuing inside {QuOneQ, QuDbbm, QuVFtree, QuFlow2Sl})
   // Input VC capacity, pool and LFT in range.
   `ASSERT_INIT(a_param_cap, Cap >= 1 && Cap <= 65535)
   `ASSERT_INIT(a_param_pool, Pool >= 1 && Pool <= 65534)
@@ -620,10 +614,15 @@ module switch
                             && CmdDepth >= 2 && (1 << CmdW) == CmdDepth)
   `ASSERT_INIT(a_param_detector, Lcdth <= Hcdth && Hcdth <= 65535 && Fcth <= 65535 && Crt >= 1
                                  && Crt <= 24'hFF_FFFF && AdaptiveTh <= 65535)
-  // The stage fits in an ARN's root_info.
-  `ASSERT_INIT(a_param_stage, Stage <= 255)
-
   // Input contract.
+  // The configuration names a routing mode (every value of the 2-bit queuing field names a
+  // scheme), and the scheme's VCs (the regular ones plus the AFC under
+  // AFI) are the V VCs of the build, and it holds while the switch runs.
+  `ASSUME(m_cfg_modes, 32'(cfg_i.routing) <= RtArnAfi)
+  `ASSUME(m_cfg_vcs, V == ((32'(cfg_i.queuing) == QuOneQ || cfg_i.qvcs == '0) ? 32'd1
+                                                                                : 32'(cfg_i.qvcs))
+                          + (afi ? 32'd1 : 32'd0))
+  `ASSUME(m_cfg_stable, $stable(cfg_i))
   // Every input is known outside reset.
   `ASSUME(m_inputs_known, !$isunknown({in_flit_valid_i, in_flit_head_i, in_flit_tail_i,
                                        in_arn_valid_i, lft_wr_en_i}))

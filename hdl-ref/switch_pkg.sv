@@ -7,9 +7,11 @@
 //   declared from flags down to injected.
 // - arn_t: an ARN control flit, 72 bits, LSB first as in src/wire/arn.rs: dest 16, port 8, vc 8,
 //   arn_id 32, root_info 8.
-// - Routing modes and queuing schemes are the integer parameters Routing and Queuing of the
-//   switch (RtDModK .. RtArnAfi, QuOneQ .. QuFlow2Sl), numbered in the order of
-//   src/switch/config.rs.
+// - cfg_t: the configuration registers of one switch, programmed (like the LFT) before traffic
+//   and held while the links run: routing mode and queuing scheme (RtDModK .. RtArnAfi,
+//   QuOneQ .. QuFlow2Sl, numbered in the order of src/switch/config.rs), the scheme's regular
+//   VCs and argument, the switch's id, stage and up ports, the seed of oblivious routing, and
+//   whether adapted packets refresh ARN-table entries upstream.
 // - scheme_vc: the regular VC of a packet to end node dst (QueuingScheme::vc_for);
 //   splitmix_mix: the output function of SplitMix64 (src/blocks/rng.rs) on a state already
 //   advanced by the golden gamma.
@@ -37,13 +39,25 @@ package switch_pkg;
     logic [15:0] dest;
   } arn_t;
 
+  typedef struct packed {
+    logic [2:0]  routing;          // Rt*
+    logic [1:0]  queuing;          // Qu*
+    logic [4:0]  qvcs;             // regular VCs of the scheme (0 counts as 1)
+    logic [15:0] qarg;             // vFtree: nodes per leaf; Flow2SL: nodes
+    logic [31:0] id;               // ARNid's upper 12 bits; mixed into the seed
+    logic [7:0]  stage;            // an ARN's root_info is compared with it
+    logic [63:0] up_ports;         // bit p: port p goes up
+    logic [63:0] seed;             // SplitMix64 starts at seed ^ id * Golden
+    logic        adapted_refresh;  // adapted packets refresh entries upstream
+  } cfg_t;
+
   // Port number of an unprogrammed LFT entry and of "no route".
   localparam logic [7:0] NoRoute = 8'hFF;
 
   // Flags bit of an adapted packet (AFI).
   localparam int unsigned FlagAdapted = 0;
 
-  // Routing modes (parameter Routing).
+  // Routing modes (cfg_t.routing).
   localparam int unsigned RtDModK         = 0;
   localparam int unsigned RtOblivious     = 1;
   localparam int unsigned RtAdaptiveTh    = 2;
@@ -51,7 +65,7 @@ package switch_pkg;
   localparam int unsigned RtArn           = 4;
   localparam int unsigned RtArnAfi        = 5;
 
-  // Queuing schemes (parameter Queuing).
+  // Queuing schemes (cfg_t.queuing).
   localparam int unsigned QuOneQ    = 0;
   localparam int unsigned QuDbbm    = 1;
   localparam int unsigned QuVFtree  = 2;

@@ -86,7 +86,7 @@ fn main() {
     let tree = target.join("planted/tree");
     let build = target.join("planted/build");
     let _ = fs::remove_dir_all(&tree);
-    for d in ["src", "scenarios", "testbenches", "benches"] {
+    for d in ["src", "scenarios", "docs", "testbenches", "benches"] {
         copy_tree(&root.join(d), &tree.join(d));
     }
     for f in ["Cargo.toml", "Cargo.lock", "README.md"] {

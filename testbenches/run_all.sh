@@ -49,3 +49,27 @@ for g in "$smoke/fabric.gtkw" "$smoke/window/f.gtkw" "$smoke"/demo/*.gtkw; do
     opened=$((opened + 1))
 done
 echo "waveforms: $((1 + opened)) passed, 0 failed"
+
+# Both models of a switch side by side (testbenches/hdl/waves_pair.sh): switch s2_1 of default
+# recorded for 80 us (a congestion root, ARNs in and out, adapted packets), recording cycles
+# 15280..15600 dumped by the Rust cycle engine and by the Verilated switch (the build of the
+# switch_hdl test's s2_1, same parameters), merged with every signal's value changes compared
+# (--check), and the merged save file opened in GTKWave.
+start=$(date +%s)
+pair=target/smoke/pair
+cargo run --quiet --profile test -- run default --out "$pair" --set sim_time=80us \
+    --record-switch s2_1 >/dev/null
+if ! said=$(ARNSIM="cargo run --quiet --profile test --" bash testbenches/hdl/waves_pair.sh \
+    "$pair/s2_1.rec" --from 15280 --to 15600 --out "$pair" --check 2>&1); then
+    echo "$said" >&2
+    echo "waves side by side of $pair/s2_1.rec failed" >&2
+    exit 1
+fi
+echo "$said" | grep -E '^(waves-pair|switch replay|replay_switch)' || true
+line=$(timeout 60 xvfb-run -a gtkwave -S testbenches/gtkw_open.tcl "$pair/both.gtkw" 2>&1 | grep '^gtkw-open: ' || true)
+if [[ "$line" != "gtkw-open: ok "* ]]; then
+    echo "GTKWave check of $pair/both.gtkw failed: ${line:-GTKWave gave no result}" >&2
+    exit 1
+fi
+echo "$line"
+echo "waves side by side: rust and hdl alike, $pair/both.gtkw opened ($(( $(date +%s) - start )) s)"

@@ -9,7 +9,7 @@ pub struct Sig<'a> {
     pub name: &'a str,
     /// Element index for unpacked arrays (`occ_i[3]`), as Verilator names them.
     pub index: Option<u16>,
-    /// Width in bits, 1 to 128.
+    /// Width in bits, 1 to 128 (to 256 through [`Visit::signal_wide`]).
     pub width: u32,
 }
 
@@ -27,6 +27,15 @@ impl Sig<'_> {
 pub trait Visit {
     /// One signal and its current value (bits above `width` are zero).
     fn signal(&mut self, sig: Sig<'_>, value: u128);
+
+    /// A signal wider than 128 bits (129 to 256, such as the switch's 176-bit packet
+    /// descriptor): bits 0 to 127 in `low`, the bits above in `high`. Visitors that keep only
+    /// names and widths take the default, which hands `low` to [`Visit::signal`]; visitors that
+    /// record values implement it.
+    fn signal_wide(&mut self, sig: Sig<'_>, low: u128, high: u128) {
+        let _ = high;
+        self.signal(sig, low);
+    }
 }
 
 impl dyn Visit + '_ {
@@ -72,6 +81,25 @@ impl dyn Visit + '_ {
                 width,
             },
             value,
+        );
+    }
+
+    /// Element `index` of an unpacked array of values wider than 128 bits (`width` up to 256):
+    /// bits 0 to 127 in `low`, the rest in `high`.
+    pub fn elem_wide(&mut self, name: &str, index: usize, width: u32, low: u128, high: u128) {
+        debug_assert!((129..=256).contains(&width));
+        debug_assert!(
+            width == 256 || high >> (width - 128) == 0,
+            "{name}[{index}]: value wider than {width} bits"
+        );
+        self.signal_wide(
+            Sig {
+                name,
+                index: Some(index as u16),
+                width,
+            },
+            low,
+            high,
         );
     }
 }

@@ -1,6 +1,7 @@
 //! The `arnsim` command line: `run` a scenario (summary, CSV, SVG and VCD outputs), `check` or
-//! list `scenarios`, `plot` several runs into one figure-6 panel, and `demo` every hardware block
-//! on its seeded stimulus (a VCD and a GTKWave save file each). No command changes a file that
+//! list `scenarios`, `plot` several runs into one figure-6 panel, `demo` every hardware block
+//! on its seeded stimulus (a VCD and a GTKWave save file each), `replay` a switch recording on the
+//! cycle engine (and dump it), and `waves-pair` the Rust and Verilated dumps of one replay. No command changes a file that
 //! existed before it unless it succeeds (`docs/outputs.md`).
 
 pub mod demo;
@@ -19,6 +20,9 @@ pub mod run;
 #[cfg(test)]
 mod run_tests;
 pub mod scenarios;
+pub mod waves_pair;
+#[cfg(test)]
+mod waves_pair_tests;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -91,6 +95,34 @@ pub enum Command {
     Replay {
         /// A recording written by `run --record-switch`.
         file: PathBuf,
+        /// Write a VCD of the switch's port interface as the Verilated replay of
+        /// `hdl-ref/switch.sv` dumps it (same names, same clock cycles; docs/waveforms.md).
+        #[arg(long)]
+        vcd: Option<PathBuf>,
+        /// First recording cycle dumped: a cycle number or a time such as `10us` (5.12 ns per
+        /// cycle); the recording's `from` without it.
+        #[arg(long)]
+        from: Option<String>,
+        /// Last recording cycle dumped (a cycle or a time); the recording's last without it.
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Merge the Rust cycle engine's and the Verilated switch's dumps of one replay window into
+    /// one VCD (top scopes `rust` and `hdl`) with a GTKWave save file that shows each port's
+    /// signals of both models one above the other, and compare their value changes.
+    WavesPair {
+        /// The dump of `arnsim replay FILE --vcd`.
+        #[arg(long)]
+        rust: PathBuf,
+        /// The dump of `testbenches/hdl/replay_switch.sh FILE --vcd ... -- +vcd_from=.. +vcd_to=..`.
+        #[arg(long)]
+        hdl: PathBuf,
+        /// The merged VCD (its `.gtkw` beside it).
+        #[arg(long)]
+        out: PathBuf,
+        /// Fail (and write nothing) when a signal's value changes differ between the models.
+        #[arg(long)]
+        check: bool,
     },
     /// Validate a scenario without running it.
     Check {
@@ -233,7 +265,31 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             };
             run::run(&scenario, out, &set, waves, record, &how)
         }
-        Command::Replay { file } => Ok(record::replay(&file)?),
+        Command::Replay {
+            file,
+            vcd,
+            from,
+            to,
+        } => {
+            let dump = match vcd {
+                Some(path) => Some(record::ReplayDump { path, from, to }),
+                None => {
+                    if from.is_some() || to.is_some() {
+                        eprintln!(
+                            "arnsim: warning: --from/--to given without --vcd: ignored (nothing is dumped without --vcd FILE)"
+                        );
+                    }
+                    None
+                }
+            };
+            Ok(record::replay(&file, dump.as_ref())?)
+        }
+        Command::WavesPair {
+            rust,
+            hdl,
+            out,
+            check,
+        } => Ok(waves_pair::run(&rust, &hdl, &out, check)?),
         Command::Check { scenario, set } => Ok(scenarios::check(&scenario, &set)?),
         Command::Scenarios => Ok(scenarios::list()?),
         Command::Plot {

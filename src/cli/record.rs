@@ -1,16 +1,20 @@
 //! `arnsim run --record-switch NAME`: the recording of one switch's ports (`docs/recording.md`),
-//! and `arnsim replay FILE`: a recording replayed into the cycle engine, every output compared.
+//! and `arnsim replay FILE [--vcd OUT]`: a recording replayed into the cycle engine, every output
+//! compared, its port interface dumped as the Verilated replay of `hdl-ref/switch.sv` dumps it.
 
 use super::dump::flag_cycles;
 use super::outputs::Staged;
 use crate::config::Scenario;
-use crate::cycle::CycleSwitch;
-use crate::cycle::compare::Replay;
+use crate::config::units::nanoseconds;
+use crate::cycle::compare::{Replay, ReplayError};
+use crate::cycle::{CycleSwitch, PortIn, PortOut};
 use crate::fabric::Fabric;
 use crate::trace::recording::{RecordingHeader, RecordingReader, write_frame};
+use crate::trace::switch_ports::{COUNTER, TESTBENCH, clock_cycle, probe_ports};
+use crate::trace::{BlockVcd, CLOCK_PERIOD_PS, VcdWindow};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What `--record-switch`, `--from` and `--to` ask for.
 #[derive(Clone, Debug)]
@@ -119,27 +123,164 @@ impl Recording {
     }
 }
 
-/// `arnsim replay FILE`: rebuilds the recorded switch on the cycle engine, drives it with the
-/// recorded inputs and compares every output of every cycle with the recorded ones.
-pub fn replay(path: &Path) -> Result<(), String> {
+/// What `arnsim replay --vcd OUT [--from T] [--to T]` asks for.
+#[derive(Clone, Debug)]
+pub struct ReplayDump {
+    /// The VCD to write.
+    pub path: PathBuf,
+    /// First recording cycle dumped (a cycle or a time; the recording's `from` without it).
+    pub from: Option<String>,
+    /// Last recording cycle dumped (the recording's last without it).
+    pub to: Option<String>,
+}
+
+/// A `--from`/`--to` of `arnsim replay`: a recording cycle (`1953`) or a time (`10us`), read as
+/// `arnsim run` reads times, at the dumps' [`CLOCK_PERIOD_PS`] per cycle.
+pub fn replay_cycle(flag: &str, text: &str) -> Result<u64, String> {
+    if let Ok(c) = text.trim().parse::<u64>() {
+        return Ok(c);
+    }
+    let ns = nanoseconds(text).map_err(|e| format!("--{flag}: {e} (or a cycle number)"))?;
+    let c = (ns * 1000.0 / CLOCK_PERIOD_PS as f64).round();
+    if !(0.0..=1e15).contains(&c) {
+        return Err(format!("--{flag}: `{text}` is out of range"));
+    }
+    Ok(c as u64)
+}
+
+/// The Rust cycle engine's dump of a replay: the port interface as the Verilated replay dumps
+/// it (`trace::switch_ports`), on the same clock cycles.
+struct ReplayVcd {
+    vcd: BlockVcd<BufWriter<File>>,
+    staged: Staged,
+    /// Clock cycles of the Verilated replay before recording cycle 0.
+    setup: u64,
+    from: u64,
+    to: u64,
+    vcs: usize,
+}
+
+impl ReplayVcd {
+    fn open(d: &ReplayDump, h: &RecordingHeader) -> Result<Self, String> {
+        let from = d
+            .from
+            .as_deref()
+            .map(|t| replay_cycle("from", t))
+            .transpose()?
+            .unwrap_or(h.from);
+        let mut to =
+            d.to.as_deref()
+                .map(|t| replay_cycle("to", t))
+                .transpose()?
+                .unwrap_or(h.to);
+        if to > h.to {
+            eprintln!(
+                "arnsim: warning: --to: cycle {to} is past the recording's last cycle, {}: the dump ends there",
+                h.to
+            );
+            to = h.to;
+        }
+        if from > to {
+            return Err(format!(
+                "--from: cycle {from} is after the last cycle dumped ({to})"
+            ));
+        }
+        let setup = clock_cycle(h.lft_entries(), 0);
+        let mut staged = Staged::open(&d.path)?;
+        let file = staged.take_file()?;
+        let (ports, vcs) = (h.wiring.out_capacity.len(), h.params.vcs());
+        let ins = vec![PortIn::default(); ports];
+        let outs = vec![PortOut::default(); ports];
+        let window = VcdWindow {
+            from: setup + from,
+            to: setup + to,
+        };
+        let vcd = BlockVcd::with_counter(BufWriter::new(file), TESTBENCH, COUNTER, window, |v| {
+            probe_ports(&ins, &outs, vcs, v)
+        })
+        .map_err(|e| format!("{}: {e}", d.path.display()))?;
+        Ok(ReplayVcd {
+            vcd,
+            staged,
+            setup,
+            from,
+            to,
+            vcs,
+        })
+    }
+
+    /// Dumps recording cycle `t`.
+    fn sample(&mut self, t: u64, ins: &[PortIn], outs: &[PortOut]) -> Result<(), String> {
+        let vcs = self.vcs;
+        self.vcd
+            .sample_counted(self.setup + t, t, |v| probe_ports(ins, outs, vcs, v))
+            .map_err(|e| format!("{}: {e}", self.staged.dest().display()))
+    }
+}
+
+/// Steps `replay` through the idle cycles before `until`, dumping those in the window.
+fn idle_to(
+    replay: &mut Replay,
+    until: u64,
+    dump: &mut Option<ReplayVcd>,
+    fail: &dyn Fn(ReplayError) -> String,
+) -> Result<(), String> {
+    let idle = vec![PortIn::default(); replay.switch().ports()];
+    while replay.switch().cycle() < until {
+        let c = replay.switch().cycle();
+        match dump {
+            Some(d) if (d.from..=d.to).contains(&c) => {
+                replay.idle_until(c + 1).map_err(fail)?;
+                d.sample(c, &idle, replay.outputs())?;
+            }
+            Some(d) if c < d.from => replay.idle_until(until.min(d.from)).map_err(fail)?,
+            _ => replay.idle_until(until).map_err(fail)?,
+        }
+    }
+    Ok(())
+}
+
+/// `arnsim replay FILE [--vcd OUT]`: rebuilds the recorded switch on the cycle engine, drives it
+/// with the recorded inputs and compares every output of every cycle with the recorded ones;
+/// with a dump, writes its port interface in the window as the Verilated replay dumps it.
+pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     let name = path.display().to_string();
     let f = File::open(path).map_err(|e| format!("{name}: {e}"))?;
     let mut r = RecordingReader::open(&name, BufReader::new(f))?;
     let h = &r.header;
+    let mut vcd = dump.map(|d| ReplayVcd::open(d, h)).transpose()?;
     let sw = CycleSwitch::new(h.params.clone(), h.wiring.clone(), h.lft.clone(), h.seed);
     let (switch, from, to) = (h.name.clone(), h.from, h.to);
     let mut replay = Replay::new(sw);
-    let fail = |e: crate::cycle::compare::ReplayError| format!("{name}: switch {switch}: {e}");
+    let fail = |e: ReplayError| format!("{name}: switch {switch}: {e}");
     while let Some((c, ins, outs)) = r.next_frame()? {
+        idle_to(&mut replay, c, &mut vcd, &fail)?;
         replay.check(c, ins, outs).map_err(fail)?;
+        if let Some(d) = vcd.as_mut().filter(|d| (d.from..=d.to).contains(&c)) {
+            d.sample(c, ins, replay.outputs())?;
+        }
     }
     let end = r
         .end
         .ok_or_else(|| format!("{name}: the recording has no `end` line (cut short?)"))?;
-    replay.idle_until(end).map_err(fail)?;
+    idle_to(&mut replay, end, &mut vcd, &fail)?;
     println!(
         "{switch}: {} cycles replayed on the cycle engine (compared from cycle {from} to {to}): 0 mismatches",
         replay.cycles()
     );
+    if let Some(d) = vcd {
+        let (a, b) = (d.setup + d.from, d.setup + d.to);
+        let out = d.staged.dest().display().to_string();
+        d.vcd.finish().map_err(|e| format!("{out}: {e}"))?;
+        d.staged.commit()?;
+        println!(
+            "{out}: recording cycles {}..={} on clock cycles {a}..={b} (after reset and {} LFT writes); \
+             the Verilated replay dumps the same window with\n  \
+             testbenches/hdl/replay_switch.sh {name} --vcd HDL.vcd -- +vcd_from={a} +vcd_to={b}",
+            d.from,
+            d.to,
+            d.setup - 1
+        );
+    }
     Ok(())
 }

@@ -56,7 +56,7 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
             .count()
             > 1000
     );
-    replay(&file).unwrap();
+    replay(&file, None).unwrap();
     // One output flit's VC changed: the replay names the cycle, port and signal.
     let line = text
         .lines()
@@ -69,7 +69,7 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
     lines[line] = w.join(" ");
     let bad = base.join("bad.rec");
     std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
-    let e = replay(&bad).unwrap_err();
+    let e = replay(&bad, None).unwrap_err();
     assert!(
         e.contains(&format!("cycle {cycle}, port {port}, out_flit[{port}]")),
         "{e}"
@@ -77,6 +77,6 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
     // A malformed line is refused with its file and line.
     lines[line] = "12 O x F".into();
     std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
-    let e = replay(&bad).unwrap_err();
+    let e = replay(&bad, None).unwrap_err();
     assert!(e.contains(&format!("bad.rec:{}:", line + 1)), "{e}");
 }

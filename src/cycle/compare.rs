@@ -171,6 +171,11 @@ impl Replay {
         self.cycles
     }
 
+    /// What the switch drove in the last cycle replayed, per port.
+    pub fn outputs(&self) -> &[PortOut] {
+        &self.got
+    }
+
     /// The replaying switch.
     pub fn switch(&self) -> &CycleSwitch {
         &self.sw

@@ -321,3 +321,5 @@ impl CycleSwitch {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod timing_tests;

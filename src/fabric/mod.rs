@@ -2,9 +2,9 @@
 //!
 //! Every link direction (`crate::wire::link::Channel`) has at least one cycle of latency, so in
 //! cycle `t` a switch only sees what its neighbours registered in `t - latency` or earlier: the order in
-//! which switches and nodes are stepped within a cycle does not change any result. Each unit puts
-//! what it sends into its outbox, written into the channels once all have stepped; so the units
-//! of a cycle can step on several threads ([`Fabric::set_threads`], [`parallel`]) with the same
+//! which switches and nodes are stepped within a cycle does not change any result. What a unit
+//! sends goes into its outbox, which the scheduler ([`scheduler`]) writes into the channels once
+//! all have stepped; so the units of a cycle can step on several threads ([`Fabric::set_threads`], [`parallel`]) with the same
 //! results. For the same reason each unit can step a window of up to `latency` cycles in a row
 //! before anyone reads what it sent ([`Fabric::run`]): its registers stay in cache, and the
 //! results are those of a cycle-by-cycle run, bit for bit.
@@ -23,7 +23,7 @@ mod invariants;
 pub mod node;
 pub mod parallel;
 pub mod record;
-mod scheduler;
+pub mod scheduler;
 pub mod subnet_manager;
 pub mod switch_rig;
 pub mod switch_unit;
@@ -31,11 +31,11 @@ pub mod topology;
 
 use crate::switch::{Observer, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring};
 use crate::wire::Packet;
+use crate::wire::link::Channel;
 pub use crate::wire::link::lanes_for;
-use crate::wire::link::{Arrivals, Channel, MAX_WINDOW, SharedChannels};
 use node::{EndNode, Flow, NodeStats};
 use parallel::{MAX_THREADS, Pool};
-use scheduler::{Pace, PartLog, by_cycle_then_signal, longest_window};
+use scheduler::{Arrivals, Outbox, Pace, PartLog, by_cycle_then_signal, longest_window};
 use std::fmt;
 use std::ops::Range;
 use std::sync::Mutex;
@@ -161,6 +161,9 @@ pub struct Fabric<const V: usize> {
     /// Per switch and per node: when it is next due, and how far it has stepped.
     switch_pace: Vec<Pace>,
     node_pace: Vec<Pace>,
+    /// Per switch and per node: what it sent in the window being stepped.
+    switch_out: Vec<Outbox<V>>,
+    node_out: Vec<Outbox<V>>,
     last_progress: u64,
     flits_moved: u64,
     order: Option<Vec<u32>>,
@@ -269,7 +272,7 @@ impl<const V: usize> Fabric<V> {
                 if o == u32::MAX {
                     return Err(format!("node {n} is not cabled"));
                 }
-                let mut node = EndNode::new(
+                let node = EndNode::new(
                     n,
                     topo.nodes,
                     o,
@@ -280,7 +283,6 @@ impl<const V: usize> Fabric<V> {
                     params.seed,
                     params.node_consumes_arns,
                 );
-                node.set_unit(ns as u32 + n);
                 Ok(node)
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -307,6 +309,8 @@ impl<const V: usize> Fabric<V> {
             ends,
             switch_pace: vec![Pace::default(); switches.len()],
             node_pace: vec![Pace::default(); nodes.len()],
+            switch_out: switches.iter().map(|s| Outbox::new(s.ports())).collect(),
+            node_out: (0..nodes.len()).map(|_| Outbox::new(1)).collect(),
             switches,
             nodes,
             last_progress: 0,
@@ -426,8 +430,8 @@ impl<const V: usize> Fabric<V> {
         self.window
     }
 
-    /// Sets the window, clamped to 1 ..= the link latency (and [`MAX_WINDOW`]). Every output is
-    /// the same for any window; only the speed changes.
+    /// Sets the window, clamped to 1 ..= the link latency (and [`scheduler::MAX_WINDOW`]). Every
+    /// output is the same for any window; only the speed changes.
     pub fn set_window(&mut self, cycles: u64) {
         self.window = cycles.clamp(1, longest_window(self.params.link_latency));
     }

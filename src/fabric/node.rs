@@ -18,7 +18,7 @@
 use crate::blocks::rng::SplitMix64;
 use crate::switch::SwitchParams;
 use crate::switch::output_credits::OutputCredits;
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, Outbox, streamed, tail_cycle};
+use crate::wire::link::{Arriving, Backward, Channel, Flit, LinkSend, streamed, tail_cycle};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 
@@ -198,10 +198,6 @@ pub struct EndNode<const V: usize> {
     lost: [u64; V],
     /// The last cycle stepped: what the accessors read the state as of.
     now: u64,
-    /// What the node sent in the current window, written into the channels after the window.
-    outbox: Outbox<V>,
-    /// Index of the node among the fabric's units (switches first), for [`Arrivals`].
-    unit: u32,
     /// Whether ARNs reaching the node are consumed (ARN modes with `node.consume_arns`).
     consume_arns: bool,
     /// Consumed ARNs; an entry lives `params.arn_ttl` cycles after its last ARN.
@@ -259,8 +255,6 @@ impl<const V: usize> EndNode<V> {
             #[cfg(test)]
             lost: [0; V],
             now: 0,
-            outbox: Outbox::new(1),
-            unit: 0,
             consume_arns: consume_arns && params.routing.uses_arn(),
             arn: [NodeArnEntry::default(); NODE_ARN_ENTRIES],
             arn_live_until: 0,
@@ -411,34 +405,17 @@ impl<const V: usize> EndNode<V> {
         self.credits.credits(vc as usize, now.saturating_sub(1)) >= pkt.len
     }
 
-    /// What the node sent since its outbox was last cleared, to be written into the channels
-    /// after every switch and node of the window has stepped.
-    #[inline]
-    pub fn outbox(&self) -> &Outbox<V> {
-        &self.outbox
-    }
-
-    /// Empties the outbox, at the start of a window.
-    #[inline]
-    pub fn clear_outbox(&mut self) {
-        self.outbox.clear();
-    }
-
-    /// Sets the node's index among the fabric's units (see [`Arrivals`]).
-    pub fn set_unit(&mut self, unit: u32) {
-        self.unit = unit;
-    }
-
-    /// Steps one cycle, reading the channels that `arrivals` marks for it; what it sends waits
-    /// in its outbox. Returns the packet whose tail arrived this cycle, if any.
-    pub fn step(
+    /// Steps one cycle, reading the channels that `arriving` marks (its link's forward direction
+    /// when a head arrives, the reverse when credits or an ARN come back); what it sends in the
+    /// cycle goes to `link`. Returns the packet whose tail arrived this cycle, if any.
+    pub fn step<S: LinkSend<V>>(
         &mut self,
         now: u64,
         channels: &[Channel<V>],
-        arrivals: &Arrivals,
+        arriving: Arriving,
+        link: &mut S,
     ) -> Option<Packet> {
-        let (head, back) = arrivals.take(self.unit, now);
-        let (head, back) = (head != 0, back != 0);
+        let (head, back) = (arriving.flits != 0, arriving.back != 0);
         // Nothing arrives, no message, no tail, and nothing to decide: every register keeps its
         // value (the source's draws for this cycle are taken already).
         if !back && !head && now < self.wake && !self.deciding(now) {
@@ -527,8 +504,7 @@ impl<const V: usize> EndNode<V> {
                 }
                 self.afc_last = from_afc;
                 // Only the head travels on the link; the body follows it cycle by cycle.
-                self.outbox
-                    .send_flit(now, self.out_ch, Flit { pkt, index: 0 });
+                link.send_flit(now, self.out_ch, Flit { pkt, index: 0 });
                 self.credits.start_sending(pkt.vc as usize, now, pkt.len);
                 self.tx = Some(Stream { pkt, start: now });
             }
@@ -542,7 +518,7 @@ impl<const V: usize> EndNode<V> {
             self.tx = None;
         }
         if self.freed.has_credits() {
-            self.outbox.send_back(now, self.in_ch, self.freed);
+            link.send_back(now, self.in_ch, self.freed);
             self.freed.clear_credits();
         }
         self.now = now;

@@ -3,10 +3,10 @@
 //!
 //! In hardware every switch of the fabric evaluates at the same clock edge. The model does the
 //! same: within a cycle every switch and node only reads the channels (values registered by their
-//! neighbours at least one cycle earlier) and writes its own state and outbox, so the parts of the
-//! fabric can be stepped on different threads; once all parts are done, each thread writes its
-//! own units' outboxes into the channels (every delay line has one writer). Results cannot depend
-//! on the number of threads.
+//! neighbours at least one cycle earlier) and writes its own state and its outbox (kept for it by
+//! `fabric::scheduler`), so the parts of the fabric can be stepped on different threads; once all
+//! parts are done, each thread writes its own units' outboxes into the channels (every delay line
+//! has one writer). Results cannot depend on the number of threads.
 //!
 //! [`Pool::broadcast`] runs one closure on every thread (the caller takes part 0) and returns once
 //! all are done. The workers live as long as the pool: they spin briefly between cycles, then

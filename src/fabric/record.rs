@@ -53,10 +53,9 @@ impl<const V: usize> SwitchRecorder<V> {
         }
     }
 
-    /// After switch `s` stepped cycle `c`: what its ports drove.
-    pub(super) fn capture_outputs(&mut self, s: &SwitchUnit<V>, c: u64) {
+    /// After switch `s` stepped cycle `c`, sending into `ob`: what its ports drove.
+    pub(super) fn capture_outputs(&mut self, s: &SwitchUnit<V>, ob: &Outbox<V>, c: u64) {
         let w = s.wiring();
-        let ob = s.outbox();
         for p in 0..self.ports {
             let head = ob
                 .flits()

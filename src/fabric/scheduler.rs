@@ -1,14 +1,30 @@
 //! The fabric's scheduler: how the units (switches and end nodes) of one clock are stepped.
 //!
 //! Units step a window of up to a link latency of cycles in a row, each unit skipping the cycles
-//! in which nothing arrives for it and it has nothing due ([`Pace`]); the fabric's parts (contiguous
+//! in which nothing arrives for it and it has nothing due (`Pace`); the fabric's parts (contiguous
 //! ranges of switches and nodes) step on the thread pool; then every outbox is written into the
 //! channels. What the parts logged in the window (events, delivered packets, tapped samples,
 //! faults) is handed on in cycle order, then unit order, as a cycle-by-cycle run makes it.
+//!
+//! The scheduler owns what makes this work and what the units themselves never see: each unit's
+//! [`Outbox`] (what it sends in the window: the unit writes it through
+//! [`LinkSend`](crate::wire::link::LinkSend)), the writing of the outboxes into the channels on
+//! one thread or several ([`SharedChannels`]), and the [`Arrivals`] masks, from which a unit is
+//! handed, before each cycle it steps, the ports that receive something
+//! ([`Arriving`](crate::wire::link::Arriving)).
+
+mod arrivals;
+mod outbox;
+
+pub use arrivals::Arrivals;
+pub use outbox::{Outbox, SharedChannels};
 
 use super::invariants::switch_fault;
 use super::record::SwitchRecorder;
 use super::*;
+
+/// Longest window: the most cycles a unit steps in a row before its sends are written.
+pub const MAX_WINDOW: usize = 16;
 
 /// What the switches and nodes of one part produced in a window, besides their outboxes.
 #[derive(Default)]
@@ -47,14 +63,16 @@ impl PartLog {
         }
     }
 
-    /// Steps switch `s` through the window `t0..t0 + w`, from an empty outbox,
-    /// recording its signals when `u.tap` taps it; a fault ends its window. A switch that has
+    /// Steps switch `s` through the window `t0..t0 + w`, its sends going to `out` (emptied
+    /// first), recording its signals when `u.tap` taps it; a fault ends its window. A switch that has
     /// nothing arriving, is not due and is not tapped is not visited at all ([`visits`]); it
     /// passes the cycles it missed when it is next visited (see [`Pace`]).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn step_switch<const V: usize>(
         &mut self,
         s: &mut SwitchUnit<V>,
         pace: &mut Pace,
+        out: &mut Outbox<V>,
         t0: u64,
         w: u64,
         u: Units<'_, V>,
@@ -62,7 +80,7 @@ impl PartLog {
     ) {
         let end = t0 + w;
         let tap = u.tap.filter(|_| pace.tapped);
-        s.clear_outbox();
+        out.clear();
         if pace.next < t0 {
             s.skip_through(pace.next, t0 - 1);
         }
@@ -71,12 +89,12 @@ impl PartLog {
             if let Some(r) = rec.as_deref_mut() {
                 r.capture_inputs(s, c, u.channels);
             }
-            if let Err(f) = s.step(c, u.channels, u.arrivals, &mut self.events) {
+            if let Err(f) = s.step(c, u.channels, u.arrivals, out, &mut self.events) {
                 self.note_fault(c, s.id(), switch_fault(c, s, f));
                 break;
             }
             if let Some(r) = rec.as_deref_mut() {
-                r.capture_outputs(s, c);
+                r.capture_outputs(s, out, c);
             }
             if let Some(tap) = tap {
                 tap.switch_signals(s, c, &mut self.samples);
@@ -87,25 +105,29 @@ impl PartLog {
         self.moved += s.progress() - before;
     }
 
-    /// Steps node `n` through the window `t0..t0 + w`, from an empty outbox, as
-    /// [`PartLog::step_switch`] does a switch.
+    /// Steps node `n`, unit `unit`, through the window `t0..t0 + w`, its sends going to `out`
+    /// (emptied first), as [`PartLog::step_switch`] does a switch.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn step_node<const V: usize>(
         &mut self,
         n: &mut EndNode<V>,
+        unit: u32,
         pace: &mut Pace,
+        out: &mut Outbox<V>,
         t0: u64,
         w: u64,
         u: Units<'_, V>,
     ) {
         let end = t0 + w;
         let tap = u.tap.filter(|_| pace.tapped);
-        n.clear_outbox();
+        out.clear();
         if pace.next < t0 {
             n.skip_to(t0 - 1);
         }
         let before = n.progress();
         for c in t0..end {
-            if let Some(pkt) = n.step(c, u.channels, u.arrivals) {
+            let arriving = u.arrivals.take(unit, c);
+            if let Some(pkt) = n.step(c, u.channels, arriving, out) {
                 self.delivered.push((c, n.id(), pkt));
             }
             if let Some(tap) = tap {
@@ -211,6 +233,8 @@ pub(super) struct PartRef<'a, const V: usize> {
     pub(super) nodes: &'a mut [EndNode<V>],
     pub(super) switch_pace: &'a mut [Pace],
     pub(super) node_pace: &'a mut [Pace],
+    pub(super) switch_out: &'a mut [Outbox<V>],
+    pub(super) node_out: &'a mut [Outbox<V>],
     /// Unit numbers of the first switch and the first node.
     pub(super) first: (u32, u32),
     pub(super) log: &'a mut PartLog,
@@ -328,7 +352,8 @@ impl<const V: usize> Fabric<V> {
             // Written as each unit stepped (`step_parts`).
             return;
         }
-        let (switches, nodes, parts) = (&self.switches[..], &self.nodes[..], &self.parts[..]);
+        let (switch_out, node_out) = (&self.switch_out[..], &self.node_out[..]);
+        let parts = &self.parts[..];
         let (switch_pace, node_pace) = (&self.switch_pace[..], &self.node_pace[..]);
         let channels = SharedChannels::new(&mut self.channels);
         let arrivals = &self.arrivals;
@@ -341,17 +366,20 @@ impl<const V: usize> Fabric<V> {
             // `broadcast` returns, while `self.channels` stays mutably borrowed.
             // Units not visited in the window (not stepped through `end - 1`) sent nothing.
             unsafe {
-                for (s, pace) in switches[srange.clone()]
+                for (out, pace) in switch_out[srange.clone()]
                     .iter()
                     .zip(&switch_pace[srange.clone()])
                 {
                     if pace.next == end {
-                        s.outbox().write_shared(channels, arrivals);
+                        out.write_shared(channels, arrivals);
                     }
                 }
-                for (n, pace) in nodes[nrange.clone()].iter().zip(&node_pace[nrange.clone()]) {
+                for (out, pace) in node_out[nrange.clone()]
+                    .iter()
+                    .zip(&node_pace[nrange.clone()])
+                {
                     if pace.next == end {
-                        n.outbox().write_shared(channels, arrivals);
+                        out.write_shared(channels, arrivals);
                     }
                 }
             }
@@ -382,10 +410,10 @@ impl<const V: usize> Fabric<V> {
                     arrivals,
                     tap,
                 };
-                let s = &mut self.switches[k];
+                let (s, out) = (&mut self.switches[k], &mut self.switch_out[k]);
                 let rec = self.recorders.get_mut(k).and_then(|r| r.as_deref_mut());
-                log.step_switch(s, pace, t0, w, u, rec);
-                s.outbox().write_into(channels, arrivals);
+                log.step_switch(s, pace, out, t0, w, u, rec);
+                out.write_into(channels, arrivals);
             }
             for (k, pace) in self.node_pace.iter_mut().enumerate() {
                 let unit = node_base + k as u32;
@@ -398,9 +426,9 @@ impl<const V: usize> Fabric<V> {
                     arrivals,
                     tap,
                 };
-                let n = &mut self.nodes[k];
-                log.step_node(n, pace, t0, w, u);
-                n.outbox().write_into(channels, arrivals);
+                let (n, out) = (&mut self.nodes[k], &mut self.node_out[k]);
+                log.step_node(n, unit, pace, out, t0, w, u);
+                out.write_into(channels, arrivals);
             }
             return;
         }
@@ -416,6 +444,7 @@ impl<const V: usize> Fabric<V> {
             &mut self.logs[..],
         );
         let (mut sp, mut np) = (&mut self.switch_pace[..], &mut self.node_pace[..]);
+        let (mut so, mut no) = (&mut self.switch_out[..], &mut self.node_out[..]);
         for (srange, nrange) in &self.parts {
             let (s, rest) = std::mem::take(&mut sw).split_at_mut(srange.len());
             sw = rest;
@@ -425,6 +454,10 @@ impl<const V: usize> Fabric<V> {
             sp = rest;
             let (npc, rest) = std::mem::take(&mut np).split_at_mut(nrange.len());
             np = rest;
+            let (soc, rest) = std::mem::take(&mut so).split_at_mut(srange.len());
+            so = rest;
+            let (noc, rest) = std::mem::take(&mut no).split_at_mut(nrange.len());
+            no = rest;
             let (l, rest) = std::mem::take(&mut lg).split_at_mut(1);
             lg = rest;
             let part = PartRef {
@@ -432,6 +465,8 @@ impl<const V: usize> Fabric<V> {
                 nodes: n,
                 switch_pace: spc,
                 node_pace: npc,
+                switch_out: soc,
+                node_out: noc,
                 first: (srange.start as u32, node_base + nrange.start as u32),
                 log: &mut l[0],
             };
@@ -447,14 +482,15 @@ impl<const V: usize> Fabric<V> {
             for (j, pace) in part.switch_pace.iter_mut().enumerate() {
                 let unit = s0 + j as u32;
                 if visits(pace, unit, t0, w, u.arrivals) {
-                    part.log
-                        .step_switch(&mut part.switches[j], pace, t0, w, u, None);
+                    let (s, out) = (&mut part.switches[j], &mut part.switch_out[j]);
+                    part.log.step_switch(s, pace, out, t0, w, u, None);
                 }
             }
             for (j, pace) in part.node_pace.iter_mut().enumerate() {
                 let unit = n0 + j as u32;
                 if visits(pace, unit, t0, w, u.arrivals) {
-                    part.log.step_node(&mut part.nodes[j], pace, t0, w, u);
+                    let (n, out) = (&mut part.nodes[j], &mut part.node_out[j]);
+                    part.log.step_node(n, unit, pace, out, t0, w, u);
                 }
             }
         });
@@ -482,3 +518,6 @@ impl<const V: usize> Fabric<V> {
             + self.nodes.iter().map(|n| n.progress()).sum::<u64>()
     }
 }
+
+#[cfg(test)]
+mod tests;

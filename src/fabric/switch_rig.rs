@@ -9,9 +9,10 @@
 use super::SwitchUnit;
 use super::switch_unit::{CycleUnit, Engine};
 use crate::cycle::{PortIn, PortOut};
+use crate::fabric::scheduler::{Arrivals, Outbox};
 use crate::switch::{Switch, SwitchFault};
 use crate::trace::recording::RecordingHeader;
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, Outbox};
+use crate::wire::link::{Backward, Channel, Flit, LinkSend};
 use std::collections::VecDeque;
 
 /// The link records a recording's inputs become, by the cycle they arrive.
@@ -141,6 +142,8 @@ pub struct SwitchRig<const V: usize> {
     channels: Vec<Channel<V>>,
     arrivals: Arrivals,
     world: Outbox<V>,
+    /// What the switch sends in a cycle.
+    sent: Outbox<V>,
     heads_out: u64,
 }
 
@@ -172,6 +175,7 @@ impl<const V: usize> SwitchRig<V> {
             channels,
             arrivals: Arrivals::new(2, 1),
             world: Outbox::new(2 * ports),
+            sent: Outbox::new(ports),
             heads_out: 0,
         }
     }
@@ -192,15 +196,10 @@ impl<const V: usize> SwitchRig<V> {
                 self.world.send_back(c - 1, 2 * p as u32 + 1, back);
                 b += 1;
             }
-            self.unit.clear_outbox();
-            self.unit.step(t, &self.channels, &self.arrivals, &mut ())?;
-            self.heads_out += self
-                .unit
-                .outbox()
-                .flits()
-                .iter()
-                .filter(|x| x.2.is_head())
-                .count() as u64;
+            self.sent.clear();
+            self.unit
+                .step(t, &self.channels, &self.arrivals, &mut self.sent, &mut ())?;
+            self.heads_out += self.sent.flits().iter().filter(|x| x.2.is_head()).count() as u64;
             self.world.write_into(&mut self.channels, &self.arrivals);
         }
         Ok(self.heads_out)

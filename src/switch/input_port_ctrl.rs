@@ -300,7 +300,12 @@ impl<const V: usize> Switch<V> {
     }
 
     /// Phase 6: credits and ARNs back upstream, from the inputs that have any.
-    pub(super) fn finish_cycle<O: Observer>(&mut self, now: u64, obs: &mut O) {
+    pub(super) fn finish_cycle<O: Observer, S: LinkSend<V>>(
+        &mut self,
+        now: u64,
+        link: &mut S,
+        obs: &mut O,
+    ) {
         debug_assert!((0..self.ports).all(|i| self.skip.in_pending >> i & 1 == 1
             || (!self.inputs[i].freed.has_credits() && self.inputs[i].arn_out.is_empty())));
         let mut scan = self.skip.in_pending;
@@ -322,7 +327,7 @@ impl<const V: usize> Switch<V> {
                 );
             }
             if !b.is_empty() {
-                self.outbox.send_back(now, self.wiring.in_ch[i], b);
+                link.send_back(now, self.wiring.in_ch[i], b);
             }
             inp.freed.clear_credits();
             if inp.arn_out.is_empty() {

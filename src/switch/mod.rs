@@ -46,7 +46,7 @@ use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rng::SplitMix64;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{ArnTable, Block, CongestionDetector, LftBanks, RrArbiter};
-use crate::wire::link::{Arrivals, Backward, Channel, Flit, Lanes, Outbox, streamed, tail_cycle};
+use crate::wire::link::{Arriving, Backward, Channel, Flit, Lanes, LinkSend, streamed, tail_cycle};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 use output_credits::OutputCredits;
@@ -193,9 +193,6 @@ pub struct Switch<const V: usize> {
     skip: SkipState,
     rng: SplitMix64,
     stats: SwitchStats,
-    /// Flits, credits and ARNs sent in the current window, written into the channels by the
-    /// fabric once every unit has stepped the window.
-    outbox: Outbox<V>,
     /// The last cycle stepped: what the accessors read the state as of.
     now: u64,
     /// Packets whose heads have left (with `stats.flits_sent`, the progress count).
@@ -241,7 +238,6 @@ impl<const V: usize> Switch<V> {
             skip: SkipState::new(ports),
             rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             stats: SwitchStats::default(),
-            outbox: Outbox::new(ports),
             ports,
             vcs,
             lft,
@@ -264,17 +260,18 @@ impl<const V: usize> Switch<V> {
         dlid >> self.params.lmc << self.params.lmc
     }
 
-    /// Steps one cycle. `channels` are the fabric's link directions, read only (only those that
-    /// `arrivals` marks for this switch, unit `id`); what the switch sends is added to its outbox
-    /// (emptied by [`Switch::clear_outbox`] at the start of each window).
-    pub fn step<O: Observer>(
+    /// Steps one cycle. `channels` are the fabric's link directions, read only (only those of the
+    /// ports that `arriving` marks); what the switch sends in the cycle (flits on its output
+    /// links, credits and ARNs back on its input links) goes to `link`.
+    pub fn step<O: Observer, S: LinkSend<V>>(
         &mut self,
         now: u64,
         channels: &[Channel<V>],
-        arrivals: &Arrivals,
+        arriving: Arriving,
+        link: &mut S,
         obs: &mut O,
     ) -> Result<(), SwitchFault> {
-        let (flits, back) = arrivals.take(self.wiring.id, now);
+        let Arriving { flits, back } = arriving;
         if flits == 0 && self.quiet(now) && !self.arns_back(now, channels, back) {
             // A quiet cycle in which nothing but credit records arrives: they change the output
             // credits alone, since the outputs they wake arbitrate from the next cycle on and the
@@ -294,22 +291,9 @@ impl<const V: usize> Switch<V> {
         self.receive_back(now, channels, back, obs)?;
         self.route(now, obs);
         self.receive_flits(now, channels, flits)?;
-        self.transmit(now)?;
-        self.finish_cycle(now, obs);
+        self.transmit(now, link)?;
+        self.finish_cycle(now, link, obs);
         self.now = now;
         Ok(())
-    }
-
-    /// What the switch sent since its outbox was last cleared, to be written into the channels
-    /// after every switch and node of the window has stepped.
-    #[inline]
-    pub fn outbox(&self) -> &Outbox<V> {
-        &self.outbox
-    }
-
-    /// Empties the outbox, at the start of a window.
-    #[inline]
-    pub fn clear_outbox(&mut self) {
-        self.outbox.clear();
     }
 }

@@ -126,7 +126,11 @@ impl<const V: usize> Switch<V> {
     /// packet's head or tail leaves now, or it is idle and packets wait for it and it is not
     /// blocked. Between a packet's head and tail an output only sends the next flit, which the
     /// closed forms count; the others keep every register.
-    pub(super) fn transmit(&mut self, now: u64) -> Result<(), SwitchFault> {
+    pub(super) fn transmit<S: LinkSend<V>>(
+        &mut self,
+        now: u64,
+        link: &mut S,
+    ) -> Result<(), SwitchFault> {
         let candidates = self.candidates();
         let mut active = 0u64;
         // The earliest wake of the candidates not visited now: the visits below change only the
@@ -193,8 +197,7 @@ impl<const V: usize> Switch<V> {
                     self.skip.in_pending |= 1 << tx.input;
                     let mut pkt = inp.buf.slot(tx.slot).pkt;
                     pkt.vc = tx.next_vc;
-                    self.outbox
-                        .send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
+                    link.send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
                     self.skip.det_stale[o] |= 1 << tx.input;
                     self.skip.det_credits_stale |= 1 << o;
                     self.heads_sent += 1;

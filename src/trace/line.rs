@@ -46,6 +46,16 @@ impl Visit for TraceLine {
         }
         let _ = write!(self.line, "{value:x}");
     }
+
+    fn signal_wide(&mut self, _sig: Sig<'_>, low: u128, high: u128) {
+        if !self.line.is_empty() {
+            self.line.push(' ');
+        }
+        let _ = match high {
+            0 => write!(self.line, "{low:x}"),
+            _ => write!(self.line, "{high:x}{low:032x}"),
+        };
+    }
 }
 
 #[cfg(test)]
@@ -60,8 +70,10 @@ mod tests {
             v.bits("gnt_o", 8, 0x80);
             v.elem("occ_i", 2, 16, 0);
             v.bit("valid_o", true);
+            v.elem_wide("desc_i", 1, 176, 0xab, 0x1);
+            v.elem_wide("desc_i", 2, 176, 0xcd, 0);
         }
-        assert_eq!(h.line, "gnt_o occ_i[2] valid_o");
-        assert_eq!(l.line, "80 0 1");
+        assert_eq!(h.line, "gnt_o occ_i[2] valid_o desc_i[1] desc_i[2]");
+        assert_eq!(l.line, "80 0 1 1000000000000000000000000000000ab cd");
     }
 }

@@ -6,7 +6,8 @@
 //! - [`TraceLine`]: one text line per cycle, hexadecimal values in a fixed order,
 //!   the format the HDL testbenches print too, so the two can be compared line by line;
 //! - [`BlockVcd`]: a VCD file whose scopes and signal names are the ones Verilator
-//!   writes for the SystemVerilog twin, so both dumps line up in GTKWave.
+//!   writes for the SystemVerilog twin, so both dumps line up in GTKWave (a block's, or the
+//!   whole switch's port interface in a replay, [`switch_ports`]).
 
 mod fabric_tap;
 pub mod fabric_vcd;
@@ -14,7 +15,10 @@ mod gtkw;
 #[cfg(test)]
 pub(crate) mod gtkw_check;
 mod line;
+pub mod pair_writer;
 pub mod recording;
+pub mod switch_ports;
+pub mod vcd_pair;
 mod vcd_writer;
 
 pub use gtkw::{

@@ -48,6 +48,21 @@ impl RecordingHeader {
     }
 
     /// Writes the header lines.
+    /// The programmed LFT entries, `(lid, port)` in LID order: the header's `lft` lines.
+    pub fn lft_lines(&self) -> impl Iterator<Item = (usize, u8)> + '_ {
+        (0..self.lft.entries()).filter_map(|lid| {
+            self.lft
+                .entry(lid as u16)
+                .filter(|&p| p != NO_ROUTE)
+                .map(|p| (lid, p))
+        })
+    }
+
+    /// How many `lft` lines the header has (one clock cycle each in the Verilated replay).
+    pub fn lft_entries(&self) -> usize {
+        self.lft_lines().count()
+    }
+
     pub fn write(&self, w: &mut impl Write) -> io::Result<()> {
         let (p, wi) = (&self.params, &self.wiring);
         let ports = wi.out_capacity.len();
@@ -98,10 +113,8 @@ impl RecordingHeader {
         for (port, cap) in wi.out_capacity.iter().enumerate() {
             writeln!(w, "out_capacity {port} {cap}")?;
         }
-        for lid in 0..self.lft.entries() {
-            if let Some(port) = self.lft.entry(lid as u16).filter(|&p| p != NO_ROUTE) {
-                writeln!(w, "lft {lid} {port}")?;
-            }
+        for (lid, port) in self.lft_lines() {
+            writeln!(w, "lft {lid} {port}")?;
         }
         writeln!(w, "from {} to {}", self.from, self.to)?;
         writeln!(w, "end-header")

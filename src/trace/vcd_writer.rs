@@ -3,8 +3,9 @@
 //! Time base: 1 ps per VCD tick and one cycle per [`CLOCK_PERIOD_PS`] (5.12 ns, one 64-byte flit
 //! at 100 Gb/s). The synchronous reset edge is at 2560 ps; cycle `c` is the interval that starts at
 //! the rising edge `2560 + 5120 c` ps, and the falling edge sits half a period later. Scopes are
-//! `TOP` / `tb_<block>` / `u_dut`, with `clk_i` and `rst_ni` at every level and the testbench cycle
-//! counter `cycle_q`, exactly as in the Verilator dump, so both files show the same waves.
+//! `TOP` / `tb_<block>` / `u_dut`, with `clk_i` and `rst_ni` at every level and the testbench's
+//! cycle counter (`cycle_q` in the block testbenches, `cur` in the switch replay's), exactly as in
+//! the Verilator dump, so both files show the same waves. Signals up to 256 bits wide.
 
 use super::{Sig, Visit};
 use std::io::{self, Write};
@@ -195,7 +196,8 @@ pub struct BlockVcd<W: Write> {
     rst: IdCode,
     cycle: IdCode,
     ids: Vec<(IdCode, u32)>,
-    last: Vec<Option<u128>>,
+    /// The last value written of each signal: bits 0 to 127, and the bits above.
+    last: Vec<Option<(u128, u128)>>,
     window: VcdWindow,
     started: bool,
 }
@@ -229,15 +231,23 @@ struct Changes<'a, W: Write> {
 }
 
 impl<W: Write> Visit for Changes<'_, W> {
-    fn signal(&mut self, _sig: Sig<'_>, value: u128) {
+    fn signal(&mut self, sig: Sig<'_>, value: u128) {
+        self.signal_wide(sig, value, 0);
+    }
+
+    fn signal_wide(&mut self, _sig: Sig<'_>, low: u128, high: u128) {
         let k = self.k;
         self.k += 1;
-        if self.err.is_some() || self.vcd.last[k] == Some(value) {
+        if self.err.is_some() || self.vcd.last[k] == Some((low, high)) {
             return;
         }
-        self.vcd.last[k] = Some(value);
+        self.vcd.last[k] = Some((low, high));
         let (id, width) = self.vcd.ids[k];
-        if let Err(e) = self.vcd.put(id, width, value) {
+        let put = match width {
+            0..=128 => self.vcd.put(id, width, low),
+            _ => self.vcd.put_wide(id, width, low, high),
+        };
+        if let Err(e) = put {
             self.err = Some(e);
         }
     }
@@ -249,6 +259,17 @@ impl<W: Write> BlockVcd<W> {
     pub fn new(
         out: W,
         block: &str,
+        window: VcdWindow,
+        declare: impl FnOnce(&mut dyn Visit),
+    ) -> io::Result<Self> {
+        Self::with_counter(out, block, "cycle_q", window, declare)
+    }
+
+    /// [`BlockVcd::new`] with the testbench's 64-bit cycle counter named `counter`.
+    pub fn with_counter(
+        out: W,
+        block: &str,
+        counter: &str,
         window: VcdWindow,
         declare: impl FnOnce(&mut dyn Visit),
     ) -> io::Result<Self> {
@@ -264,7 +285,7 @@ impl<W: Write> BlockVcd<W> {
         let cycle = w.add_var(
             vcd::VarType::Wire,
             64,
-            "cycle_q",
+            counter,
             Some(vcd::ReferenceIndex::Range(63, 0)),
         )?;
         w.add_module("u_dut")?;
@@ -322,9 +343,29 @@ impl<W: Write> BlockVcd<W> {
         put_value(&mut self.w, id, width, value)
     }
 
+    /// A value wider than 128 bits, through the `vcd` crate's writer.
+    fn put_wide(&mut self, id: IdCode, width: u32, low: u128, high: u128) -> io::Result<()> {
+        let bit = |b: u32| {
+            let word = if b < 128 { low >> b } else { high >> (b - 128) };
+            if word & 1 == 1 { Value::V1 } else { Value::V0 }
+        };
+        self.w.change_vector(id, (0..width.min(256)).rev().map(bit))
+    }
+
     /// Dumps cycle `cycle`: the rising edge that opens it (with every changed value, visited
     /// in declaration order by `probe`) and the falling edge half a period later.
     pub fn sample(&mut self, cycle: u64, probe: impl FnOnce(&mut dyn Visit)) -> io::Result<()> {
+        self.sample_counted(cycle, cycle, probe)
+    }
+
+    /// [`BlockVcd::sample`] with the testbench's cycle counter at `count` (a replay counts the
+    /// cycles of its recording, which the clock cycles of reset and set-up precede).
+    pub fn sample_counted(
+        &mut self,
+        cycle: u64,
+        count: u64,
+        probe: impl FnOnce(&mut dyn Visit),
+    ) -> io::Result<()> {
         if !self.window.contains(cycle) {
             return Ok(());
         }
@@ -336,7 +377,7 @@ impl<W: Write> BlockVcd<W> {
                 .change_scalar(self.rst, if cycle == 0 { Value::V0 } else { Value::V1 })?;
             self.started = true;
         }
-        self.put(self.cycle, 64, cycle as u128)?;
+        self.put(self.cycle, 64, count as u128)?;
         let mut c = Changes {
             vcd: self,
             k: 0,

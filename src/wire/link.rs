@@ -6,9 +6,10 @@
 //! least 1). Every slot carries its arrival cycle, so a reader never sees a stale value and the
 //! writer and the reader can be stepped in either order within a cycle.
 //!
-//! Units (switches and end nodes) do not write channels while they step: what they send waits in
-//! an [`Outbox`], written once every unit has stepped, and [`Arrivals`] tells each unit which of
-//! its delay lines hold something in a cycle, so idle links are never read.
+//! Units (switches and end nodes) do not write channels themselves: what they send in a cycle
+//! goes to a [`LinkSend`] (in a fabric, the unit's outbox in `fabric::scheduler`, written into the
+//! channels once every unit has stepped), and they are told which of their ports receive something
+//! in a cycle ([`Arriving`]), so idle links are never read.
 //!
 //! Since nothing sent in cycle `t` arrives before `t + latency`, a unit can step up to `latency`
 //! cycles in a row (a window) before anyone reads what it sent: the delay lines hold two windows,
@@ -27,15 +28,12 @@
 //! ([`Backward`]), and the sender's [`CreditReturns`] turns them back into the credits of each
 //! cycle: exactly the counts a per-cycle credit return would deliver, in the same cycles.
 
-mod arrivals;
 mod credits;
 
-pub use arrivals::Arrivals;
 pub(crate) use credits::Lanes;
 pub use credits::{Backward, CreditReturns, FEW_VCS, MAX_VCS, lanes_for};
 
 use super::Packet;
-use std::marker::PhantomData;
 
 /// Unused slots at both ends of every delay line, so that no cache line holds slots of two delay
 /// lines: the two directions of a channel, and neighbouring channels, are written by different
@@ -52,9 +50,6 @@ const _: () = assert!(
 fn slot_index(mask: u64, cycle: u64) -> usize {
     PAD + (cycle & mask) as usize
 }
-
-/// Longest window: the most cycles a unit steps in a row before its sends are written.
-pub const MAX_WINDOW: usize = 16;
 
 /// Flits of a packet of `len` flits moving one per cycle from cycle `start` (its head) on, that
 /// have moved by the end of cycle `through`: how a packet's flits cross a link, enter and leave
@@ -88,7 +83,7 @@ pub fn channel_bytes(latency: u64, vcs: usize) -> u64 {
 
 /// Slots of a delay line of `latency` cycles: a power of two holding two windows (at least
 /// `latency + 1`), so the arrivals of one window are read while those of the next are written.
-fn ring_len(latency: u64) -> u64 {
+pub fn ring_len(latency: u64) -> u64 {
     (2 * latency.max(1)).next_power_of_two()
 }
 
@@ -124,7 +119,7 @@ struct Slot<T> {
 /// One direction of a link.
 #[derive(Clone, Debug)]
 pub struct Channel<const V: usize> {
-    /// The unit (switch or node index in [`Arrivals`]) and port the flits go to.
+    /// The unit (switch or node, as the fabric numbers them) and port the flits go to.
     fwd_to: (u32, u8),
     /// The unit and port the credits and ARNs go back to.
     bwd_to: (u32, u8),
@@ -163,8 +158,9 @@ impl<const V: usize> Channel<V> {
         }
     }
 
-    /// Names the receiving ends for [`Arrivals`]: flits go to `fwd_to` (unit, port), credits
-    /// and ARNs back to `bwd_to`.
+    /// Names the receiving ends (unit, port), which the writers of the delay lines report so that
+    /// the receivers can be told of arrivals: flits go to `fwd_to`, credits and ARNs back to
+    /// `bwd_to`.
     pub fn set_ends(&mut self, fwd_to: (u32, u8), bwd_to: (u32, u8)) {
         self.fwd_to = fwd_to;
         self.bwd_to = bwd_to;
@@ -187,12 +183,13 @@ impl<const V: usize> Channel<V> {
         unsafe { Self::send_flit_raw(self, now, flit) };
     }
 
-    /// [`Channel::send_flit`] through a pointer, touching only the forward ring.
+    /// [`Channel::send_flit`] through a pointer, touching only the forward ring. Returns the
+    /// receiving end (unit, port) and the arrival cycle.
     ///
     /// # Safety
     /// `ch` is valid, and no other thread accesses its forward ring during the call.
     #[inline]
-    unsafe fn send_flit_raw(ch: *mut Channel<V>, now: u64, flit: Flit) -> ((u32, u8), u64) {
+    pub unsafe fn send_flit_raw(ch: *mut Channel<V>, now: u64, flit: Flit) -> ((u32, u8), u64) {
         // SAFETY: `latency` and `mask` are only read, by anyone, once the channel is built; the
         // forward ring is ours alone by the contract. No reference to the whole channel is made.
         unsafe {
@@ -211,12 +208,13 @@ impl<const V: usize> Channel<V> {
         }
     }
 
-    /// [`Channel::send_back`] through a pointer, touching only the reverse ring.
+    /// [`Channel::send_back`] through a pointer, touching only the reverse ring. Returns the
+    /// receiving end (unit, port) and the arrival cycle.
     ///
     /// # Safety
     /// `ch` is valid, and no other thread accesses its reverse ring during the call.
     #[inline]
-    unsafe fn send_back_raw(ch: *mut Channel<V>, now: u64, b: Backward<V>) -> ((u32, u8), u64) {
+    pub unsafe fn send_back_raw(ch: *mut Channel<V>, now: u64, b: Backward<V>) -> ((u32, u8), u64) {
         // SAFETY: as in `send_flit_raw`, for the reverse ring.
         unsafe {
             let at = now + (*ch).latency;
@@ -285,136 +283,26 @@ impl<const V: usize> Channel<V> {
     }
 }
 
-/// What one switch or node sends during a window of cycles, each send stamped with its cycle,
-/// held until the window's sends are written into the channels (the registers at the link's near
-/// end).
-///
-/// Within a window every unit only reads channels and fills its own outbox; the outboxes are
-/// written into the channels once every unit has stepped the window. As a flit sent in cycle `t`
-/// arrives in `t + latency` and a window is at most `latency` cycles long, this is exactly
-/// equivalent to writing at once, and it lets the units of one window step, and their outboxes be
-/// written, in any order or in parallel. Room for a window is reserved at build: sending never
-/// allocates.
-#[derive(Clone, Debug, Default)]
-pub struct Outbox<const V: usize> {
-    flits: Vec<(u64, u32, Flit)>,
-    backs: Vec<(u64, u32, Backward<V>)>,
+/// Where a unit (switch or end node) puts what it sends in a cycle: flits on the near end of its
+/// output links, credits and ARNs on the near end of the reverse direction of its input links,
+/// each named by its channel. When the records reach the channels is the caller's business (in a
+/// fabric, after every unit has stepped the window: `fabric::scheduler`).
+pub trait LinkSend<const V: usize> {
+    /// A flit sent in cycle `now` on channel `ch`.
+    fn send_flit(&mut self, now: u64, ch: u32, flit: Flit);
+    /// Credits and/or an ARN sent back in cycle `now` on the reverse direction of `ch`.
+    fn send_back(&mut self, now: u64, ch: u32, b: Backward<V>);
 }
 
-impl<const V: usize> Outbox<V> {
-    /// An empty outbox for a unit that sends at most `per_cycle` flits and `per_cycle` returns
-    /// in a cycle, over windows of up to [`MAX_WINDOW`] cycles.
-    pub fn new(per_cycle: usize) -> Self {
-        Outbox {
-            flits: Vec::with_capacity(per_cycle * MAX_WINDOW),
-            backs: Vec::with_capacity(per_cycle * MAX_WINDOW),
-        }
-    }
-
-    /// Queues a flit sent in cycle `now` on channel `ch`.
-    #[inline]
-    pub fn send_flit(&mut self, now: u64, ch: u32, flit: Flit) {
-        debug_assert!(self.flits.len() < self.flits.capacity(), "outbox full");
-        self.flits.push((now, ch, flit));
-    }
-
-    /// Queues credits and/or an ARN sent back in cycle `now` on the reverse direction of `ch`.
-    #[inline]
-    pub fn send_back(&mut self, now: u64, ch: u32, b: Backward<V>) {
-        debug_assert!(self.backs.len() < self.backs.capacity(), "outbox full");
-        self.backs.push((now, ch, b));
-    }
-
-    /// The flits queued: (cycle sent, channel, flit).
-    pub fn flits(&self) -> &[(u64, u32, Flit)] {
-        &self.flits
-    }
-
-    /// The returns queued: (cycle sent, channel, return).
-    pub fn backs(&self) -> &[(u64, u32, Backward<V>)] {
-        &self.backs
-    }
-
-    /// Empties the outbox (at the start of a window).
-    #[inline]
-    pub fn clear(&mut self) {
-        self.flits.clear();
-        self.backs.clear();
-    }
-
-    /// Writes what was queued into `channels`, and marks the arrivals (one thread only:
-    /// `channels` is borrowed mutably, so no other thread writes or marks meanwhile).
-    #[inline]
-    pub fn write_into(&self, channels: &mut [Channel<V>], arrivals: &Arrivals) {
-        // SAFETY: `channels` is borrowed exclusively, so no other thread touches any ring.
-        unsafe { self.write(SharedChannels::new(channels), arrivals, false) }
-    }
-
-    /// Writes what was queued into the channels, from several threads at once.
-    ///
-    /// # Safety
-    /// `channels` is valid for the whole slice, and during the call no other thread accesses
-    /// the forward ring of a channel this outbox sends flits on, nor the reverse ring of a channel
-    /// it sends returns on. (In a fabric every channel direction has one sender and one receiver,
-    /// and each writes only its own ring.)
-    #[inline]
-    pub unsafe fn write_shared(&self, channels: SharedChannels<'_, V>, arrivals: &Arrivals) {
-        // SAFETY: the caller's contract.
-        unsafe { self.write(channels, arrivals, true) }
-    }
-
-    /// Both writers: `shared` when other threads mark arrivals at the same time (atomic marks).
-    ///
-    /// # Safety
-    /// As for [`Outbox::write_shared`].
-    #[inline]
-    unsafe fn write(&self, channels: SharedChannels<'_, V>, arrivals: &Arrivals, shared: bool) {
-        for &(now, ch, f) in &self.flits {
-            let c = channels.get(ch);
-            // SAFETY: by the caller's contract nobody else touches this forward ring now.
-            let (to, at) = unsafe { Channel::send_flit_raw(c, now, f) };
-            arrivals.mark_flit(to, at, shared);
-        }
-        for &(now, ch, b) in &self.backs {
-            let c = channels.get(ch);
-            // SAFETY: by the caller's contract nobody else touches this reverse ring now.
-            let (to, at) = unsafe { Channel::send_back_raw(c, now, b) };
-            arrivals.mark_back(to, at, shared);
-        }
-    }
+/// Which ports of a unit receive something in one cycle (bit `p` for port `p`): the unit reads
+/// only the delay lines these name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Arriving {
+    /// Inputs where a flit arrives.
+    pub flits: u64,
+    /// Outputs where credits or an ARN come back.
+    pub back: u64,
 }
 
-/// The fabric's channels, lent to several threads that each write only their own rings
-/// (see [`Outbox::write_shared`]). The channels stay mutably borrowed for `'a`.
-#[derive(Clone, Copy, Debug)]
-pub struct SharedChannels<'a, const V: usize> {
-    base: *mut Channel<V>,
-    len: usize,
-    borrow: PhantomData<&'a Channel<V>>,
-}
-
-// SAFETY: only used through `Outbox::write_shared`, whose contract rules out two threads touching
-// one ring.
-unsafe impl<const V: usize> Send for SharedChannels<'_, V> {}
-// SAFETY: as above.
-unsafe impl<const V: usize> Sync for SharedChannels<'_, V> {}
-
-impl<'a, const V: usize> SharedChannels<'a, V> {
-    /// Lends `channels` for as long as the borrow lasts.
-    pub fn new(channels: &'a mut [Channel<V>]) -> Self {
-        SharedChannels {
-            base: channels.as_mut_ptr(),
-            len: channels.len(),
-            borrow: PhantomData,
-        }
-    }
-
-    #[inline]
-    fn get(&self, ch: u32) -> *mut Channel<V> {
-        assert!((ch as usize) < self.len, "channel {ch} out of range");
-        // SAFETY: in bounds, checked above.
-        unsafe { self.base.add(ch as usize) }
-    }
-}
 #[cfg(test)]
 mod tests;

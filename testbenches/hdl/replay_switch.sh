@@ -5,20 +5,18 @@
 #   testbenches/hdl/replay_switch.sh REC [--build-only] [--gflags] [--vcd FILE] [-- +plusargs...]
 #
 # --gflags prints the -G values of the recording and exits; --build-only builds and exits.
-# The switch's parameters are Verilator -G values, so the testbench is built once per parameter
-# set, in target/hdl/switch-<hash of the -G values>/ (reused when present). The header maps to
-# them as follows:
-#   switch <name> id I stage S up_ports H seed X      -GId=I -GStage=S -GUpPorts=64'hH -GSeed=64'dX
+# The switch's sizes and thresholds are Verilator -G values, so the testbench is built once per
+# parameter set, in target/hdl/switch-<hash of the -G values>/ (reused when present). The header
+# maps to them as follows:
 #   param ports P vcs V vc_capacity C max_packets N lmc L banks B rows R
 #                                                     -GP -GV -GCap=C -GPool=N -GLmc -GRows
-#   param routing M queuing Q qvcs K qarg A           -GRouting=<0..5> -GQueuing=<0..3> -GQVcs -GQArg
-#     (dmodk 0, oblivious 1, adaptive_th 2, adaptive_th_afi 3, arn 4, arn_afi 5;
-#      1q 0, dbbm 1, vftree 2, flow2sl 3)
 #   param arn_entries E arn_ttl T arn_gap G hcdth H lcdth L fcth F crt C adaptive_threshold A
 #         adapted_refresh R                           -GEntries -GTtl -GArnGap -GHcdth -GLcdth
 #                                                     -GFcth -GCrt (at least 1) -GAdaptiveTh
-#                                                     -GAdaptedRefresh=1'bR
 #   out_capacity p c (per port)                       -GOutCaps=1024'h... (port p in bits 16p+15:16p)
+# The rest of the header (the switch line: id, stage, up ports, seed; the routing line: mode,
+# scheme and its VCs; adapted_refresh) is the switch's configuration, which the testbench drives
+# on cfg_i at run time: one build replays every switch of a fabric and every routing mode.
 # Verilator builds with one job (VERILATOR_JOBS to change it). The replay prints
 #   switch replay: <cycles> cycles, 0 mismatches
 # and exits 0, or prints the first differing cycle's signals, writes a VCD around it (--vcd,
@@ -46,33 +44,17 @@ done
 
 # The -G values from the header (awk stops at end-header).
 gflags=$(awk '
-    function routing(m) {
-        if (m == "dmodk") return 0; if (m == "oblivious") return 1; if (m == "adaptive_th") return 2;
-        if (m == "adaptive_th_afi") return 3; if (m == "arn") return 4; if (m == "arn_afi") return 5;
-        print "replay_switch.sh: unknown routing " m > "/dev/stderr"; exit 2
-    }
-    function queuing(q) {
-        if (q == "1q") return 0; if (q == "dbbm") return 1; if (q == "vftree") return 2;
-        if (q == "flow2sl") return 3;
-        print "replay_switch.sh: unknown queuing " q > "/dev/stderr"; exit 2
-    }
     NR == 1 && $0 != "arnsim-switch-recording 1" {
         print "replay_switch.sh: not a switch recording (format 1)" > "/dev/stderr"; exit 2
-    }
-    $1 == "switch" {
-        printf "-GId=%s -GStage=%s -GUpPorts=64'"'"'h%s -GSeed=64'"'"'d%s ", $4, $6, $8, $10
     }
     $1 == "param" && $2 == "ports" {
         printf "-GP=%s -GV=%s -GCap=%s -GPool=%s -GLmc=%s -GRows=%s ", $3, $5, $7, $9, $11, $15
         ports = $3
     }
-    $1 == "param" && $2 == "routing" {
-        printf "-GRouting=%d -GQueuing=%d -GQVcs=%s -GQArg=%s ", routing($3), queuing($5), $7, $9
-    }
     $1 == "param" && $2 == "arn_entries" {
         printf "-GEntries=%s -GTtl=%s -GArnGap=%s -GHcdth=%s -GLcdth=%s -GFcth=%s -GCrt=%d ",
                $3, $5, $7, $9, $11, $13, ($15 == 0 ? 1 : $15)
-        printf "-GAdaptiveTh=%s -GAdaptedRefresh=1'"'"'b%s ", $17, $19
+        printf "-GAdaptiveTh=%s ", $17
     }
     $1 == "out_capacity" { cap[$2] = $3 }
     $1 == "end-header" {
@@ -87,7 +69,11 @@ if [ $print_gflags = 1 ]; then
     echo "$gflags"
     exit 0
 fi
-hash=$(printf '%s' "$gflags" | sha1sum | cut -c1-12)
+# ARNSIM_HDL_DIR: another folder of the switch's sources (default hdl-ref/); ARNSIM_HDL_OPT: the
+# C++ optimisation of the model (e.g. -O0, a shorter build for a short replay). Both are hashed.
+hdl=${ARNSIM_HDL_DIR:-$root/hdl-ref}
+opt=${ARNSIM_HDL_OPT:-}
+hash=$(printf '%s' "$gflags${ARNSIM_HDL_DIR:+ $hdl}${opt:+ $opt}" | sha1sum | cut -c1-12)
 dir="$root/target/hdl/switch-$hash"
 mkdir -p "$dir"
 srcs=(
@@ -103,6 +89,7 @@ srcs=(
     "$root/testbenches/hdl/tb_switch.sv"
     "$root/testbenches/hdl/tb_switch_main.cpp"
 )
+srcs=("${srcs[@]/#$root\/hdl-ref\//$hdl/}")
 # Rebuild when a source is newer than the executable.
 need_build=1
 if [ -x "$dir/sim" ]; then
@@ -117,8 +104,8 @@ if [ $need_build = 1 ]; then
     # shellcheck disable=SC2086
     verilator --cc --exe --build -j "${VERILATOR_JOBS:-1}" --trace --assert -Wall -O3 \
         --x-assign 0 --x-initial 0 --prefix Vtb --top-module tb_switch \
-        -CFLAGS -O2 \
-        -I"$root/hdl-ref" -I"$root/testbenches/hdl" --Mdir "$dir" -o sim \
+        -CFLAGS -O2 ${opt:+-MAKEFLAGS OPT_FAST=$opt -MAKEFLAGS OPT_SLOW=$opt -MAKEFLAGS OPT_GLOBAL=$opt} \
+        -I"$hdl" -I"$root/testbenches/hdl" --Mdir "$dir" -o sim \
         $gflags "${srcs[@]}" > "$dir/build.log" 2>&1 || {
         cat "$dir/build.log" >&2
         echo "replay_switch.sh: verilator build failed" >&2

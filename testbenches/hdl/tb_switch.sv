@@ -4,7 +4,10 @@
 //
 // The switch's parameters are this module's, set with -G at the Verilator build (one build per
 // parameter set: testbenches/hdl/replay_switch.sh reads them from the recording's header); the
-// header is checked against them and a recording made for other parameters is refused.
+// header is checked against them and a recording made for other parameters is refused. The
+// switch's configuration (routing mode, queuing scheme, id, stage, up ports, seed, adapted
+// refresh) is not a parameter: the testbench drives cfg_i from the header before reset, so one
+// build replays every switch of a fabric and every routing mode.
 //
 // Time base (testbenches/hdl/tb_switch_main.cpp): the first rising edge has rst_ni low; after
 // it the LFT is written from the `lft` lines, one entry per cycle with the links idle; then
@@ -37,16 +40,7 @@ module tb_switch
   parameter int unsigned   Lcdth          = 10,
   parameter int unsigned   Fcth           = 12,
   parameter int unsigned   Crt            = 24,
-  parameter int unsigned   AdaptiveTh     = 12,
-  parameter bit            AdaptedRefresh = 1'b1,
-  parameter int unsigned   Routing        = RtArnAfi,
-  parameter int unsigned   Queuing        = QuOneQ,
-  parameter int unsigned   QVcs           = 1,
-  parameter int unsigned   QArg           = 0,
-  parameter int unsigned   Id             = 3,
-  parameter int unsigned   Stage          = 1,
-  parameter logic [63:0]   UpPorts        = 64'hC,
-  parameter logic [63:0]   Seed           = 64'd1
+  parameter int unsigned   AdaptiveTh     = 12
 ) (
   input logic clk_i,
   input logic rst_ni
@@ -55,6 +49,7 @@ module tb_switch
 
   // ---------------------------------------------------------------------------------------------
   // The switch.
+  cfg_t           cfg;
   logic           lft_wr_en;
   logic [15:0]    lft_wr_lid;
   logic [7:0]     lft_wr_port;
@@ -72,12 +67,11 @@ module tb_switch
   switch #(
     .P(P), .V(V), .Cap(Cap), .Pool(Pool), .Lmc(Lmc), .Rows(Rows), .OutCaps(OutCaps),
     .Entries(Entries), .Ttl(Ttl), .ArnGap(ArnGap), .Hcdth(Hcdth), .Lcdth(Lcdth), .Fcth(Fcth),
-    .Crt(Crt), .AdaptiveTh(AdaptiveTh), .AdaptedRefresh(AdaptedRefresh), .Routing(Routing),
-    .Queuing(Queuing), .QVcs(QVcs), .QArg(QArg), .Id(Id), .Stage(Stage), .UpPorts(UpPorts),
-    .Seed(Seed)
+    .Crt(Crt), .AdaptiveTh(AdaptiveTh)
   ) u_dut (
     .clk_i,
     .rst_ni,
+    .cfg_i            (cfg),
     .lft_wr_en_i      (lft_wr_en),
     .lft_wr_lid_i     (lft_wr_lid),
     .lft_wr_port_i    (lft_wr_port),
@@ -130,6 +124,11 @@ module tb_switch
     endcase
   endfunction
 
+  // Whether s begins with prefix.
+  function automatic logic starts(string s, string prefix);
+    return s.len() >= prefix.len() && s.substr(0, prefix.len() - 1) == prefix;
+  endfunction
+
   // Refuses a header value that differs from the build's parameter.
   task automatic check(string what, longint got, longint built);
     if (got != built) begin
@@ -142,30 +141,45 @@ recording's parameters: testbenches/hdl/replay_switch.sh)", what, got, built);
   initial begin
     logic [63:0] up, seed;
     int a, b, c, d, e, f, g, h, k;
+    // The header lines every recording has, seen so far.
+    logic seen_switch, seen_ports, seen_routing, seen_arn;
+    seen_switch  = 1'b0;
+    seen_ports   = 1'b0;
+    seen_routing = 1'b0;
+    seen_arn     = 1'b0;
     from_cycle = 0;
     to_cycle   = -1;
+    cfg        = '0;
     if (!$value$plusargs("rec=%s", path)) $fatal(1, "missing +rec=FILE");
     fd = $fopen(path, "r");
     if (fd == 0) $fatal(1, "cannot open recording %s", path);
     n = $fgets(line, fd);
-    if (line.substr(0, 24) != "arnsim-switch-recording 1") begin
+    if (!starts(line, "arnsim-switch-recording 1")) begin
       $fatal(1, "%s: not a switch recording (format 1)", path);
     end
     forever begin
       if ($fgets(line, fd) == 0) $fatal(1, "%s: no end-header", path);
       if (line.len() == 0 || line.getc(0) == "#") continue;
-      if (line.substr(0, 9) == "end-header") break;
-      if (line.substr(0, 3) == "lft ") begin
+      if (starts(line, "end-header")) begin
+        if (!(seen_switch && seen_ports && seen_routing && seen_arn)) begin
+          $fatal(1, "%s: the header lacks a switch, param ports, param routing or param \
+arn_entries line", path);
+        end
+        break;
+      end
+      if (starts(line, "lft ")) begin
         n = $sscanf(line, "lft %d %d", a, b);
         lft_lid.push_back(a);
         lft_port.push_back(b);
-      end else if (line.substr(0, 6) == "switch ") begin
+      end else if (starts(line, "switch ")) begin
         n = $sscanf(line, "switch %s id %d stage %d up_ports %h seed %d", name, a, b, up, seed);
-        check("id", longint'(a), longint'(Id));
-        check("stage", longint'(b), longint'(Stage));
-        if (up != UpPorts) $fatal(1, "the recording has up_ports %h, this build %h", up, UpPorts);
-        if (seed != Seed) $fatal(1, "the recording has seed %0d, this build %0d", seed, Seed);
-      end else if (line.substr(0, 11) == "param ports") begin
+        if (n != 5 || b < 0 || b > 255) $fatal(1, "%s: unreadable switch line: %s", path, line);
+        cfg.id       = 32'(a);
+        cfg.stage    = 8'(b);
+        cfg.up_ports = up;
+        cfg.seed     = seed;
+        seen_switch  = 1'b1;
+      end else if (starts(line, "param ports")) begin
         n = $sscanf(line, "param ports %d vcs %d vc_capacity %d max_packets %d lmc %d banks %d rows %d",
                     a, b, c, d, e, f, g);
         check("ports", longint'(a), longint'(P));
@@ -174,13 +188,23 @@ recording's parameters: testbenches/hdl/replay_switch.sh)", what, got, built);
         check("max_packets", longint'(d), longint'(Pool));
         check("lmc", longint'(e), longint'(Lmc));
         check("rows", longint'(g), longint'(Rows));
-      end else if (line.substr(0, 13) == "param routing") begin
+        seen_ports = 1'b1;
+      end else if (starts(line, "param routing")) begin
         n = $sscanf(line, "param routing %s queuing %s qvcs %d qarg %d", rname, qname, a, b);
-        check("routing", longint'(routing_code(rname)), longint'(Routing));
-        check("queuing", longint'(queuing_code(qname)), longint'(Queuing));
-        check("qvcs", longint'(a), (Queuing == QuOneQ) ? 64'd1 : 64'(QVcs));
-        check("qarg", longint'(b), longint'(QArg));
-      end else if (line.substr(0, 16) == "param arn_entries") begin
+        if (n != 4 || routing_code(rname) > RtArnAfi || queuing_code(qname) > QuFlow2Sl
+            || a < 0 || a > 15 || b < 0 || b > 65535) begin
+          $fatal(1, "%s: unreadable routing line: %s", path, line);
+        end
+        cfg.routing = 3'(routing_code(rname));
+        cfg.queuing = 2'(queuing_code(qname));
+        cfg.qvcs    = 5'(a);
+        cfg.qarg    = 16'(b);
+        // The build's VCs are the scheme's regular VCs and the AFC under AFI.
+        c = (queuing_code(qname) == QuOneQ || a == 0) ? 1 : a;
+        if (routing_afi(routing_code(rname))) c = c + 1;
+        check("vcs for this routing and queuing", longint'(c), longint'(V));
+        seen_routing = 1'b1;
+      end else if (starts(line, "param arn_entries")) begin
         n = $sscanf(line, "param arn_entries %d arn_ttl %d arn_gap %d hcdth %d lcdth %d fcth %d crt %d adaptive_threshold %d adapted_refresh %d",
                     a, b, c, d, e, f, g, h, k);
         check("arn_entries", longint'(a), longint'(Entries));
@@ -191,19 +215,27 @@ recording's parameters: testbenches/hdl/replay_switch.sh)", what, got, built);
         check("fcth", longint'(f), longint'(Fcth));
         check("crt", (g == 0) ? 64'd1 : 64'(g), longint'(Crt));
         check("adaptive_threshold", longint'(h), longint'(AdaptiveTh));
-        check("adapted_refresh", longint'(k), longint'(AdaptedRefresh));
-      end else if (line.substr(0, 12) == "out_capacity") begin
+        cfg.adapted_refresh = k[0];
+        seen_arn            = 1'b1;
+      end else if (starts(line, "out_capacity")) begin
         n = $sscanf(line, "out_capacity %d %d", a, b);
         check("out_capacity", longint'(b), longint'(OutCaps[16*a +: 16]));
-      end else if (line.substr(0, 4) == "from ") begin
+      end else if (starts(line, "from ")) begin
         n = $sscanf(line, "from %d to %d", from_cycle, to_cycle);
       end
     end
+    // The cycle lines are the driver's to read.
+    $fclose(fd);
   end
 
   // ---------------------------------------------------------------------------------------------
-  // The recording: cycle lines. pend holds the first line of a later cycle.
-  string       pend;
+  // The recording: cycle lines, parsed by the driver (tb_switch_line in tb_switch_main.cpp: one
+  // line per call, its numbers in f[0..15]: cycle, 0 input / 1 output, port, kind 0 flit,
+  // 1 credits, 2 ARN, 3 the end line, then the kind's fields in file order). pf holds the first
+  // line of a later cycle.
+  import "DPI-C" function int tb_switch_line(output longint f[16]);
+  localparam longint KindFlit = 0, KindCredit = 1, KindArn = 2, KindEnd = 3;
+  longint      pf [16];
   logic        pend_valid = 1'b0;
   longint      pend_t;
   logic        at_end = 1'b0;
@@ -214,12 +246,19 @@ recording's parameters: testbenches/hdl/replay_switch.sh)", what, got, built);
   logic [7:0]   exp_credit    [P][V];
   arn_t         exp_arn       [P];
 
+  // A head's descriptor from a flit line's fields (vc, head, tail, injected, id, src, dlid, len,
+  // sl, orig_vc, flags from f[4]); a body flit's fields are all 0.
+  function automatic desc_t line_desc(longint f[16]);
+    return '{flags: 8'(f[14]), orig_vc: 8'(f[13]), vc: (f[5] != 0) ? 8'(f[4]) : 8'd0,
+             sl: 8'(f[12]), len: 16'(f[11]), dlid: 16'(f[10]), src: 16'(f[9]), id: 32'(f[8]),
+             injected: 64'(f[7])};
+  endfunction
+
   // Reads the lines of cycle t: its inputs go to the switch (non-blocking: after this edge), its
   // outputs to the expectation.
   task automatic load_cycle(longint t);
-    longint       lt, inj;
-    string        dir, kind;
-    int           p, vc, hd, tl, id, src, dlid, len, sl, ovc, fl, cr, dest, port, aid, root;
+    int           st, p, vc;
+    logic         out;
     logic [P-1:0] fv, fh, ft, av;
     logic [3:0]   fvc  [P];
     desc_t        fd_d [P];
@@ -245,63 +284,52 @@ recording's parameters: testbenches/hdl/replay_switch.sh)", what, got, built);
     exp_arn_valid  = '0;
     forever begin
       if (!pend_valid) begin
-        if ($fgets(pend, fd) == 0) $fatal(1, "%s: ends before cycle %0d", path, t);
-        if (pend.len() == 0 || pend.getc(0) == "#") continue;
-        if (pend.substr(0, 3) == "end ") begin
-          pend_t = to_cycle + 1;
-        end else if ($sscanf(pend, "%d", pend_t) != 1) begin
-          $fatal(1, "%s: unreadable line: %s", path, pend);
-        end
+        st = tb_switch_line(pf);
+        if (st == 0) $fatal(1, "%s: ends before cycle %0d", path, t);
+        if (st < 0) $fatal(1, "%s: unreadable line (printed above)", path);
+        pend_t     = (pf[3] == KindEnd) ? to_cycle + 1 : pf[0];
         pend_valid = 1'b1;
       end
       if (pend_t > t) break;
       if (pend_t < t) $fatal(1, "%s: cycle %0d after cycle %0d", path, pend_t, t);
       pend_valid = 1'b0;
-      n = $sscanf(pend, "%d %s %d %s", lt, dir, p, kind);
-      if (n != 4 || p < 0 || p >= P) $fatal(1, "%s: unreadable line: %s", path, pend);
-      if (kind == "F") begin
-        n = $sscanf(pend, "%d %s %d %s %d %d %d %d %d %d %d %d %d %d %d", lt, dir, p, kind, vc, hd,
-                    tl, inj, id, src, dlid, len, sl, ovc, fl);
-        if (n != 15) $fatal(1, "%s: unreadable flit: %s", path, pend);
-        if (dir == "I") begin
+      if (pf[2] < 0 || pf[2] >= longint'(P)) $fatal(1, "%s: cycle %0d: port %0d of %0d", path, t, pf[2], P);
+      p   = int'(pf[2]);
+      out = pf[1] != 0;
+      if (pf[3] == KindFlit) begin
+        if (!out) begin
           fv[p]   = 1'b1;
-          fvc[p]  = 4'(vc);
-          fh[p]   = hd[0];
-          ft[p]   = tl[0];
-          fd_d[p] = '{flags: 8'(fl), orig_vc: 8'(ovc), vc: hd[0] ? 8'(vc) : 8'd0, sl: 8'(sl),
-                      len: 16'(len), dlid: 16'(dlid), src: 16'(src), id: 32'(id),
-                      injected: 64'(inj)};
+          fvc[p]  = 4'(pf[4]);
+          fh[p]   = pf[5] != 0;
+          ft[p]   = pf[6] != 0;
+          fd_d[p] = line_desc(pf);
         end else begin
           exp_flit_valid[p] = 1'b1;
-          exp_flit_vc[p]    = 4'(vc);
-          exp_flit_head[p]  = hd[0];
-          exp_flit_tail[p]  = tl[0];
-          exp_flit_desc[p]  = '{flags: 8'(fl), orig_vc: 8'(ovc), vc: hd[0] ? 8'(vc) : 8'd0,
-                                sl: 8'(sl), len: 16'(len), dlid: 16'(dlid), src: 16'(src),
-                                id: 32'(id), injected: 64'(inj)};
+          exp_flit_vc[p]    = 4'(pf[4]);
+          exp_flit_head[p]  = pf[5] != 0;
+          exp_flit_tail[p]  = pf[6] != 0;
+          exp_flit_desc[p]  = line_desc(pf);
         end
-      end else if (kind == "C") begin
-        n = $sscanf(pend, "%d %s %d %s %d %d", lt, dir, p, kind, vc, cr);
-        if (n != 6 || vc < 0 || vc >= V) $fatal(1, "%s: unreadable credits: %s", path, pend);
-        if (dir == "I") cred[p][vc] = 8'(cr);
-        else exp_credit[p][vc] = 8'(cr);
-      end else if (kind == "A") begin
-        if (dir == "I") begin
-          n = $sscanf(pend, "%d %s %d %s %d %d %d %d", lt, dir, p, kind, dest, vc, aid, root);
-          if (n != 8) $fatal(1, "%s: unreadable ARN: %s", path, pend);
+      end else if (pf[3] == KindCredit) begin
+        if (pf[4] < 0 || pf[4] >= longint'(V)) begin
+          $fatal(1, "%s: cycle %0d: credits of VC %0d", path, t, pf[4]);
+        end
+        vc = int'(pf[4]);
+        if (!out) cred[p][vc] = 8'(pf[5]);
+        else exp_credit[p][vc] = 8'(pf[5]);
+      end else if (pf[3] == KindArn) begin
+        // An input ARN has no port field: dest, vc, arn_id, root_info.
+        if (!out) begin
           av[p]  = 1'b1;
-          arn[p] = '{root_info: 8'(root), arn_id: 32'(aid), vc: 8'(vc), port: 8'd0,
-                     dest: 16'(dest)};
+          arn[p] = '{root_info: 8'(pf[7]), arn_id: 32'(pf[6]), vc: 8'(pf[5]), port: 8'd0,
+                     dest: 16'(pf[4])};
         end else begin
-          n = $sscanf(pend, "%d %s %d %s %d %d %d %d %d", lt, dir, p, kind, dest, port, vc, aid,
-                      root);
-          if (n != 9) $fatal(1, "%s: unreadable ARN: %s", path, pend);
           exp_arn_valid[p] = 1'b1;
-          exp_arn[p]       = '{root_info: 8'(root), arn_id: 32'(aid), vc: 8'(vc),
-                               port: 8'(port), dest: 16'(dest)};
+          exp_arn[p]       = '{root_info: 8'(pf[8]), arn_id: 32'(pf[7]), vc: 8'(pf[6]),
+                               port: 8'(pf[5]), dest: 16'(pf[4])};
         end
       end else begin
-        $fatal(1, "%s: unreadable line: %s", path, pend);
+        $fatal(1, "%s: cycle %0d: a line after the end line", path, t);
       end
     end
     in_flit_valid <= fv;
@@ -438,5 +466,4 @@ recording's parameters: testbenches/hdl/replay_switch.sh)", what, got, built);
     end
   end
 
-  final $fclose(fd);
 endmodule

@@ -6,6 +6,10 @@
 // (+vcd=FILE, default switch_mismatch.vcd; +vcd_window=N cycles before it, default 64) and the
 // program exits with status 1. +vcd=FILE +vcd_from=C +vcd_to=C (driver clock cycles, the LFT
 // writes included) dump a window of a run that matches. Prints the replay speed on stderr.
+//
+// The recording's cycle lines (docs/recording.md) are parsed here, not in SystemVerilog: the
+// testbench reads the header itself and asks tb_switch_line for the cycle lines one at a time
+// (SystemVerilog's $sscanf took about half of the replay's time on a 12-port switch).
 #include "Vtb.h"
 #include "Vtb__Dpi.h"
 #include "verilated.h"
@@ -27,6 +31,23 @@ uint64_t g_mismatch_clock = 0;
 long long g_mismatch_cycle = 0;
 uint64_t g_clock = 0;
 
+// The recording being replayed, positioned after its header by open_lines().
+std::string g_rec_path;
+FILE* g_lines = nullptr;
+unsigned long long g_line_no = 0;
+
+void open_lines() {
+    if (g_lines) std::fclose(g_lines);
+    g_line_no = 0;
+    g_lines = std::fopen(g_rec_path.c_str(), "r");
+    if (!g_lines) return;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, g_lines)) {
+        ++g_line_no;
+        if (std::strncmp(buf, "end-header", 10) == 0) return;
+    }
+}
+
 std::string plusarg(VerilatedContext* ctx, const char* name) {
     const char* m = ctx->commandArgsPlusMatch(name);
     if (!m || !*m) return std::string();
@@ -39,6 +60,7 @@ uint64_t run(int argc, char** argv, const std::string& vcd_path, uint64_t from, 
     auto ctx = std::make_unique<VerilatedContext>();
     ctx->commandArgs(argc, argv);
     ctx->traceEverOn(!vcd_path.empty());
+    open_lines();
     auto top = std::make_unique<Vtb>(ctx.get());
     std::unique_ptr<VerilatedVcdC> vcd;
     if (!vcd_path.empty()) {
@@ -75,6 +97,71 @@ uint64_t run(int argc, char** argv, const std::string& vcd_path, uint64_t from, 
 
 }  // namespace
 
+// The next cycle line of the recording, its numbers in f (see tb_switch.sv): 1 when read, 0 at
+// the end of the file, -1 (the line printed) when it is not a cycle line of the format.
+int tb_switch_line(long long* f) {
+    static char buf[512];
+    for (int i = 0; i < 16; ++i) f[i] = 0;
+    if (!g_lines) return 0;
+    while (std::fgets(buf, sizeof buf, g_lines)) {
+        ++g_line_no;
+        char* p = buf;
+        if (*p == '#' || *p == '\n' || *p == '\0') continue;
+        auto bad = [&]() {
+            std::fprintf(stderr, "%s:%llu: not a cycle line of the recording format: %s",
+                         g_rec_path.c_str(), g_line_no, buf);
+            return -1;
+        };
+        auto number = [&](long long* out) {
+            while (*p == ' ') ++p;
+            if (*p < '0' || *p > '9') return false;
+            char* end = nullptr;
+            *out = (long long)std::strtoull(p, &end, 10);
+            p = end;
+            return true;
+        };
+        auto word = [&]() {
+            while (*p == ' ') ++p;
+            char c = *p;
+            if (c == '\0' || c == '\n') return '\0';
+            ++p;
+            if (*p != ' ') return '\0';
+            return c;
+        };
+        if (std::strncmp(p, "end ", 4) == 0) {
+            p += 4;
+            f[3] = 3;
+            return number(&f[0]) ? 1 : bad();
+        }
+        if (!number(&f[0])) return bad();
+        const char dir = word();
+        if (dir != 'I' && dir != 'O') return bad();
+        f[1] = dir == 'O';
+        if (!number(&f[2])) return bad();
+        const char kind = word();
+        int fields;
+        if (kind == 'F') {
+            f[3] = 0;
+            fields = 11;
+        } else if (kind == 'C') {
+            f[3] = 1;
+            fields = 2;
+        } else if (kind == 'A') {
+            f[3] = 2;
+            fields = dir == 'O' ? 5 : 4;
+        } else {
+            return bad();
+        }
+        for (int i = 0; i < fields; ++i) {
+            if (!number(&f[4 + i])) return bad();
+        }
+        while (*p == ' ' || *p == '\r') ++p;
+        if (*p != '\n' && *p != '\0') return bad();
+        return 1;
+    }
+    return 0;
+}
+
 // Called by the testbench at the first cycle with a difference.
 void tb_switch_mismatch(long long cycle) {
     g_mismatch = true;
@@ -91,6 +178,7 @@ int main(int argc, char** argv) {
         from_s = plusarg(probe.get(), "vcd_from=");
         to_s = plusarg(probe.get(), "vcd_to=");
         window_s = plusarg(probe.get(), "vcd_window=");
+        g_rec_path = plusarg(probe.get(), "rec=");
     }
     const bool window = !from_s.empty() || !to_s.empty();
     const uint64_t from = from_s.empty() ? 0 : std::strtoull(from_s.c_str(), nullptr, 10);

@@ -31,46 +31,6 @@ fn latency_is_exact_in_both_directions() {
 }
 
 #[test]
-fn outbox_writes_mark_the_receivers_for_the_arrival_cycle_only() {
-    for shared in [false, true] {
-        let mut chans = vec![Channel::<MAX_VCS>::new(3), Channel::<MAX_VCS>::new(3)];
-        chans[0].set_ends((1, 4), (0, 2));
-        chans[1].set_ends((1, 5), (2, 0));
-        let arrivals = Arrivals::new(3, 3);
-        let mut out = Outbox::new(2);
-        let f = Flit {
-            pkt: Packet {
-                len: 1,
-                ..Packet::default()
-            },
-            index: 0,
-        };
-        out.send_flit(7, 0, f);
-        out.send_flit(7, 1, f);
-        let mut b = Backward::<MAX_VCS>::default();
-        b.stop_stream(0);
-        out.send_back(7, 0, b);
-        if shared {
-            // SAFETY: one thread, nothing else touches the channels.
-            unsafe { out.write_shared(SharedChannels::new(&mut chans), &arrivals) };
-        } else {
-            out.write_into(&mut chans, &arrivals);
-        }
-        for t in 7..10 {
-            assert_eq!(arrivals.take(1, t), (0, 0), "cycle {t}");
-            assert_eq!(arrivals.take(0, t), (0, 0), "cycle {t}");
-        }
-        assert_eq!(arrivals.take(1, 10), (1 << 4 | 1 << 5, 0));
-        assert_eq!(arrivals.take(0, 10), (0, 1 << 2));
-        assert_eq!(arrivals.take(2, 10), (0, 0), "unit 2 gets nothing");
-        assert_eq!(arrivals.take(1, 10), (0, 0), "taking clears");
-        assert_eq!(arrivals.take(1, 10 + 8), (0, 0), "a ring later, nothing");
-        assert_eq!(chans[1].recv_flit(10), Some(f));
-        assert_eq!(chans[0].recv_back(10).unwrap().stop[0], 1);
-    }
-}
-
-#[test]
 fn a_window_of_sends_leaves_the_window_being_read_intact() {
     let flit = |t: u64| Flit {
         pkt: Packet {

@@ -1,16 +1,17 @@
-//! Which ports of each unit receive something in a cycle ([`Arrivals`]). No hardware: the
-//! scheduler's marks, set when the outboxes are written and read by the receiving units, so that
-//! a unit reads only the delay lines that hold something for it and idle links cost nothing.
+//! Arrival masks: which delay lines hold something for each unit in each cycle, marked when the
+//! outboxes are written, so that a unit reads only the links that deliver something and a unit
+//! with nothing arriving in a window is not visited at all.
 
-use super::ring_len;
+use crate::wire::link::{Arriving, ring_len};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Which ports of each unit (switch or end node) receive something in a cycle: per unit and
 /// cycle (modulo the delay lines' length) one mask of ports with a flit arriving, one of ports
 /// with credits or an ARN coming back.
 ///
-/// Marked when an outbox is written, read and cleared by the receiving unit in the arrival cycle,
-/// so a unit only reads the delay lines that hold something for it: idle links cost nothing. Units
+/// Marked when an outbox is written, read and cleared for the receiving unit in the arrival cycle
+/// (just before it steps it; the unit is handed the two masks as its [`Arriving`]), so a unit only
+/// reads the delay lines that hold something for it: idle links cost nothing. Units
 /// of several threads may mark one mask at once, hence the atomics (relaxed: the fabric's phases
 /// order them).
 #[derive(Debug, Default)]
@@ -38,7 +39,7 @@ struct SummaryLine(AtomicU64);
 struct MaskLine([AtomicU64; 8]);
 
 impl Arrivals {
-    /// Masks for `units` units and delay lines of `latency` cycles (rings as in [`Channel`](super::Channel)).
+    /// Masks for `units` units and delay lines of `latency` cycles (rings as in [`Channel`](crate::wire::link::Channel)).
     pub fn new(units: usize, latency: u32) -> Self {
         let ring = ring_len(latency as u64);
         let lines = (ring as usize).div_ceil(8);
@@ -68,6 +69,20 @@ impl Arrivals {
         &masks[line].0[word]
     }
 
+    /// Marks port `to.1` of unit `to.0` for a flit arriving in cycle `at` (see
+    /// [`Arrivals::mark`]).
+    #[inline]
+    pub(super) fn mark_flit(&self, to: (u32, u8), at: u64, shared: bool) {
+        self.mark(&self.fwd, to, at, shared);
+    }
+
+    /// Marks port `to.1` of unit `to.0` for credits or an ARN coming back in cycle `at` (see
+    /// [`Arrivals::mark`]).
+    #[inline]
+    pub(super) fn mark_back(&self, to: (u32, u8), at: u64, shared: bool) {
+        self.mark(&self.bwd, to, at, shared);
+    }
+
     /// Marks `port` of `unit` in `masks` (forward or reverse) for cycle `at`: an atomic OR when
     /// `shared` (other threads mark at the same time), else a plain read-modify-write.
     #[inline]
@@ -89,18 +104,6 @@ impl Arrivals {
         }
     }
 
-    /// Marks a flit arriving at `to` (unit, port) in cycle `at` (see [`Arrivals::mark`]).
-    #[inline]
-    pub(super) fn mark_flit(&self, to: (u32, u8), at: u64, shared: bool) {
-        self.mark(&self.fwd, to, at, shared);
-    }
-
-    /// Marks credits or an ARN coming back to `to` (unit, port) in cycle `at`.
-    #[inline]
-    pub(super) fn mark_back(&self, to: (u32, u8), at: u64, shared: bool) {
-        self.mark(&self.bwd, to, at, shared);
-    }
-
     /// Whether nothing arrives for `unit`, either way, in cycles `t0 .. t0 + w` (`w` at most
     /// the ring). `false` when the masks keep no summary.
     #[inline]
@@ -113,24 +116,24 @@ impl Arrivals {
     }
 
     /// The ports of `unit` where a flit arrives in cycle `now`, and those where credits or an
-    /// ARN come back; clears both masks (called once per unit and cycle, by the unit). A unit
-    /// with nothing arriving reads one word.
+    /// ARN come back; clears both masks (called once per unit and cycle, before the unit steps
+    /// it). A unit with nothing arriving reads one word.
     #[inline]
-    pub fn take(&self, unit: u32, now: u64) -> (u64, u64) {
+    pub fn take(&self, unit: u32, now: u64) -> Arriving {
         if let Some(any) = self.any.get(unit as usize) {
             let any = &any.0;
             let cycle_bit = 1u64 << (now & (self.ring - 1));
             if any.load(Ordering::Relaxed) & cycle_bit == 0 {
-                return (0, 0);
+                return Arriving::default();
             }
             // Marks for this cycle were made in an earlier phase; none is made for a cycle
             // that shares its bit meanwhile (sends land a latency later, within the ring).
             any.fetch_and(!cycle_bit, Ordering::Relaxed);
         }
-        (
-            self.take_mask(&self.fwd, unit, now),
-            self.take_mask(&self.bwd, unit, now),
-        )
+        Arriving {
+            flits: self.take_mask(&self.fwd, unit, now),
+            back: self.take_mask(&self.bwd, unit, now),
+        }
     }
 
     /// Reads and clears `unit`'s mask in `masks` for cycle `now`.

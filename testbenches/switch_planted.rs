@@ -1,0 +1,362 @@
+//! Planted bugs in the switch in SystemVerilog (`hdl-ref/switch.sv` and its ports): each bug is
+//! written into a copy of `hdl-ref/` under `target/sv-planted/`, the copy is built with
+//! `testbenches/hdl/replay_switch.sh` (`ARNSIM_HDL_DIR`) and replays a seeded random-link
+//! recording of the cycle engine (`switch_hdl/random_link.rs`) in which the bug shows. The
+//! replay must fail, by a mismatch (the first differing cycle, port, signal, expected and got
+//! values) or by a named assertion (`--assert`); the test reports which one caught each bug and
+//! at which recording cycle. A bug that is not caught, or whose text to alter is not found
+//! exactly once, fails the test. The unaltered copy replays the same recording with 0
+//! mismatches, so every failure is the bug's.
+//!
+//! The models are built with `ARNSIM_HDL_OPT=-O0` (the replays are short, the builds dominate;
+//! `docs/switch_rtl.md` has the measurement), two at a time, the longest replay first. A copy's
+//! files are rewritten only when their text changes, so an unchanged copy reuses its build.
+
+#[path = "switch_hdl/random_link.rs"]
+mod random_link;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// One alteration: in `file` (under `hdl-ref/`), the text `find` (exactly once) becomes
+/// `replace`.
+struct Edit {
+    file: &'static str,
+    find: &'static str,
+    replace: &'static str,
+}
+
+/// One planted bug: its alterations, applied together.
+struct Bug {
+    slug: &'static str,
+    name: &'static str,
+    edits: &'static [Edit],
+}
+
+const BUGS: &[Bug] = &[
+    Bug {
+        slug: "afc_credit_off_by_one",
+        name: "AFC credit check off by one (an adapted packet sent with one credit too few)",
+        edits: &[Edit {
+            file: "output_port.sv",
+            find: "vc_req[i][v] = hd_valid_i[i][v] && c >= hd_len_i[i][v];",
+            replace: "vc_req[i][v] = hd_valid_i[i][v]\n                       \
+                      && c + 16'(32'(hd_nvc_i[i][v]) == V - 1) >= hd_len_i[i][v];",
+        }],
+    },
+    Bug {
+        slug: "vct_head_only",
+        name: "virtual cut-through checked against the head only",
+        edits: &[Edit {
+            file: "output_port.sv",
+            find: "vc_req[i][v] = hd_valid_i[i][v] && c >= hd_len_i[i][v];",
+            replace: "vc_req[i][v] = hd_valid_i[i][v] && c >= 16'd1;",
+        }],
+    },
+    Bug {
+        slug: "arn_not_consumed",
+        name: "ARN forwarded where it must be consumed (table entries never consumed)",
+        edits: &[Edit {
+            file: "switch.sv",
+            find: ".pr_consumed_i  (pr_consumed),",
+            replace: ".pr_consumed_i  (1'b0),",
+        }],
+    },
+    Bug {
+        slug: "voq_wrong_output",
+        name: "VOQ counted on the wrong output (a routed head counts on the next output)",
+        edits: &[Edit {
+            file: "input_port_ctrl.sv",
+            find: "voq_d[rt_oi]           = voq_d[rt_oi] + 16'd1;",
+            replace: "voq_d[PortW'(32'(rt_oi) + 1)] = voq_d[PortW'(32'(rt_oi) + 1)] + 16'd1;",
+        }],
+    },
+    Bug {
+        slug: "arbiter_no_ack",
+        name: "input arbiter pointer that does not move (acknowledge never given)",
+        edits: &[Edit {
+            file: "output_port.sv",
+            find: ".ack_i   (finishing),",
+            replace: ".ack_i   (1'b0),",
+        }],
+    },
+    Bug {
+        slug: "credit_late",
+        name: "credit returned upstream one cycle late",
+        edits: &[
+            Edit {
+                file: "input_port_ctrl.sv",
+                find: "  // Upstream: one credit per flit that left this cycle, per VC; the oldest ARN.\n",
+                replace: "  logic [P-1:0] late_dep_q;\n  logic [3:0]   late_vc_q [P];\n  \
+                          always_ff @(posedge clk_i) begin\n    late_dep_q <= dep_valid_i;\n    \
+                          late_vc_q  <= dep_vc_i;\n  end\n  \
+                          // Upstream: one credit per flit that left this cycle, per VC; the \
+                          oldest ARN.\n",
+            },
+            Edit {
+                file: "input_port_ctrl.sv",
+                find: "if (dep_valid_i[o] && 32'(dep_vc_i[o]) == v) credit_o[v] = credit_o[v] + 8'd1;",
+                replace: "if (late_dep_q[o] && 32'(late_vc_q[o]) == v) credit_o[v] = credit_o[v] + 8'd1;",
+            },
+        ],
+    },
+    Bug {
+        slug: "arn_gap_short",
+        name: "ARN gap timer one short",
+        edits: &[Edit {
+            file: "input_port_ctrl.sv",
+            find: "if (arn_push) gap_d[lk_idx_i] = GapLoad;",
+            replace: "if (arn_push) gap_d[lk_idx_i] = (GapLoad != '0) ? GapLoad - 32'd1 : '0;",
+        }],
+    },
+];
+
+/// The recording every case replays (`random_link.rs` options, `--out` added).
+/// A 4-port ARN+AFI switch (1Q and the AFC), 20,000 cycles; ARNs come back on the outputs ten
+/// times as often as by default (3 in 100 cycles per output), so the ARN table has entries, some
+/// not consumed, within the first hundred cycles. Every bug of `BUGS` shows before cycle 1,000.
+const RECORDING: &[&str] = &[
+    "--ports",
+    "4",
+    "--cycles",
+    "20000",
+    "--arn-rate",
+    "30",
+    "--seed",
+    "2",
+];
+
+fn target() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
+}
+
+/// Writes `text` to `path` unless the file already holds it (its time stamp then stays, and
+/// `replay_switch.sh` reuses the build).
+fn write_if_changed(path: &Path, text: &str) {
+    if fs::read_to_string(path).ok().as_deref() != Some(text) {
+        fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
+/// Copies `hdl-ref/` into `dir` with the bug's edits; an error names an edit whose text is not
+/// found exactly once.
+fn make_copy(src: &Path, dir: &Path, edits: &[Edit]) -> Result<(), String> {
+    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files: Vec<(String, String)> = Vec::new();
+    for e in fs::read_dir(src).map_err(|e| format!("{}: {e}", src.display()))? {
+        let e = e.map_err(|e| e.to_string())?;
+        if e.file_type().map_err(|e| e.to_string())?.is_file() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let text = fs::read_to_string(e.path()).map_err(|e| format!("{name}: {e}"))?;
+            files.push((name, text));
+        }
+    }
+    for ed in edits {
+        let (_, text) = files
+            .iter_mut()
+            .find(|(n, _)| n == ed.file)
+            .ok_or_else(|| format!("no file hdl-ref/{}", ed.file))?;
+        let n = text.matches(ed.find).count();
+        if n != 1 {
+            return Err(format!(
+                "the text to alter occurs {n} times in hdl-ref/{} (must be once): {:?}",
+                ed.file, ed.find
+            ));
+        }
+        *text = text.replacen(ed.find, ed.replace, 1);
+    }
+    for (name, text) in &files {
+        write_if_changed(&dir.join(name), text);
+    }
+    Ok(())
+}
+
+/// How a replay ended.
+enum Outcome {
+    /// Every cycle matched: the replay's summary line.
+    Matched(String),
+    /// The first mismatch line, with its recording cycle.
+    Mismatch(u64, String),
+    /// A named assertion, the recording cycle it concerns and where it sits.
+    Assertion(u64, String, String),
+    /// The build failed, or the replay ended otherwise: the output's last lines.
+    Broken(String),
+}
+
+/// Reads the replay's output. `lft_lines`: the LFT writes before recording cycle 0; an
+/// assertion reported at time `t` concerns driver clock `(t - 2560) / 5120 - 1`
+/// (`arnsim_assert.svh`), and recording cycle 0 is driver clock `lft_lines + 1`.
+fn outcome(ok: bool, text: &str, lft_lines: u64) -> Outcome {
+    let first = |pat: &str| text.lines().find(|l| l.contains(pat)).map(str::trim);
+    if let Some(l) = first("Assertion failed in ") {
+        let time = l
+            .strip_prefix('[')
+            .and_then(|r| r.split(']').next())
+            .and_then(|t| t.trim().parse::<u64>().ok());
+        let path = l
+            .split("Assertion failed in ")
+            .nth(1)
+            .and_then(|r| r.split(':').next())
+            .unwrap_or("?");
+        let name = path.rsplit('.').next().unwrap_or("?").to_string();
+        let scope = path
+            .trim_start_matches("TOP.")
+            .trim_end_matches(name.as_str())
+            .trim_end_matches('.')
+            .to_string();
+        let cycle = time.map_or(u64::MAX, |t| {
+            ((t.saturating_sub(2560)) / 5120).saturating_sub(2 + lft_lines)
+        });
+        return Outcome::Assertion(cycle, name, scope);
+    }
+    if let Some(l) = first("switch replay: mismatch at cycle ") {
+        let cycle = l
+            .split("at cycle ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(u64::MAX);
+        // "port P SIGNAL: expected E got G"
+        let what = l
+            .split("at cycle ")
+            .nth(1)
+            .and_then(|r| r.split_once(' '))
+            .map_or(l, |(_, w)| w)
+            .to_string();
+        return Outcome::Mismatch(cycle, what);
+    }
+    if ok && let Some(l) = first(" cycles, 0 mismatches") {
+        return Outcome::Matched(l.to_string());
+    }
+    let tail: Vec<&str> = text.lines().rev().take(12).collect();
+    Outcome::Broken(tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
+}
+
+/// Builds the copy in `hdl` (when needed) and replays `rec`: the outcome, the build's seconds
+/// (None when reused) and the whole time.
+fn replay(hdl: &Path, rec: &Path, lft_lines: u64) -> (Outcome, Option<u64>, f64) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let t0 = Instant::now();
+    let out = Command::new("bash")
+        .arg(root.join("testbenches/hdl/replay_switch.sh"))
+        .arg(rec)
+        .env("ARNSIM_HDL_DIR", hdl)
+        .env(
+            "ARNSIM_HDL_OPT",
+            std::env::var("ARNSIM_HDL_OPT").unwrap_or_else(|_| "-O0".into()),
+        )
+        .output();
+    let secs = t0.elapsed().as_secs_f64();
+    let o = match out {
+        Ok(o) => o,
+        Err(e) => {
+            return (
+                Outcome::Broken(format!("replay_switch.sh: {e}")),
+                None,
+                secs,
+            );
+        }
+    };
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    let built = text
+        .lines()
+        .find_map(|l| l.split("built in ").nth(1))
+        .and_then(|r| r.split(' ').next())
+        .and_then(|s| s.parse().ok());
+    (outcome(o.status.success(), &text, lft_lines), built, secs)
+}
+
+fn main() {
+    let t_all = Instant::now();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let base = target().join("sv-planted");
+    fs::create_dir_all(&base).expect("folder");
+    let rec = base.join("random_p4_arn_afi.rec");
+    let out = rec.to_string_lossy().into_owned();
+    let mut args = RECORDING.to_vec();
+    args.extend(["--out", &out]);
+    match random_link::record(&args) {
+        Ok(what) => println!("recording {}: {what}", rec.display()),
+        Err(e) => panic!("recording failed: {e}"),
+    }
+    let lft_lines = fs::read_to_string(&rec)
+        .expect("recording")
+        .lines()
+        .take_while(|l| *l != "end-header")
+        .filter(|l| l.starts_with("lft "))
+        .count() as u64;
+
+    // Case 0 is the unaltered copy: its replay runs the whole recording, the longest, so first.
+    let cases: Vec<(&str, &str, &[Edit])> = std::iter::once(("pristine", "unaltered", &[][..]))
+        .chain(BUGS.iter().map(|b| (b.slug, b.name, b.edits)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        for _ in 0..2 {
+            sc.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(slug, _, edits)) = cases.get(k) else {
+                        break;
+                    };
+                    let hdl = base.join(slug).join("hdl");
+                    let r = match make_copy(&root.join("hdl-ref"), &hdl, edits) {
+                        Ok(()) => replay(&hdl, &rec, lft_lines),
+                        Err(e) => (Outcome::Broken(e), None, 0.0),
+                    };
+                    results.lock().expect("lock").push((k, r));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("lock");
+    results.sort_by_key(|r| r.0);
+
+    let (mut caught, mut failed) = (0, 0);
+    for (k, (o, built, secs)) in results {
+        let (_, name, _) = cases[k];
+        let time = match built {
+            Some(b) => format!("built in {b} s, {secs:.0} s in all"),
+            None if secs == 0.0 => "not built".to_string(),
+            None => format!("build reused, {secs:.0} s"),
+        };
+        match (k == 0, o) {
+            (true, Outcome::Matched(l)) => println!("ok      unaltered copy: {l} ({time})"),
+            (true, Outcome::Mismatch(c, l) | Outcome::Assertion(c, l, _)) => {
+                failed += 1;
+                println!("FAILED  unaltered copy: at cycle {c}, {l} ({time})");
+            }
+            (false, Outcome::Mismatch(c, l)) => {
+                caught += 1;
+                println!("caught  {name}: at cycle {c}, mismatch on {l} ({time})");
+            }
+            (false, Outcome::Assertion(c, a, scope)) => {
+                caught += 1;
+                println!("caught  {name}: at cycle {c}, assertion {a} in {scope} ({time})");
+            }
+            (false, Outcome::Matched(_)) => {
+                failed += 1;
+                println!("MISSED  {name}: the replay matched with the bug ({time})");
+            }
+            (_, Outcome::Broken(t)) => {
+                failed += 1;
+                println!("FAILED  {name}: no replay result ({time}):\n{t}");
+            }
+        }
+    }
+    println!(
+        "planted bugs in the HDL switch: {caught} caught, {failed} failed ({:.0} s)",
+        t_all.elapsed().as_secs_f64()
+    );
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
