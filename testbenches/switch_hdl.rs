@@ -19,6 +19,8 @@
 //! mismatch beside it (`<case>.waves/`: the cycle engine's and the Verilated switch's dumps with
 //! the same names, merged with a GTKWave save file that shows them port by port).
 
+#[path = "switch_hdl/jobs.rs"]
+mod jobs;
 #[path = "switch_hdl/random_link.rs"]
 mod random_link;
 
@@ -28,43 +30,14 @@ use arnsim::fabric::Fabric;
 use arnsim::fabric::record::first_root;
 use arnsim::trace::recording::record_run;
 use arnsim::wire::link::FEW_VCS;
+use jobs::{target, two_at_a_time};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::{Command, Output};
 use std::time::Instant;
-
-fn target() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
 
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testbenches/hdl/replay_switch.sh")
-}
-
-/// Runs `jobs` on two threads, in the order given (put the longest first); the results in the
-/// same order.
-fn two_at_a_time<T: Sync, R: Send>(jobs: Vec<T>, work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let done = Mutex::new(Vec::new());
-    std::thread::scope(|sc| {
-        for _ in 0..2 {
-            sc.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(k) else { break };
-                    let r = work(job);
-                    done.lock().expect("lock").push((k, r));
-                }
-            });
-        }
-    });
-    let mut done = done.into_inner().expect("lock");
-    done.sort_by_key(|(k, _)| *k);
-    done.into_iter().map(|(_, r)| r).collect()
 }
 
 type Make = Box<dyn Fn(&Path) -> Result<String, String> + Send + Sync>;
@@ -238,32 +211,30 @@ fn config1_root_case() -> Case {
     }
 }
 
-/// The -G values of a recording: its build.
-fn gflags(rec: &Path) -> Result<String, String> {
+/// `replay_switch.sh REC OPTION`, which must succeed.
+fn script_with(rec: &Path, option: &str) -> Result<Output, String> {
     let o = Command::new("bash")
         .arg(script())
         .arg(rec)
-        .arg("--gflags")
+        .arg(option)
         .output()
         .map_err(|e| e.to_string())?;
     if !o.status.success() {
         return Err(String::from_utf8_lossy(&o.stderr).into_owned());
     }
+    Ok(o)
+}
+
+/// The -G values of a recording: its build.
+fn gflags(rec: &Path) -> Result<String, String> {
+    let o = script_with(rec, "--gflags")?;
     Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
 /// Builds the model of `rec`'s parameter set; how long it took.
 fn build(rec: &Path) -> Result<f64, String> {
     let t0 = Instant::now();
-    let o = Command::new("bash")
-        .arg(script())
-        .arg(rec)
-        .arg("--build-only")
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !o.status.success() {
-        return Err(String::from_utf8_lossy(&o.stderr).into_owned());
-    }
+    script_with(rec, "--build-only")?;
     Ok(t0.elapsed().as_secs_f64())
 }
 
@@ -349,7 +320,7 @@ fn main() {
     let t0 = Instant::now();
 
     // 1. Recordings.
-    let recorded = two_at_a_time(cases.iter().collect(), |c| {
+    let recorded = two_at_a_time(&cases, |c| {
         let rec = dir.join(format!("{}.rec", c.name));
         (c.make)(&rec).map(|what| (rec, what))
     });
@@ -371,7 +342,7 @@ fn main() {
         }
     }
     sets.sort_by_key(|s| std::cmp::Reverse(s.2));
-    let built = two_at_a_time(sets.iter().collect(), |(_, rec, _)| build(rec));
+    let built = two_at_a_time(&sets, |(_, rec, _)| build(rec));
     for ((g, _, _), b) in sets.iter().zip(&built) {
         match b {
             Ok(secs) => println!("built  {g} in {secs:.0} s"),
@@ -381,7 +352,7 @@ fn main() {
     let t_build = t0.elapsed().as_secs_f64() - t_rec;
 
     // 3. Replays.
-    let replays = two_at_a_time(recorded.iter().collect(), |r| match r {
+    let replays = two_at_a_time(&recorded, |r| match r {
         Ok((rec, _)) => {
             let t = Instant::now();
             let (ok, how) = replay(rec);

@@ -12,14 +12,15 @@
 //! `docs/switch_rtl.md` has the measurement), two at a time, the longest replay first. A copy's
 //! files are rewritten only when their text changes, so an unchanged copy reuses its build.
 
+#[path = "switch_hdl/jobs.rs"]
+mod jobs;
 #[path = "switch_hdl/random_link.rs"]
 mod random_link;
 
+use jobs::{target, two_at_a_time};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// One alteration: in `file` (under `hdl-ref/`), the text `find` (exactly once) becomes
@@ -129,12 +130,6 @@ const RECORDING: &[&str] = &[
     "--seed",
     "2",
 ];
-
-fn target() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
 
 /// Writes `text` to `path` unless the file already holds it (its time stamp then stays, and
 /// `replay_switch.sh` reuses the build).
@@ -297,32 +292,16 @@ fn main() {
     let cases: Vec<(&str, &str, &[Edit])> = std::iter::once(("pristine", "unaltered", &[][..]))
         .chain(BUGS.iter().map(|b| (b.slug, b.name, b.edits)))
         .collect();
-    let next = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::new());
-    std::thread::scope(|sc| {
-        for _ in 0..2 {
-            sc.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(slug, _, edits)) = cases.get(k) else {
-                        break;
-                    };
-                    let hdl = base.join(slug).join("hdl");
-                    let r = match make_copy(&root.join("hdl-ref"), &hdl, edits) {
-                        Ok(()) => replay(&hdl, &rec, lft_lines),
-                        Err(e) => (Outcome::Broken(e), None, 0.0),
-                    };
-                    results.lock().expect("lock").push((k, r));
-                }
-            });
+    let results = two_at_a_time(&cases, |&(slug, _, edits)| {
+        let hdl = base.join(slug).join("hdl");
+        match make_copy(&root.join("hdl-ref"), &hdl, edits) {
+            Ok(()) => replay(&hdl, &rec, lft_lines),
+            Err(e) => (Outcome::Broken(e), None, 0.0),
         }
     });
-    let mut results = results.into_inner().expect("lock");
-    results.sort_by_key(|r| r.0);
 
     let (mut caught, mut failed) = (0, 0);
-    for (k, (o, built, secs)) in results {
-        let (_, name, _) = cases[k];
+    for (k, (&(_, name, _), (o, built, secs))) in cases.iter().zip(results).enumerate() {
         let time = match built {
             Some(b) => format!("built in {b} s, {secs:.0} s in all"),
             None if secs == 0.0 => "not built".to_string(),
