@@ -24,7 +24,8 @@
 // Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
 // Parameters
 // - Lmc: LID Mask Control, 0..4 (Banks = 2^Lmc options per access, rd_ports_o up to 128 bits).
-// - Rows: rows per bank, 1..4096. RowW = max(1, clog2 Rows).
+// - Rows: rows per bank, 1..49152 (one per unicast LID at Lmc 0), Rows * 2^Lmc <= 65536 (the
+//   16-bit LID's range). RowW = max(1, clog2 Rows).
 // Twin: src/blocks/lft_banks.rs
 module lft_banks #(
   parameter  int unsigned Lmc   = 1,
@@ -136,8 +137,8 @@ module lft_banks #(
   // Parameters (checked at elaboration).
   // Lmc is in 0..4 (up to 16 options per access).
   `ASSERT_INIT(a_param_lmc, Lmc <= 4)
-  // Rows is in 1..4096.
-  `ASSERT_INIT(a_param_rows, Rows >= 1 && Rows <= 4096)
+  // Rows is in 1..49152 and the table covers at most the 65,536 values of a 16-bit LID.
+  `ASSERT_INIT(a_param_rows, Rows >= 1 && Rows <= 49152 && (Rows << Lmc) <= 65536)
 
   // Input contract.
   // Every input is known outside reset.

@@ -608,7 +608,7 @@ module switch
   // Input VC capacity, pool and LFT in range.
   `ASSERT_INIT(a_param_cap, Cap >= 1 && Cap <= 65535)
   `ASSERT_INIT(a_param_pool, Pool >= 1 && Pool <= 65534)
-  `ASSERT_INIT(a_param_lft, Lmc <= 4 && Rows >= 1 && Rows <= 4096)
+  `ASSERT_INIT(a_param_lft, Lmc <= 4 && Rows >= 1 && Rows <= 49152 && (Rows << Lmc) <= 65536)
   // ARN machinery: 1..64 entries, a TTL and a CRT of 24 bits, a power-of-two command queue.
   `ASSERT_INIT(a_param_arn, Entries >= 1 && Entries <= 64 && Ttl >= 1 && Ttl <= 24'hFF_FFFF
                             && CmdDepth >= 2 && (1 << CmdW) == CmdDepth)

@@ -19,7 +19,8 @@
 //! - Port 255 (0xFF) means "no route", the value of every entry after reset.
 //!
 //! Widths: DLID and LID 16 bits, ports 8 bits, `rd_ports_o` `8 * 2^Lmc` bits (at most 128),
-//! `rd_mask_o` `2^Lmc` bits, for `Lmc` in 0..=4 and `Rows` in 1..=4096.
+//! `rd_mask_o` `2^Lmc` bits, for `Lmc` in 0..=4 and `Rows` in 1..=49,152 with `Rows * 2^Lmc` at
+//! most 65,536 (the 16-bit LID's range). A row index is 16 bits wide.
 
 use super::Block;
 use super::probe::Visit;
@@ -28,8 +29,15 @@ use super::probe::Visit;
 pub const MAX_LMC: u32 = 4;
 /// Largest number of routing options (banks), `2^MAX_LMC`.
 pub const MAX_OPTIONS: usize = 1 << MAX_LMC;
-/// Largest number of rows per bank.
-pub const MAX_ROWS: usize = 4096;
+/// Largest number of rows per bank: one per unicast LID (0 to 0xBFFF) at LMC 0.
+pub const MAX_ROWS: usize = 0xC000;
+/// Most LIDs one table covers (`Rows * 2^Lmc`): every value of a 16-bit LID.
+pub const MAX_ENTRIES: usize = 1 << 16;
+
+/// Whether a table of `2^lmc` banks of `rows` rows is one this block models.
+pub fn shape_fits(lmc: u32, rows: usize) -> bool {
+    lmc <= MAX_LMC && (1..=MAX_ROWS).contains(&rows) && rows << lmc <= MAX_ENTRIES
+}
 /// The port number meaning "no route" (an unprogrammed entry), as in IBA.
 pub const NO_ROUTE: u8 = 0xFF;
 
@@ -154,12 +162,13 @@ pub struct LftBanks {
 }
 
 impl LftBanks {
-    /// A table of `2^lmc` banks (`lmc` 0..=4) of `rows` rows (1..=4096), in its reset state.
+    /// A table of `2^lmc` banks (`lmc` 0..=4) of `rows` rows (1..=49,152, at most 65,536 LIDs
+    /// in all), in its reset state.
     pub fn new(lmc: u32, rows: usize) -> Self {
-        assert!(lmc <= MAX_LMC, "lft_banks: Lmc = {lmc} is outside 0..=4");
         assert!(
-            (1..=MAX_ROWS).contains(&rows),
-            "lft_banks: Rows = {rows} is outside 1..=4096"
+            shape_fits(lmc, rows),
+            "lft_banks: Lmc = {lmc}, Rows = {rows} is outside Lmc 0..=4, Rows 1..=49152, \
+             Rows * 2^Lmc <= 65536"
         );
         let mut t = LftBanks {
             lmc: lmc as u8,

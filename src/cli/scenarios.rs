@@ -9,6 +9,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("default", include_str!("../../scenarios/default.toml")),
     ("figure4", include_str!("../../scenarios/figure4.toml")),
     (
+        "rlft40_uniform",
+        include_str!("../../scenarios/rlft40_uniform.toml"),
+    ),
+    (
         "paper/config1_h10-4",
         include_str!("../../scenarios/paper/config1_h10-4.toml"),
     ),

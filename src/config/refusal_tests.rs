@@ -42,26 +42,26 @@ fn runs(s: &Scenario) {
 }
 
 #[test]
-fn fabrics_beyond_the_lft_rows_are_refused_with_the_limit() {
-    let rlft = "sim_time = \"1us\"\n[topology]\nkind = \"rlft\"\nports = 24\nstages = 4\n[traffic]\npattern = \"uniform\"\n";
+fn fabrics_beyond_the_unicast_lids_are_refused_with_the_limit() {
+    let rlft = "sim_time = \"1us\"\n[topology]\nkind = \"rlft\"\nports = 28\nstages = 4\n[traffic]\npattern = \"uniform\"\n";
     let e = about(&errors(rlft, &[]), "topology.ports");
     assert_eq!(e.at, "s.toml:4");
     assert!(
         e.message
-            .contains("24 ports and 4 stages give 41472 end nodes")
-            && e.message.contains("4096 destinations"),
+            .contains("28 ports and 4 stages give 76832 end nodes")
+            && e.message.contains("hold 49152 end nodes"),
         "{e}"
     );
     let e = about(
-        &errors(BASE, &["topology.k=32", "topology.stages=3"]),
+        &errors(BASE, &["topology.k=8", "topology.stages=6"]),
         "topology.k",
     );
-    assert!(e.message.contains("32768 end nodes"), "{e}");
+    assert!(e.message.contains("262144 end nodes"), "{e}");
     let e = about(
-        &errors(&custom(&[]), &["topology.nodes=4097"]),
+        &errors(&custom(&[]), &["topology.nodes=49153"]),
         "topology.nodes",
     );
-    assert!(e.message.contains("4096"), "{e}");
+    assert!(e.message.contains("49,152"), "{e}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Topology keys: fat trees by their shape, custom topologies cable by cable.
 //!
 //! A topology that loads is one the subnet manager can program and the fabric can build: at
-//! most [`MAX_NODES`] end nodes (the rows of a switch's LFT), switches of 1 to 64 ports, and for
+//! most [`MAX_NODES`] end nodes (one unicast LID each), switches of 1 to 64 ports, and for
 //! custom topologies every switch port and every node cabled exactly once, no cable from a
 //! switch to itself or from a node to a node, and every switch and node connected to every
 //! node (minimal routing needs a path to each destination). Each error names the line of the
@@ -9,13 +9,12 @@
 //! of cables.
 
 use super::scenario::Reader;
-use crate::blocks::lft_banks::MAX_ROWS;
 use crate::fabric::topology::{Endpoint, SwitchSpec, Topology};
 use std::collections::HashMap;
 
-/// Most end nodes of a fabric: a switch's LFT holds one row per destination
-/// (`lft_banks`: `Rows` is 1 to 4096).
-pub const MAX_NODES: u64 = MAX_ROWS as u64;
+/// Most end nodes of a fabric: each needs at least one of InfiniBand's unicast LIDs (0 to
+/// 0xBFFF), and a switch's LFT holds one row per destination.
+pub const MAX_NODES: u64 = crate::fabric::subnet_manager::UNICAST_LIDS as u64;
 
 /// Most ports of a switch: the up-port mask is 64 bits and the radix of the model is 64.
 pub const MAX_PORTS: u64 = 64;
@@ -27,8 +26,8 @@ fn lft_limit(r: &Reader, key: &str, shape: String, nodes: u64) -> Option<()> {
         return r.doc.fail(
             key,
             format!(
-                "{shape} give {nodes} end nodes; the LFT holds {MAX_NODES} destinations \
-                 ({MAX_NODES} rows per bank)"
+                "{shape} give {nodes} end nodes; the unicast LIDs (0 to 49,151) hold \
+                 {MAX_NODES} end nodes"
             ),
         );
     }
@@ -158,7 +157,7 @@ fn custom(r: &Reader) -> Option<Topology> {
         "topology.nodes",
         None,
         (1, MAX_NODES),
-        "the LFT holds 4096 destinations",
+        "the unicast LIDs (0 to 49,151) hold 49,152 end nodes",
     );
     let mut switches = Vec::new();
     for i in 0..doc.table_count("topology.switch") {

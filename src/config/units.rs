@@ -21,7 +21,7 @@ pub struct TimeBase {
 /// Longest time a scenario may give, in cycles: 2^40 (about 94 minutes of simulated time at
 /// 5.12 ns per cycle). Cycle counts are 64-bit; this ceiling keeps every sum the model makes of
 /// them (a start plus a duration, a cycle plus a link latency or a timer, flit counts of up to
-/// 4096 nodes) far below 2^64, and is far beyond any run that finishes.
+/// 49,152 nodes) far below 2^64, and is far beyond any run that finishes.
 pub const MAX_CYCLES: u64 = 1 << 40;
 
 /// Largest size a scenario may give, in flits: 2^32 - 1 (message sizes are 32-bit).

@@ -4,15 +4,21 @@
 //! a switch gets one output port per LID of that range: option 0 (the base LID, the deterministic
 //! route) is D-mod-K, options 1.. are the other minimal ports in rotation after it. Downward there
 //! is a single minimal port, written to every option. LMC is the smallest that covers the up ports
-//! of the widest stage (at most 4, so at most 16 options).
+//! of the widest stage (at most 4, so at most 16 options), lowered until every node's LIDs lie in
+//! InfiniBand's unicast range (LIDs below 0xC000): 16,000 nodes leave room for LMC 1 only.
 
 use super::topology::Topology;
 use crate::blocks::LftBanks;
 
-/// Smallest LMC giving at least `options` routing options (capped at 4).
-pub fn lmc_for(options: u32) -> u32 {
+/// LIDs the subnet manager assigns: InfiniBand's unicast range, 0 to 0xBFFF (49,151). Node `d`
+/// owns `d << LMC ..= (d << LMC) | (2^LMC - 1)`, so a fabric holds at most this many end nodes.
+pub const UNICAST_LIDS: u32 = 0xC000;
+
+/// Smallest LMC giving at least `options` routing options (capped at 4), lowered until the
+/// 2^LMC LIDs of each of `nodes` end nodes lie in the unicast range.
+pub fn lmc_for(options: u32, nodes: u32) -> u32 {
     let mut lmc = 0;
-    while (1u32 << lmc) < options && lmc < 4 {
+    while (1u32 << lmc) < options && lmc < 4 && (nodes << (lmc + 1)) <= UNICAST_LIDS {
         lmc += 1;
     }
     lmc
@@ -21,7 +27,8 @@ pub fn lmc_for(options: u32) -> u32 {
 /// The minimal output ports of switch `sw` toward end node `dest`, deterministic (D-mod-K) first.
 /// Only for fat trees (XGFT topologies).
 pub fn minimal_ports(topo: &Topology, sw: u32, dest: u32) -> Vec<u16> {
-    minimal_ports_at(topo, sw, index_in_level(topo, sw), dest)
+    let way = Minimal::at(topo, sw, index_in_level(topo, sw));
+    (0..way.count(dest)).map(|b| way.port(dest, b)).collect()
 }
 
 /// Index of switch `sw` inside its level (switches are numbered level by level).
@@ -33,22 +40,54 @@ fn index_in_level(topo: &Topology, sw: u32) -> u32 {
         .count() as u32
 }
 
-/// [`minimal_ports`] with the switch's index in its level already known.
-fn minimal_ports_at(topo: &Topology, sw: u32, local: u32, dest: u32) -> Vec<u16> {
-    let (m, w) = topo.xgft.as_ref().expect("minimal_ports needs a fat tree");
-    let l = topo.switches[sw as usize].stage as usize;
-    let b_l: u32 = w[..l].iter().product();
-    let a_part = local / b_l;
-    let below: u32 = m[..l].iter().product();
-    if dest / below == a_part {
-        // In this subtree: one way down, digit a_l of the destination.
-        let digit = (dest / m[..l - 1].iter().product::<u32>()) % m[l - 1];
-        vec![digit as u16]
-    } else {
-        // Up: D-mod-K first, then the other up ports in rotation.
-        let up = w[l];
-        let j0 = (dest / b_l) % up;
-        (0..up).map(|j| (m[l - 1] + (j0 + j) % up) as u16).collect()
+/// The minimal ways of one switch of a fat tree, toward any destination: down to the one port
+/// of the destination's subtree, or up by D-mod-K and then the other up ports in rotation.
+struct Minimal {
+    /// End nodes below a switch of this level (`m_1 ⋯ m_l`), and below one child (`m_1 ⋯ m_{l-1}`).
+    below: u32,
+    below_child: u32,
+    /// Down ports (`m_l`): the first up port's number.
+    down: u32,
+    /// Up ports (`w_{l+1}`).
+    up: u32,
+    /// The subtree this switch serves (`local / (w_1 ⋯ w_l)`), and that product.
+    part: u32,
+    b_l: u32,
+}
+
+impl Minimal {
+    fn at(topo: &Topology, sw: u32, local: u32) -> Self {
+        let (m, w) = topo.xgft.as_ref().expect("minimal_ports needs a fat tree");
+        let l = topo.switches[sw as usize].stage as usize;
+        let b_l: u32 = w[..l].iter().product();
+        Minimal {
+            below: m[..l].iter().product(),
+            below_child: m[..l - 1].iter().product(),
+            down: m[l - 1],
+            up: w.get(l).copied().unwrap_or(0),
+            part: local / b_l,
+            b_l,
+        }
+    }
+
+    /// How many minimal ports lead to `dest`.
+    fn count(&self, dest: u32) -> u32 {
+        if dest / self.below == self.part {
+            1
+        } else {
+            self.up
+        }
+    }
+
+    /// Minimal port `j` (below [`Minimal::count`]) toward `dest`; port 0 is D-mod-K's.
+    fn port(&self, dest: u32, j: u32) -> u16 {
+        if dest / self.below == self.part {
+            // In this subtree: one way down, digit a_l of the destination.
+            ((dest / self.below_child) % self.down) as u16
+        } else {
+            let j0 = (dest / self.b_l) % self.up;
+            (self.down + (j0 + j) % self.up) as u16
+        }
     }
 }
 
@@ -60,18 +99,17 @@ pub fn program_fat_tree(topo: &Topology) -> (u32, Vec<LftBanks>) {
         .map(|s| s.up_ports.count_ones())
         .max()
         .unwrap_or(1);
-    let lmc = lmc_for(widest);
+    let lmc = lmc_for(widest, topo.nodes);
     let banks = 1u32 << lmc;
     let rows = topo.nodes as usize;
     let mut tables = Vec::with_capacity(topo.switches.len());
     for sw in 0..topo.switches.len() as u32 {
         let mut t = LftBanks::new(lmc, rows);
-        let local = index_in_level(topo, sw);
+        let way = Minimal::at(topo, sw, index_in_level(topo, sw));
         for d in 0..topo.nodes {
-            let ports = minimal_ports_at(topo, sw, local, d);
+            let n = way.count(d);
             for b in 0..banks {
-                let port = ports[(b as usize) % ports.len()];
-                t.program(((d << lmc) | b) as u16, port as u8);
+                t.program(((d << lmc) | b) as u16, way.port(d, b % n) as u8);
             }
         }
         tables.push(t);
@@ -132,7 +170,7 @@ pub fn program_minimal(topo: &Topology) -> Result<(u32, Vec<LftBanks>), String> 
             ports_to[s][d] = p;
         }
     }
-    let lmc = lmc_for(widest);
+    let lmc = lmc_for(widest, topo.nodes);
     let banks = 1u32 << lmc;
     let tables = ports_to
         .iter()
@@ -156,8 +194,8 @@ mod tests {
     use crate::fabric::topology::Endpoint;
     use std::collections::HashMap;
 
-    /// Follows option 0 from every source to every destination: it must arrive, minimally.
-    fn walk_all(topo: &Topology) {
+    /// Follows option `opt` of each (source, destination) pair: it must arrive, minimally.
+    fn walk(topo: &Topology, pairs: impl Iterator<Item = (u32, u32)>, opt: u32) {
         let (lmc, tables) = program_fat_tree(topo);
         let mut peer: HashMap<Endpoint, Endpoint> = HashMap::new();
         for &(a, b) in &topo.links {
@@ -165,23 +203,35 @@ mod tests {
             peer.insert(b, a);
         }
         let stages = topo.stages() as usize;
-        for s in 0..topo.nodes {
-            for d in 0..topo.nodes {
-                let mut at = peer[&Endpoint::Node(s)];
-                let mut hops = 0;
-                loop {
-                    let Endpoint::Switch { sw, .. } = at else {
-                        assert_eq!(at, Endpoint::Node(d), "{s}->{d} arrived at the wrong node");
-                        break;
-                    };
-                    let opts = tables[sw as usize].options((d << lmc) as u16);
-                    let port = opts.deterministic().expect("route") as u16;
-                    at = peer[&Endpoint::Switch { sw, port }];
-                    hops += 1;
-                    assert!(hops <= 2 * stages, "{s}->{d} is not minimal");
-                }
+        for (s, d) in pairs {
+            let mut at = peer[&Endpoint::Node(s)];
+            let mut hops = 0;
+            loop {
+                let Endpoint::Switch { sw, .. } = at else {
+                    assert_eq!(at, Endpoint::Node(d), "{s}->{d} arrived at the wrong node");
+                    break;
+                };
+                let lid = (d << lmc | opt) as u16;
+                let opts = tables[sw as usize].options(lid);
+                let b = opt as usize;
+                assert!(
+                    opts.usable(b),
+                    "{s}->{d}: option {opt} unusable at switch {sw}"
+                );
+                at = peer[&Endpoint::Switch {
+                    sw,
+                    port: opts.ports[b] as u16,
+                }];
+                hops += 1;
+                assert!(hops <= 2 * stages, "{s}->{d} is not minimal");
             }
         }
+    }
+
+    /// Option 0 from every source to every destination.
+    fn walk_all(topo: &Topology) {
+        let n = topo.nodes;
+        walk(topo, (0..n).flat_map(|s| (0..n).map(move |d| (s, d))), 0);
     }
 
     #[test]
@@ -192,12 +242,31 @@ mod tests {
     }
 
     #[test]
+    fn sixteen_thousand_nodes_fit_the_unicast_lids_with_two_options() {
+        // 40-port RLFT of 3 stages: 16,000 nodes, 20 up ports, LMC 1 (LIDs up to 31,999).
+        let t = Topology::rlft(40, 3);
+        assert_eq!((t.nodes, t.switches.len()), (16_000, 2_000));
+        let (lmc, tables) = program_fat_tree(&t);
+        assert_eq!(lmc, 1);
+        assert_eq!(tables[0].entries(), 32_000);
+        // Both options of a spread of pairs, the highest LIDs among them.
+        let pairs = (0..400u32).map(|i| ((i * 7_919) % 16_000, 15_999 - (i * 104_729) % 16_000));
+        walk(&t, pairs.clone(), 0);
+        walk(&t, pairs, 1);
+    }
+
+    #[test]
     fn alternatives_follow_the_deterministic_option() {
         let t = Topology::kary_ntree(4, 2);
         // Leaf switch 0, destination 7 (not below it): D-mod-K picks up port 4 + (7 mod 4).
         assert_eq!(minimal_ports(&t, 0, 7), vec![7, 4, 5, 6]);
         // Destination 2 is below leaf 0: down port 2 only.
         assert_eq!(minimal_ports(&t, 0, 2), vec![2]);
-        assert_eq!(lmc_for(4), 2);
+        assert_eq!(lmc_for(4, 16), 2);
+        // 16,000 nodes of 40-port switches (20 up ports): LMC 1, LIDs up to 31,999.
+        assert_eq!(lmc_for(20, 16_000), 1);
+        assert_eq!(lmc_for(20, 24_576), 1);
+        assert_eq!(lmc_for(20, 24_577), 0);
+        assert_eq!(lmc_for(20, 3_072), 4);
     }
 }

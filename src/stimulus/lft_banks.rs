@@ -1,7 +1,7 @@
 //! Random reads and subnet-manager writes for the interleaved forwarding table.
 
 use super::{SplitMix64, Stimulus};
-use crate::blocks::lft_banks::{LftBanksIn, MAX_LMC, MAX_ROWS, NO_ROUTE};
+use crate::blocks::lft_banks::{LftBanksIn, NO_ROUTE, shape_fits};
 
 /// Size of the ring of recently written LIDs that reads aim at.
 const RECENT: usize = 8;
@@ -32,7 +32,7 @@ pub struct RandomLft {
 impl RandomLft {
     /// Stream for a table of `2^lmc` banks of `rows` rows, for a run of about `cycles` cycles.
     pub fn new(lmc: u32, rows: usize, cycles: u64, seed: u64) -> Self {
-        assert!(lmc <= MAX_LMC && (1..=MAX_ROWS).contains(&rows));
+        assert!(shape_fits(lmc, rows));
         RandomLft {
             banks: 1 << lmc,
             entries: (rows as u32) << lmc,

@@ -397,9 +397,10 @@ impl<R: BufRead> RecordingReader<R> {
                 "{path}: `vcs {vcs}` does not match the routing mode and queuing scheme"
             ));
         }
-        if lmc > 4 || !(1..=4096).contains(&rows) {
+        if !crate::blocks::lft_banks::shape_fits(lmc, rows) {
             return Err(format!(
-                "{path}: LFT of LMC {lmc} and {rows} rows is outside 0..=4 and 1..=4096"
+                "{path}: LFT of LMC {lmc} and {rows} rows is outside LMC 0..=4, rows 1..=49152, \
+                 rows * 2^LMC <= 65536"
             ));
         }
         h.lft = LftBanks::new(lmc, rows);

@@ -279,6 +279,8 @@ pub fn cases(scale: f64) -> Vec<Case> {
         (4, 8, 130_000, 2),
         (3, 5, 100_000, 1),
         (4, 4096, 60_000, 1),
+        // Every unicast LID (0 to 0xBFFF) at LMC 0: a 16-bit row index.
+        (0, 49_152, 30_000, 1),
     ] {
         for (name, seq) in directed(lmc, rows) {
             let len = seq.len() as u64;

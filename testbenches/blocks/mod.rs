@@ -42,7 +42,7 @@ pub fn param_checks() -> Vec<(HdlConfig, &'static str)> {
             "a_param_lmc",
         ),
         (
-            cfg("lft_banks", vec![("Lmc", 1), ("Rows", 4097)]),
+            cfg("lft_banks", vec![("Lmc", 1), ("Rows", 32_769)]),
             "a_param_rows",
         ),
         (
