@@ -206,6 +206,11 @@ pub struct Summary {
     pub flits_injected: u64,
     /// Flits delivered.
     pub flits_delivered: u64,
+    /// Switch traversals: packets whose heads left a switch, summed over the switches (a
+    /// delivered packet counts once per switch it crossed; a summary of an older version,
+    /// without the field, reads as 0).
+    #[serde(default)]
+    pub switch_traversals: u64,
     /// Mean network efficiency (6 decimals).
     pub mean_efficiency: f64,
     /// Mean packet latency in microseconds (6 decimals).

@@ -476,6 +476,7 @@ fn summary(
         packets_delivered: t.nodes.delivered_packets,
         flits_injected: t.nodes.injected_flits,
         flits_delivered: t.nodes.delivered_flits,
+        switch_traversals: t.switches.packets_sent,
         mean_efficiency: rounded(series.mean_efficiency(), 6),
         mean_latency_us: rounded(
             t.nodes.latency_sum as f64 / t.nodes.delivered_packets.max(1) as f64 * cycle_ns

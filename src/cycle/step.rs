@@ -485,6 +485,7 @@ impl CycleSwitch {
                 self.inputs[tx.input as usize].apply_departure(tx.slot, o, tail);
                 port.sent[tx.next_vc as usize] += 1;
                 self.stats.flits_sent += 1;
+                self.stats.packets_sent += (tx.sent == 0) as u64;
                 port.tx = (!tail).then_some(Tx {
                     sent: tx.sent + 1,
                     ..tx

@@ -231,6 +231,47 @@ fn doc_timing_one_packet_through_one_switch() {
     let s = f.nodes()[1].stats();
     assert_eq!(s.delivered_packets, 1);
     assert_eq!(s.latency_max, 10);
+    assert_eq!(f.totals().switches.packets_sent, 1, "one switch traversal");
+}
+
+/// Switch traversals: on the 2-ary 3-tree every node sends to the node whose address differs in
+/// every digit, so each packet climbs to the top stage and crosses 5 switches; once the fabric
+/// has drained, the switches' head counts add up to 5 per packet delivered, in every mode.
+#[test]
+fn a_packet_counts_one_traversal_per_switch_it_crosses() {
+    let topo = Topology::kary_ntree(2, 3);
+    let flows: Vec<Vec<Flow>> = (0..8)
+        .map(|i| {
+            vec![Flow {
+                dest: Destination::Node(i ^ 7),
+                rate: 0.4,
+                message_flits: 16,
+                start: 0,
+                stop: 1000,
+                hot: false,
+            }]
+        })
+        .collect();
+    for mode in RoutingMode::ALL {
+        let mut f = Fabric::<FEW_VCS>::build(&topo, small_params(mode, 3), &flows).unwrap();
+        f.run(1000, &mut ())
+            .unwrap_or_else(|v| panic!("{}: {v}", mode.name()));
+        let t = f.totals();
+        assert!(
+            t.switches.packets_sent > 5 * t.nodes.delivered_packets,
+            "{}: packets on their way have left some switches",
+            mode.name()
+        );
+        drain(&mut f, 20_000);
+        let t = f.totals();
+        assert!(t.nodes.delivered_packets > 100, "{}", mode.name());
+        assert_eq!(
+            t.switches.packets_sent,
+            5 * t.nodes.delivered_packets,
+            "{}",
+            mode.name()
+        );
+    }
 }
 
 /// Everything a run leaves behind: totals, per-switch counters, and per port and VC the buffered

@@ -45,7 +45,7 @@ impl<const V: usize> Switch<V> {
     /// A count that grows whenever a packet starts or finishes leaving the switch (the
     /// fabric's deadlock watchdog reads it; cheaper than [`Switch::stats`]).
     pub fn progress(&self) -> u64 {
-        self.stats.flits_sent + self.heads_sent
+        self.stats.flits_sent + self.stats.packets_sent
     }
 
     /// The ARN table.

@@ -86,6 +86,9 @@ pub struct SwitchStats {
     pub arn_commands_dropped: u64,
     /// Flits sent on output links.
     pub flits_sent: u64,
+    /// Packets whose heads left on output links: one per packet and switch it crossed (a
+    /// packet still on its way counts the switches it has left).
+    pub packets_sent: u64,
 }
 
 impl SwitchStats {
@@ -98,6 +101,7 @@ impl SwitchStats {
         self.packets_adapted += x.packets_adapted;
         self.arn_commands_dropped += x.arn_commands_dropped;
         self.flits_sent += x.flits_sent;
+        self.packets_sent += x.packets_sent;
     }
 }
 

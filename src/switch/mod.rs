@@ -195,8 +195,6 @@ pub struct Switch<const V: usize> {
     stats: SwitchStats,
     /// The last cycle stepped: what the accessors read the state as of.
     now: u64,
-    /// Packets whose heads have left (with `stats.flits_sent`, the progress count).
-    heads_sent: u64,
     /// The fabric's seed, as given to [`Switch::new`].
     seed: u64,
 }
@@ -245,7 +243,6 @@ impl<const V: usize> Switch<V> {
             outputs,
             all_ports: port_mask(ports),
             now: 0,
-            heads_sent: 0,
             seed,
             params,
             wiring,

@@ -200,7 +200,7 @@ impl<const V: usize> Switch<V> {
                     link.send_flit(now, self.wiring.out_ch[o], Flit { pkt, index: 0 });
                     self.skip.det_stale[o] |= 1 << tx.input;
                     self.skip.det_credits_stale |= 1 << o;
-                    self.heads_sent += 1;
+                    self.stats.packets_sent += 1;
                 }
                 if tx.end() == now {
                     let Some(vc) = inp.buf.finish_departure(o, now) else {
