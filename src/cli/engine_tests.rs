@@ -66,8 +66,15 @@ fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
     let base = std::env::temp_dir().join(format!("arnsim-engines-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     for (name, _) in BUNDLED {
+        // The 16,000-node fabric is left to the fast engine (the cycle engine holds it in 3.7 GB
+        // and steps it at some 8 cycles/s): `the_largest_bundled_fabric_builds_and_runs`.
+        if *name == "rlft40_uniform" {
+            continue;
+        }
         // The paper's fabrics for a few microseconds, their hot spots brought forward.
-        let set: Vec<String> = if name.starts_with("paper/") {
+        let set: Vec<String> = if *name == "kary6_uniform" {
+            vec!["sim_time=20us".into()]
+        } else if name.starts_with("paper/") {
             let us = if name.starts_with("paper/config2") {
                 2
             } else {

@@ -9,6 +9,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("default", include_str!("../../scenarios/default.toml")),
     ("figure4", include_str!("../../scenarios/figure4.toml")),
     (
+        "kary6_uniform",
+        include_str!("../../scenarios/kary6_uniform.toml"),
+    ),
+    (
         "rlft40_uniform",
         include_str!("../../scenarios/rlft40_uniform.toml"),
     ),

@@ -77,6 +77,20 @@ fn the_largest_fat_tree_builds() {
 }
 
 #[test]
+fn the_largest_bundled_fabric_builds_and_runs() {
+    // 16,000 nodes: LIDs up to 31,999 at LMC 1, beyond the 4,096 of a 16-ary 3-tree.
+    let s = crate::cli::run::load("rlft40_uniform", &[]).unwrap();
+    assert_eq!((s.topology.nodes, s.topology.switches.len()), (16_000, 2_000));
+    crate::with_lanes!(s.params.switch.vcs(), |V| {
+        let mut f = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
+        assert_eq!(f.params().switch.lmc, 1);
+        f.run(300, &mut ()).expect("runs");
+        // Packets crossed the fabric, to destinations all over the LID range.
+        assert!(f.totals().nodes.delivered_packets > 1_000);
+    })
+}
+
+#[test]
 fn huge_times_and_sizes_are_errors_not_saturated() {
     let all = errors(BASE, &["sim_time=1e30s", "traffic.message=1e30MB"]);
     assert!(about(&all, "sim_time").message.contains("2^40 cycles"));
