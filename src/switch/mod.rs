@@ -259,7 +259,9 @@ impl<const V: usize> Switch<V> {
 
     /// Steps one cycle. `channels` are the fabric's link directions, read only (only those of the
     /// ports that `arriving` marks); what the switch sends in the cycle (flits on its output
-    /// links, credits and ARNs back on its input links) goes to `link`.
+    /// links, credits and ARNs back on its input links) goes to `link`. Always inlined into
+    /// the fabric's loop over a window (see `SwitchUnit::step`).
+    #[inline(always)]
     pub fn step<O: Observer, S: LinkSend<V>>(
         &mut self,
         now: u64,
