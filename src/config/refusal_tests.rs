@@ -65,8 +65,8 @@ fn fabrics_beyond_the_unicast_lids_are_refused_with_the_limit() {
 }
 
 #[test]
-fn the_largest_fat_tree_builds() {
-    // 16-ary 3-tree: 4096 end nodes, every row of the LFT.
+fn a_16_ary_3_tree_builds() {
+    // 4096 end nodes and 16 up ports: LMC 3, since LMC 4 would need 65,536 LIDs.
     let s = load(
         BASE,
         &["topology.k=16", "topology.stages=3", "sim_time=1us"],
