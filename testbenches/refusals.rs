@@ -73,7 +73,7 @@ fn cases() -> Vec<Case> {
     let f4 = figure4_text();
     let rlft = d
         .replace("kind = \"kary_ntree\"", "kind = \"rlft\"")
-        .replace("k = 4\n", "ports = 16\n")
+        .replace("k = 4\n", "ports = 28\n")
         .replace("stages = 2", "stages = 4");
     let refused = |label, files, a: &[&str], names| Case {
         label,
@@ -102,7 +102,7 @@ fn cases() -> Vec<Case> {
             &["link.ns_per_metre"],
         ),
         refused(
-            "a fabric larger than the forwarding table",
+            "a fabric of more end nodes than unicast LIDs",
             vec![("big.toml", rlft.clone())],
             &[
                 "run",
