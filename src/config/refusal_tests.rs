@@ -80,7 +80,10 @@ fn a_16_ary_3_tree_builds() {
 fn the_largest_bundled_fabric_builds_and_runs() {
     // 16,000 nodes: LIDs up to 31,999 at LMC 1, beyond the 4,096 of a 16-ary 3-tree.
     let s = crate::cli::run::load("rlft40_uniform", &[]).unwrap();
-    assert_eq!((s.topology.nodes, s.topology.switches.len()), (16_000, 2_000));
+    assert_eq!(
+        (s.topology.nodes, s.topology.switches.len()),
+        (16_000, 2_000)
+    );
     crate::with_lanes!(s.params.switch.vcs(), |V| {
         let mut f = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
         assert_eq!(f.params().switch.lmc, 1);
