@@ -208,8 +208,11 @@ pub(super) fn by_cycle_then_signal(
     for c in 1..starts.len() {
         starts[c] += starts[c - 1];
     }
-    window.clear();
-    window.resize(starts[MAX_WINDOW], (0, 0, 0));
+    // Every place is written once below, so what the window held before may stay: only the
+    // places beyond it are filled first.
+    let n = starts[MAX_WINDOW];
+    window.truncate(n);
+    window.resize(n, (0, 0, 0));
     let mut at = starts;
     for log in logs.iter_mut() {
         for &s in log.samples.iter().filter(|s| s.0 < upto) {

@@ -442,3 +442,38 @@ fn a_fabric_of_16_lanes_runs_like_one_of_4() {
         "5 regular VCs and the AFC"
     );
 }
+
+/// The words the waveform dump compares before it reads an output's probe
+/// ([`Switch::output_probe_key`]) differ whenever the probe does: on every switch and output of a
+/// fabric with congestion roots, cycle by cycle.
+#[test]
+fn the_dump_reads_a_probe_whenever_it_changes() {
+    let (topo, params, flows) = arn_incast_case();
+    let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).unwrap();
+    let mut last: Vec<Vec<([u64; 3], crate::switch::OutputProbe)>> = Vec::new();
+    let (mut changes, mut roots) = (0, 0);
+    for _ in 0..6000 {
+        f.step(&mut ()).unwrap_or_else(|v| panic!("{v}"));
+        let now: Vec<Vec<_>> = f
+            .switches()
+            .iter()
+            .map(|s| {
+                let s = s.as_fast().expect("fast engine");
+                (0..s.ports())
+                    .map(|p| (s.output_probe_key(p).0, s.output_probe(p)))
+                    .collect()
+            })
+            .collect();
+        for (was, is) in last.iter().flatten().zip(now.iter().flatten()) {
+            roots += (is.1.det_state == 2) as u64;
+            if was.0 == is.0 {
+                assert_eq!(was.1, is.1, "cycle {}: probe changed, key did not", f.now());
+            } else {
+                changes += 1;
+            }
+        }
+        last = now;
+    }
+    assert!(roots > 0, "no root");
+    assert!(changes > 1000, "{changes} key changes");
+}

@@ -137,6 +137,36 @@ impl<const V: usize> Switch<V> {
         }
     }
 
+    /// Output `port`'s probe as three words that differ whenever [`Switch::output_probe`] does:
+    /// the transmission under way (its start cycle, input, slot, next VC and length: a packet's
+    /// header does not change once it is routed, and an output starts one transmission per
+    /// cycle at most), the detector state, and the crossed set as its bits rather than their
+    /// count; and the output's credit counters, which [`Switch::credits`] reads at the end of
+    /// cycle [`Switch::now`]. The waveform dump reads both every cycle (the output looked up
+    /// once), and the probe only when the words changed.
+    #[inline]
+    pub fn output_probe_key(&self, port: usize) -> ([u64; 3], &OutputCredits<V>) {
+        let o = &self.outputs[port];
+        let r = o.detector.regs();
+        let (start, tx) = match o.tx {
+            Some(t) => (
+                t.start,
+                1 | (t.input as u64) << 1
+                    | (t.slot as u64) << 9
+                    | (t.next_vc as u64) << 25
+                    | (t.len as u64) << 33,
+            ),
+            None => (0, 0),
+        };
+        ([start, tx | (r.state as u64) << 49, r.over], &o.credits)
+    }
+
+    /// The cycle it has stepped last.
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
     /// Stage of the switch.
     pub fn stage(&self) -> u8 {
         self.wiring.stage

@@ -2,12 +2,12 @@
 //! [`Fabric::run_tapped`], so that each switch and node records its own signals after every cycle
 //! it steps (see `fabric_vcd` for the names and the VCD text).
 
-use super::fabric_vcd::{OUTPUT_FIELDS, Owner, Src, probe_field, probe_index, read_node};
+use super::fabric_vcd::{Owner, Src, probe_field, probe_index, read_node};
+use crate::cycle::CycleSwitch;
 use crate::fabric::SwitchUnit;
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample, Tap};
-use crate::switch::OutputProbe;
-use crate::wire::link::MAX_VCS;
+use crate::switch::{OutputProbe, Switch};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One dumped signal of a unit's plan: its number and the value recorded last (or
@@ -37,28 +37,73 @@ impl Field {
     }
 }
 
-/// Where a port's signals sit in its [`PortPlan`], in the order of their names: the input's
-/// occupancy per VC, the output's probe fields ([`OUTPUT_FIELDS`]), the output's credits per VC.
-const OCC: usize = 0;
-const PROBE: usize = MAX_VCS;
-const CREDITS: usize = MAX_VCS + OUTPUT_FIELDS.len();
-const PORT_FIELDS: usize = 2 * MAX_VCS + OUTPUT_FIELDS.len();
-/// [`PortPlan::groups`] bits.
-const GROUP_OCC: u8 = 1;
-const GROUP_PROBE: u8 = 2;
-const GROUP_CREDITS: u8 = 4;
+/// A switch as its plan reads it, on either engine: the plan matches the engine once per switch
+/// and cycle ([`FabricTap::switch_signals`]), and every read below is the engine's own accessor,
+/// inlined into [`SwitchPlan::record`].
+trait Probed {
+    fn entries(&self) -> u64;
+    fn occupancy(&self, port: usize, vc: usize) -> u64;
+    /// Words that differ whenever the probe of output `port` does (never [`UNRECORDED`] all
+    /// three: the second is below 2^57), and the output's credits per VC.
+    fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_);
+    fn probe(&self, port: usize) -> OutputProbe;
+}
 
-/// The dumped signals of one port of a switch, in the order of their numbers.
+impl<const V: usize> Probed for Switch<V> {
+    #[inline(always)]
+    fn entries(&self) -> u64 {
+        self.arn_table().count() as u64
+    }
+    #[inline(always)]
+    fn occupancy(&self, port: usize, vc: usize) -> u64 {
+        self.buffered(port, vc) as u64
+    }
+    #[inline(always)]
+    fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
+        let (key, credits) = self.output_probe_key(port);
+        let now = self.now();
+        (key, move |vc| credits.credits(vc, now) as u64)
+    }
+    #[inline(always)]
+    fn probe(&self, port: usize) -> OutputProbe {
+        self.output_probe(port)
+    }
+}
+
+impl Probed for CycleSwitch {
+    #[inline(always)]
+    fn entries(&self) -> u64 {
+        self.arn_table().count() as u64
+    }
+    #[inline(always)]
+    fn occupancy(&self, port: usize, vc: usize) -> u64 {
+        self.buffered(port, vc) as u64
+    }
+    #[inline(always)]
+    fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
+        let [a, b] = packed_probe(&self.output_probe(port));
+        ([a, b, 0], move |vc| self.credits(port, vc) as u64)
+    }
+    #[inline(always)]
+    fn probe(&self, port: usize) -> OutputProbe {
+        self.output_probe(port)
+    }
+}
+
+/// The dumped signals of one port of a switch, in the order of their numbers: the input's
+/// occupancy per VC, the output's probe fields
+/// ([`OUTPUT_FIELDS`](super::fabric_vcd::OUTPUT_FIELDS)), the output's credits per VC.
+/// Each list holds only the dumped signals, with their VC or probe field, so that a port of a
+/// few dumped VCs is not visited over every VC lane.
 #[derive(Debug)]
 struct PortPlan {
     port: u16,
-    /// Bit 0, 1, 2: an occupancy, a probe field, a credit count is dumped.
-    groups: u8,
-    /// Per position (see [`PORT_FIELDS`]): the field, if dumped.
-    fields: [Option<Field>; PORT_FIELDS],
-    /// The output's probe as last recorded, packed in two words ([`packed_probe`]): most cycles
-    /// it is unchanged, and then none of its fields is visited.
-    probe_last: [AtomicU64; 2],
+    occupancy: Vec<(usize, Field)>,
+    probe: Vec<(usize, Field)>,
+    credits: Vec<(usize, Field)>,
+    /// The key of the output's probe as last recorded ([`Probed::probe_key`]): most cycles it
+    /// is unchanged, and then the probe is not read and none of its fields is visited.
+    probe_last: [AtomicU64; 3],
 }
 
 /// An output's probe in two words: every field, the first word `packet`, `src` and `dlid`, the
@@ -90,71 +135,72 @@ impl SwitchPlan {
 
     /// Adds signal `k` of `src` (signals come in the order of their numbers).
     fn add(&mut self, k: u32, src: Src) {
-        let (p, at) = match src {
+        let p = match src {
             Src::ArnEntries(_) => {
                 self.entries = Some(Field::new(k));
                 return;
             }
-            Src::InOcc(_, p, v) => (p, OCC + v as usize),
-            Src::Credits(_, p, v) => (p, CREDITS + v as usize),
+            Src::InOcc(_, p, _) | Src::Credits(_, p, _) => p,
             _ => match probe_index(src) {
-                Some((p, j)) => (p, PROBE + j),
+                Some((p, _)) => p,
                 None => return,
             },
         };
         if self.ports.last().is_none_or(|pp| pp.port != p) {
             self.ports.push(PortPlan {
                 port: p,
-                groups: 0,
-                fields: std::array::from_fn(|_| None),
-                probe_last: [AtomicU64::new(UNRECORDED), AtomicU64::new(UNRECORDED)],
+                occupancy: Vec::new(),
+                probe: Vec::new(),
+                credits: Vec::new(),
+                probe_last: std::array::from_fn(|_| AtomicU64::new(UNRECORDED)),
             });
         }
         if let Some(pp) = self.ports.last_mut() {
-            pp.fields[at] = Some(Field::new(k));
-            pp.groups |= match at {
-                OCC..PROBE => GROUP_OCC,
-                PROBE..CREDITS => GROUP_PROBE,
-                _ => GROUP_CREDITS,
-            };
+            let f = Field::new(k);
+            match src {
+                Src::InOcc(_, _, v) => pp.occupancy.push((v as usize, f)),
+                Src::Credits(_, _, v) => pp.credits.push((v as usize, f)),
+                _ => {
+                    if let Some((_, j)) = probe_index(src) {
+                        pp.probe.push((j, f));
+                    }
+                }
+            }
         }
     }
 
     /// Records the signals of `s` after it stepped `cycle`, in the order of their numbers.
-    fn record<const V: usize>(&self, s: &SwitchUnit<V>, cycle: u64, out: &mut Vec<Sample>) {
+    #[inline(always)]
+    fn record<S: Probed>(&self, s: &S, cycle: u64, out: &mut Vec<Sample>) {
         if let Some(f) = &self.entries {
-            f.record(s.arn_table().count() as u64, cycle, out);
+            f.record(s.entries(), cycle, out);
         }
         for pp in &self.ports {
             let p = pp.port as usize;
-            if pp.groups & GROUP_OCC != 0 {
-                for (v, f) in pp.fields[OCC..PROBE].iter().enumerate() {
-                    if let Some(f) = f {
-                        f.record(s.buffered(p, v) as u64, cycle, out);
-                    }
-                }
+            for (v, f) in &pp.occupancy {
+                f.record(s.occupancy(p, *v), cycle, out);
             }
-            if pp.groups & GROUP_PROBE != 0 {
-                let pr = s.output_probe(p);
-                let packed = packed_probe(&pr);
-                let [a, b] = &pp.probe_last;
-                if a.load(Ordering::Relaxed) != packed[0] || b.load(Ordering::Relaxed) != packed[1]
+            if pp.probe.is_empty() && pp.credits.is_empty() {
+                continue;
+            }
+            let (key, credits) = s.output(p);
+            if !pp.probe.is_empty() {
+                let [a, b, c] = &pp.probe_last;
+                if a.load(Ordering::Relaxed) != key[0]
+                    || b.load(Ordering::Relaxed) != key[1]
+                    || c.load(Ordering::Relaxed) != key[2]
                 {
-                    a.store(packed[0], Ordering::Relaxed);
-                    b.store(packed[1], Ordering::Relaxed);
-                    for (j, f) in pp.fields[PROBE..CREDITS].iter().enumerate() {
-                        if let Some(f) = f {
-                            f.record(probe_field(pr, j), cycle, out);
-                        }
+                    a.store(key[0], Ordering::Relaxed);
+                    b.store(key[1], Ordering::Relaxed);
+                    c.store(key[2], Ordering::Relaxed);
+                    let pr = s.probe(p);
+                    for (j, f) in &pp.probe {
+                        f.record(probe_field(pr, *j), cycle, out);
                     }
                 }
             }
-            if pp.groups & GROUP_CREDITS != 0 {
-                for (v, f) in pp.fields[CREDITS..].iter().enumerate() {
-                    if let Some(f) = f {
-                        f.record(s.credits(p, v) as u64, cycle, out);
-                    }
-                }
+            for (v, f) in &pp.credits {
+                f.record(credits(*v), cycle, out);
             }
         }
     }
@@ -188,7 +234,13 @@ impl<const V: usize> Tap<V> for FabricTap {
     }
 
     fn switch_signals(&self, s: &SwitchUnit<V>, cycle: u64, out: &mut Vec<Sample>) {
-        self.switches[s.id() as usize].record(s, cycle, out);
+        match s {
+            SwitchUnit::Fast(f) => self.switches[f.id() as usize].record(f, cycle, out),
+            SwitchUnit::Cycle(c) => {
+                let c = c.switch();
+                self.switches[c.id() as usize].record(c, cycle, out)
+            }
+        }
     }
 
     fn node_signals(&self, n: &EndNode<V>, cycle: u64, out: &mut Vec<Sample>) {

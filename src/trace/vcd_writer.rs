@@ -39,10 +39,6 @@ impl IdText {
             bytes,
         }
     }
-
-    fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len as usize]
-    }
 }
 
 /// The eight characters `0`/`1` of each byte, most significant bit first.
@@ -150,9 +146,10 @@ fn change_text(text: &mut [u8], id: &IdText, width: u32, value: u128) -> usize {
         text[width + 1] = b' ';
         width + 2
     };
-    let id = id.as_bytes();
-    text[n..n + id.len()].copy_from_slice(id);
-    n += id.len();
+    // All eight bytes of the identifier at once (a fixed-size move rather than a call), the
+    // newline then written over the first byte past its length; what lies beyond is cut off.
+    text[n..n + 8].copy_from_slice(&id.bytes);
+    n += id.len as usize;
     text[n] = b'\n';
     n + 1
 }
