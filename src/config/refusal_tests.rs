@@ -104,7 +104,7 @@ fn huge_times_and_sizes_are_errors_not_saturated() {
     );
     let all = errors(BASE, &["traffic.message=2MB"]);
     let e = about(&all, "traffic.message");
-    assert!(e.message.contains("source queue holds 256"), "{e}");
+    assert!(e.message.contains("send queue holds 128"), "{e}");
     assert!(
         errors(BASE, &["link.length=1e12"])[0]
             .message

@@ -481,9 +481,9 @@ fn smallest_packet(flows: &[Vec<Flow>], mtu: u64) -> u64 {
 
 /// Under D-mod-K the in-order check tells the packets of a flow apart by their 32-bit id
 /// (sequence number times nodes plus source), so a run must make fewer than 2^32 ids. A node
-/// injects at most one flit per cycle and queues at most two source queues ahead.
+/// injects at most one flit per cycle and holds at most its send memory ahead.
 fn packet_ids(doc: &Document, flows: &[Vec<Flow>], sim: u64, nodes: u32, mtu: u64) {
-    let per_node = sim / smallest_packet(flows, mtu) + 2 * crate::fabric::node::SOURCE_QUEUE as u64;
+    let per_node = sim / smallest_packet(flows, mtu) + crate::fabric::node::SOURCE_QUEUE as u64;
     if (per_node + 1) * nodes as u64 > u32::MAX as u64 {
         doc.fail::<()>(
             "sim_time",

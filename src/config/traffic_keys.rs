@@ -1,12 +1,12 @@
 //! Traffic keys: the pattern, its load and message size, the hot-spot window, explicit flows.
 //!
-//! A message is cut into MTU packets that must all fit a node's source queue
-//! ([`SOURCE_QUEUE`] packets), or the node would never send it. Patterns that draw random
-//! destinations need at least two end nodes. A hot window that starts after the end of the
+//! A message is cut into MTU packets that must all fit the send queue of a queue pair
+//! ([`QP_DEPTH`] packets), or the node would never send it. Patterns that draw
+//! random destinations need at least two end nodes. A hot window that starts after the end of the
 //! run, a pattern that makes no hot sender, and a flow that never sends load with a warning.
 
 use super::scenario::Reader;
-use crate::fabric::node::SOURCE_QUEUE;
+use crate::fabric::node::QP_DEPTH;
 use crate::traffic::{ExplicitFlow, Pattern, hot_senders, paper_hot_spots};
 
 /// The traffic of a scenario.
@@ -26,11 +26,11 @@ const HOT_KEYS: &[&str] = &[
     "traffic.hot_duration",
 ];
 
-/// A message size of `key` in flits: 1 to what the source queue holds.
+/// A message size of `key` in flits: 1 to what a queue pair's send queue holds.
 fn message(r: &Reader, key: &str, mtu: Option<u64>) -> Option<u64> {
     let m = mtu.unwrap_or(64);
     let f = r.size(key, &format!("{}B", m * r.tb.flit_bytes as u64))?;
-    let most = SOURCE_QUEUE as u64 * m;
+    let most = QP_DEPTH as u64 * m;
     if f == 0 {
         return r.doc.fail(key, "a message is at least one flit");
     }
@@ -38,7 +38,7 @@ fn message(r: &Reader, key: &str, mtu: Option<u64>) -> Option<u64> {
         return r.doc.fail(
             key,
             format!(
-                "{f} flits is {} packets of the MTU; a node's source queue holds {SOURCE_QUEUE}, \
+                "{f} flits is {} packets of the MTU; a queue pair's send queue holds {QP_DEPTH}, \
                  so a message is at most {most} flits",
                 f.div_ceil(m)
             ),

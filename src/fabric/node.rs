@@ -11,9 +11,8 @@
 //! them in a small table of (destination, VC) entries with the switches' TTL, and under ARN+AFI
 //! injects the packets that match into the AFC with the adapted bit set: there is no other route
 //! from a node, but the congesting flow is isolated from its first hop on (`docs/switch.md`).
-//! Isolated packets wait in their own AFC send queue, so they never hold up the regular queue:
-//! a packet generated while an entry matches goes there at once, and a regular queue head that
-//! matches moves there when it has room. The injector alternates between the two queues.
+//! The send side is an HCA's: a queue pair per destination, so that a destination isolated into
+//! the AFC, or a VC without credits, holds back only its own queue pairs (`node::send`).
 
 use crate::blocks::rng::SplitMix64;
 use crate::switch::SwitchParams;
@@ -22,7 +21,7 @@ use crate::wire::link::{Arriving, Backward, Channel, Flit, LinkSend, streamed, t
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 
-/// Packets a source queue holds.
+/// Packets the HCA's send memory holds: the send queues of all its queue pairs together.
 pub const SOURCE_QUEUE: usize = 256;
 
 /// Where a flow's messages go.
@@ -175,10 +174,9 @@ pub struct EndNode<const V: usize> {
     /// tail arriving or leaving (see [`EndNode::step`]).
     wake: u64,
     seq: u32,
+    /// The send memory: every queue pair's packets, in posting order (`node::send`).
     queue: Deque<Packet, SOURCE_QUEUE>,
-    /// Packets isolated by the node's ARN table, waiting for the AFC (ARN+AFI only).
-    afc_queue: Deque<Packet, SOURCE_QUEUE>,
-    /// The AFC queue started the last packet (the injector then tries the regular queue first).
+    /// The last packet started went in the AFC (the scheduler then tries a regular one first).
     afc_last: bool,
     /// Credits toward the switch, per VC (spent by `tx`, returned by the switch's streams).
     credits: OutputCredits<V>,
@@ -244,7 +242,6 @@ impl<const V: usize> EndNode<V> {
             wake: 0,
             seq: 0,
             queue: Deque::new(),
-            afc_queue: Deque::new(),
             afc_last: false,
             credits: OutputCredits::new(params.vc_capacity),
             tx: None,
@@ -298,9 +295,9 @@ impl<const V: usize> EndNode<V> {
         }
     }
 
-    /// Packets waiting in the send queues (regular and AFC).
+    /// Packets waiting in the send memory (all queue pairs).
     pub fn queued(&self) -> usize {
-        self.queue.len() + self.afc_queue.len()
+        self.queue.len()
     }
 
     /// Flits sent on VC `vc` since the start.
@@ -326,19 +323,14 @@ impl<const V: usize> EndNode<V> {
         self.lost[vc] += 1;
     }
 
-    /// Packets waiting in the AFC send queue.
-    pub fn queued_isolated(&self) -> usize {
-        self.afc_queue.len()
-    }
-
-    /// The packet at the head of the regular send queue, if any.
+    /// The oldest packet in the send memory, if any.
     pub fn head(&self) -> Option<&Packet> {
         self.queue.front()
     }
 
     /// Whether the source has packets to send or is sending.
     pub fn is_busy(&self) -> bool {
-        self.tx.is_some() || !self.queue.is_empty() || !self.afc_queue.is_empty()
+        self.tx.is_some() || !self.queue.is_empty()
     }
 
     /// Index of the node (its LID base).
@@ -385,24 +377,6 @@ impl<const V: usize> EndNode<V> {
             expires,
         };
         self.arn_live_until = self.arn_live_until.max(expires);
-    }
-
-    /// Whether `pkt` matches a live entry in cycle `now` and so belongs in the AFC (ARN+AFI only;
-    /// packets already adapted keep their VC).
-    fn isolates(&self, pkt: &Packet, now: u64) -> bool {
-        if now >= self.arn_live_until || pkt.adapted() || self.params.afc().is_none() {
-            return false;
-        }
-        let dest = pkt.dlid >> self.lmc << self.lmc;
-        self.arn
-            .iter()
-            .any(|e| e.expires > now && e.dest == dest && e.vc == pkt.orig_vc)
-    }
-
-    /// Whether the switch has room on `vc` for all of `pkt`, with the credits of the start of
-    /// cycle `now`.
-    fn fits(&self, vc: u8, pkt: &Packet, now: u64) -> bool {
-        self.credits.credits(vc as usize, now.saturating_sub(1)) >= pkt.len
     }
 
     /// Steps one cycle, reading the channels that `arriving` marks (its link's forward direction
@@ -468,46 +442,23 @@ impl<const V: usize> EndNode<V> {
             delivered = Some(pkt);
         }
         self.generate(now);
-        // A regular head matching a consumed ARN moves to the AFC queue when it has room; until
-        // then the regular queue waits behind it.
-        if let Some(head) = self.queue.front()
-            && self.isolates(head, now)
-            && !self.afc_queue.is_full()
+        // Inject one flit per cycle, a packet only when the switch has room for all of it
+        // (`node::send`).
+        if self.tx.is_none()
+            && let Some((i, from_afc)) = self.pick(now)
         {
-            let pkt = self.queue.pop_front().unwrap_or_default();
-            let _ = self.afc_queue.push_back(pkt);
-        }
-        // Inject one flit per cycle, a packet only when the switch has room for all of it; the
-        // two queues take turns when both can start one.
-        if self.tx.is_none() {
-            let regular = self
-                .queue
-                .front()
-                .is_some_and(|h| !self.isolates(h, now) && self.fits(h.vc, h, now));
-            let isolated = match (self.params.afc(), self.afc_queue.front()) {
-                (Some(afc), Some(h)) => self.fits(afc, h, now),
-                _ => false,
-            };
-            let from_afc = isolated && (!regular || !self.afc_last);
-            if from_afc || regular {
-                let mut pkt = if from_afc {
-                    self.afc_queue.pop_front()
-                } else {
-                    self.queue.pop_front()
-                }
-                .unwrap_or_default();
-                if from_afc {
-                    // The header keeps the original VC; the packet travels in the AFC.
-                    pkt.flags |= PacketFlags::ADAPTED;
-                    pkt.vc = self.params.afc().unwrap_or(pkt.vc);
-                    self.stats.packets_adapted += 1;
-                }
-                self.afc_last = from_afc;
-                // Only the head travels on the link; the body follows it cycle by cycle.
-                link.send_flit(now, self.out_ch, Flit { pkt, index: 0 });
-                self.credits.start_sending(pkt.vc as usize, now, pkt.len);
-                self.tx = Some(Stream { pkt, start: now });
+            let mut pkt = self.take(i);
+            if from_afc {
+                // The header keeps the original VC; the packet travels in the AFC.
+                pkt.flags |= PacketFlags::ADAPTED;
+                pkt.vc = self.params.afc().unwrap_or(pkt.vc);
+                self.stats.packets_adapted += 1;
             }
+            self.afc_last = from_afc;
+            // Only the head travels on the link; the body follows it cycle by cycle.
+            link.send_flit(now, self.out_ch, Flit { pkt, index: 0 });
+            self.credits.start_sending(pkt.vc as usize, now, pkt.len);
+            self.tx = Some(Stream { pkt, start: now });
         }
         if let Some(tx) = self.tx
             && tx.end() == now
@@ -534,8 +485,11 @@ impl<const V: usize> EndNode<V> {
     }
 }
 
+mod send;
 mod skip;
 mod source;
+
+pub use send::QP_DEPTH;
 
 #[cfg(test)]
 mod tests;

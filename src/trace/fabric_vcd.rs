@@ -4,7 +4,7 @@
 //! k-th switch of its stage); inside it `in<p>.vc<v>.occupancy`, `out<p>.busy`, `out<p>.packet`
 //! (id of the packet on the link) and its header decoded in `out<p>.pkt.{src,dlid,len,vc,adapted}`,
 //! `out<p>.detector_state` (0 idle, 1 wait, 2 root), `out<p>.crossed`, `out<p>.vc<v>.credits`, and
-//! `arn_table.entries`; each end node is `n<id>` with `queued` (packets in its two send queues).
+//! `arn_table.entries`; each end node is `n<id>` with `queued` (packets in its send memory).
 //! A pattern is matched against the full dotted name; `*` stands for any run of characters
 //! (dots included), so `fabric.s3_*.out4.*` selects every signal of output 4 of every stage-3 switch.
 //!

@@ -29,36 +29,10 @@ impl<const V: usize> EndNode<V> {
         self.now = now;
     }
 
-    /// Whether the node has a decision to take in cycle `now` whatever arrives: a regular head
-    /// that a live ARN entry may move to the AFC queue, or may stop isolating when it expires.
+    /// Whether the node has a decision to take in cycle `now` whatever arrives: while an ARN
+    /// entry lives, which channel a queued packet takes may change from one cycle to the next.
     #[inline]
     pub(super) fn deciding(&self, now: u64) -> bool {
         now < self.arn_live_until && !self.queue.is_empty()
-    }
-
-    /// With the injector free after cycle `now`: the first cycle after it in which a queue head
-    /// could start, if nothing arrives meanwhile (credit records and ARNs wake the node): the
-    /// credits coming back at their current rate reach its length. Not later than the next cycle
-    /// while ARN entries live (they decide which queue a head goes to).
-    pub(super) fn start_possible(&self, now: u64) -> u64 {
-        if now + 1 < self.arn_live_until {
-            return now + 1;
-        }
-        let fit = |vc: u8, len: u16| {
-            let have = self.credits.credits(vc as usize, now);
-            if have >= len {
-                return now + 1;
-            }
-            match self.credits.running(vc as usize) {
-                0 => u64::MAX,
-                rate => now + 1 + ((len - have) as u64).div_ceil(rate),
-            }
-        };
-        let regular = self.queue.front().map_or(u64::MAX, |h| fit(h.vc, h.len));
-        let isolated = match (self.params.afc(), self.afc_queue.front()) {
-            (Some(afc), Some(h)) => fit(afc, h.len),
-            _ => u64::MAX,
-        };
-        regular.min(isolated)
     }
 }

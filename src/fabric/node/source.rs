@@ -1,6 +1,6 @@
 //! The end node's traffic source: per flow, a Bernoulli process per cycle at the flow's rate
 //! (drawn ahead to the next message, so that idle cycles cost nothing), messages cut into MTU
-//! packets in the bounded source queue.
+//! packets posted to the queue pair of their destination (`node::send`).
 
 use super::*;
 
@@ -99,7 +99,8 @@ impl<const V: usize> EndNode<V> {
     }
 
     /// Flow `k` makes a message in cycle `now` (its draw is taken): draws its destination and
-    /// queues its packets, or counts a stall when the queue has no room for them all.
+    /// posts its packets, or counts a stall when the send memory or the queue pair has no room
+    /// for them all.
     pub(super) fn make_message(&mut self, k: usize, now: u64) {
         let f = self.flows[k].0;
         let dest = match f.dest {
@@ -111,18 +112,12 @@ impl<const V: usize> EndNode<V> {
         };
         let packets = f.message_flits.div_ceil(self.mtu as u32) as usize;
         let vc = self.params.queuing.vc_for(self.id, dest);
-        let probe = Packet {
-            dlid: (dest << self.lmc) as u16,
-            orig_vc: vc,
-            ..Packet::default()
-        };
-        let isolate = self.isolates(&probe, now);
-        let room = if isolate {
-            SOURCE_QUEUE - self.afc_queue.len()
-        } else {
-            SOURCE_QUEUE - self.queue.len()
-        };
-        if room < packets {
+        // Posted only when the send memory and the destination's queue pair have room for all
+        // of it (the queue pair is counted only when it could be short of room).
+        let room = SOURCE_QUEUE - self.queue.len();
+        if room < packets
+            || (self.queue.len() + packets > QP_DEPTH && self.qp_len(dest) + packets > QP_DEPTH)
+        {
             self.stats.generation_stalls += 1;
             return;
         }
@@ -149,11 +144,7 @@ impl<const V: usize> EndNode<V> {
             pkt.orig_vc = vc;
             self.seq = self.seq.wrapping_add(1);
             self.stats.generated_packets += 1;
-            let _ = if isolate {
-                self.afc_queue.push_back(pkt)
-            } else {
-                self.queue.push_back(pkt)
-            };
+            let _ = self.queue.push_back(pkt);
         }
     }
 }

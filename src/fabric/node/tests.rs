@@ -1,7 +1,7 @@
 //! Unit tests of `node`.
 
 use super::*;
-use crate::switch::RoutingMode;
+use crate::switch::{QueuingScheme, RoutingMode};
 use crate::wire::link::FEW_VCS;
 use proptest::prelude::*;
 
@@ -50,5 +50,77 @@ proptest! {
         }
         prop_assert_eq!(got, want);
         prop_assert_eq!(node.stats.generated_packets, reference.stats.generated_packets);
+    }
+}
+
+proptest! {
+    /// The HCA's send scheduler over a random send memory (two regular VCs and the AFC, some
+    /// destinations isolated, some channels short of credits): a queue pair's packets leave in
+    /// order, and nothing starts only when the oldest packet of every channel lacks room.
+    #[test]
+    fn queue_pairs_leave_in_order_and_only_full_channels_wait(
+        queued in prop::collection::vec((0u32..6, 1u16..=8), 0..40),
+        isolated in prop::collection::vec(0u32..6, 0..3),
+        spent in prop::collection::vec(0u16..=16, 3),
+        afc_last in prop::bool::ANY,
+    ) {
+        let mut params = SwitchParams::with_paper_ratios(RoutingMode::ArnAfi, 16, 10);
+        params.queuing = QueuingScheme::Dbbm { vcs: 2 };
+        let afc = params.afc().unwrap_or(0);
+        let mut node = EndNode::<FEW_VCS>::new(7, 8, 0, 1, &params, 8, &[], 1, true);
+        let now = 100;
+        for (k, &(dest, len)) in queued.iter().enumerate() {
+            let vc = params.queuing.vc_for(7, dest);
+            let pkt = Packet { id: k as u32, dlid: dest as u16, len, vc, orig_vc: vc, ..Packet::default() };
+            prop_assert!(node.queue.push_back(pkt).is_ok());
+        }
+        for &d in &isolated {
+            node.consume_arn(ArnInfo { dest: d as u16, vc: params.queuing.vc_for(7, d), ..ArnInfo::default() }, now - 10);
+        }
+        for (vc, &n) in spent.iter().enumerate() {
+            node.credits.start_sending(vc, 0, n);
+            node.credits.finish_sending();
+        }
+        node.afc_last = afc_last;
+        let fits = |node: &EndNode<FEW_VCS>, p: &Packet| {
+            let ch = if node.isolates(p, now) { afc } else { p.vc };
+            node.credits.credits(ch as usize, now - 1) >= p.len
+        };
+        let channel = |node: &EndNode<FEW_VCS>, p: &Packet| if node.isolates(p, now) { afc } else { p.vc };
+        match node.pick(now) {
+            None => {
+                // Every channel's oldest packet lacks room.
+                for (i, p) in node.queue.iter().enumerate() {
+                    let oldest = node.queue.iter().take(i).all(|q| channel(&node, q) != channel(&node, p));
+                    prop_assert!(!oldest || !fits(&node, p), "packet {i} could start");
+                }
+            }
+            Some((i, from_afc)) => {
+                let before: Vec<Packet> = node.queue.iter().copied().collect();
+                let p = before[i];
+                // The oldest fitting channel head of its kind; the other kind only when it went
+                // last.
+                let heads: Vec<usize> = (0..before.len())
+                    .filter(|&k| before[..k].iter().all(|q| channel(&node, q) != channel(&node, &before[k])))
+                    .filter(|&k| fits(&node, &before[k]))
+                    .collect();
+                let first_of = |afc_kind: bool| heads.iter().copied().find(|&k| node.isolates(&before[k], now) == afc_kind);
+                prop_assert_eq!(Some(i), first_of(from_afc));
+                if first_of(!from_afc).is_some() {
+                    prop_assert_eq!(afc_last, !from_afc);
+                }
+                prop_assert_eq!(from_afc, node.isolates(&p, now));
+                prop_assert!(fits(&node, &p));
+                // No older packet of its queue pair, nor of its channel.
+                prop_assert!(before[..i].iter().all(|q| q.dlid != p.dlid));
+                prop_assert!(before[..i].iter().all(|q| channel(&node, q) != channel(&node, &p)));
+                let took = node.take(i);
+                prop_assert_eq!(took, p);
+                let after: Vec<Packet> = node.queue.iter().copied().collect();
+                let mut want = before.clone();
+                want.remove(i);
+                prop_assert_eq!(after, want);
+            }
+        }
     }
 }
