@@ -2,8 +2,10 @@
 //! sources, and a rank's next message waits for the messages it depends on.
 //!
 //! - [`parse`]: the text format of `docs/traces.md` into a [`Trace`] (and [`Trace`]'s `Display`
-//!   writes it back), every error at `file:line` with its token.
+//!   writes it back), every error at `file:line` with its token;
+//! - [`collectives`]: collectives expanded into point-to-point steps.
 
+pub mod collectives;
 pub mod error;
 pub mod parse;
 pub mod trace;
