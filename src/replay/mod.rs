@@ -3,13 +3,27 @@
 //!
 //! - [`parse`]: the text format of `docs/traces.md` into a [`Trace`] (and [`Trace`]'s `Display`
 //!   writes it back), every error at `file:line` with its token;
-//! - [`collectives`]: collectives expanded into point-to-point steps.
+//! - [`Program::build`]: collectives expanded into point-to-point messages ([`collectives`]),
+//!   sends matched to receives by MPI's non-overtaking rule, requests resolved;
+//!   [`Program::check_progress`] refuses a trace that deadlocks.
 
 pub mod collectives;
 pub mod error;
 pub mod parse;
+pub mod program;
+mod progress;
 pub mod trace;
 
 pub use error::{TraceError, TraceErrors};
 pub use parse::parse;
+pub use program::{Action, Message, Op, Program};
 pub use trace::{RankOp, Trace, TraceOp};
+
+/// Reads, resolves and checks a trace: [`parse`], [`Program::build`] and
+/// [`Program::check_progress`]; `file` names it in errors.
+pub fn load(text: &str, file: &str) -> Result<Program, TraceErrors> {
+    let trace = parse(text, file)?;
+    let program = Program::build(&trace, file)?;
+    program.check_progress(file)?;
+    Ok(program)
+}
