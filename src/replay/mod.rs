@@ -5,16 +5,19 @@
 //!   writes it back), every error at `file:line` with its token;
 //! - [`Program::build`]: collectives expanded into point-to-point messages ([`collectives`]),
 //!   sends matched to receives by MPI's non-overtaking rule, requests resolved;
-//!   [`Program::check_progress`] refuses a trace that deadlocks.
+//!   [`Program::check_progress`] refuses a trace that deadlocks;
+//! - [`Mapping`]: ranks to end nodes (linear, seeded random, or a map file).
 
 pub mod collectives;
 pub mod error;
+pub mod mapping;
 pub mod parse;
 pub mod program;
 mod progress;
 pub mod trace;
 
 pub use error::{TraceError, TraceErrors};
+pub use mapping::Mapping;
 pub use parse::parse;
 pub use program::{Action, Message, Op, Program};
 pub use trace::{RankOp, Trace, TraceOp};
