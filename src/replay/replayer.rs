@@ -1,0 +1,309 @@
+//! The replay state machine an end node drives: the ranks mapped to one node, each walking its
+//! resolved actions in cycles. Everything is allocated when the replayer is built; stepping it
+//! allocates nothing.
+//!
+//! Semantics (see `docs/traces.md`): sends are eager, so a send (blocking or not) is done once
+//! its message is handed to the node; a receive is done when the message's last byte has been
+//! delivered to the receiving node; a rank advances only when what it waits for has arrived;
+//! compute times are replayed as given. A rank's finish is the cycle its last action completes.
+//!
+//! The node's side of the contract: call [`Replayer::advance`] in every cycle that
+//! [`Replayer::next_wake`] names (at or before the current cycle) and take the messages it
+//! posts, and call [`Replayer::delivered`] with the receiving node's index of each message
+//! (carried by the message's packets, [`Post::dst_index`]) in the cycle its last byte arrives.
+//! Messages between ranks on the same node are posted like the others.
+
+use super::mapping::Mapping;
+use super::program::{Op, Program};
+use std::fmt;
+
+/// A message a rank hands to its node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Post {
+    /// Global message id ([`Program::messages`]).
+    pub msg: u32,
+    /// Sending rank.
+    pub src_rank: u32,
+    /// Receiving rank.
+    pub dst_rank: u32,
+    /// The node running the receiving rank.
+    pub dst_node: u32,
+    /// The message's index at the receiving node, what [`Replayer::delivered`] takes there: the
+    /// node's ranks' receives, rank by rank ascending, each rank's in posting order.
+    pub dst_index: u32,
+    /// Size in bytes.
+    pub bytes: u64,
+}
+
+/// A rank waiting for a message that has not arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    /// The waiting rank.
+    pub rank: u32,
+    /// Trace line of the receive or wait it is in.
+    pub line: u32,
+    /// The message it waits for (global id).
+    pub msg: u32,
+    /// The rank that sends it.
+    pub src: u32,
+}
+
+impl fmt::Display for Blocked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "rank {} waits at line {} for message {} from rank {}",
+            self.rank, self.line, self.msg, self.src
+        )
+    }
+}
+
+/// Never delivered.
+const NEVER: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug)]
+enum Local {
+    Compute { cycles: u64 },
+    Send { out: u32 },
+    Wait { index: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RankState {
+    rank: u32,
+    /// Next action, an index into `ops`; `end` is one past the rank's last.
+    pc: u32,
+    end: u32,
+    /// The cycle from which the rank can go on (its clock).
+    t: u64,
+    finish: Option<u64>,
+}
+
+/// The ranks of one node and their progress.
+#[derive(Clone, Debug)]
+pub struct Replayer {
+    node: u32,
+    ops: Vec<Local>,
+    lines: Vec<u32>,
+    outs: Vec<Post>,
+    /// Cycle each receive was delivered, by the node's receive index.
+    arrived: Vec<u64>,
+    /// Global id of each receive's message.
+    recv_msg: Vec<u32>,
+    recv_src: Vec<u32>,
+    ranks: Vec<RankState>,
+}
+
+/// Per rank, the first index its receives take at its node.
+fn receive_bases(program: &Program, mapping: &Mapping) -> Vec<u32> {
+    let mut next = vec![0u32; mapping.nodes() as usize];
+    (0..program.ranks())
+        .map(|r| {
+            let n = &mut next[mapping.node_of(r) as usize];
+            let base = *n;
+            *n += program.received(r).len() as u32;
+            base
+        })
+        .collect()
+}
+
+impl Replayer {
+    /// One replayer per node, index = node. `cycles_per_ns` converts compute times (one cycle
+    /// is 5.12 ns at 100 Gb/s: 1 / 5.12); they round to the nearest cycle.
+    pub fn build_all(
+        program: &Program,
+        mapping: &Mapping,
+        cycles_per_ns: f64,
+    ) -> Result<Vec<Replayer>, String> {
+        if mapping.ranks() != program.ranks() {
+            return Err(format!(
+                "the mapping places {} ranks, the trace has {}",
+                mapping.ranks(),
+                program.ranks()
+            ));
+        }
+        if !(cycles_per_ns.is_finite() && cycles_per_ns > 0.0) {
+            return Err(format!(
+                "cycles per ns must be positive, got {cycles_per_ns}"
+            ));
+        }
+        let bases = receive_bases(program, mapping);
+        let mut on_node: Vec<Vec<u32>> = vec![Vec::new(); mapping.nodes() as usize];
+        for r in 0..program.ranks() {
+            on_node[mapping.node_of(r) as usize].push(r);
+        }
+        Ok(on_node
+            .iter()
+            .enumerate()
+            .map(|(node, ranks)| {
+                Replayer::for_node(program, mapping, node as u32, ranks, cycles_per_ns, &bases)
+            })
+            .collect())
+    }
+
+    fn for_node(
+        program: &Program,
+        mapping: &Mapping,
+        node: u32,
+        ranks: &[u32],
+        cycles_per_ns: f64,
+        bases: &[u32],
+    ) -> Replayer {
+        let mut r = Replayer {
+            node,
+            ops: Vec::new(),
+            lines: Vec::new(),
+            outs: Vec::new(),
+            arrived: Vec::new(),
+            recv_msg: Vec::new(),
+            recv_src: Vec::new(),
+            ranks: Vec::new(),
+        };
+        for &rank in ranks {
+            let base = r.arrived.len() as u32;
+            for &msg in program.received(rank) {
+                r.arrived.push(NEVER);
+                r.recv_msg.push(msg);
+                r.recv_src.push(program.messages()[msg as usize].src);
+            }
+            let start = r.ops.len() as u32;
+            for a in program.actions(rank) {
+                r.lines.push(a.line);
+                r.ops.push(match a.op {
+                    Op::Compute { ps } => Local::Compute {
+                        cycles: (ps as f64 * cycles_per_ns / 1000.0).round() as u64,
+                    },
+                    Op::Send { msg } => {
+                        let m = program.messages()[msg as usize];
+                        r.outs.push(Post {
+                            msg,
+                            src_rank: rank,
+                            dst_rank: m.dst,
+                            dst_node: mapping.node_of(m.dst),
+                            dst_index: bases[m.dst as usize] + m.slot,
+                            bytes: m.bytes,
+                        });
+                        Local::Send {
+                            out: r.outs.len() as u32 - 1,
+                        }
+                    }
+                    Op::Wait { slot } => Local::Wait { index: base + slot },
+                });
+            }
+            r.ranks.push(RankState {
+                rank,
+                pc: start,
+                end: r.ops.len() as u32,
+                t: 0,
+                finish: None,
+            });
+        }
+        r
+    }
+
+    /// The node this replayer runs on.
+    pub fn node(&self) -> u32 {
+        self.node
+    }
+
+    /// Number of receives at this node (the range of [`Post::dst_index`] for it).
+    pub fn receives(&self) -> usize {
+        self.arrived.len()
+    }
+
+    /// Lets every rank go as far as it can in cycle `now`, handing each message it sends to
+    /// `post`, ranks in ascending order, each rank's messages in program order.
+    pub fn advance(&mut self, now: u64, mut post: impl FnMut(&Post)) {
+        for rs in &mut self.ranks {
+            while rs.finish.is_none() {
+                if rs.pc == rs.end {
+                    rs.finish = Some(rs.t);
+                    break;
+                }
+                if rs.t > now {
+                    break;
+                }
+                match self.ops[rs.pc as usize] {
+                    Local::Compute { cycles } => rs.t += cycles,
+                    Local::Send { out } => post(&self.outs[out as usize]),
+                    Local::Wait { index } => {
+                        let at = self.arrived[index as usize];
+                        if at > now {
+                            break;
+                        }
+                        rs.t = rs.t.max(at);
+                    }
+                }
+                rs.pc += 1;
+            }
+        }
+    }
+
+    /// The message of receive `index` (a [`Post::dst_index`] naming this node) has been
+    /// delivered: its last byte arrived in cycle `at`.
+    pub fn delivered(&mut self, index: u32, at: u64) {
+        let slot = &mut self.arrived[index as usize];
+        debug_assert_eq!(*slot, NEVER, "receive {index} delivered twice");
+        *slot = at;
+    }
+
+    /// The first cycle a rank can go on without anything more arriving: a compute ending, or a
+    /// message delivered that a rank waits for. `None` when every rank has finished or waits for
+    /// a message not yet delivered.
+    pub fn next_wake(&self) -> Option<u64> {
+        self.ranks
+            .iter()
+            .filter(|rs| rs.finish.is_none())
+            .filter_map(|rs| match self.ops.get(rs.pc as usize) {
+                Some(Local::Wait { index }) if rs.pc < rs.end => {
+                    let at = self.arrived[*index as usize];
+                    (at != NEVER).then(|| at.max(rs.t))
+                }
+                _ => Some(rs.t),
+            })
+            .min()
+    }
+
+    /// Whether every rank of this node has finished.
+    pub fn finished(&self) -> bool {
+        self.ranks.iter().all(|rs| rs.finish.is_some())
+    }
+
+    /// The last finish of this node's ranks, once all have finished (0 for a node without
+    /// ranks).
+    pub fn finish_cycle(&self) -> Option<u64> {
+        self.ranks
+            .iter()
+            .try_fold(0, |m, rs| rs.finish.map(|f| f.max(m)))
+    }
+
+    /// Each rank of the node and its finish cycle, if it has finished.
+    pub fn rank_finishes(&self) -> impl Iterator<Item = (u32, Option<u64>)> + '_ {
+        self.ranks.iter().map(|rs| (rs.rank, rs.finish))
+    }
+
+    /// The ranks waiting for a message that has not been delivered, and what they wait for.
+    pub fn blocked(&self) -> impl Iterator<Item = Blocked> + '_ {
+        self.ranks.iter().filter_map(|rs| {
+            if rs.finish.is_some() || rs.pc == rs.end {
+                return None;
+            }
+            match self.ops[rs.pc as usize] {
+                Local::Wait { index } if self.arrived[index as usize] == NEVER => Some(Blocked {
+                    rank: rs.rank,
+                    line: self.lines[rs.pc as usize],
+                    msg: self.recv_msg[index as usize],
+                    src: self.recv_src[index as usize],
+                }),
+                _ => None,
+            }
+        })
+    }
+}
+
+/// Execution time of a replay: the last rank's finish, once every rank has finished.
+pub fn execution_time(replayers: &[Replayer]) -> Option<u64> {
+    replayers
+        .iter()
+        .try_fold(0, |m, r| r.finish_cycle().map(|f| f.max(m)))
+}
