@@ -38,3 +38,7 @@ pub fn load(text: &str, file: &str) -> Result<Program, TraceErrors> {
     Ok(program)
 }
 
+#[cfg(test)]
+mod fake_network;
+#[cfg(test)]
+mod tests;
