@@ -41,4 +41,6 @@ pub fn load(text: &str, file: &str) -> Result<Program, TraceErrors> {
 #[cfg(test)]
 mod fake_network;
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod tests;
