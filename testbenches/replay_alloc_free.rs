@@ -1,9 +1,10 @@
 //! Replaying a trace allocates nothing once the replayers are built: a counting global allocator
-//! watches every call an end node makes (`advance`, `delivered`, `next_wake`, `finished`,
+//! watches every call an end node makes (`advance`, `flits_arrived`, `next_wake`, `finished`,
 //! `blocked`) through a whole run of ring allreduces, all-to-alls and point-to-point rounds on
 //! 24 ranks placed at random on 10 nodes, driven by a small network that delivers each message
-//! 50 cycles after it was handed over.
+//! in packets of up to 16 flits, all 50 cycles after it was handed over.
 
+use arnsim::config::TimeBase;
 use arnsim::replay::{Mapping, Replayer, execution_time, load};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cmp::Reverse;
@@ -52,21 +53,30 @@ fn main() {
     }
     let program = load(&text, "generated").expect("trace");
     let mapping = Mapping::random(p, 10, 42).expect("mapping");
-    let mut reps = Replayer::build_all(&program, &mapping, 1.0 / 5.12).expect("replayers");
+    let mut reps =
+        Replayer::build_all(&program, &mapping, &TimeBase::default()).expect("replayers");
     let messages = program.messages().len();
-    // (arrival cycle, node, receive index), preallocated like the handed-over buffer.
-    let mut flight = BinaryHeap::with_capacity(messages);
+    // (arrival cycle, node, receive index, flits), preallocated like the handed-over buffer.
+    let packets: usize = program
+        .messages()
+        .iter()
+        .map(|m| m.bytes.div_ceil(1024).max(1) as usize)
+        .sum();
+    let mut flight = BinaryHeap::with_capacity(packets);
     let mut handed = Vec::with_capacity(messages);
     let (mut allocs, mut calls, mut delivered) = (0u64, 0u64, 0usize);
     let mut now = 0u64;
     loop {
-        while let Some(&Reverse((at, node, index))) = flight.peek() {
+        while let Some(&Reverse((at, node, index, flits))) = flight.peek() {
             if at > now {
                 break;
             }
             flight.pop();
-            counted(&mut allocs, || reps[node as usize].delivered(index, at));
-            delivered += 1;
+            if counted(&mut allocs, || {
+                reps[node as usize].flits_arrived(index, flits, at)
+            }) {
+                delivered += 1;
+            }
         }
         for r in reps.iter_mut() {
             calls += 1;
@@ -78,7 +88,12 @@ fn main() {
             assert!(stuck == 0 || !done);
         }
         for post in handed.drain(..) {
-            flight.push(Reverse((now + 50, post.dst_node, post.dst_index)));
+            let mut left = post.flits;
+            while left > 0 {
+                let flits = left.min(16);
+                left -= flits;
+                flight.push(Reverse((now + 50, post.dst_node, post.dst_index, flits)));
+            }
         }
         let wake = reps.iter().filter_map(|r| r.next_wake()).min();
         let arrival = flight.peek().map(|Reverse(f)| f.0);

@@ -1,7 +1,8 @@
 //! A stand-in network for the replay tests: a message handed to a node in cycle `t` starts when
-//! the node's previous message has left (messages are serialized per sending node), takes
-//! `ceil(bytes / bytes_per_cycle)` cycles (at least one) to leave and arrives whole `latency`
-//! cycles later.
+//! the node's previous message has left (messages are serialized per sending node), leaves one
+//! flit per cycle in packets of at most `mtu` flits, and each packet arrives whole `latency`
+//! cycles after its tail left. The receiving node counts the packets' flits
+//! ([`Replayer::flits_arrived`]).
 
 use super::replayer::{Blocked, Post, Replayer, execution_time};
 use std::cmp::Reverse;
@@ -21,7 +22,7 @@ pub enum Outcome {
 pub struct Log {
     /// Cycle each message was posted, and the post.
     pub posted: Vec<Option<(u64, Post)>>,
-    /// Cycle each message was delivered.
+    /// Cycle each message was delivered (its last packet arrived).
     pub delivered: Vec<Option<u64>>,
 }
 
@@ -29,15 +30,14 @@ pub struct Log {
 #[derive(Clone, Copy, Debug)]
 pub struct Net {
     pub latency: u64,
-    pub bytes_per_cycle: u64,
+    /// Largest packet, in flits.
+    pub mtu: u32,
 }
 
-impl Net {
-    /// Cycles a message of `bytes` occupies its sender's link.
-    pub fn serialization(&self, bytes: u64) -> u64 {
-        bytes.div_ceil(self.bytes_per_cycle).max(1)
-    }
+/// A packet in flight: arrival cycle, receiving node, receive index there, message, flits.
+type Packet = Reverse<(u64, u32, u32, u32, u32)>;
 
+impl Net {
     /// Runs `replayers` (one per node, index = node) until all finish or nothing can move.
     pub fn run(&self, replayers: &mut [Replayer], messages: usize) -> (Outcome, Log) {
         let mut log = Log {
@@ -45,19 +45,22 @@ impl Net {
             delivered: vec![None; messages],
         };
         let mut free = vec![0u64; replayers.len()];
-        let mut flight: BinaryHeap<Reverse<(u64, u32, u32, u32)>> = BinaryHeap::new();
+        let mut flight: BinaryHeap<Packet> = BinaryHeap::new();
         let mut handed: Vec<Post> = Vec::new();
         let mut now = 0;
         loop {
             loop {
                 let mut moved = false;
-                while let Some(&Reverse((at, node, index, msg))) = flight.peek() {
+                while let Some(&Reverse((at, node, index, msg, flits))) = flight.peek() {
                     if at > now {
                         break;
                     }
                     flight.pop();
-                    replayers[node as usize].delivered(index, at);
-                    assert!(log.delivered[msg as usize].replace(at).is_none());
+                    let log = &mut log.delivered[msg as usize];
+                    assert!(log.is_none(), "message {msg}: a packet after the last");
+                    if replayers[node as usize].flits_arrived(index, flits, at) {
+                        *log = Some(at);
+                    }
                     moved = true;
                 }
                 for (node, r) in replayers.iter_mut().enumerate() {
@@ -67,10 +70,17 @@ impl Net {
                     moved = true;
                     r.advance(now, |p| handed.push(*p));
                     for p in handed.drain(..) {
-                        let start = free[node].max(now);
-                        free[node] = start + self.serialization(p.bytes);
-                        let at = free[node] + self.latency;
-                        flight.push(Reverse((at, p.dst_node, p.dst_index, p.msg)));
+                        let mut tail = free[node].max(now);
+                        let mut left = p.flits;
+                        while left > 0 {
+                            let flits = left.min(self.mtu);
+                            left -= flits;
+                            tail += u64::from(flits);
+                            let packet =
+                                (tail + self.latency, p.dst_node, p.dst_index, p.msg, flits);
+                            flight.push(Reverse(packet));
+                        }
+                        free[node] = tail;
                         assert!(log.posted[p.msg as usize].replace((now, p)).is_none());
                     }
                     assert!(r.next_wake().is_none_or(|w| w > now), "advance left work");

@@ -4,6 +4,7 @@
 
 use super::fake_network::{Net, Outcome};
 use super::*;
+use crate::config::TimeBase;
 use proptest::prelude::*;
 
 const FILE: &str = "t.trace";
@@ -82,10 +83,10 @@ fn check(text: &str, nodes: u32, seed: u64) -> Result<(), TestCaseError> {
         }
         Ok(program) => {
             let mapping = Mapping::random(program.ranks(), nodes, seed).unwrap();
-            let mut reps = Replayer::build_all(&program, &mapping, 1.0 / 5.12).unwrap();
+            let mut reps = Replayer::build_all(&program, &mapping, &TimeBase::default()).unwrap();
             let net = Net {
                 latency: 1 + seed % 50,
-                bytes_per_cycle: 64,
+                mtu: 1 + (seed >> 8) as u32 % 80,
             };
             let (outcome, log) = net.run(&mut reps, program.messages().len());
             prop_assert!(

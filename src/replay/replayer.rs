@@ -9,12 +9,14 @@
 //!
 //! The node's side of the contract: call [`Replayer::advance`] in every cycle that
 //! [`Replayer::next_wake`] names (at or before the current cycle) and take the messages it
-//! posts, and call [`Replayer::delivered`] with the receiving node's index of each message
-//! (carried by the message's packets, [`Post::dst_index`]) in the cycle its last byte arrives.
-//! Messages between ranks on the same node are posted like the others.
+//! posts; at the receiving node, report each packet's flits with [`Replayer::flits_arrived`]
+//! under the message's index there ([`Post::dst_index`], which the packets carry), or the whole
+//! message with [`Replayer::delivered`] in the cycle its last byte arrives, and call `advance`
+//! again in that cycle. Messages between ranks on the same node are posted like the others.
 
 use super::mapping::Mapping;
 use super::program::{Op, Program};
+use crate::config::TimeBase;
 use std::fmt;
 
 /// A message a rank hands to its node.
@@ -33,6 +35,9 @@ pub struct Post {
     pub dst_index: u32,
     /// Size in bytes.
     pub bytes: u64,
+    /// Size in flits: `ceil(bytes / flit_bytes)`, at least one (a 0-byte message still takes a
+    /// packet).
+    pub flits: u32,
 }
 
 /// A rank waiting for a message that has not arrived.
@@ -88,10 +93,31 @@ pub struct Replayer {
     outs: Vec<Post>,
     /// Cycle each receive was delivered, by the node's receive index.
     arrived: Vec<u64>,
+    /// Flits of each receive not yet arrived.
+    remaining: Vec<u32>,
     /// Global id of each receive's message.
     recv_msg: Vec<u32>,
     recv_src: Vec<u32>,
     ranks: Vec<RankState>,
+}
+
+/// Compute times to cycles, sizes to flits.
+#[derive(Clone, Copy)]
+struct Conversion {
+    cycle_ns: f64,
+    flit_bytes: u64,
+}
+
+impl Conversion {
+    /// Picoseconds to the nearest cycle.
+    fn cycles(&self, ps: u64) -> u64 {
+        (ps as f64 / 1000.0 / self.cycle_ns).round() as u64
+    }
+
+    /// Bytes to whole flits, at least one (sizes are below 2^32 bytes).
+    fn flits(&self, bytes: u64) -> u32 {
+        bytes.div_ceil(self.flit_bytes).max(1) as u32
+    }
 }
 
 /// Per rank, the first index its receives take at its node.
@@ -108,12 +134,12 @@ fn receive_bases(program: &Program, mapping: &Mapping) -> Vec<u32> {
 }
 
 impl Replayer {
-    /// One replayer per node, index = node. `cycles_per_ns` converts compute times (one cycle
-    /// is 5.12 ns at 100 Gb/s: 1 / 5.12); they round to the nearest cycle.
+    /// One replayer per node, index = node. `time` converts compute times to cycles (rounded
+    /// to the nearest; one cycle is 5.12 ns at 100 Gb/s) and sizes to flits.
     pub fn build_all(
         program: &Program,
         mapping: &Mapping,
-        cycles_per_ns: f64,
+        time: &TimeBase,
     ) -> Result<Vec<Replayer>, String> {
         if mapping.ranks() != program.ranks() {
             return Err(format!(
@@ -122,11 +148,14 @@ impl Replayer {
                 program.ranks()
             ));
         }
-        if !(cycles_per_ns.is_finite() && cycles_per_ns > 0.0) {
-            return Err(format!(
-                "cycles per ns must be positive, got {cycles_per_ns}"
-            ));
+        let cycle_ns = time.cycle_ns();
+        if time.flit_bytes == 0 || !(cycle_ns.is_finite() && cycle_ns > 0.0) {
+            return Err(format!("not a time base: {time:?}"));
         }
+        let conv = Conversion {
+            cycle_ns,
+            flit_bytes: time.flit_bytes.into(),
+        };
         let bases = receive_bases(program, mapping);
         let mut on_node: Vec<Vec<u32>> = vec![Vec::new(); mapping.nodes() as usize];
         for r in 0..program.ranks() {
@@ -136,7 +165,7 @@ impl Replayer {
             .iter()
             .enumerate()
             .map(|(node, ranks)| {
-                Replayer::for_node(program, mapping, node as u32, ranks, cycles_per_ns, &bases)
+                Replayer::for_node(program, mapping, node as u32, ranks, conv, &bases)
             })
             .collect())
     }
@@ -146,7 +175,7 @@ impl Replayer {
         mapping: &Mapping,
         node: u32,
         ranks: &[u32],
-        cycles_per_ns: f64,
+        conv: Conversion,
         bases: &[u32],
     ) -> Replayer {
         let mut r = Replayer {
@@ -155,6 +184,7 @@ impl Replayer {
             lines: Vec::new(),
             outs: Vec::new(),
             arrived: Vec::new(),
+            remaining: Vec::new(),
             recv_msg: Vec::new(),
             recv_src: Vec::new(),
             ranks: Vec::new(),
@@ -162,16 +192,18 @@ impl Replayer {
         for &rank in ranks {
             let base = r.arrived.len() as u32;
             for &msg in program.received(rank) {
+                let m = program.messages()[msg as usize];
                 r.arrived.push(NEVER);
+                r.remaining.push(conv.flits(m.bytes));
                 r.recv_msg.push(msg);
-                r.recv_src.push(program.messages()[msg as usize].src);
+                r.recv_src.push(m.src);
             }
             let start = r.ops.len() as u32;
             for a in program.actions(rank) {
                 r.lines.push(a.line);
                 r.ops.push(match a.op {
                     Op::Compute { ps } => Local::Compute {
-                        cycles: (ps as f64 * cycles_per_ns / 1000.0).round() as u64,
+                        cycles: conv.cycles(ps),
                     },
                     Op::Send { msg } => {
                         let m = program.messages()[msg as usize];
@@ -182,6 +214,7 @@ impl Replayer {
                             dst_node: mapping.node_of(m.dst),
                             dst_index: bases[m.dst as usize] + m.slot,
                             bytes: m.bytes,
+                            flits: conv.flits(m.bytes),
                         });
                         Local::Send {
                             out: r.outs.len() as u32 - 1,
@@ -240,11 +273,29 @@ impl Replayer {
     }
 
     /// The message of receive `index` (a [`Post::dst_index`] naming this node) has been
-    /// delivered: its last byte arrived in cycle `at`.
+    /// delivered: its last byte arrived in cycle `at`. An index beyond [`Replayer::receives`]
+    /// is a caller's bug and panics.
     pub fn delivered(&mut self, index: u32, at: u64) {
         let slot = &mut self.arrived[index as usize];
         debug_assert_eq!(*slot, NEVER, "receive {index} delivered twice");
         *slot = at;
+    }
+
+    /// `flits` flits of the message of receive `index` have arrived, the last of them in cycle
+    /// `at`; once all its flits ([`Post::flits`]) are in, the message is delivered and this
+    /// returns true. Packets may come in any order.
+    pub fn flits_arrived(&mut self, index: u32, flits: u32, at: u64) -> bool {
+        let left = self.remaining[index as usize];
+        debug_assert!(
+            flits <= left,
+            "receive {index}: {flits} flits, {left} expected"
+        );
+        let left = left.saturating_sub(flits);
+        self.remaining[index as usize] = left;
+        if left == 0 {
+            self.delivered(index, at);
+        }
+        left == 0
     }
 
     /// The first cycle a rank can go on without anything more arriving: a compute ending, or a

@@ -4,16 +4,26 @@
 use super::fake_network::{Log, Net, Outcome};
 use super::*;
 
-/// One cycle is 5.12 ns at 100 Gb/s.
-const CYCLES_PER_NS: f64 = 1.0 / 5.12;
+use crate::config::TimeBase;
+
+/// 64-byte flits at 100 Gb/s: one cycle is 5.12 ns.
+const TIME: TimeBase = TimeBase {
+    flit_bytes: 64,
+    link_gbps: 100.0,
+};
 
 const NET: Net = Net {
     latency: 100,
-    bytes_per_cycle: 64,
+    mtu: 64,
 };
 
+/// Flits of a message of `bytes`.
+fn flits(bytes: u64) -> u64 {
+    bytes.div_ceil(64).max(1)
+}
+
 fn run(program: &Program, mapping: &Mapping, net: Net) -> (Outcome, Log, Vec<Replayer>) {
-    let mut reps = Replayer::build_all(program, mapping, CYCLES_PER_NS).unwrap();
+    let mut reps = Replayer::build_all(program, mapping, &TIME).unwrap();
     let (outcome, log) = net.run(&mut reps, program.messages().len());
     (outcome, log, reps)
 }
@@ -49,7 +59,7 @@ fn a_nodes_messages_leave_one_after_another() {
                 1 recv 0\n2 recv 0\n";
     let net = Net {
         latency: 10,
-        bytes_per_cycle: 64,
+        mtu: 64,
     };
     let (_, outcome, log, reps) = run_linear(text, net);
     assert_eq!(outcome, Outcome::Finished(210));
@@ -69,7 +79,7 @@ fn compute_times_round_to_the_nearest_cycle() {
 
 /// Time of `n` exchange steps of `chunk` bytes, each waiting for the one before.
 fn steps(n: u64, chunk: u64) -> Option<u64> {
-    Some(n * (NET.serialization(chunk) + NET.latency))
+    Some(n * (flits(chunk) + NET.latency))
 }
 
 /// Message count, byte total and execution time of a collective on `p` ranks, one per node.
@@ -157,7 +167,7 @@ fn a_rank_sends_nothing_before_what_it_waits_for_has_arrived() {
         let mapping = Mapping::random(p, nodes, seed).unwrap();
         let net = Net {
             latency,
-            bytes_per_cycle: 64,
+            mtu: 1 + latency as u32 % 64,
         };
         let (outcome, log, _) = run(&program, &mapping, net);
         let Outcome::Finished(end) = outcome else {
@@ -170,7 +180,7 @@ fn a_rank_sends_nothing_before_what_it_waits_for_has_arrived() {
             for a in program.actions(r) {
                 match a.op {
                     Op::Compute { ps } => {
-                        clock += (ps as f64 * CYCLES_PER_NS / 1000.0).round() as u64
+                        clock += (ps as f64 / 1000.0 / TIME.cycle_ns()).round() as u64
                     }
                     Op::Send { msg } => {
                         let (posted, post) = log.posted[msg as usize].unwrap();
@@ -376,4 +386,62 @@ fn a_trace_built_in_memory_is_checked_like_a_parsed_one() {
         ]
     );
     assert!(Program::build(&Trace::new(0), "built").is_err());
+}
+
+#[test]
+fn a_message_is_delivered_when_its_last_flit_is_in() {
+    let text = "ranks 2\n0 send 1 10000\n0 send 1 0\n1 recv 0\n1 recv 0\n";
+    let program = load(text, "t").unwrap();
+    let mut reps = Replayer::build_all(&program, &Mapping::linear(2, 2).unwrap(), &TIME).unwrap();
+    let mut posts = Vec::new();
+    reps[0].advance(0, |p| posts.push(*p));
+    let sizes: Vec<(u32, u64, u32)> = posts
+        .iter()
+        .map(|p| (p.dst_index, p.bytes, p.flits))
+        .collect();
+    assert_eq!(
+        sizes,
+        [(0, 10000, 157), (1, 0, 1)],
+        "a 0-byte message takes a flit"
+    );
+    assert_eq!(reps[0].finish_cycle(), Some(0), "sends are eager");
+    reps[1].advance(0, |_| panic!("rank 1 only receives"));
+    assert_eq!(reps[1].next_wake(), None);
+    // The packets of the first message, its last (57 flits) first: the message is in with
+    // the last to arrive.
+    assert!(!reps[1].flits_arrived(0, 57, 80));
+    assert_eq!(reps[1].next_wake(), None);
+    assert!(reps[1].flits_arrived(0, 100, 90));
+    assert_eq!(reps[1].next_wake(), Some(90));
+    reps[1].advance(90, |_| {});
+    assert_eq!(reps[1].blocked().map(|b| b.msg).collect::<Vec<_>>(), [1]);
+    assert!(reps[1].flits_arrived(1, 1, 95));
+    reps[1].advance(95, |_| {});
+    assert_eq!(reps[1].rank_finishes().collect::<Vec<_>>(), [(1, Some(95))]);
+    assert_eq!(execution_time(&reps), Some(95));
+}
+
+#[test]
+fn five_hundred_and_twelve_ranks_run_on_432_nodes() {
+    let p = 512;
+    let text: String = format!("ranks {p}\n")
+        + &(0..p)
+            .map(|r| format!("{r} compute {}ns\n{r} allreduce 64KB\n{r} barrier\n", r % 7))
+            .collect::<String>();
+    let program = load(&text, "t").unwrap();
+    assert_eq!(program.messages().len(), 2 * 512 * 511 + 512 * 9);
+    let mapping = Mapping::random(p, 432, 2026).unwrap();
+    let (outcome, log, reps) = run(&program, &mapping, NET);
+    let Outcome::Finished(end) = outcome else {
+        panic!("{outcome:?}")
+    };
+    // The ring's 1022 steps each wait at least a 2-flit chunk (128 B) and the latency; ranks
+    // sharing a node also share its link.
+    assert!(end >= 1022 * (2 + 100) + 9 * 101, "{end}");
+    assert!(log.delivered.iter().all(Option::is_some));
+    let busy = reps
+        .iter()
+        .filter(|r| r.rank_finishes().count() == 2)
+        .count();
+    assert_eq!(busy, 80, "512 - 432 nodes run two ranks");
 }
