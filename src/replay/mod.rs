@@ -2,7 +2,7 @@
 //! sources, and a rank's next message waits for the messages it depends on.
 //!
 //! The pipeline, all at load except the last step:
-//! - [`parse`]: the text format of `docs/traces.md` into a [`Trace`] (and [`Trace`]'s `Display`
+//! - [`parse()`]: the text format of `docs/traces.md` into a [`Trace`] (and [`Trace`]'s `Display`
 //!   writes it back), every error at `file:line` with its token;
 //! - [`Program::build`]: collectives expanded into point-to-point messages ([`collectives`]),
 //!   sends matched to receives by MPI's non-overtaking rule, requests resolved;
@@ -29,7 +29,7 @@ pub use program::{Action, Message, Op, Program};
 pub use replayer::{Blocked, Post, Replayer, execution_time};
 pub use trace::{RankOp, Trace, TraceOp};
 
-/// Reads, resolves and checks a trace: [`parse`], [`Program::build`] and
+/// Reads, resolves and checks a trace: [`parse()`], [`Program::build`] and
 /// [`Program::check_progress`]; `file` names it in errors.
 pub fn load(text: &str, file: &str) -> Result<Program, TraceErrors> {
     let trace = parse(text, file)?;

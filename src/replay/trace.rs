@@ -1,6 +1,6 @@
 //! An MPI-level trace as written: the number of ranks and one operation per line, each rank's
 //! operations in file order. [`Trace`]'s `Display` writes the text format of `docs/traces.md`,
-//! which [`parse`](super::parse) reads back to the same trace.
+//! which [`parse`](fn@super::parse) reads back to the same trace.
 
 use super::error::{TraceError, TraceErrors};
 use std::fmt;
@@ -108,7 +108,7 @@ impl Trace {
         self.lines.get(i).copied().unwrap_or(i as u32 + 2)
     }
 
-    /// Checks what [`parse`](super::parse) checks line by line, for a trace built in memory:
+    /// Checks what [`parse`](fn@super::parse) checks line by line, for a trace built in memory:
     /// the number of ranks, every rank, peer and root in range, sizes and times within their
     /// limits, collectives of at least 1 byte.
     pub fn check(&self, file: &str) -> Result<(), TraceErrors> {
