@@ -26,7 +26,7 @@ pub use error::{TraceError, TraceErrors};
 pub use mapping::Mapping;
 pub use parse::parse;
 pub use program::{Action, Message, Op, Program};
-pub use replayer::{Blocked, Post, Replayer, execution_time};
+pub use replayer::{Blocked, Post, RankState, Replayer, execution_time};
 pub use trace::{RankOp, Trace, TraceOp};
 
 /// Reads, resolves and checks a trace: [`parse()`], [`Program::build`] and

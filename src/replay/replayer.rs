@@ -73,15 +73,90 @@ enum Local {
     Wait { index: u32 },
 }
 
+/// Where a rank is. A rank starts `Ready` from cycle 0; every change goes through
+/// [`Rank::step`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RankState {
+    /// Goes on with its next action from cycle `from` (computing until then).
+    Ready { from: u64 },
+    /// Reached, in cycle `since`, the wait for receive `index` (of its node), not yet
+    /// delivered when it last looked.
+    Waiting { index: u32, since: u64 },
+    /// Finished in cycle `at`.
+    Done { at: u64 },
+}
+
+/// One rank: its actions and its state.
 #[derive(Clone, Copy, Debug)]
-struct RankState {
+struct Rank {
     rank: u32,
     /// Next action, an index into `ops`; `end` is one past the rank's last.
     pc: u32,
     end: u32,
-    /// The cycle from which the rank can go on (its clock).
-    t: u64,
-    finish: Option<u64>,
+    state: RankState,
+}
+
+impl Rank {
+    /// One transition in cycle `now`, handing a message sent to `post`; whether the rank moved.
+    fn step(
+        &mut self,
+        now: u64,
+        ops: &[Local],
+        outs: &[Post],
+        arrived: &[u64],
+        post: &mut impl FnMut(&Post),
+    ) -> bool {
+        let next = match self.state {
+            RankState::Done { .. } => return false,
+            RankState::Waiting { index, since } => {
+                let at = arrived[index as usize];
+                if at > now {
+                    return false;
+                }
+                self.pc += 1;
+                RankState::Ready {
+                    from: since.max(at),
+                }
+            }
+            RankState::Ready { from } if self.pc == self.end => RankState::Done { at: from },
+            RankState::Ready { from } if from > now => return false,
+            RankState::Ready { from } => match ops[self.pc as usize] {
+                Local::Compute { cycles } => {
+                    self.pc += 1;
+                    RankState::Ready {
+                        from: from + cycles,
+                    }
+                }
+                Local::Send { out } => {
+                    post(&outs[out as usize]);
+                    self.pc += 1;
+                    RankState::Ready { from }
+                }
+                Local::Wait { index } => RankState::Waiting { index, since: from },
+            },
+        };
+        self.state = next;
+        true
+    }
+
+    /// The first cycle this rank can move without anything more arriving.
+    fn wake(&self, arrived: &[u64]) -> Option<u64> {
+        match self.state {
+            RankState::Ready { from } => Some(from),
+            RankState::Waiting { index, since } => {
+                let at = arrived[index as usize];
+                (at != NEVER).then(|| at.max(since))
+            }
+            RankState::Done { .. } => None,
+        }
+    }
+
+    fn finish(&self) -> Option<u64> {
+        match self.state {
+            RankState::Done { at } => Some(at),
+            _ => None,
+        }
+    }
 }
 
 /// The ranks of one node and their progress.
@@ -98,7 +173,7 @@ pub struct Replayer {
     /// Global id of each receive's message.
     recv_msg: Vec<u32>,
     recv_src: Vec<u32>,
-    ranks: Vec<RankState>,
+    ranks: Vec<Rank>,
 }
 
 /// Compute times to cycles, sizes to flits.
@@ -223,12 +298,11 @@ impl Replayer {
                     Op::Wait { slot } => Local::Wait { index: base + slot },
                 });
             }
-            r.ranks.push(RankState {
+            r.ranks.push(Rank {
                 rank,
                 pc: start,
                 end: r.ops.len() as u32,
-                t: 0,
-                finish: None,
+                state: RankState::Ready { from: 0 },
             });
         }
         r
@@ -247,28 +321,8 @@ impl Replayer {
     /// Lets every rank go as far as it can in cycle `now`, handing each message it sends to
     /// `post`, ranks in ascending order, each rank's messages in program order.
     pub fn advance(&mut self, now: u64, mut post: impl FnMut(&Post)) {
-        for rs in &mut self.ranks {
-            while rs.finish.is_none() {
-                if rs.pc == rs.end {
-                    rs.finish = Some(rs.t);
-                    break;
-                }
-                if rs.t > now {
-                    break;
-                }
-                match self.ops[rs.pc as usize] {
-                    Local::Compute { cycles } => rs.t += cycles,
-                    Local::Send { out } => post(&self.outs[out as usize]),
-                    Local::Wait { index } => {
-                        let at = self.arrived[index as usize];
-                        if at > now {
-                            break;
-                        }
-                        rs.t = rs.t.max(at);
-                    }
-                }
-                rs.pc += 1;
-            }
+        for rank in &mut self.ranks {
+            while rank.step(now, &self.ops, &self.outs, &self.arrived, &mut post) {}
         }
     }
 
@@ -304,20 +358,13 @@ impl Replayer {
     pub fn next_wake(&self) -> Option<u64> {
         self.ranks
             .iter()
-            .filter(|rs| rs.finish.is_none())
-            .filter_map(|rs| match self.ops.get(rs.pc as usize) {
-                Some(Local::Wait { index }) if rs.pc < rs.end => {
-                    let at = self.arrived[*index as usize];
-                    (at != NEVER).then(|| at.max(rs.t))
-                }
-                _ => Some(rs.t),
-            })
+            .filter_map(|r| r.wake(&self.arrived))
             .min()
     }
 
     /// Whether every rank of this node has finished.
     pub fn finished(&self) -> bool {
-        self.ranks.iter().all(|rs| rs.finish.is_some())
+        self.ranks.iter().all(|r| r.finish().is_some())
     }
 
     /// The last finish of this node's ranks, once all have finished (0 for a node without
@@ -325,29 +372,31 @@ impl Replayer {
     pub fn finish_cycle(&self) -> Option<u64> {
         self.ranks
             .iter()
-            .try_fold(0, |m, rs| rs.finish.map(|f| f.max(m)))
+            .try_fold(0, |m, r| r.finish().map(|f| f.max(m)))
     }
 
     /// Each rank of the node and its finish cycle, if it has finished.
     pub fn rank_finishes(&self) -> impl Iterator<Item = (u32, Option<u64>)> + '_ {
-        self.ranks.iter().map(|rs| (rs.rank, rs.finish))
+        self.ranks.iter().map(|r| (r.rank, r.finish()))
+    }
+
+    /// Each rank of the node and its state.
+    pub fn rank_states(&self) -> impl Iterator<Item = (u32, RankState)> + '_ {
+        self.ranks.iter().map(|r| (r.rank, r.state))
     }
 
     /// The ranks waiting for a message that has not been delivered, and what they wait for.
     pub fn blocked(&self) -> impl Iterator<Item = Blocked> + '_ {
-        self.ranks.iter().filter_map(|rs| {
-            if rs.finish.is_some() || rs.pc == rs.end {
-                return None;
-            }
-            match self.ops[rs.pc as usize] {
-                Local::Wait { index } if self.arrived[index as usize] == NEVER => Some(Blocked {
-                    rank: rs.rank,
-                    line: self.lines[rs.pc as usize],
+        self.ranks.iter().filter_map(|r| match r.state {
+            RankState::Waiting { index, .. } if self.arrived[index as usize] == NEVER => {
+                Some(Blocked {
+                    rank: r.rank,
+                    line: self.lines[r.pc as usize],
                     msg: self.recv_msg[index as usize],
                     src: self.recv_src[index as usize],
-                }),
-                _ => None,
+                })
             }
+            _ => None,
         })
     }
 }
