@@ -17,6 +17,8 @@
 //! - [`traffic`]: the paper's traffic patterns (uniform, hot spots) and explicit flows.
 //! - [`config`]: scenario files in physical units, validated and converted into cycles and flits.
 //! - [`metrics`]: efficiency and latency per time bin, CSV and SVG.
+//! - [`replay`]: MPI-level traces (text format, matching, collectives, rank mapping) and the
+//!   per-node state machine that replays them closed-loop.
 //! - [`wire`]: what travels on links: data packet descriptors and ARN control flits.
 //! - [`cli`]: the `arnsim` command line.
 //! - [`trace`]: probes that read signals out of the model without touching it: per-cycle text
@@ -28,6 +30,7 @@ pub mod config;
 pub mod cycle;
 pub mod fabric;
 pub mod metrics;
+pub mod replay;
 pub mod stimulus;
 pub mod switch;
 pub mod trace;

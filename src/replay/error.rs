@@ -1,0 +1,88 @@
+//! Trace errors: each names its place (`file:line`, or the file alone for what no line holds),
+//! the offending token when there is one, and what is wrong; a failed load gives all of them.
+
+use std::fmt;
+
+/// Most errors one load reports; the rest are counted in a last error.
+pub const MAX_ERRORS: usize = 50;
+
+/// An error in a trace or a rank map: where, which token, what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceError {
+    /// `file:line`, or the file alone.
+    pub at: String,
+    /// The offending token, if one is to blame.
+    pub token: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl TraceError {
+    /// An error at `file:line`.
+    pub fn at_line(file: &str, line: u32, token: Option<&str>, message: impl Into<String>) -> Self {
+        TraceError {
+            at: format!("{file}:{line}"),
+            token: token.map(str::to_string),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.token {
+            Some(t) => write!(f, "{}: `{t}`: {}", self.at, self.message),
+            None => write!(f, "{}: {}", self.at, self.message),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// Every error of a load, in file order where they have a line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceErrors(pub Vec<TraceError>);
+
+impl TraceErrors {
+    /// The first error reported.
+    pub fn first(&self) -> &TraceError {
+        &self.0[0]
+    }
+
+    /// Keeps at most [`MAX_ERRORS`] errors, the last one placed at the first left out and
+    /// saying how many were left out.
+    pub(crate) fn capped(mut errors: Vec<TraceError>) -> Self {
+        if errors.len() > MAX_ERRORS {
+            let more = errors.len() - (MAX_ERRORS - 1);
+            let at = errors[MAX_ERRORS - 1].at.clone();
+            errors.truncate(MAX_ERRORS - 1);
+            errors.push(TraceError {
+                at,
+                token: None,
+                message: format!("and {more} more errors"),
+            });
+        }
+        TraceErrors(errors)
+    }
+}
+
+impl From<TraceError> for TraceErrors {
+    fn from(e: TraceError) -> Self {
+        TraceErrors(vec![e])
+    }
+}
+
+impl fmt::Display for TraceErrors {
+    /// One error per line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for TraceErrors {}
