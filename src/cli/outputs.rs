@@ -237,6 +237,30 @@ pub struct Summary {
     pub packets_delivered_adapted: u64,
     /// `ok`, or the violated invariant.
     pub invariants: String,
+    /// The MPI trace the nodes replayed, when they did (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplaySummary>,
+}
+
+/// What a trace replay came to: its size, and when each rank finished.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplaySummary {
+    /// The trace file.
+    pub trace: String,
+    /// Ranks.
+    pub ranks: u32,
+    /// Point-to-point messages (collectives expanded).
+    pub messages: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Ranks that finished within the run.
+    pub ranks_finished: u32,
+    /// Execution time: the last rank's finish, in microseconds (3 decimals); null when a rank
+    /// did not finish within the run.
+    pub execution_time_us: Option<f64>,
+    /// Each rank's finish in microseconds (3 decimals), by rank; null for a rank that did not
+    /// finish.
+    pub rank_finish_us: Vec<Option<f64>>,
 }
 
 fn older_is_complete() -> bool {

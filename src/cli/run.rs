@@ -10,12 +10,13 @@ use super::Failure;
 pub use super::dump::WaveRequest;
 use super::dump::{self, DumpPlan};
 use super::interrupt::{Stop, exit_code, signal_name};
-use super::outputs::{Staged, Summary, make_folder, rounded};
+use super::outputs::{ReplaySummary, Staged, Summary, make_folder, rounded};
 use super::record::{RecordRequest, Recording};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
 use crate::fabric::{Engine, Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
+use crate::replay::Replayer;
 use crate::trace::DETECTOR_STATES;
 use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -161,6 +162,9 @@ fn run_on<const V: usize>(
         None => None,
     };
     let mut fabric = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
+    if let Some(t) = &s.replay {
+        fabric.attach_replay(Replayer::build_all(&t.program, &t.mapping, &s.time_base)?)?;
+    }
     fabric.set_engine(how.engine);
     fabric.set_threads(threads);
     let chosen = match &plan {
@@ -229,7 +233,7 @@ fn run_on<const V: usize>(
     let mut bin_start = fabric.now();
     let mut result = Ok(());
     let mut signal = None;
-    while fabric.now() < s.sim_cycles {
+    while fabric.now() < s.sim_cycles && !(s.replay.is_some() && fabric.replay_finished()) {
         if let Some(sig) = stop.requested(fabric.now()) {
             signal = Some(sig);
             break;
@@ -315,7 +319,8 @@ fn run_on<const V: usize>(
     if !bar.is_hidden() {
         eprintln!();
     }
-    let complete = signal.is_none() && result.is_ok() && reached == s.sim_cycles;
+    let finished = s.replay.is_some() && fabric.replay_finished();
+    let complete = signal.is_none() && result.is_ok() && (reached == s.sim_cycles || finished);
     let stop_reason = match (signal, &result) {
         (_, Err(_)) => Some("invariant violated".to_string()),
         (Some(sig), _) => Some(signal_name(sig)),
@@ -328,6 +333,7 @@ fn run_on<const V: usize>(
     let t = fabric.totals();
     let end = RunEnd {
         reached,
+        replay: replay_summary(&s, &fabric),
         complete,
         stop_reason,
         threads,
@@ -437,6 +443,7 @@ fn run_on<const V: usize>(
 /// How a run ended, for its summary.
 struct RunEnd {
     reached: u64,
+    replay: Option<ReplaySummary>,
     complete: bool,
     stop_reason: Option<String>,
     threads: usize,
@@ -497,7 +504,32 @@ fn summary(
             Ok(()) => "ok".to_string(),
             Err(v) => v.to_string(),
         },
+        replay: end.replay.clone(),
     }
+}
+
+/// The replay's outcome in `fabric`, for the summary.
+fn replay_summary<const V: usize>(s: &Scenario, fabric: &Fabric<V>) -> Option<ReplaySummary> {
+    let t = s.replay.as_ref()?;
+    let cycle_ns = s.time_base.cycle_ns();
+    let us = |c: u64| rounded(c as f64 * cycle_ns / 1000.0, 3);
+    let mut finish = vec![None; t.program.ranks() as usize];
+    for n in fabric.nodes() {
+        for (rank, f) in n.replay().map(|r| r.ranks().rank_finishes()).into_iter().flatten() {
+            finish[rank as usize] = f;
+        }
+    }
+    let done = finish.iter().flatten().count() as u32;
+    Some(ReplaySummary {
+        trace: t.file.clone(),
+        ranks: t.program.ranks(),
+        messages: t.program.messages().len() as u64,
+        bytes: t.program.total_bytes(),
+        ranks_finished: done,
+        execution_time_us: (done == t.program.ranks())
+            .then(|| finish.iter().flatten().max().copied().map_or(0.0, us)),
+        rank_finish_us: finish.iter().map(|f| f.map(us)).collect(),
+    })
 }
 
 /// Puts the outputs in place: first a summary that says the outputs beside it are not all this

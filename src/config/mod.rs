@@ -7,11 +7,13 @@ mod keys;
 pub mod scenario;
 mod switch_keys;
 pub mod topology_keys;
+pub mod trace_keys;
 mod traffic_keys;
 pub mod units;
 
 pub use document::{ScenarioError, ScenarioErrors};
 pub use scenario::Scenario;
+pub use trace_keys::TraceReplay;
 pub use units::TimeBase;
 
 #[cfg(test)]

@@ -41,6 +41,8 @@ pub struct Scenario {
     pub pattern: String,
     /// Flows per node.
     pub flows: Vec<Vec<Flow>>,
+    /// The MPI trace the nodes replay instead of flows (pattern `trace`).
+    pub replay: Option<super::TraceReplay>,
     /// Values that are legal but surely not meant, one line each (`place: key `k`: what`).
     pub warnings: Vec<String>,
 }
@@ -381,7 +383,7 @@ impl Scenario {
         }
         let switch = switch_keys::read(&r, routing, queuing);
         let mtu = switch.as_ref().map(|s| s.1);
-        let traffic = traffic_keys::read(&r, nodes, mtu, sim_cycles);
+        let traffic = traffic_keys::read(&r, nodes, mtu, sim_cycles, seed);
 
         let watchdog = r.time("watchdog", "1ms");
         // Progress is seen when a packet starts or finishes a hop, so the watchdog must outlast
@@ -437,7 +439,11 @@ impl Scenario {
             .into());
         };
         // The smallest packet any flow makes: a message's last piece, or a whole short message.
-        let min_packet = smallest_packet(&flows, mtu);
+        let min_packet = match traffic.replay {
+            // A message's last packet may be a single flit.
+            Some(_) => 1,
+            None => smallest_packet(&flows, mtu),
+        };
         switch.max_packets = packet_slots(switch.vcs(), switch.vc_capacity, min_packet as u16);
         let params = FabricParams {
             switch,
@@ -446,7 +452,8 @@ impl Scenario {
             node_vc_capacity: node_vc,
             seed,
             watchdog_cycles: watchdog,
-            check_order: routing == RoutingMode::DModK,
+            // A replayed packet's id names its message, not its place in its flow.
+            check_order: routing == RoutingMode::DModK && traffic.replay.is_none(),
             node_consumes_arns,
         };
         Ok(Scenario {
@@ -460,6 +467,7 @@ impl Scenario {
             params,
             pattern: traffic.name,
             flows,
+            replay: traffic.replay,
             doc,
             warnings,
         })

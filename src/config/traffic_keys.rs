@@ -6,6 +6,7 @@
 //! run, a pattern that makes no hot sender, and a flow that never sends load with a warning.
 
 use super::scenario::Reader;
+use super::trace_keys::{self, TraceReplay};
 use crate::fabric::node::QP_DEPTH;
 use crate::traffic::{ExplicitFlow, Pattern, hot_senders, paper_hot_spots};
 
@@ -17,9 +18,13 @@ pub(super) struct Traffic {
     pub pattern: Pattern,
     /// Message size in flits.
     pub message: u64,
+    /// The trace the nodes replay (pattern `trace`).
+    pub replay: Option<TraceReplay>,
 }
 
-const PATTERNS: &[&str] = &["uniform", "rnd", "h10", "h25", "h10-4", "h25-4", "flows"];
+const PATTERNS: &[&str] = &[
+    "uniform", "rnd", "h10", "h25", "h10-4", "h25-4", "flows", "trace",
+];
 const HOT_KEYS: &[&str] = &[
     "traffic.hot_spots",
     "traffic.hot_start",
@@ -67,9 +72,26 @@ pub(super) fn read(
     nodes: Option<u32>,
     mtu: Option<u64>,
     sim: Option<u64>,
+    seed: Option<u64>,
 ) -> Option<Traffic> {
     let doc = r.doc;
     let name = r.choice("traffic.pattern", None, PATTERNS);
+    if name.as_deref() == Some("trace") {
+        let why = "`traffic.pattern` is `trace`";
+        for k in HOT_KEYS
+            .iter()
+            .chain(&["traffic.load", "traffic.message", "traffic.flow"])
+        {
+            doc.ignore(k, why);
+        }
+        let replay = trace_keys::read(r, nodes, seed)?;
+        return Some(Traffic {
+            name: "trace".into(),
+            pattern: Pattern::Trace,
+            message: 1,
+            replay: Some(replay),
+        });
+    }
     let load = fraction(r, "traffic.load", "a load");
     let message = message(r, "traffic.message", mtu);
     let Some(name) = name else {
@@ -169,6 +191,7 @@ pub(super) fn read(
         name,
         pattern,
         message: message?,
+        replay: None,
     })
 }
 

@@ -408,6 +408,33 @@ impl<const V: usize> Fabric<V> {
         &self.nodes
     }
 
+    /// Gives every node the ranks of a trace it runs (`ranks[n]` for node `n`), before the first
+    /// cycle (`node::replay`).
+    pub fn attach_replay(&mut self, ranks: Vec<crate::replay::Replayer>) -> Result<(), String> {
+        if ranks.len() != self.nodes.len() || self.now != 0 {
+            return Err(format!(
+                "{} replayers for {} nodes at cycle {}",
+                ranks.len(),
+                self.nodes.len(),
+                self.now
+            ));
+        }
+        for (n, r) in self.nodes.iter_mut().zip(ranks) {
+            n.attach_replay(r);
+        }
+        for p in &mut self.node_pace {
+            p.due = 0;
+        }
+        Ok(())
+    }
+
+    /// Whether every node runs a trace and all their ranks have finished.
+    pub fn replay_finished(&self) -> bool {
+        self.nodes
+            .iter()
+            .all(|n| n.replay().is_some_and(|r| r.ranks().finished()))
+    }
+
     /// Parameters as built (LMC filled in).
     pub fn params(&self) -> &FabricParams {
         &self.params

@@ -202,6 +202,8 @@ pub struct EndNode<const V: usize> {
     arn: [NodeArnEntry; NODE_ARN_ENTRIES],
     /// The latest expiry in `arn` (no entry is live from this cycle on).
     arn_live_until: u64,
+    /// The ranks of an MPI trace the node runs, if any (`node::replay`).
+    replay: Option<Box<NodeReplay>>,
 }
 
 impl<const V: usize> EndNode<V> {
@@ -255,6 +257,7 @@ impl<const V: usize> EndNode<V> {
             consume_arns: consume_arns && params.routing.uses_arn(),
             arn: [NodeArnEntry::default(); NODE_ARN_ENTRIES],
             arn_live_until: 0,
+            replay: None,
         }
     }
 
@@ -439,9 +442,11 @@ impl<const V: usize> EndNode<V> {
             self.stats.latency_sum += lat;
             self.stats.latency_max = self.stats.latency_max.max(lat);
             self.rx = None;
+            self.replay_received(&pkt, now);
             delivered = Some(pkt);
         }
         self.generate(now);
+        self.replay_step(now);
         // Inject one flit per cycle, a packet only when the switch has room for all of it
         // (`node::send`).
         if self.tx.is_none()
@@ -473,7 +478,7 @@ impl<const V: usize> EndNode<V> {
             self.freed.clear_credits();
         }
         self.now = now;
-        self.wake = self.next_message.cycle();
+        self.wake = self.next_message.cycle().min(self.replay_wake(now));
         if let Some(rx) = self.rx {
             self.wake = self.wake.min(rx.end());
         }
@@ -485,10 +490,12 @@ impl<const V: usize> EndNode<V> {
     }
 }
 
+mod replay;
 mod send;
 mod skip;
 mod source;
 
+pub use replay::NodeReplay;
 pub use send::QP_DEPTH;
 
 #[cfg(test)]

@@ -318,6 +318,11 @@ impl Replayer {
         self.arrived.len()
     }
 
+    /// Number of messages this node's ranks send (what a queue of posts must hold).
+    pub fn sends(&self) -> usize {
+        self.outs.len()
+    }
+
     /// Lets every rank go as far as it can in cycle `now`, handing each message it sends to
     /// `post`, ranks in ascending order, each rank's messages in program order.
     pub fn advance(&mut self, now: u64, mut post: impl FnMut(&Post)) {

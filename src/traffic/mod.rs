@@ -47,6 +47,8 @@ pub enum Pattern {
     },
     /// Explicit flows.
     Explicit(Vec<ExplicitFlow>),
+    /// The ranks of an MPI trace, replayed closed-loop (`crate::replay`): no Bernoulli source.
+    Trace,
 }
 
 /// One explicit flow.
@@ -136,6 +138,7 @@ impl Pattern {
                     }
                 }
             }
+            Pattern::Trace => {}
             Pattern::Explicit(flows) => {
                 for e in flows {
                     if e.src >= nodes || e.dst >= nodes {

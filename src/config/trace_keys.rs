@@ -1,0 +1,80 @@
+//! Trace keys: the MPI trace an end node's ranks replay (`traffic.trace`, a file in the format of
+//! `docs/traces.md`) and how ranks are placed on nodes (`traffic.mapping`: `linear`, `random`
+//! from the scenario's seed, or a map file). Paths are taken relative to the scenario's folder;
+//! a bundled scenario finds its trace among the bundled traces. A trace that does not load is an
+//! error at `traffic.trace` carrying the trace's own `file:line`.
+
+use super::scenario::Reader;
+use crate::replay::{self, Mapping, Program};
+use std::path::Path;
+
+/// The traces shipped in `scenarios/traces/`, by the path a bundled scenario gives.
+pub const BUNDLED_TRACES: &[(&str, &str)] = &[(
+    "traces/halo_allreduce_16.txt",
+    include_str!("../../scenarios/traces/halo_allreduce_16.txt"),
+)];
+
+/// A loaded trace and the placement of its ranks.
+#[derive(Clone, Debug)]
+pub struct TraceReplay {
+    /// The trace's file as named in errors.
+    pub file: String,
+    /// Its operations, resolved and matched.
+    pub program: Program,
+    /// Which node runs each rank.
+    pub mapping: Mapping,
+}
+
+/// Reads the text of `name` given in the scenario `scenario`: beside it on disk, or bundled.
+fn read_text(scenario: &str, name: &str) -> Result<(String, String), String> {
+    let beside = Path::new(scenario)
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(name);
+    match std::fs::read_to_string(&beside) {
+        Ok(t) => Ok((beside.display().to_string(), t)),
+        Err(e) => BUNDLED_TRACES
+            .iter()
+            .find(|(n, _)| *n == name && scenario.starts_with("scenarios/"))
+            .map(|(n, t)| (format!("scenarios/{n}"), t.to_string()))
+            .ok_or_else(|| format!("cannot read `{}`: {e}", beside.display())),
+    }
+}
+
+/// Reads `traffic.trace` and `traffic.mapping` for a fabric of `nodes` end nodes.
+pub(super) fn read(r: &Reader, nodes: Option<u32>, seed: Option<u64>) -> Option<TraceReplay> {
+    let doc = r.doc;
+    if !doc.has("traffic.trace") {
+        doc.missing("traffic.trace", "the trace file the ranks replay");
+        return None;
+    }
+    let name = doc.str("traffic.trace")?;
+    let mapping = doc
+        .str("traffic.mapping")
+        .unwrap_or_else(|| "linear".into());
+    let (file, text) = read_text(doc.path(), &name)
+        .map_err(|e| doc.fail::<()>("traffic.trace", e))
+        .ok()?;
+    let program = replay::load(&text, &file)
+        .map_err(|e| doc.fail::<()>("traffic.trace", e.to_string()))
+        .ok()?;
+    let (nodes, seed) = (nodes?, seed?);
+    let ranks = program.ranks();
+    let mapping = match mapping.as_str() {
+        "linear" => Mapping::linear(ranks, nodes),
+        "random" => Mapping::random(ranks, nodes, seed),
+        path => match read_text(doc.path(), path) {
+            Ok((f, t)) => Mapping::from_file(&t, &f, ranks, nodes).map_err(|e| e.to_string()),
+            Err(e) => Err(format!(
+                "not `linear` or `random`, and as a map file: {e}"
+            )),
+        },
+    }
+    .map_err(|e| doc.fail::<()>("traffic.mapping", e))
+    .ok()?;
+    Some(TraceReplay {
+        file,
+        program,
+        mapping,
+    })
+}
