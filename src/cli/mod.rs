@@ -1,7 +1,8 @@
 //! The `arnsim` command line: `run` a scenario (summary, CSV, SVG and VCD outputs), `check` or
 //! list `scenarios`, `plot` several runs into one figure-6 panel, `demo` every hardware block
 //! on its seeded stimulus (a VCD and a GTKWave save file each), `replay` a switch recording on the
-//! cycle engine (and dump it), and `waves-pair` the Rust and Verilated dumps of one replay. No command changes a file that
+//! cycle engine (and dump it), `waves-pair` the Rust and Verilated dumps of one replay, and write
+//! the MPI `trace` of a paper workload (PTRANS, Inception-v3). No command changes a file that
 //! existed before it unless it succeeds (`docs/outputs.md`).
 
 pub mod demo;
@@ -20,6 +21,7 @@ pub mod run;
 #[cfg(test)]
 mod run_tests;
 pub mod scenarios;
+pub mod trace_gen;
 pub mod waves_pair;
 #[cfg(test)]
 mod waves_pair_tests;
@@ -150,6 +152,13 @@ pub enum Command {
         /// Plot only up to this time (a time such as `20ms`), to compare runs of different lengths.
         #[arg(long)]
         to: Option<String>,
+    },
+    /// Write the MPI trace of one of the paper's workloads (docs/workloads.md), in the format of
+    /// docs/traces.md.
+    Trace {
+        /// The workload and its parameters.
+        #[command(subcommand)]
+        workload: trace_gen::Workload,
     },
     /// Run every hardware block on its seeded stimulus and write one VCD (+ .gtkw) per block.
     Demo {
@@ -292,6 +301,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         } => Ok(waves_pair::run(&rust, &hdl, &out, check)?),
         Command::Check { scenario, set } => Ok(scenarios::check(&scenario, &set)?),
         Command::Scenarios => Ok(scenarios::list()?),
+        Command::Trace { workload } => Ok(trace_gen::run(&workload)?),
         Command::Plot {
             runs,
             out,

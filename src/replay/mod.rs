@@ -21,6 +21,7 @@ pub mod program;
 mod progress;
 pub mod replayer;
 pub mod trace;
+pub mod workloads;
 
 pub use error::{TraceError, TraceErrors};
 pub use mapping::Mapping;

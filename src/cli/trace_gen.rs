@@ -1,0 +1,217 @@
+//! `arnsim trace ptrans|inception`: writes the MPI trace of one of the paper's two workloads
+//! (`replay::workloads`, docs/workloads.md) in the text format of docs/traces.md. Flags out of
+//! range are refused by the parser, parameters a trace cannot hold by the generator, both
+//! before anything is written; the file is written through a temporary name
+//! (`outputs::write_atomically`), so a failure leaves an existing file as it was.
+
+use super::outputs::write_atomically;
+use crate::replay::workloads::inception::MIB;
+use crate::replay::workloads::{Inception, Ptrans};
+use clap::Subcommand;
+use std::path::{Path, PathBuf};
+
+/// `arnsim trace` workloads.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum Workload {
+    /// HPCC's PTRANS: five transposes of an N x N matrix on a P x Q grid (P <= Q, as square as
+    /// the rank count allows: 432 gives 18 x 24), each on a random placement of the ranks.
+    Ptrans {
+        /// MPI ranks (the grid is P x Q = ranks).
+        #[arg(long, default_value_t = 432, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+        ranks: u32,
+        /// Matrix order N.
+        #[arg(long, default_value_t = 161_280, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        n: u64,
+        /// Block size NB.
+        #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        nb: u64,
+        /// Transposes timed (HPCC runs 5).
+        #[arg(long, visible_alias = "steps", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        reps: u32,
+        /// Seed of the placements of the ranks on the grid.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The trace file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Data-parallel training of Inception-v3: a broadcast of the model, then per step the
+    /// forward and backward compute and one ring allreduce per gradient bucket.
+    Inception {
+        /// MPI ranks (data-parallel workers).
+        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+        ranks: u32,
+        /// Training steps.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        steps: u32,
+        /// Images per rank and step.
+        #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        batch: u64,
+        /// Training throughput of one worker, images per second (128: a P100 at batch 32).
+        #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+        images_per_s: u64,
+        /// Gradient bucket cap in MiB (PyTorch DDP's `bucket_cap_mb`).
+        #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        bucket_mb: u64,
+        /// The trace file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// Builds the workload's trace and writes it to its `--out`; prints what was written.
+pub fn run(workload: &Workload) -> Result<(), String> {
+    let (what, trace, out) = match *workload {
+        Workload::Ptrans {
+            ranks,
+            n,
+            nb,
+            reps,
+            seed,
+            ref out,
+        } => {
+            let p = Ptrans {
+                n,
+                nb,
+                reps,
+                seed,
+                ..Ptrans::with_ranks(ranks)
+            };
+            let what = format!("PTRANS on {} x {}, N = {n}, NB = {nb}", p.p, p.q);
+            (what, p.trace(), out)
+        }
+        Workload::Inception {
+            ranks,
+            steps,
+            batch,
+            images_per_s,
+            bucket_mb,
+            ref out,
+        } => {
+            let inc = Inception {
+                ranks,
+                steps,
+                batch,
+                images_per_s,
+                bucket_bytes: bucket_mb * MIB,
+            };
+            let what = format!("Inception-v3 training, {steps} steps");
+            (what, inc.trace(), out)
+        }
+    };
+    let trace = trace.map_err(|e| format!("{}: {e}", out.display()))?;
+    trace
+        .check(&out.display().to_string())
+        .map_err(|e| e.to_string())?;
+    write(out, &trace.to_string())?;
+    println!(
+        "{}: {what}: {} ranks, {} operations",
+        out.display(),
+        trace.ranks,
+        trace.ops.len()
+    );
+    Ok(())
+}
+
+fn write(out: &Path, text: &str) -> Result<(), String> {
+    if out.is_dir() {
+        return Err(format!("{}: is a folder", out.display()));
+    }
+    write_atomically(out, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cli, Command};
+    use super::*;
+    use clap::Parser;
+
+    fn dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("arnsim-trace-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn parse(args: &[&str]) -> Result<Workload, String> {
+        let mut all = vec!["arnsim", "trace"];
+        all.extend_from_slice(args);
+        match Cli::try_parse_from(all).map_err(|e| e.to_string())?.command {
+            Command::Trace { workload } => Ok(workload),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Every entry of `d` with its content.
+    fn listing(d: &Path) -> Vec<(String, String)> {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                (p.file_name().unwrap().to_string_lossy().into_owned(), text)
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn trace_command_writes_a_loadable_trace_the_same_every_time() {
+        let d = dir("ok");
+        let out = d.join("inc.trace");
+        let o = out.to_str().unwrap();
+        let args = ["inception", "--ranks", "8", "--steps", "2", "--out", o];
+        run(&parse(&args).unwrap()).unwrap();
+        let first = std::fs::read_to_string(&out).unwrap();
+        let program = crate::replay::load(&first, o).unwrap();
+        assert_eq!(program.ranks(), 8);
+        run(&parse(&args).unwrap()).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), first);
+        let p = d.join("p.trace");
+        let pargs = ["ptrans", "--ranks", "12", "--n", "480", "--nb", "8"];
+        let mut pargs = pargs.to_vec();
+        pargs.extend(["--steps", "2", "--out", p.to_str().unwrap()]);
+        run(&parse(&pargs).unwrap()).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        crate::replay::load(&text, "p.trace").unwrap();
+        assert!(text.starts_with("ranks 12\n"));
+        assert_eq!(listing(&d).len(), 2, "no temporary file left");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn trace_command_refuses_bad_flags_and_writes_nothing() {
+        let d = dir("bad");
+        let out = d.join("keep.trace");
+        std::fs::write(&out, "ranks 1\n").unwrap();
+        let o = out.to_str().unwrap();
+        for (args, says) in [
+            (vec!["ptrans", "--ranks", "0", "--out", o], "--ranks"),
+            (vec!["ptrans", "--nb", "0", "--out", o], "--nb"),
+            (vec!["ptrans", "--reps", "x", "--out", o], "--reps"),
+            (vec!["inception", "--steps", "0", "--out", o], "--steps"),
+            (
+                vec!["inception", "--bucket-mb", "5000", "--out", o],
+                "--bucket-mb",
+            ),
+            (vec!["inception", "--ranks", "4"], "--out"),
+            (vec!["resnet", "--out", o], "resnet"),
+        ] {
+            let e = parse(&args).unwrap_err();
+            assert!(e.contains(says), "{args:?}: {e}");
+        }
+        // Parsed, but beyond what a trace holds: 2 x 2 ranks swap 52 GB buffers.
+        let w = parse(&["ptrans", "--ranks", "4", "--out", o]).unwrap();
+        let e = run(&w).unwrap_err();
+        assert!(e.contains("choose a smaller N"), "{e}");
+        // A folder is never replaced.
+        let w = parse(&["inception", "--ranks", "2", "--out", d.to_str().unwrap()]).unwrap();
+        assert!(run(&w).unwrap_err().contains("is a folder"));
+        assert_eq!(
+            listing(&d),
+            [("keep.trace".to_string(), "ranks 1\n".to_string())]
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

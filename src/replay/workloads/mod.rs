@@ -1,0 +1,15 @@
+//! Generators of the two MPI workloads of the trace-based evaluation (section 4.2.2, figure 8)
+//! of Rocher-Gonzalez et al., "Congestion Management in High-Performance Interconnection
+//! Networks Using Adaptive Routing Notifications", whose traces are not public: HPCC's PTRANS
+//! on 432 ranks ([`ptrans`]) and data-parallel training of Inception-v3 on 512 ranks
+//! ([`inception`]). Each builds a [`Trace`](super::Trace) that `Display` writes in the format of
+//! `docs/traces.md`; `arnsim trace` writes them. Every number and its source: `docs/workloads.md`.
+
+pub mod inception;
+pub mod ptrans;
+
+pub use inception::Inception;
+pub use ptrans::Ptrans;
+
+#[cfg(test)]
+mod tests;
