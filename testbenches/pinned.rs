@@ -68,6 +68,21 @@ const RUNS: &[Run] = &[
             "60us",
         ],
     },
+    // An MPI trace replayed closed-loop: execution time and every rank's finish in the summary.
+    Run {
+        label: "trace_halo",
+        scenario: "trace_halo",
+        args: &[
+            "--scope",
+            "fabric.n*.queued",
+            "--scope",
+            "fabric.s1_0.*",
+            "--from",
+            "0us",
+            "--to",
+            "40us",
+        ],
+    },
 ];
 
 /// The files of a run that are pinned, and how each is read before hashing.

@@ -515,7 +515,12 @@ fn replay_summary<const V: usize>(s: &Scenario, fabric: &Fabric<V>) -> Option<Re
     let us = |c: u64| rounded(c as f64 * cycle_ns / 1000.0, 3);
     let mut finish = vec![None; t.program.ranks() as usize];
     for n in fabric.nodes() {
-        for (rank, f) in n.replay().map(|r| r.ranks().rank_finishes()).into_iter().flatten() {
+        for (rank, f) in n
+            .replay()
+            .map(|r| r.ranks().rank_finishes())
+            .into_iter()
+            .flatten()
+        {
             finish[rank as usize] = f;
         }
     }

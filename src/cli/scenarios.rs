@@ -12,7 +12,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "kary6_uniform",
         include_str!("../../scenarios/kary6_uniform.toml"),
     ),
-    ("trace_halo", include_str!("../../scenarios/trace_halo.toml")),
+    (
+        "trace_halo",
+        include_str!("../../scenarios/trace_halo.toml"),
+    ),
     (
         "rlft40_uniform",
         include_str!("../../scenarios/rlft40_uniform.toml"),

@@ -22,3 +22,5 @@ mod fuzz_tests;
 mod refusal_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trace_tests;

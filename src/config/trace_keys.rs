@@ -65,9 +65,7 @@ pub(super) fn read(r: &Reader, nodes: Option<u32>, seed: Option<u64>) -> Option<
         "random" => Mapping::random(ranks, nodes, seed),
         path => match read_text(doc.path(), path) {
             Ok((f, t)) => Mapping::from_file(&t, &f, ranks, nodes).map_err(|e| e.to_string()),
-            Err(e) => Err(format!(
-                "not `linear` or `random`, and as a map file: {e}"
-            )),
+            Err(e) => Err(format!("not `linear` or `random`, and as a map file: {e}")),
         },
     }
     .map_err(|e| doc.fail::<()>("traffic.mapping", e))

@@ -409,7 +409,8 @@ impl<const V: usize> Fabric<V> {
     }
 
     /// Gives every node the ranks of a trace it runs (`ranks[n]` for node `n`), before the first
-    /// cycle (`node::replay`).
+    /// cycle (`node::replay`). The in-order check is left off: a replayed packet's id names its
+    /// message, not its place in its flow.
     pub fn attach_replay(&mut self, ranks: Vec<crate::replay::Replayer>) -> Result<(), String> {
         if ranks.len() != self.nodes.len() || self.now != 0 {
             return Err(format!(
@@ -425,6 +426,7 @@ impl<const V: usize> Fabric<V> {
         for p in &mut self.node_pace {
             p.due = 0;
         }
+        self.order = None;
         Ok(())
     }
 
@@ -526,5 +528,7 @@ impl<const V: usize> Fabric<V> {
 
 #[cfg(test)]
 mod arn_cases;
+#[cfg(test)]
+mod replay_tests;
 #[cfg(test)]
 mod tests;

@@ -178,6 +178,8 @@ pub struct EndNode<const V: usize> {
     queue: Deque<Packet, SOURCE_QUEUE>,
     /// The last packet started went in the AFC (the scheduler then tries a regular one first).
     afc_last: bool,
+    /// The oldest packet of each channel (state kept for speed, `node::send`).
+    heads: send::ChannelHeads,
     /// Credits toward the switch, per VC (spent by `tx`, returned by the switch's streams).
     credits: OutputCredits<V>,
     tx: Option<Stream>,
@@ -245,6 +247,7 @@ impl<const V: usize> EndNode<V> {
             seq: 0,
             queue: Deque::new(),
             afc_last: false,
+            heads: send::ChannelHeads::default(),
             credits: OutputCredits::new(params.vc_capacity),
             tx: None,
             freed: Backward::default(),
@@ -374,6 +377,7 @@ impl<const V: usize> EndNode<V> {
                     .min_by_key(|&k| (self.arn[k].expires, k))
                     .unwrap_or(0)
             });
+        self.forget_heads();
         self.arn[k] = NodeArnEntry {
             dest: info.dest,
             vc: info.vc,

@@ -106,6 +106,7 @@ impl<const V: usize> EndNode<V> {
                 flags: PacketFlags::empty(),
             };
             let _ = self.queue.push_back(pkt);
+            self.note_posted(now);
             self.stats.generated_packets += 1;
             r.left -= len as u32;
             if r.left == 0 {
@@ -116,8 +117,7 @@ impl<const V: usize> EndNode<V> {
 
     /// Whether the send memory and the queue pair to `dest` have room for one more packet.
     fn has_room(&self, dest: u32) -> bool {
-        !self.queue.is_full()
-            && (self.queue.len() < QP_DEPTH || self.qp_len(dest) < QP_DEPTH)
+        !self.queue.is_full() && (self.queue.len() < QP_DEPTH || self.qp_len(dest) < QP_DEPTH)
     }
 
     /// The first cycle after `now` the replay needs the node: a rank's compute ends, or a posted

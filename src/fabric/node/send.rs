@@ -11,6 +11,20 @@
 
 use super::*;
 
+/// Channel heads: (channel, place in the send memory, isolated), in posting order.
+type Heads = heapless::Vec<(u8, u16, bool), 16>;
+
+/// The channel heads as of the cycles `from .. until`, in which the ARN entries isolate the
+/// same destinations (state kept for speed: `EndNode::pick` would scan the send memory every
+/// cycle an entry lives).
+#[derive(Clone, Debug, Default)]
+pub(super) struct ChannelHeads {
+    valid: bool,
+    from: u64,
+    until: u64,
+    list: Heads,
+}
+
 /// Packets one queue pair's send queue holds: a message that would take it beyond this is not
 /// posted (counted in `generation_stalls`).
 pub const QP_DEPTH: usize = 128;
@@ -46,15 +60,14 @@ impl<const V: usize> EndNode<V> {
         self.credits.credits(vc as usize, now.saturating_sub(1)) >= len
     }
 
-    /// Calls `f(index, channel, isolated)` on the oldest queued packet of each channel it would
-    /// leave on in cycle `now`, in posting order, until `f` returns true or every channel has
-    /// been met.
-    #[inline]
-    fn channel_heads(&self, now: u64, mut f: impl FnMut(usize, u8, bool) -> bool) {
+    /// The oldest queued packet of each channel it would leave on in cycle `now`, in posting
+    /// order: (channel, place in the send memory, isolated).
+    fn scan_heads(&self, now: u64) -> Heads {
         let isolating = self.isolating(now);
         let afc = self.params.afc().unwrap_or(0);
         let all = self.regular_channels() | if isolating { 1u32 << afc } else { 0 };
         let mut seen = 0u32;
+        let mut heads = Heads::new();
         for (i, p) in self.queue.iter().enumerate() {
             let iso = isolating && self.isolates(p, now);
             let ch = if iso { afc } else { p.vc };
@@ -63,27 +76,84 @@ impl<const V: usize> EndNode<V> {
                 continue;
             }
             seen |= bit;
-            if f(i, ch, iso) || seen & all == all {
-                return;
+            let _ = heads.push((ch, i as u16, iso));
+            if seen & all == all {
+                break;
             }
         }
+        heads
+    }
+
+    /// Brings the channel heads up to cycle `now`: kept while the send memory and the ARN
+    /// entries stay as they were and no entry expires (state kept for speed; debug builds check
+    /// it against a scan).
+    fn refresh_heads(&mut self, now: u64) {
+        if self.heads.valid && now >= self.heads.from && now < self.heads.until {
+            debug_assert_eq!(
+                self.heads.list,
+                self.scan_heads(now),
+                "channel heads at {now}"
+            );
+            return;
+        }
+        self.heads.list = self.scan_heads(now);
+        self.heads.valid = true;
+        self.heads.from = now;
+        self.heads.until = if self.isolating(now) {
+            self.arn
+                .iter()
+                .filter(|e| e.expires > now)
+                .map(|e| e.expires)
+                .min()
+                .unwrap_or(u64::MAX)
+        } else {
+            // Nothing isolates until an entry is added.
+            u64::MAX
+        };
+    }
+
+    /// A packet was appended to the send memory in cycle `now`: it heads its channel if the
+    /// channel had no packet.
+    pub(super) fn note_posted(&mut self, now: u64) {
+        if !self.heads.valid || now < self.heads.from || now >= self.heads.until {
+            self.heads.valid = false;
+            return;
+        }
+        let i = self.queue.len() - 1;
+        let Some(p) = self.queue.get(i) else {
+            return;
+        };
+        let iso = self.isolates(p, now);
+        let ch = if iso {
+            self.params.afc().unwrap_or(0)
+        } else {
+            p.vc
+        };
+        if !self.heads.list.iter().any(|h| h.0 == ch) {
+            let _ = self.heads.list.push((ch, i as u16, iso));
+        }
+    }
+
+    /// The ARN entries changed: the channel heads are scanned again.
+    pub(super) fn forget_heads(&mut self) {
+        self.heads.valid = false;
     }
 
     /// The packet to start in cycle `now`, if any: its place in the send memory and whether it
     /// leaves in the AFC.
-    pub(super) fn pick(&self, now: u64) -> Option<(usize, bool)> {
-        let isolating = self.isolating(now);
+    pub(super) fn pick(&mut self, now: u64) -> Option<(usize, bool)> {
+        self.refresh_heads(now);
         let (mut regular, mut isolated) = (None, None);
-        self.channel_heads(now, |i, ch, iso| {
-            if self.fits(ch, self.queue.get(i).map_or(0, |p| p.len), now) {
+        for &(ch, i, iso) in &self.heads.list {
+            let len = self.queue.get(i as usize).map_or(0, |p| p.len);
+            if self.fits(ch, len, now) {
                 if iso {
-                    isolated.get_or_insert(i);
+                    isolated.get_or_insert(i as usize);
                 } else {
-                    regular.get_or_insert(i);
+                    regular.get_or_insert(i as usize);
                 }
             }
-            regular.is_some() && (isolated.is_some() || !isolating)
-        });
+        }
         match (regular, isolated) {
             (Some(r), Some(_)) if self.afc_last => Some((r, false)),
             (_, Some(a)) => Some((a, true)),
@@ -97,6 +167,7 @@ impl<const V: usize> EndNode<V> {
         for j in (1..=i).rev() {
             self.queue.swap(j, j - 1);
         }
+        self.heads.valid = false;
         self.queue.pop_front().unwrap_or_default()
     }
 
@@ -112,10 +183,11 @@ impl<const V: usize> EndNode<V> {
     /// could start, if nothing arrives meanwhile (credit records and ARNs wake the node): the
     /// credits coming back at their current rate reach a channel head's length. Not later than
     /// the next cycle while ARN entries live (they decide which channel a packet takes).
-    pub(super) fn start_possible(&self, now: u64) -> u64 {
+    pub(super) fn start_possible(&mut self, now: u64) -> u64 {
         if now + 1 < self.arn_live_until {
             return now + 1;
         }
+        self.refresh_heads(now + 1);
         let fit = |vc: u8, len: u16| {
             let have = self.credits.credits(vc as usize, now);
             if have >= len {
@@ -126,11 +198,11 @@ impl<const V: usize> EndNode<V> {
                 rate => now + 1 + ((len - have) as u64).div_ceil(rate),
             }
         };
-        let mut first = u64::MAX;
-        self.channel_heads(now + 1, |i, ch, _| {
-            first = first.min(fit(ch, self.queue.get(i).map_or(0, |p| p.len)));
-            first == now + 1
-        });
-        first
+        self.heads
+            .list
+            .iter()
+            .map(|&(ch, i, _)| fit(ch, self.queue.get(i as usize).map_or(0, |p| p.len)))
+            .min()
+            .unwrap_or(u64::MAX)
     }
 }

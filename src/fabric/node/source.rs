@@ -145,6 +145,7 @@ impl<const V: usize> EndNode<V> {
             self.seq = self.seq.wrapping_add(1);
             self.stats.generated_packets += 1;
             let _ = self.queue.push_back(pkt);
+            self.note_posted(now);
         }
     }
 }

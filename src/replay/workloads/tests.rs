@@ -5,15 +5,19 @@
 
 use super::inception::{self, Inception, MIB};
 use super::ptrans::{self, Ptrans, Step};
+use crate::config::TimeBase;
 use crate::replay::fake_network::{Net, Outcome};
 use crate::replay::{Mapping, Program, Replayer, Trace, TraceOp};
 
-/// One cycle is 5.12 ns at 100 Gb/s; 64 bytes a cycle is the link's 100 Gb/s.
-const CYCLES_PER_NS: f64 = 1.0 / 5.12;
+/// One cycle is 5.12 ns at 100 Gb/s: a 64-byte flit a cycle is the link's 100 Gb/s.
+const TB: TimeBase = TimeBase {
+    flit_bytes: 64,
+    link_gbps: 100.0,
+};
 
 const NET: Net = Net {
     latency: 200,
-    bytes_per_cycle: 64,
+    mtu: 64,
 };
 
 /// Resolves, checks and replays `trace` one rank a node; the execution time in seconds.
@@ -21,7 +25,7 @@ fn replay(trace: &Trace) -> f64 {
     let program = Program::build(trace, "gen.trace").unwrap();
     program.check_progress("gen.trace").unwrap();
     let mapping = Mapping::linear(program.ranks(), program.ranks()).unwrap();
-    let mut reps = Replayer::build_all(&program, &mapping, CYCLES_PER_NS).unwrap();
+    let mut reps = Replayer::build_all(&program, &mapping, &TB).unwrap();
     match NET.run(&mut reps, program.messages().len()).0 {
         Outcome::Finished(cycles) => cycles as f64 * 5.12e-9,
         Outcome::Deadlock(b) => panic!("deadlock: {:?}", &b[..b.len().min(5)]),

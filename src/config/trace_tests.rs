@@ -1,0 +1,92 @@
+//! What loading a trace scenario refuses: each error names the scenario's line and key, and a
+//! trace's own errors keep their `file:line`.
+
+use super::*;
+
+/// A trace scenario on the 16-node 4-ary 2-tree; the trace path is set by each test.
+const BASE: &str = "sim_time = \"100us\"\n[topology]\nkind = \"kary_ntree\"\nk = 4\nstages = 2\n[traffic]\npattern = \"trace\"\n";
+
+/// A folder of its own for a test's files, emptied first.
+fn folder(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("arnsim-trace-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn load_in(dir: &std::path::Path, set: &[&str]) -> Result<Scenario, ScenarioErrors> {
+    let path = dir.join("s.toml");
+    std::fs::write(&path, BASE).unwrap();
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    Scenario::load(path.to_str().unwrap(), &set)
+}
+
+fn error(dir: &std::path::Path, set: &[&str], key: &str) -> ScenarioError {
+    let all = load_in(dir, set).expect_err("must be refused").0;
+    all.iter()
+        .find(|e| e.key.as_deref() == Some(key))
+        .unwrap_or_else(|| panic!("no error about `{key}` in {all:#?}"))
+        .clone()
+}
+
+#[test]
+fn a_trace_beside_the_scenario_loads_with_every_mapping() {
+    let d = folder("ok");
+    std::fs::write(d.join("t.txt"), "ranks 20\n").unwrap();
+    std::fs::write(
+        d.join("map.txt"),
+        (0..20)
+            .map(|r| format!("{r} {}\n", 15 - r % 16))
+            .collect::<String>(),
+    )
+    .unwrap();
+    for mapping in ["linear", "random", "map.txt"] {
+        let m = format!("traffic.mapping={mapping:?}");
+        let s = load_in(&d, &["traffic.trace=\"t.txt\"", &m]).unwrap_or_else(|e| panic!("{e}"));
+        let t = s.replay.expect("a replay");
+        assert_eq!(t.program.ranks(), 20);
+        assert_eq!(t.mapping.ranks(), 20);
+        assert!(s.flows.iter().all(|f| f.is_empty()));
+        assert!(!s.params.check_order);
+    }
+}
+
+#[test]
+fn trace_errors_name_the_key_and_the_traces_line() {
+    let d = folder("bad");
+    let e = error(&d, &[], "traffic.trace");
+    assert!(e.message.contains("missing"), "{e}");
+    let e = error(&d, &["traffic.trace=\"nope.txt\""], "traffic.trace");
+    assert!(e.message.contains("nope.txt"), "{e}");
+    std::fs::write(
+        d.join("t.txt"),
+        "ranks 2\n0 send 1 10\n1 recv 0\n1 recv 0\n",
+    )
+    .unwrap();
+    let e = error(&d, &["traffic.trace=\"t.txt\""], "traffic.trace");
+    assert!(e.message.contains("t.txt:4"), "{e}");
+    std::fs::write(d.join("t.txt"), "ranks 2\n").unwrap();
+    let e = error(
+        &d,
+        &["traffic.trace=\"t.txt\"", "traffic.mapping=\"m.txt\""],
+        "traffic.mapping",
+    );
+    assert!(e.message.contains("m.txt"), "{e}");
+    std::fs::write(d.join("m.txt"), "0 0\n1 99\n").unwrap();
+    let e = error(
+        &d,
+        &["traffic.trace=\"t.txt\"", "traffic.mapping=\"m.txt\""],
+        "traffic.mapping",
+    );
+    assert!(e.message.contains("m.txt:2"), "{e}");
+    // Keys of the Bernoulli patterns are refused as meaningless here, not silently taken.
+    let s = load_in(&d, &["traffic.trace=\"t.txt\"", "traffic.load=0.5"]);
+    match s {
+        Ok(s) => assert!(
+            s.warnings.iter().any(|w| w.contains("traffic.load")),
+            "{:?}",
+            s.warnings
+        ),
+        Err(e) => assert!(e.to_string().contains("traffic.load"), "{e}"),
+    }
+}

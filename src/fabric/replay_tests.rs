@@ -1,0 +1,144 @@
+//! Trace replay on whole fabrics: every message arrives, ranks wait for what they receive, the
+//! same on any number of threads.
+
+use super::tests::small_params;
+use super::topology::Topology;
+use super::*;
+use crate::config::TimeBase;
+use crate::replay::{Mapping, Replayer};
+use crate::switch::RoutingMode;
+use crate::wire::link::FEW_VCS;
+
+const TB: TimeBase = TimeBase {
+    flit_bytes: 64,
+    link_gbps: 100.0,
+};
+
+/// A 2-ary 3-tree (8 nodes) running `trace` under `routing`, ranks placed by `mapping`, on
+/// `threads` threads, until every rank has finished (or `limit` cycles).
+fn replay(
+    trace: &str,
+    mapping: impl Fn(u32) -> Mapping,
+    routing: RoutingMode,
+    threads: usize,
+    limit: u64,
+) -> Fabric<FEW_VCS> {
+    let program = crate::replay::load(trace, "t.txt").unwrap_or_else(|e| panic!("{e}"));
+    let topo = Topology::kary_ntree(2, 3);
+    let mut f = Fabric::<FEW_VCS>::build(
+        &topo,
+        small_params(routing, 3),
+        &vec![Vec::new(); topo.nodes as usize],
+    )
+    .unwrap();
+    let ranks = Replayer::build_all(&program, &mapping(program.ranks()), &TB).unwrap();
+    f.attach_replay(ranks).unwrap();
+    f.set_threads(threads);
+    while !f.replay_finished() && f.now() < limit {
+        f.run(100, &mut ()).unwrap_or_else(|v| panic!("{v}"));
+    }
+    f
+}
+
+/// Each rank's finish cycle.
+fn finishes(f: &Fabric<FEW_VCS>) -> Vec<(u32, Option<u64>)> {
+    let mut v: Vec<_> = f
+        .nodes()
+        .iter()
+        .flat_map(|n| {
+            n.replay()
+                .map(|r| r.ranks().rank_finishes().collect::<Vec<_>>())
+        })
+        .flatten()
+        .collect();
+    v.sort();
+    v
+}
+
+/// `n` round trips of one 16-flit packet between rank 0 on node 0 and rank 1 on node 7.
+fn ping_pong(n: usize) -> String {
+    let mut t = String::from("ranks 2\n");
+    for _ in 0..n {
+        t += "0 send 1 1KB\n1 recv 0\n1 send 0 1KB\n0 recv 1\n";
+    }
+    t
+}
+
+/// A rank goes on only when its message is in: with an idle network, every round trip takes
+/// the same time, so n round trips take n times one, and one takes at least the packet's flits
+/// and the links' latencies of the six links there and back.
+#[test]
+fn round_trips_add_up_on_an_idle_fabric() {
+    let far = |ranks| Mapping::from_file("0 0\n1 7\n", "m", ranks, 8).unwrap();
+    let one = replay(&ping_pong(1), far, RoutingMode::DModK, 1, 100_000);
+    let one = finishes(&one)[0].1.expect("rank 0 finishes");
+    let ten = replay(&ping_pong(10), far, RoutingMode::DModK, 1, 100_000);
+    let ten = finishes(&ten)[0].1.expect("rank 0 finishes");
+    assert_eq!(ten, 10 * one, "one round trip {one} cycles");
+    // Out through three switches and back: 2 x (6 links x 2 cycles + 16 flits).
+    assert!(one >= 2 * (6 * 2 + 16), "{one}");
+}
+
+/// A halo exchange and allreduces on 8 ranks: every message's packets are delivered, each once
+/// (the packets counted at the nodes are those of the trace's messages), every rank finishes,
+/// and under adaptive routing as well (packets of a message arrive in any order).
+#[test]
+fn every_message_of_a_trace_is_delivered() {
+    let mut t = String::from("ranks 8\n");
+    for i in 0..3 {
+        for r in 0..8 {
+            let (l, rt) = ((r + 7) % 8, (r + 1) % 8);
+            t += &format!(
+                "{r} compute 50ns\n{r} irecv {l} req=1 tag={i}\n{r} irecv {rt} req=2 tag={i}\n\
+                 {r} isend {rt} 3000 req=3 tag={i}\n{r} isend {l} 3000 req=4 tag={i}\n{r} waitall\n"
+            );
+        }
+        for r in 0..8 {
+            t += &format!("{r} allreduce 4KB\n");
+        }
+    }
+    let program = crate::replay::load(&t, "t.txt").unwrap();
+    // 3000 bytes = 47 flits: 3 packets of 16 flits; a ring allreduce chunk of 512 bytes: 8 flits.
+    let packets: u64 = program
+        .messages()
+        .iter()
+        .map(|m| m.bytes.div_ceil(64).max(1).div_ceil(16))
+        .sum();
+    let flits: u64 = program
+        .messages()
+        .iter()
+        .map(|m| m.bytes.div_ceil(64).max(1))
+        .sum();
+    for routing in [
+        RoutingMode::DModK,
+        RoutingMode::Oblivious,
+        RoutingMode::ArnAfi,
+    ] {
+        let f = replay(&t, |r| Mapping::linear(r, 8).unwrap(), routing, 1, 200_000);
+        assert!(f.replay_finished(), "{routing:?}: {:?}", finishes(&f));
+        let n = f.totals().nodes;
+        assert_eq!(n.delivered_packets, packets, "{routing:?}");
+        assert_eq!(n.delivered_flits, flits, "{routing:?}");
+        assert_eq!(n.generated_packets, packets, "{routing:?}");
+        f.check().unwrap_or_else(|v| panic!("{v}"));
+    }
+}
+
+/// Sixteen ranks on eight nodes (two per node, so some messages stay in a node), placed at
+/// random: the same finish cycles on one thread and on two.
+#[test]
+fn a_replay_is_the_same_on_one_and_two_threads() {
+    let mut t = String::from("ranks 16\n");
+    for r in 0..16 {
+        t += &format!("{r} compute {}ns\n", 20 * r);
+    }
+    for r in 0..16 {
+        t += &format!("{r} alltoall 2KB\n{r} allreduce 8KB\n");
+    }
+    let map = |r| Mapping::random(r, 8, 5).unwrap();
+    let one = replay(&t, map, RoutingMode::ArnAfi, 1, 400_000);
+    let two = replay(&t, map, RoutingMode::ArnAfi, 2, 400_000);
+    assert!(one.replay_finished());
+    assert_eq!(finishes(&one), finishes(&two));
+    assert_eq!(one.totals().nodes, two.totals().nodes);
+}
