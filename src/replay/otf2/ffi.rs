@@ -520,7 +520,7 @@ impl Otf2 {
         let nul = std::ptr::null_mut();
         // SAFETY (whole block): every handle passed comes from the library call before it and
         // is used only while `archive` is open; strings and member arrays outlive the calls;
-        // `flush` outlives the archive, whose `Drop` runs before it at the end of this function.
+        // `flush` outlives the archive, closed (or dropped) before the function returns.
         unsafe {
             let open = (f.OTF2_Archive_Open)(
                 cdir.as_ptr(),

@@ -23,6 +23,8 @@ mod records;
 mod write;
 
 #[cfg(test)]
+mod read_tests;
+#[cfg(test)]
 mod tests;
 
 use super::error::{TraceError, TraceErrors};
