@@ -2,60 +2,23 @@
 //!
 //! The library is opened with `libloading` when first needed, so building and running the model
 //! never needs it. The few functions, callback types and enum values used are declared by hand,
-//! checked against OTF2 3.0's headers (`/usr/include/otf2/`, Debian's `libotf2-trace-dev`):
-//! handles are opaque pointers, `OTF2_ErrorCode` and `OTF2_CallbackCode` are C enums (`int`).
-//! A symbol that only OTF2 3 has (`OTF2_GlobalDefWriter_WriteInterComm`) is required, since the
+//! checked against OTF2 3.0's headers (`/usr/include/otf2/`, Debian's `libotf2-trace-dev`),
+//! the types in `ctypes.rs`. A symbol that only OTF2 3 has (`OTF2_GlobalDefWriter_WriteInterComm`) is required, since the
 //! definition callbacks declared here have their OTF2 3 arguments.
 //!
 //! Above this file everything is safe: reading hands definitions and events as [`Def`] and
 //! [`Event`] values to a [`Sink`]; writing takes the same values.
 
 use std::cell::RefCell;
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{CStr, CString, c_char, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use libloading::Library;
 
+use super::ctypes::*;
 pub use super::records::*;
 use super::{LIBRARY_ENV, PACKAGES};
-
-const SUCCESS: c_int = 0;
-const INTERRUPTED_BY_CALLBACK: c_int = 4;
-const CALLBACK_SUCCESS: c_int = 0;
-const CALLBACK_INTERRUPT: c_int = 1;
-const FILEMODE_WRITE: u8 = 0;
-const SUBSTRATE_POSIX: u8 = 1;
-const COMPRESSION_NONE: u8 = 1;
-const FLUSH: u8 = 1;
-
-type P = *mut c_void;
-type Attrs = *mut c_void;
-type EnterCb = extern "C" fn(u64, u64, P, Attrs, u32) -> c_int;
-type ReqCb = extern "C" fn(u64, u64, P, Attrs, u64) -> c_int;
-type P2pCb = extern "C" fn(u64, u64, P, Attrs, u32, u32, u32, u64) -> c_int;
-type IP2pCb = extern "C" fn(u64, u64, P, Attrs, u32, u32, u32, u64, u64) -> c_int;
-type BeginCb = extern "C" fn(u64, u64, P, Attrs) -> c_int;
-type EndCb = extern "C" fn(u64, u64, P, Attrs, u8, u32, u32, u64, u64) -> c_int;
-type ClockCb = extern "C" fn(P, u64, u64, u64, u64) -> c_int;
-type StringCb = extern "C" fn(P, u32, *const c_char) -> c_int;
-type LocGroupCb = extern "C" fn(P, u32, u32, u8, u32, u32) -> c_int;
-type LocationCb = extern "C" fn(P, u64, u32, u8, u64, u32) -> c_int;
-type RegionCb = extern "C" fn(P, u32, u32, u32, u32, u8, u8, u32, u32, u32, u32) -> c_int;
-type GroupCb = extern "C" fn(P, u32, u32, u8, u8, u32, u32, *const u64) -> c_int;
-type CommCb = extern "C" fn(P, u32, u32, u32, u32, u32) -> c_int;
-/// The last argument is a C `va_list`, never read: on x86-64 and AArch64 it arrives as one
-/// pointer-sized argument.
-type ErrorCb =
-    extern "C" fn(P, *const c_char, u64, *const c_char, c_int, *const c_char, P) -> c_int;
-type PreFlushCb = extern "C" fn(P, u8, u64, P, bool) -> u8;
-
-/// `OTF2_FlushCallbacks`.
-#[repr(C)]
-struct FlushCallbacks {
-    pre_flush: PreFlushCb,
-    post_flush: Option<extern "C" fn(P, u8, u64) -> u64>,
-}
 
 /// Declares the table of library functions and its loader.
 macro_rules! functions {

@@ -14,9 +14,10 @@
 //!   back gives the same operations, rank by rank, as long as no two computes of a rank follow
 //!   each other and none is 0 (those add up, and a 0 is dropped).
 //!
-//! `ffi.rs` holds all the unsafe code; `records.rs` the records it passes as plain values;
+//! `ffi.rs` holds all the unsafe code, with the C types of `ctypes.rs`; `records.rs` the records it passes as plain values;
 //! `read.rs` and `write.rs` turn records into operations and back.
 
+mod ctypes;
 mod ffi;
 mod read;
 mod records;
