@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the model: unit tests, proptest properties, and the HDL cross-check of every
-# block against its Verilated SystemVerilog twin. Installs Verilator 5 from Debian when missing.
+# block against its Verilated SystemVerilog twin. Installs Verilator 5, and the OTF2 library and
+# otf2-print for the OTF2 trace tests, from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,7 @@ missing=""
 command -v verilator >/dev/null 2>&1 || missing="$missing verilator"
 command -v vcd2fst >/dev/null 2>&1 && command -v gtkwave >/dev/null 2>&1 || missing="$missing gtkwave"
 command -v xvfb-run >/dev/null 2>&1 && command -v xauth >/dev/null 2>&1 || missing="$missing xvfb xauth"
+command -v otf2-print >/dev/null 2>&1 && dpkg -s libotf2-trace-dev >/dev/null 2>&1 || missing="$missing libotf2-trace-dev otf2-tools"
 if [ -n "$missing" ]; then
     echo "installing Debian packages:$missing"
     $SUDO apt-get update -qq

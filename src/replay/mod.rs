@@ -8,7 +8,9 @@
 //!   sends matched to receives by MPI's non-overtaking rule, requests resolved;
 //!   [`Program::check_progress`] refuses a trace that deadlocks;
 //! - [`Mapping`]: ranks to end nodes (linear, seeded random, or a map file);
-//! - [`Replayer`]: per node, the state machine the end node drives in cycles.
+//! - [`Replayer`]: per node, the state machine the end node drives in cycles;
+//! - [`otf2`]: OTF2 archives (what Score-P records) read into a [`Trace`] and written from one,
+//!   through the OTF2 C library loaded at run time.
 //!
 //! Nothing here touches the network model: the replayer hands out messages and is told when
 //! they have arrived.
@@ -16,6 +18,7 @@
 pub mod collectives;
 pub mod error;
 pub mod mapping;
+pub mod otf2;
 pub mod parse;
 pub mod program;
 mod progress;
