@@ -103,7 +103,12 @@ pub fn run(workload: &Workload) -> Result<(), String> {
     trace
         .check(&out.display().to_string())
         .map_err(|e| e.to_string())?;
-    write(out, &trace.to_string())?;
+    if out.extension().is_some_and(|e| e == "otf2") {
+        // An OTF2 archive, written through the OTF2 library (never over an existing one).
+        crate::replay::otf2::write(&trace, out).map_err(|e| e.to_string())?;
+    } else {
+        write(out, &trace.to_string())?;
+    }
     println!(
         "{}: {what}: {} ranks, {} operations",
         out.display(),

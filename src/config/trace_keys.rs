@@ -1,8 +1,9 @@
-//! Trace keys: the MPI trace an end node's ranks replay (`traffic.trace`, a file in the format of
-//! `docs/traces.md`) and how ranks are placed on nodes (`traffic.mapping`: `linear`, `random`
-//! from the scenario's seed, or a map file). Paths are taken relative to the scenario's folder;
-//! a bundled scenario finds its trace among the bundled traces. A trace that does not load is an
-//! error at `traffic.trace` carrying the trace's own `file:line`.
+//! Trace keys: the MPI trace an end node's ranks replay (`traffic.trace`: a file in the text
+//! format of `docs/traces.md`, or the `.otf2` anchor file of an OTF2 archive) and how ranks are
+//! placed on nodes (`traffic.mapping`: `linear`, `random` from the scenario's seed, or a map
+//! file). Paths are taken relative to the scenario's folder; a bundled scenario finds its trace
+//! among the bundled traces. A trace that does not load is an error at `traffic.trace` carrying
+//! the trace's own place (`file:line`, or the OTF2 location and event).
 
 use super::scenario::Reader;
 use crate::replay::{self, Mapping, Program};
@@ -52,12 +53,25 @@ pub(super) fn read(r: &Reader, nodes: Option<u32>, seed: Option<u64>) -> Option<
     let mapping = doc
         .str("traffic.mapping")
         .unwrap_or_else(|| "linear".into());
-    let (file, text) = read_text(doc.path(), &name)
-        .map_err(|e| doc.fail::<()>("traffic.trace", e))
-        .ok()?;
-    let program = replay::load(&text, &file)
-        .map_err(|e| doc.fail::<()>("traffic.trace", e.to_string()))
-        .ok()?;
+    let (file, program) = if name.ends_with(".otf2") {
+        // An OTF2 archive's anchor file, read through the OTF2 library.
+        let anchor = Path::new(doc.path())
+            .parent()
+            .unwrap_or(Path::new(""))
+            .join(&name);
+        let program = replay::otf2::load(&anchor)
+            .map_err(|e| doc.fail::<()>("traffic.trace", e.to_string()))
+            .ok()?;
+        (anchor.display().to_string(), program)
+    } else {
+        let (file, text) = read_text(doc.path(), &name)
+            .map_err(|e| doc.fail::<()>("traffic.trace", e))
+            .ok()?;
+        let program = replay::load(&text, &file)
+            .map_err(|e| doc.fail::<()>("traffic.trace", e.to_string()))
+            .ok()?;
+        (file, program)
+    };
     let (nodes, seed) = (nodes?, seed?);
     let ranks = program.ranks();
     let mapping = match mapping.as_str() {

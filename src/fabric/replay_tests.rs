@@ -142,3 +142,40 @@ fn a_replay_is_the_same_on_one_and_two_threads() {
     assert_eq!(finishes(&one), finishes(&two));
     assert_eq!(one.totals().nodes, two.totals().nodes);
 }
+
+/// The bundled halo trace written as an OTF2 archive through the OTF2 library, read back and
+/// replayed: the same messages, and every rank finishes in the same cycle as from the text.
+#[test]
+fn an_otf2_archive_replays_as_its_text_does() {
+    let text = crate::config::trace_keys::BUNDLED_TRACES[0].1;
+    let trace = crate::replay::parse(text, "halo.txt").unwrap();
+    let dir = std::env::temp_dir().join(format!("arnsim-otf2-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let anchor = dir.join("halo.otf2");
+    crate::replay::otf2::write(&trace, &anchor).unwrap_or_else(|e| {
+        panic!("this test needs the OTF2 library (apt-get install libotf2-trace-dev): {e}")
+    });
+    let from_otf2 = crate::replay::otf2::load(&anchor).unwrap_or_else(|e| panic!("{e}"));
+    let from_text = crate::replay::load(text, "halo.txt").unwrap();
+    assert_eq!(from_otf2.messages().len(), from_text.messages().len());
+    assert_eq!(from_otf2.total_bytes(), from_text.total_bytes());
+    let run = |program: &crate::replay::Program| {
+        let topo = Topology::kary_ntree(4, 2);
+        let mut p = small_params(RoutingMode::DModK, 3);
+        p.mtu_flits = 64;
+        let mut f =
+            Fabric::<FEW_VCS>::build(&topo, p, &vec![Vec::new(); topo.nodes as usize]).unwrap();
+        let map = Mapping::linear(program.ranks(), topo.nodes).unwrap();
+        f.attach_replay(Replayer::build_all(program, &map, &TB).unwrap())
+            .unwrap();
+        while !f.replay_finished() && f.now() < 1_000_000 {
+            f.run(1000, &mut ()).unwrap_or_else(|v| panic!("{v}"));
+        }
+        finishes(&f)
+    };
+    let (a, b) = (run(&from_otf2), run(&from_text));
+    assert!(a.iter().all(|r| r.1.is_some()), "{a:?}");
+    assert_eq!(a, b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
