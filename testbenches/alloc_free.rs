@@ -1,12 +1,17 @@
 //! Stepping allocates nothing: a counting global allocator watches 100,000 steady-state cycles
 //! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC), on one thread
-//! and on two, and with 16 VCs per port (a fabric of 16 VC lanes); and the cycle engine's
-//! switches, replaying every switch of such a fabric, allocate nothing in their steps.
+//! and on two, and with 16 VCs per port (a fabric of 16 VC lanes); the cycle engine's switches,
+//! replaying every switch of such a fabric, allocate nothing in their steps; and a fabric whose
+//! end nodes replay an MPI trace (24 ranks placed at random on 9 nodes: ring allreduces,
+//! all-to-alls and point-to-point rounds) allocates nothing from its first cycle to its last
+//! rank's finish (after the first cycle, in which a thread pool starts its workers).
 
+use arnsim::config::TimeBase;
 use arnsim::cycle::compare::Replay;
 use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
+use arnsim::replay::{Mapping, Replayer};
 use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 use arnsim::wire::link::{FEW_VCS, MAX_VCS};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -102,6 +107,13 @@ fn main() {
     } else {
         failed += 1;
     }
+    for threads in [1, 2] {
+        if replay_case(threads) {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    }
     println!("{passed} passed, {failed} failed");
     if failed > 0 {
         std::process::exit(1);
@@ -141,6 +153,46 @@ fn steady_state<const V: usize>(
         );
         true
     }
+}
+
+/// The fabric of [`loaded_fabric`] with its end nodes replaying a trace, on `threads` threads:
+/// whether it ran to the last rank's finish without an allocation after its first cycle.
+fn replay_case(threads: usize) -> bool {
+    let p = 24;
+    let mut text = format!("ranks {p}\n");
+    for r in 0..p {
+        let (right, left) = ((r + 1) % p, (r + p - 1) % p);
+        for i in 0..3 {
+            text += &format!("{r} compute {}ns\n{r} allreduce 65536\n", 100 * (r + i));
+            text += &format!("{r} irecv {left} req=1\n{r} isend {right} 3000 req=2\n{r} waitall\n");
+            text += &format!("{r} alltoall 512\n{r} send {left} 64\n{r} recv {right}\n");
+        }
+    }
+    let program = arnsim::replay::load(&text, "generated").expect("trace");
+    let (topo, params, _) = loaded_fabric(RoutingMode::ArnAfi);
+    let idle = vec![Vec::new(); topo.nodes as usize];
+    let mut f = Fabric::<FEW_VCS>::build(&topo, params, &idle).expect("fabric");
+    let mapping = Mapping::random(p, topo.nodes, 42).expect("mapping");
+    let ranks = Replayer::build_all(&program, &mapping, &TimeBase::default()).expect("replayers");
+    f.attach_replay(ranks).expect("attach");
+    f.set_threads(threads);
+    // The thread pool starts its workers in the first cycle stepped.
+    let mut r = f.run(1, &mut ());
+    let before = ALLOCS.load(Ordering::Relaxed);
+    while r.is_ok() && !f.replay_finished() && f.now() < 2_000_000 {
+        r = f.run(1000, &mut ());
+    }
+    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let ok = r.is_ok() && f.replay_finished() && allocs == 0;
+    println!(
+        "{}  trace replay on {threads} thread(s): {} messages, {} packets delivered, finished: {}, cycle {}, {allocs} allocations {r:?}",
+        if ok { "ok   " } else { "FAIL " },
+        program.messages().len(),
+        f.totals().nodes.delivered_packets,
+        f.replay_finished(),
+        f.now()
+    );
+    ok
 }
 
 /// A 3-ary 2-tree under uniform traffic at 0.7 plus a hot spot on node 0, so that roots, ARNs
