@@ -90,3 +90,43 @@ fn trace_errors_name_the_key_and_the_traces_line() {
         Err(e) => assert!(e.to_string().contains("traffic.load"), "{e}"),
     }
 }
+
+#[test]
+fn an_incast_can_run_beside_the_trace() {
+    let d = folder("incast");
+    std::fs::write(d.join("t.txt"), "ranks 16\n").unwrap();
+    let s = load_in(
+        &d,
+        &[
+            "traffic.trace=\"t.txt\"",
+            "traffic.incast=\"h25\"",
+            "traffic.hot_spots=[5]",
+            "traffic.hot_start=\"10us\"",
+            "traffic.hot_duration=\"20us\"",
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(s.replay.is_some());
+    assert_eq!(s.pattern, "trace+h25");
+    let hot: Vec<_> = s.flows.iter().flatten().filter(|f| f.hot).collect();
+    assert_eq!(hot.len(), 4, "25 % of 16 nodes send to node 5");
+    let window = s.time_base.cycles("20us").unwrap();
+    assert!(
+        hot.iter()
+            .all(|f| f.rate == 1.0 && f.stop - f.start == window)
+    );
+    // The uniform part of the pattern offers nothing: the ranks are the rest of the traffic.
+    assert!(
+        s.flows
+            .iter()
+            .flatten()
+            .filter(|f| !f.hot)
+            .all(|f| f.rate == 0.0)
+    );
+    let e = error(
+        &d,
+        &["traffic.trace=\"t.txt\"", "traffic.incast=\"h99\""],
+        "traffic.incast",
+    );
+    assert!(e.message.contains("h10"), "{e}");
+}

@@ -77,19 +77,37 @@ pub(super) fn read(
     let doc = r.doc;
     let name = r.choice("traffic.pattern", None, PATTERNS);
     if name.as_deref() == Some("trace") {
+        // The trace's ranks, and optionally an incast of Bernoulli hot senders beside them.
         let why = "`traffic.pattern` is `trace`";
-        for k in HOT_KEYS
-            .iter()
-            .chain(&["traffic.load", "traffic.message", "traffic.flow"])
-        {
+        for k in ["traffic.load", "traffic.flow"] {
             doc.ignore(k, why);
         }
-        let replay = trace_keys::read(r, nodes, seed)?;
+        let incast = match doc.has("traffic.incast") {
+            true => Some(r.choice("traffic.incast", None, &["h10", "h25", "h10-4", "h25-4"])?),
+            false => {
+                for k in HOT_KEYS.iter().chain(&["traffic.message"]) {
+                    doc.ignore(k, "no `traffic.incast`");
+                }
+                None
+            }
+        };
+        let message = match incast {
+            Some(_) => message(r, "traffic.message", mtu),
+            None => Some(1),
+        };
+        let pattern = match &incast {
+            Some(p) => hot_spot(r, p, nodes, sim, Some(0.0)),
+            None => Some(Pattern::Trace),
+        };
+        let replay = trace_keys::read(r, nodes, seed);
         return Some(Traffic {
-            name: "trace".into(),
-            pattern: Pattern::Trace,
-            message: 1,
-            replay: Some(replay),
+            name: match incast {
+                Some(p) => format!("trace+{p}"),
+                None => "trace".into(),
+            },
+            pattern: pattern?,
+            message: message?,
+            replay: Some(replay?),
         });
     }
     let load = fraction(r, "traffic.load", "a load");
@@ -130,68 +148,79 @@ pub(super) fn read(
             }
             Pattern::Explicit(flows(r, nodes, mtu, sim)?)
         }
-        p => {
-            let fraction = if p.starts_with("h10") { 0.10 } else { 0.25 };
-            let count = if p.ends_with("-4") { 4 } else { 1 };
-            let start = r.time("traffic.hot_start", "3ms");
-            let duration = r.time("traffic.hot_duration", "90ms");
-            let hot = match (doc.uints("traffic.hot_spots"), nodes) {
-                (Some(h), Some(n)) => {
-                    if h.is_empty() {
-                        doc.fail::<()>("traffic.hot_spots", "a hot-spot pattern needs at least one hot spot");
-                    }
-                    if let Some(d) = h.iter().enumerate().find_map(|(i, x)| h[..i].contains(x).then_some(x)) {
-                        doc.warn(
-                            "traffic.hot_spots",
-                            format!("node {d} is listed more than once: its senders are dealt to it once per listing"),
-                        );
-                    }
-                    match h.iter().find(|&&x| x >= n as u64) {
-                        Some(x) => doc.fail(
-                            "traffic.hot_spots",
-                            format!("node {x} does not exist (the fabric has {n})"),
-                        ),
-                        None => Some(h.into_iter().map(|x| x as u32).collect::<Vec<_>>()),
-                    }
-                }
-                (None, Some(n)) if !doc.has("traffic.hot_spots") => paper_hot_spots(n, count)
-                    .or_else(|| doc.fail("traffic.hot_spots", format!("missing: the paper gives hot spots for 432 and 3456 nodes only, this fabric has {n}"))),
-                _ => None,
-            };
-            if let (Some(s), Some(sim)) = (start, sim)
-                && s >= sim
-            {
-                doc.warn(
-                    "traffic.hot_start",
-                    format!("the hot window starts at cycle {s}, after the run ends ({sim} cycles): no hot traffic"),
-                );
-            }
-            if duration == Some(0) {
-                doc.warn("traffic.hot_duration", "0 cycles: no hot traffic");
-            }
-            if let (Some(h), Some(n)) = (&hot, nodes)
-                && !h.is_empty()
-                && hot_senders(n, fraction, h).is_empty()
-            {
-                doc.warn(
-                    "traffic.pattern",
-                    format!("`{p}` on {n} nodes makes no hot sender: no hot traffic"),
-                );
-            }
-            Pattern::HotSpot {
-                fraction,
-                hot: hot?,
-                start: start?,
-                duration: duration?,
-                load: load?,
-            }
-        }
+        p => hot_spot(r, p, nodes, sim, load)?,
     };
     Some(Traffic {
         name,
         pattern,
         message: message?,
         replay: None,
+    })
+}
+
+/// A hot-spot pattern `p` (`h10`, `h25`, `h10-4`, `h25-4`): its hot spots and window from the
+/// `traffic.hot_*` keys, the uniform traffic at `load`.
+fn hot_spot(
+    r: &Reader,
+    p: &str,
+    nodes: Option<u32>,
+    sim: Option<u64>,
+    load: Option<f64>,
+) -> Option<Pattern> {
+    let doc = r.doc;
+    let fraction = if p.starts_with("h10") { 0.10 } else { 0.25 };
+    let count = if p.ends_with("-4") { 4 } else { 1 };
+    let start = r.time("traffic.hot_start", "3ms");
+    let duration = r.time("traffic.hot_duration", "90ms");
+    let hot = match (doc.uints("traffic.hot_spots"), nodes) {
+        (Some(h), Some(n)) => {
+            if h.is_empty() {
+                doc.fail::<()>("traffic.hot_spots", "a hot-spot pattern needs at least one hot spot");
+            }
+            if let Some(d) = h.iter().enumerate().find_map(|(i, x)| h[..i].contains(x).then_some(x)) {
+                doc.warn(
+                    "traffic.hot_spots",
+                    format!("node {d} is listed more than once: its senders are dealt to it once per listing"),
+                );
+            }
+            match h.iter().find(|&&x| x >= n as u64) {
+                Some(x) => doc.fail(
+                    "traffic.hot_spots",
+                    format!("node {x} does not exist (the fabric has {n})"),
+                ),
+                None => Some(h.into_iter().map(|x| x as u32).collect::<Vec<_>>()),
+            }
+        }
+        (None, Some(n)) if !doc.has("traffic.hot_spots") => paper_hot_spots(n, count)
+            .or_else(|| doc.fail("traffic.hot_spots", format!("missing: the paper gives hot spots for 432 and 3456 nodes only, this fabric has {n}"))),
+        _ => None,
+    };
+    if let (Some(s), Some(sim)) = (start, sim)
+        && s >= sim
+    {
+        doc.warn(
+            "traffic.hot_start",
+            format!("the hot window starts at cycle {s}, after the run ends ({sim} cycles): no hot traffic"),
+        );
+    }
+    if duration == Some(0) {
+        doc.warn("traffic.hot_duration", "0 cycles: no hot traffic");
+    }
+    if let (Some(h), Some(n)) = (&hot, nodes)
+        && !h.is_empty()
+        && hot_senders(n, fraction, h).is_empty()
+    {
+        doc.warn(
+            "traffic.pattern",
+            format!("`{p}` on {n} nodes makes no hot sender: no hot traffic"),
+        );
+    }
+    Some(Pattern::HotSpot {
+        fraction,
+        hot: hot?,
+        start: start?,
+        duration: duration?,
+        load: load?,
     })
 }
 

@@ -179,3 +179,33 @@ fn an_otf2_archive_replays_as_its_text_does() {
     assert_eq!(a, b);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Bernoulli traffic beside the ranks (as an incast beside an application): the other packets
+/// reach nodes that run ranks without being counted as the ranks' messages, and every rank
+/// finishes later than on the quiet fabric.
+#[test]
+fn ranks_finish_beside_other_traffic_and_later() {
+    let trace = ping_pong(20);
+    let program = crate::replay::load(&trace, "t.txt").unwrap();
+    let run = |load: f64| {
+        let topo = Topology::kary_ntree(2, 3);
+        let flows = super::tests::uniform(topo.nodes, load, 1_000_000);
+        let mut f =
+            Fabric::<FEW_VCS>::build(&topo, small_params(RoutingMode::DModK, 3), &flows).unwrap();
+        let map = Mapping::from_file("0 0\n1 7\n", "m", 2, 8).unwrap();
+        f.attach_replay(Replayer::build_all(&program, &map, &TB).unwrap())
+            .unwrap();
+        while !f.replay_finished() && f.now() < 1_000_000 {
+            f.run(100, &mut ()).unwrap_or_else(|v| panic!("{v}"));
+        }
+        (finishes(&f), f.totals().nodes.delivered_packets)
+    };
+    let (quiet, _) = run(0.0);
+    let (busy, delivered) = run(0.8);
+    assert!(busy.iter().all(|r| r.1.is_some()), "{busy:?}");
+    assert!(
+        delivered > 40,
+        "the other traffic was delivered too: {delivered}"
+    );
+    assert!(busy[0].1 > quiet[0].1, "{busy:?} against {quiet:?}");
+}

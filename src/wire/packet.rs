@@ -12,6 +12,9 @@ bitflags! {
         /// The packet belongs to a hot-spot flow of the traffic pattern (statistics only; no
         /// switch looks at it).
         const HOT = 1 << 1;
+        /// The packet carries part of a replayed MPI message: its `id` is the message's receive
+        /// index at the destination node (`fabric::node::replay`).
+        const MESSAGE = 1 << 2;
     }
 }
 

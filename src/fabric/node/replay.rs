@@ -3,8 +3,8 @@
 //! packets, as the send memory has room; the receive side counts each message's flits in and
 //! tells the ranks when a message is whole.
 //!
-//! A packet of a replayed message carries, in its `id`, the message's receive index at its
-//! destination node ([`Post::dst_index`]): all that the receiver needs to count it in, whatever
+//! A packet of a replayed message is marked `MESSAGE` and carries, in its `id`, the message's
+//! receive index at its destination node ([`Post::dst_index`]): all that the receiver needs to count it in, whatever
 //! the order its packets arrive in. Messages between ranks of the same node go through host
 //! memory, delivered in the cycle they are posted.
 
@@ -53,7 +53,9 @@ impl<const V: usize> EndNode<V> {
 
     /// A packet of a replayed message reached this node in cycle `now` (its tail).
     pub(super) fn replay_received(&mut self, pkt: &Packet, now: u64) {
-        if let Some(r) = self.replay.as_deref_mut() {
+        if let Some(r) = self.replay.as_deref_mut()
+            && pkt.flags.contains(PacketFlags::MESSAGE)
+        {
             r.ranks.flits_arrived(pkt.id, pkt.len as u32, now);
         }
     }
@@ -103,7 +105,7 @@ impl<const V: usize> EndNode<V> {
                 sl: 0,
                 vc,
                 orig_vc: vc,
-                flags: PacketFlags::empty(),
+                flags: PacketFlags::MESSAGE,
             };
             let _ = self.queue.push_back(pkt);
             self.note_posted(now);
