@@ -34,11 +34,13 @@ fn read_text(scenario: &str, name: &str) -> Result<(String, String), String> {
         .join(name);
     match std::fs::read_to_string(&beside) {
         Ok(t) => Ok((beside.display().to_string(), t)),
-        Err(e) => BUNDLED_TRACES
+        // A bundled scenario's trace is bundled too, unless a file of that name is beside it.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BUNDLED_TRACES
             .iter()
             .find(|(n, _)| *n == name && scenario.starts_with("scenarios/"))
             .map(|(n, t)| (format!("scenarios/{n}"), t.to_string()))
             .ok_or_else(|| format!("cannot read `{}`: {e}", beside.display())),
+        Err(e) => Err(format!("cannot read `{}`: {e}", beside.display())),
     }
 }
 

@@ -129,4 +129,9 @@ fn an_incast_can_run_beside_the_trace() {
         "traffic.incast",
     );
     assert!(e.message.contains("h10"), "{e}");
+    // The trace's keys are still read: nothing else is reported.
+    let all = load_in(&d, &["traffic.trace=\"t.txt\"", "traffic.incast=\"h99\""])
+        .expect_err("refused")
+        .0;
+    assert_eq!(all.len(), 1, "{all:#?}");
 }

@@ -83,13 +83,19 @@ pub(super) fn read(
             doc.ignore(k, why);
         }
         let incast = match doc.has("traffic.incast") {
-            true => Some(r.choice("traffic.incast", None, &["h10", "h25", "h10-4", "h25-4"])?),
+            // Refused or not, the trace keys are read below, so that they are not unknown.
+            true => Some(r.choice("traffic.incast", None, &["h10", "h25", "h10-4", "h25-4"])),
             false => {
                 for k in HOT_KEYS.iter().chain(&["traffic.message"]) {
                     doc.ignore(k, "no `traffic.incast`");
                 }
                 None
             }
+        };
+        let replay = trace_keys::read(r, nodes, seed);
+        let incast = match incast {
+            Some(p) => Some(p?),
+            None => None,
         };
         let message = match incast {
             Some(_) => message(r, "traffic.message", mtu),
@@ -99,7 +105,6 @@ pub(super) fn read(
             Some(p) => hot_spot(r, p, nodes, sim, Some(0.0)),
             None => Some(Pattern::Trace),
         };
-        let replay = trace_keys::read(r, nodes, seed);
         return Some(Traffic {
             name: match incast {
                 Some(p) => format!("trace+{p}"),

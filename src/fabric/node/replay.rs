@@ -6,7 +6,8 @@
 //! A packet of a replayed message is marked `MESSAGE` and carries, in its `id`, the message's
 //! receive index at its destination node ([`Post::dst_index`]): all that the receiver needs to count it in, whatever
 //! the order its packets arrive in. Messages between ranks of the same node go through host
-//! memory, delivered in the cycle they are posted.
+//! memory: one is delivered in the cycle the messages posted before it are all in the send
+//! memory.
 
 use super::*;
 use crate::replay::{Post, Replayer};
