@@ -46,14 +46,19 @@ impl From<ScenarioError> for ScenarioErrors {
 impl fmt::Display for ScenarioErrors {
     /// One error per line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
+        one_per_line(f, &self.0)
     }
+}
+
+/// Writes `items` one per line (no newline after the last): how a list of errors reads.
+pub fn one_per_line<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Result {
+    for (i, e) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str("\n")?;
+        }
+        write!(f, "{e}")?;
+    }
+    Ok(())
 }
 
 impl std::error::Error for ScenarioErrors {}

@@ -75,13 +75,7 @@ impl From<TraceError> for TraceErrors {
 impl fmt::Display for TraceErrors {
     /// One error per line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
+        crate::config::errors::one_per_line(f, &self.0)
     }
 }
 

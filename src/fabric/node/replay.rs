@@ -89,38 +89,19 @@ impl<const V: usize> EndNode<V> {
     /// destination's queue pair have room, in posting order.
     fn post_packets(&mut self, r: &mut NodeReplay, now: u64) {
         while let Some(p) = r.pending.front().copied() {
-            if p.dst_node == self.id || !self.has_room(p.dst_node) {
+            if p.dst_node == self.id || !self.has_room(p.dst_node, 1) {
                 return;
             }
             if r.left == 0 {
                 r.left = p.flits;
             }
             let len = r.left.min(self.mtu as u32) as u16;
-            let vc = self.params.queuing.vc_for(self.id, p.dst_node);
-            let pkt = Packet {
-                injected: now,
-                id: p.dst_index,
-                src: self.id as u16,
-                dlid: ((p.dst_node << self.lmc) | (self.multipath && self.lmc > 0) as u32) as u16,
-                len,
-                sl: 0,
-                vc,
-                orig_vc: vc,
-                flags: PacketFlags::MESSAGE,
-            };
-            let _ = self.queue.push_back(pkt);
-            self.note_posted(now);
-            self.stats.generated_packets += 1;
+            self.post(p.dst_node, len, p.dst_index, PacketFlags::MESSAGE, now);
             r.left -= len as u32;
             if r.left == 0 {
                 r.pending.pop_front();
             }
         }
-    }
-
-    /// Whether the send memory and the queue pair to `dest` have room for one more packet.
-    fn has_room(&self, dest: u32) -> bool {
-        !self.queue.is_full() && (self.queue.len() < QP_DEPTH || self.qp_len(dest) < QP_DEPTH)
     }
 
     /// The first cycle after `now` the replay needs the node: a rank's compute ends, or a posted
@@ -131,7 +112,7 @@ impl<const V: usize> EndNode<V> {
         };
         let ranks = r.ranks.next_wake().map_or(u64::MAX, |w| w.max(now + 1));
         let posting = match r.pending.front() {
-            Some(p) if p.dst_node == self.id || self.has_room(p.dst_node) => now + 1,
+            Some(p) if p.dst_node == self.id || self.has_room(p.dst_node, 1) => now + 1,
             _ => u64::MAX,
         };
         ranks.min(posting)

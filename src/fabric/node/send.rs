@@ -16,13 +16,20 @@ type Heads = heapless::Vec<(u8, u16, bool), 16>;
 
 /// The channel heads as of the cycles `from .. until`, in which the ARN entries isolate the
 /// same destinations (state kept for speed: `EndNode::pick` would scan the send memory every
-/// cycle an entry lives).
+/// cycle an entry lives). An empty range (`until` 0) means they must be scanned again.
 #[derive(Clone, Debug, Default)]
 pub(super) struct ChannelHeads {
-    valid: bool,
     from: u64,
     until: u64,
     list: Heads,
+}
+
+impl ChannelHeads {
+    /// Whether the heads hold in cycle `now`.
+    #[inline]
+    fn hold(&self, now: u64) -> bool {
+        (self.from..self.until).contains(&now)
+    }
 }
 
 /// Packets one queue pair's send queue holds: a message that would take it beyond this is not
@@ -53,6 +60,16 @@ impl<const V: usize> EndNode<V> {
             .any(|e| e.expires > now && e.dest == dest && e.vc == pkt.orig_vc)
     }
 
+    /// The channel `pkt` would leave on in cycle `now`, and whether that is the AFC because a
+    /// live entry isolates it.
+    #[inline]
+    fn channel(&self, pkt: &Packet, now: u64) -> (u8, bool) {
+        match self.isolates(pkt, now) {
+            true => (self.params.afc().unwrap_or(0), true),
+            false => (pkt.vc, false),
+        }
+    }
+
     /// Whether the switch has room on `vc` for all of `pkt`, with the credits of the start of
     /// cycle `now`.
     #[inline]
@@ -69,8 +86,7 @@ impl<const V: usize> EndNode<V> {
         let mut seen = 0u32;
         let mut heads = Heads::new();
         for (i, p) in self.queue.iter().enumerate() {
-            let iso = isolating && self.isolates(p, now);
-            let ch = if iso { afc } else { p.vc };
+            let (ch, iso) = self.channel(p, now);
             let bit = 1u32 << ch;
             if seen & bit != 0 {
                 continue;
@@ -88,7 +104,7 @@ impl<const V: usize> EndNode<V> {
     /// entries stay as they were and no entry expires (state kept for speed; debug builds check
     /// it against a scan).
     fn refresh_heads(&mut self, now: u64) {
-        if self.heads.valid && now >= self.heads.from && now < self.heads.until {
+        if self.heads.hold(now) {
             debug_assert_eq!(
                 self.heads.list,
                 self.scan_heads(now),
@@ -97,7 +113,6 @@ impl<const V: usize> EndNode<V> {
             return;
         }
         self.heads.list = self.scan_heads(now);
-        self.heads.valid = true;
         self.heads.from = now;
         self.heads.until = if self.isolating(now) {
             self.arn
@@ -115,20 +130,15 @@ impl<const V: usize> EndNode<V> {
     /// A packet was appended to the send memory in cycle `now`: it heads its channel if the
     /// channel had no packet.
     pub(super) fn note_posted(&mut self, now: u64) {
-        if !self.heads.valid || now < self.heads.from || now >= self.heads.until {
-            self.heads.valid = false;
+        if !self.heads.hold(now) {
+            self.heads.until = 0;
             return;
         }
         let i = self.queue.len() - 1;
-        let Some(p) = self.queue.get(i) else {
+        let Some(&p) = self.queue.get(i) else {
             return;
         };
-        let iso = self.isolates(p, now);
-        let ch = if iso {
-            self.params.afc().unwrap_or(0)
-        } else {
-            p.vc
-        };
+        let (ch, iso) = self.channel(&p, now);
         if !self.heads.list.iter().any(|h| h.0 == ch) {
             let _ = self.heads.list.push((ch, i as u16, iso));
         }
@@ -136,7 +146,7 @@ impl<const V: usize> EndNode<V> {
 
     /// The ARN entries changed: the channel heads are scanned again.
     pub(super) fn forget_heads(&mut self) {
-        self.heads.valid = false;
+        self.heads.until = 0;
     }
 
     /// The packet to start in cycle `now`, if any: its place in the send memory and whether it
@@ -167,12 +177,40 @@ impl<const V: usize> EndNode<V> {
         for j in (1..=i).rev() {
             self.queue.swap(j, j - 1);
         }
-        self.heads.valid = false;
+        self.forget_heads();
         self.queue.pop_front().unwrap_or_default()
     }
 
+    /// Whether the send memory and the queue pair to `dest` have room for `packets` more (the
+    /// queue pair is counted only when it could be short of room).
+    pub(super) fn has_room(&self, dest: u32, packets: usize) -> bool {
+        let len = self.queue.len();
+        SOURCE_QUEUE - len >= packets
+            && (len + packets <= QP_DEPTH || self.qp_len(dest) + packets <= QP_DEPTH)
+    }
+
+    /// Appends a packet of `len` flits to `dest` to the send memory in cycle `now`: the queue
+    /// pair of `dest` has room (see [`EndNode::has_room`]).
+    pub(super) fn post(&mut self, dest: u32, len: u16, id: u32, flags: PacketFlags, now: u64) {
+        let vc = self.params.queuing.vc_for(self.id, dest);
+        let pkt = Packet {
+            injected: now,
+            id,
+            src: self.id as u16,
+            dlid: ((dest << self.lmc) | (self.multipath && self.lmc > 0) as u32) as u16,
+            len,
+            sl: 0,
+            vc,
+            orig_vc: vc,
+            flags,
+        };
+        let _ = self.queue.push_back(pkt);
+        self.note_posted(now);
+        self.stats.generated_packets += 1;
+    }
+
     /// Packets queued for destination node `dest`: its queue pair's send queue.
-    pub(super) fn qp_len(&self, dest: u32) -> usize {
+    fn qp_len(&self, dest: u32) -> usize {
         self.queue
             .iter()
             .filter(|p| (p.dlid >> self.lmc) as u32 == dest)

@@ -111,41 +111,22 @@ impl<const V: usize> EndNode<V> {
             }
         };
         let packets = f.message_flits.div_ceil(self.mtu as u32) as usize;
-        let vc = self.params.queuing.vc_for(self.id, dest);
-        // Posted only when the send memory and the destination's queue pair have room for all
-        // of it (the queue pair is counted only when it could be short of room).
-        let room = SOURCE_QUEUE - self.queue.len();
-        if room < packets
-            || (self.queue.len() + packets > QP_DEPTH && self.qp_len(dest) + packets > QP_DEPTH)
-        {
+        if !self.has_room(dest, packets) {
             self.stats.generation_stalls += 1;
             return;
         }
+        let flags = if f.hot {
+            PacketFlags::HOT
+        } else {
+            PacketFlags::empty()
+        };
         let mut left = f.message_flits;
         while left > 0 {
             let len = left.min(self.mtu as u32) as u16;
             left -= len as u32;
-            let mut pkt = Packet {
-                injected: now,
-                id: self.seq.wrapping_mul(self.nodes).wrapping_add(self.id),
-                src: self.id as u16,
-                dlid: ((dest << self.lmc) | (self.multipath && self.lmc > 0) as u32) as u16,
-                len,
-                sl: 0,
-                vc: 0,
-                orig_vc: 0,
-                flags: if f.hot {
-                    PacketFlags::HOT
-                } else {
-                    PacketFlags::empty()
-                },
-            };
-            pkt.vc = vc;
-            pkt.orig_vc = vc;
+            let id = self.seq.wrapping_mul(self.nodes).wrapping_add(self.id);
+            self.post(dest, len, id, flags, now);
             self.seq = self.seq.wrapping_add(1);
-            self.stats.generated_packets += 1;
-            let _ = self.queue.push_back(pkt);
-            self.note_posted(now);
         }
     }
 }
