@@ -210,6 +210,7 @@ fn loaded_fabric(mode: RoutingMode) -> (Topology, FabricParams, Vec<Vec<Flow>>) 
         watchdog_cycles: 10_000,
         check_order: false,
         node_consumes_arns: true,
+        routing_engine: None,
     };
     let topo = Topology::kary_ntree(3, 2);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

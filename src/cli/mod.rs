@@ -10,6 +10,8 @@ pub mod dump;
 #[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
+mod fabrics_tests;
+#[cfg(test)]
 mod gtkw_tests;
 pub mod interrupt;
 pub mod outputs;

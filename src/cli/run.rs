@@ -14,6 +14,7 @@ use super::outputs::{ReplaySummary, Staged, Summary, make_folder, rounded};
 use super::record::{RecordRequest, Recording};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
+use crate::fabric::subnet_manager::deadlock;
 use crate::fabric::{Engine, Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
 use crate::replay::Replayer;
@@ -161,6 +162,11 @@ fn run_on<const V: usize>(
         }
         None => None,
     };
+    if let Some(c) = deadlock::of_fabric(&s.topology, &s.params)?.filter(|c| c.cycle.is_some()) {
+        warnings.push(format!(
+            "{c}: the routing can deadlock; the watchdog stops the run if it does"
+        ));
+    }
     let mut fabric = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
     if let Some(t) = &s.replay {
         fabric.attach_replay(Replayer::build_all(&t.program, &t.mapping, &s.time_base)?)?;

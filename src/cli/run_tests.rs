@@ -11,13 +11,13 @@ use crate::wire::link::FEW_VCS;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-fn base(tag: &str) -> PathBuf {
+pub(super) fn base(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("arnsim-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }
 
-fn summary(dir: &Path) -> Summary {
+pub(super) fn summary(dir: &Path) -> Summary {
     let p = dir.join("summary.json");
     Summary::from_json(
         &p.display().to_string(),

@@ -2,12 +2,29 @@
 //! name of a scenario bundled with the program.
 
 use crate::config::Scenario;
+use crate::fabric::subnet_manager::{RoutingEngine, deadlock};
 use std::path::Path;
 
 /// The scenarios shipped in `scenarios/`, by name.
 pub const BUNDLED: &[(&str, &str)] = &[
     ("default", include_str!("../../scenarios/default.toml")),
     ("figure4", include_str!("../../scenarios/figure4.toml")),
+    (
+        "irregular16",
+        include_str!("../../scenarios/irregular16.toml"),
+    ),
+    (
+        "dragonfly72",
+        include_str!("../../scenarios/dragonfly72.toml"),
+    ),
+    (
+        "dragonfly342",
+        include_str!("../../scenarios/dragonfly342.toml"),
+    ),
+    (
+        "dragonfly2550",
+        include_str!("../../scenarios/dragonfly2550.toml"),
+    ),
     (
         "kary6_uniform",
         include_str!("../../scenarios/kary6_uniform.toml"),
@@ -112,6 +129,17 @@ pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
         s.params.switch.vcs(),
         s.params.switch.vc_capacity
     );
+    let engine = s
+        .params
+        .routing_engine
+        .unwrap_or_else(|| RoutingEngine::default_for(&s.topology));
+    match deadlock::of_fabric(&s.topology, &s.params)? {
+        None => println!(
+            "routing engine {}: deadlock-free: a fat tree routed up, then down",
+            engine.name()
+        ),
+        Some(c) => println!("routing engine {}: {c}", engine.name()),
+    }
     Ok(())
 }
 

@@ -321,6 +321,7 @@ impl Scenario {
             .and_then(|n| RoutingMode::ALL.into_iter().find(|m| m.name() == n));
 
         let topology = topology_keys::read(&r);
+        let routing_engine = topology_keys::routing_engine(&r, topology.as_ref());
         // A custom topology in error still declares its node count: the traffic keys are checked
         // against it, so that one run of `check` reports their errors too.
         let nodes =
@@ -455,6 +456,7 @@ impl Scenario {
             // A replayed packet's id names its message, not its place in its flow.
             check_order: routing == RoutingMode::DModK && traffic.replay.is_none(),
             node_consumes_arns,
+            routing_engine: Some(routing_engine),
         };
         Ok(Scenario {
             name,

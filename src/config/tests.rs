@@ -191,3 +191,72 @@ fn queuing_vcs_sets_the_regular_vcs_of_the_scheme() {
     let s = Scenario::from_text("s.toml", SMALL, &["queuing=\"1q\"".into()]).unwrap();
     assert_eq!(s.params.switch.vcs(), 2, "1q and the AFC");
 }
+
+const DRAGONFLY: &str = r#"sim_time = "1us"
+routing = "dmodk"
+[topology]
+kind = "dragonfly"
+a = 4
+h = 2
+p = 2
+[traffic]
+pattern = "uniform"
+load = 0.5
+"#;
+
+#[test]
+fn dragonflies_and_irregular_fabrics_load_with_their_routing_engine() {
+    use crate::fabric::subnet_manager::RoutingEngine;
+    let s = Scenario::from_text("d.toml", DRAGONFLY, &[]).unwrap();
+    assert_eq!((s.topology.nodes, s.topology.switches.len()), (72, 36));
+    assert_eq!(s.params.routing_engine, Some(RoutingEngine::Minhop));
+    let set = ["routing_engine=updn".to_string()];
+    let s = Scenario::from_text("d.toml", DRAGONFLY, &set).unwrap();
+    assert_eq!(s.params.routing_engine, Some(RoutingEngine::Updn));
+    let irregular = DRAGONFLY.replace(
+        "kind = \"dragonfly\"\na = 4\nh = 2\np = 2",
+        "kind = \"irregular\"\nswitches = 8\nlinks = 6\nseed = 3",
+    );
+    let s = Scenario::from_text("i.toml", &irregular, &[]).unwrap();
+    assert_eq!((s.topology.nodes, s.topology.links.len()), (32, 32 + 24));
+    // Fat trees keep D-mod-K unless told otherwise.
+    let s = Scenario::from_text("s.toml", SMALL, &[]).unwrap();
+    assert_eq!(s.params.routing_engine, Some(RoutingEngine::Ftree));
+}
+
+#[test]
+fn mistakes_in_the_new_fabrics_are_named_at_their_key() {
+    let e = errs(DRAGONFLY, &["routing_engine=ftree"]);
+    assert!(
+        e.iter().any(|e| e.key.as_deref() == Some("routing_engine")
+            && e.at == "--set"
+            && e.message.contains("fat trees")),
+        "{e:?}"
+    );
+    let e = errs(DRAGONFLY, &["topology.a=40", "topology.h=30"]);
+    assert!(
+        e.iter()
+            .any(|e| e.key.as_deref() == Some("topology.a") && e.message.contains("71 ports")),
+        "{e:?}"
+    );
+    let irregular = DRAGONFLY.replace(
+        "kind = \"dragonfly\"\na = 4\nh = 2\np = 2",
+        "kind = \"irregular\"\nswitches = 5\nlinks = 3",
+    );
+    let e = errs(&irregular, &[]);
+    assert!(
+        e.iter().any(|e| e.key.as_deref() == Some("topology.links")
+            && e.at == "s.toml:6"
+            && e.message.contains("odd")),
+        "{e:?}"
+    );
+    // Another kind's key is ignored with a warning that says why.
+    let s = Scenario::from_text("d.toml", DRAGONFLY, &["topology.k=4".to_string()]).unwrap();
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("topology.k") && w.contains("dragonfly")),
+        "{:?}",
+        s.warnings
+    );
+}

@@ -1,4 +1,5 @@
-//! Topology keys: fat trees by their shape, custom topologies cable by cable.
+//! Topology keys: fat trees and Dragonflies by their shape, random irregular fabrics by shape and
+//! seed, custom topologies cable by cable.
 //!
 //! A topology that loads is one the subnet manager can program and the fabric can build: at
 //! most [`MAX_NODES`] end nodes (one unicast LID each), switches of 1 to 64 ports, and for
@@ -9,7 +10,8 @@
 //! of cables.
 
 use super::scenario::Reader;
-use crate::fabric::topology::{Endpoint, SwitchSpec, Topology};
+use crate::fabric::subnet_manager::RoutingEngine;
+use crate::fabric::topology::{DragonflyShape, Endpoint, IrregularShape, SwitchSpec, Topology};
 use std::collections::HashMap;
 
 /// Most end nodes of a fabric: each needs at least one of InfiniBand's unicast LIDs (0 to
@@ -37,23 +39,45 @@ fn lft_limit(r: &Reader, key: &str, shape: String, nodes: u64) -> Option<()> {
 /// Reads `topology.*`. `None` when anything in it is in error (the errors are recorded).
 pub(super) fn read(r: &Reader) -> Option<Topology> {
     let doc = r.doc;
-    let Some(kind) = r.choice("topology.kind", None, &["rlft", "kary_ntree", "custom"]) else {
+    let kinds = ["rlft", "kary_ntree", "dragonfly", "irregular", "custom"];
+    let Some(kind) = r.choice("topology.kind", None, &kinds) else {
         doc.skip("topology.");
         return None;
     };
-    let other = |keys: &[&str]| {
-        for k in keys {
+    // Each kind's own keys; the others' are ignored with a warning.
+    let own: &[&str] = match kind.as_str() {
+        "rlft" => &["topology.ports", "topology.stages"],
+        "kary_ntree" => &["topology.k", "topology.stages"],
+        "dragonfly" => &["topology.a", "topology.h", "topology.p"],
+        "irregular" => &[
+            "topology.switches",
+            "topology.links",
+            "topology.nodes_per_switch",
+            "topology.seed",
+        ],
+        _ => &["topology.nodes", "topology.switch", "topology.link"],
+    };
+    for k in [
+        "topology.ports",
+        "topology.stages",
+        "topology.k",
+        "topology.a",
+        "topology.h",
+        "topology.p",
+        "topology.switches",
+        "topology.links",
+        "topology.nodes_per_switch",
+        "topology.seed",
+        "topology.nodes",
+        "topology.switch",
+        "topology.link",
+    ] {
+        if !own.contains(&k) {
             doc.ignore(k, &format!("`topology.kind` is `{kind}`"));
         }
-    };
+    }
     match kind.as_str() {
         "rlft" => {
-            other(&[
-                "topology.k",
-                "topology.nodes",
-                "topology.switch",
-                "topology.link",
-            ]);
             let p = r
                 .uint_in("topology.ports", None, (2, MAX_PORTS), PORTS_WHY)
                 .filter(|p| {
@@ -73,12 +97,6 @@ pub(super) fn read(r: &Reader) -> Option<Topology> {
             Some(Topology::rlft(p as u32, n as u32))
         }
         "kary_ntree" => {
-            other(&[
-                "topology.ports",
-                "topology.nodes",
-                "topology.switch",
-                "topology.link",
-            ]);
             let k = r.uint_in(
                 "topology.k",
                 None,
@@ -95,11 +113,77 @@ pub(super) fn read(r: &Reader) -> Option<Topology> {
             )?;
             Some(Topology::kary_ntree(k as u32, n as u32))
         }
-        _ => {
-            other(&["topology.ports", "topology.k", "topology.stages"]);
-            custom(r)
-        }
+        "dragonfly" => dragonfly(r),
+        "irregular" => irregular(r),
+        _ => custom(r),
     }
+}
+
+/// `kind = "dragonfly"`: `a`, `h`, `p`.
+fn dragonfly(r: &Reader) -> Option<Topology> {
+    let why = "a router has p + a - 1 + h ports, 64 at most";
+    let a = r.uint_in("topology.a", None, (1, MAX_PORTS), why);
+    let h = r.uint_in("topology.h", None, (1, MAX_PORTS), why);
+    let p = r.uint_in("topology.p", None, (1, MAX_PORTS), why);
+    let shape = DragonflyShape {
+        a: a? as u32,
+        h: h? as u32,
+        p: p? as u32,
+    };
+    let radix = shape.radix() as u64;
+    if radix > MAX_PORTS {
+        return r.doc.fail(
+            "topology.a",
+            format!(
+                "a = {}, h = {}, p = {} give routers of {radix} ports; {why}",
+                shape.a, shape.h, shape.p
+            ),
+        );
+    }
+    let nodes = (shape.a as u64 * shape.h as u64 + 1) * shape.a as u64 * shape.p as u64;
+    lft_limit(
+        r,
+        "topology.a",
+        format!("a = {}, h = {}, p = {}", shape.a, shape.h, shape.p),
+        nodes,
+    )?;
+    Some(Topology::dragonfly(shape))
+}
+
+/// `kind = "irregular"`: `switches`, `links`, `nodes_per_switch` (4), `seed` (1).
+fn irregular(r: &Reader) -> Option<Topology> {
+    let switches = r.uint_in("topology.switches", None, (2, 4096), "2 to 4,096 switches");
+    let links = r.uint_in(
+        "topology.links",
+        None,
+        (1, MAX_PORTS - 1),
+        "links per switch below 64",
+    );
+    let per = r.uint_in(
+        "topology.nodes_per_switch",
+        Some(4),
+        (1, MAX_PORTS - 1),
+        "nodes per switch below 64",
+    );
+    let seed = r.uint_in("topology.seed", Some(1), (0, u64::MAX), "a seed");
+    let shape = IrregularShape {
+        switches: switches? as u32,
+        links: links? as u32,
+        nodes_per_switch: per? as u32,
+        seed: seed?,
+    };
+    lft_limit(
+        r,
+        "topology.switches",
+        format!(
+            "{} switches of {} nodes",
+            shape.switches, shape.nodes_per_switch
+        ),
+        shape.switches as u64 * shape.nodes_per_switch as u64,
+    )?;
+    Topology::irregular(shape)
+        .map_err(|e| r.doc.fail::<()>("topology.links", e))
+        .ok()
 }
 
 fn name(e: Endpoint) -> String {
@@ -328,4 +412,29 @@ fn custom(r: &Reader) -> Option<Topology> {
         links,
         xgft: None,
     })
+}
+
+/// `routing_engine`: `ftree` (fat trees only; their default), `minhop` (the default elsewhere) or
+/// `updn`. An engine in error is recorded and the default returned.
+pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> RoutingEngine {
+    let default = topology.map_or(RoutingEngine::Minhop, RoutingEngine::default_for);
+    if !r.doc.has("routing_engine") {
+        return default;
+    }
+    let names: Vec<&str> = RoutingEngine::ALL.iter().map(|e| e.name()).collect();
+    let Some(engine) = r
+        .choice("routing_engine", None, &names)
+        .and_then(|n| RoutingEngine::ALL.into_iter().find(|e| e.name() == n))
+    else {
+        return default;
+    };
+    let fat_tree = topology.is_none_or(|t| t.xgft.is_some());
+    if engine == RoutingEngine::Ftree && !fat_tree {
+        r.doc.fail::<()>(
+            "routing_engine",
+            "`ftree` routes fat trees (`topology.kind` `rlft` or `kary_ntree`); use `minhop` or `updn`",
+        );
+        return default;
+    }
+    engine
 }

@@ -81,6 +81,8 @@ pub struct FabricParams {
     /// End nodes consume the ARNs that reach them and, under ARN+AFI, inject matching packets
     /// into the AFC (see `node`).
     pub node_consumes_arns: bool,
+    /// The subnet manager's routing engine (`None`: `ftree` on fat trees, `minhop` otherwise).
+    pub routing_engine: Option<subnet_manager::RoutingEngine>,
 }
 
 /// A broken invariant: where and when.
@@ -182,7 +184,7 @@ pub struct Fabric<const V: usize> {
 }
 
 impl<const V: usize> Fabric<V> {
-    /// Builds a fabric: cables, LFTs (D-mod-K on fat trees, minimal paths otherwise), switches
+    /// Builds a fabric: cables, LFTs (by the routing engine of `params`), switches
     /// and nodes with their flows (`flows[n]` for node `n`). Refused when the ports have more VCs
     /// than `V` lanes.
     pub fn build(
@@ -204,11 +206,10 @@ impl<const V: usize> Fabric<V> {
             ));
         }
         let mut sp = params.switch.clone();
-        let (lmc, tables) = if topo.xgft.is_some() {
-            subnet_manager::program_fat_tree(topo)
-        } else {
-            subnet_manager::program_minimal(topo)?
-        };
+        let engine = params
+            .routing_engine
+            .unwrap_or_else(|| subnet_manager::RoutingEngine::default_for(topo));
+        let (lmc, tables) = subnet_manager::program(topo, engine)?;
         sp.lmc = lmc;
         let mut channels = Vec::with_capacity(topo.links.len() * 2);
         let mut ends = Vec::with_capacity(topo.links.len() * 2);

@@ -6,9 +6,153 @@
 //! is a single minimal port, written to every option. LMC is the smallest that covers the up ports
 //! of the widest stage (at most 4, so at most 16 options), lowered until every node's LIDs lie in
 //! InfiniBand's unicast range (LIDs below 0xC000): 16,000 nodes leave room for LMC 1 only.
+//!
+//! The routing engine is chosen per fabric ([`RoutingEngine`], named as OpenSM names its engines):
+//! `ftree` (the above, fat trees only), `minhop` (every shortest path) and `updn` (up*/down*,
+//! `updn`). The [`deadlock`] module checks what an engine wrote for cycles of channel dependencies.
 
-use super::topology::Topology;
+pub mod deadlock;
+mod updn;
+
+use super::topology::{Endpoint, Topology};
 use crate::blocks::LftBanks;
+
+/// How the subnet manager computes the LFTs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutingEngine {
+    /// Fat trees: D-mod-K, then the other up ports in rotation.
+    Ftree,
+    /// Every shortest path; option 0 the lowest-numbered port.
+    Minhop,
+    /// Up*/down* from the most central switch (`updn` module).
+    Updn,
+}
+
+impl RoutingEngine {
+    /// Every engine.
+    pub const ALL: [RoutingEngine; 3] = [Self::Ftree, Self::Minhop, Self::Updn];
+
+    /// The engine's name in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ftree => "ftree",
+            Self::Minhop => "minhop",
+            Self::Updn => "updn",
+        }
+    }
+
+    /// The engine a topology gets when none is named: `ftree` on fat trees, `minhop` otherwise.
+    pub fn default_for(topo: &Topology) -> Self {
+        if topo.xgft.is_some() {
+            Self::Ftree
+        } else {
+            Self::Minhop
+        }
+    }
+}
+
+/// Runs `engine` on `topo`: the LMC and every switch's LFT.
+pub fn program(topo: &Topology, engine: RoutingEngine) -> Result<(u32, Vec<LftBanks>), String> {
+    match engine {
+        RoutingEngine::Ftree if topo.xgft.is_some() => Ok(program_fat_tree(topo)),
+        RoutingEngine::Ftree => Err("routing engine `ftree` needs a fat tree".into()),
+        RoutingEngine::Minhop => program_minimal(topo),
+        RoutingEngine::Updn => Ok(write_tables(topo.nodes, &updn::ports(topo)?)),
+    }
+}
+
+/// LFTs from per-switch, per-destination port lists (option 0 first): LMC the smallest covering
+/// the longest list, and option `b` the `b mod n`-th port.
+fn write_tables(nodes: u32, ports_to: &[Vec<Vec<u16>>]) -> (u32, Vec<LftBanks>) {
+    let widest = ports_to
+        .iter()
+        .flatten()
+        .map(|p| p.len() as u32)
+        .max()
+        .unwrap_or(1);
+    let lmc = lmc_for(widest, nodes);
+    let banks = 1u32 << lmc;
+    let tables = ports_to
+        .iter()
+        .map(|per_dest| {
+            let mut t = LftBanks::new(lmc, nodes as usize);
+            for (d, ports) in per_dest.iter().enumerate() {
+                for b in 0..banks {
+                    let port = ports[(b as usize) % ports.len()];
+                    t.program((((d as u32) << lmc) | b) as u16, port as u8);
+                }
+            }
+            t
+        })
+        .collect();
+    (lmc, tables)
+}
+
+/// The switches of a topology as a graph: each switch's cables to other switches, and where
+/// each end node is attached.
+pub struct SwitchGraph {
+    /// Per switch: (neighbour switch, own port), one entry per cable.
+    pub adj: Vec<Vec<(usize, u16)>>,
+    /// Per end node: (switch, port) it is cabled to.
+    pub attach: Vec<(usize, u16)>,
+    /// Ports per switch.
+    ports: Vec<u16>,
+}
+
+impl SwitchGraph {
+    /// The graph of `topo`; an error names an end node cabled to no switch.
+    pub fn of(topo: &Topology) -> Result<Self, String> {
+        let ns = topo.switches.len();
+        let mut adj = vec![Vec::new(); ns];
+        let mut attach = vec![(usize::MAX, 0); topo.nodes as usize];
+        for &(a, b) in &topo.links {
+            for (x, y) in [(a, b), (b, a)] {
+                match (x, y) {
+                    (Endpoint::Switch { sw, port }, Endpoint::Switch { sw: t, .. }) => {
+                        adj[sw as usize].push((t as usize, port))
+                    }
+                    (Endpoint::Switch { sw, port }, Endpoint::Node(n)) => {
+                        attach[n as usize] = (sw as usize, port)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(n) = attach.iter().position(|a| a.0 == usize::MAX) {
+            return Err(format!("node {n} is cabled to no switch"));
+        }
+        let ports = topo.switches.iter().map(|s| s.ports).collect();
+        Ok(SwitchGraph { adj, attach, ports })
+    }
+
+    /// Hop distances from switch `from` (`u32::MAX`: unreachable).
+    pub fn bfs(&self, from: usize) -> Vec<u32> {
+        let mut dist = vec![u32::MAX; self.adj.len()];
+        let mut queue = std::collections::VecDeque::from([from]);
+        dist[from] = 0;
+        while let Some(s) = queue.pop_front() {
+            for &(t, _) in &self.adj[s] {
+                if dist[t] == u32::MAX {
+                    dist[t] = dist[s] + 1;
+                    queue.push_back(t);
+                }
+            }
+        }
+        dist
+    }
+
+    /// Per switch and port, the switch at its far end (`None`: an end node or nothing).
+    pub fn peers(&self) -> Vec<Vec<Option<usize>>> {
+        let mut p: Vec<Vec<Option<usize>>> =
+            self.ports.iter().map(|&n| vec![None; n as usize]).collect();
+        for (s, list) in self.adj.iter().enumerate() {
+            for &(t, port) in list {
+                p[s][port as usize] = Some(t);
+            }
+        }
+        p
+    }
+}
 
 /// LIDs the subnet manager assigns: InfiniBand's unicast range, 0 to 0xBFFF (49,151). Node `d`
 /// owns `d << LMC ..= (d << LMC) | (2^LMC - 1)`, so a fabric holds at most this many end nodes.
@@ -120,7 +264,6 @@ pub fn program_fat_tree(topo: &Topology) -> (u32, Vec<LftBanks>) {
 /// Builds the LFTs of any topology from shortest paths: at each switch, the ports toward a
 /// destination are those one hop closer to it; option 0 is the lowest-numbered such port.
 pub fn program_minimal(topo: &Topology) -> Result<(u32, Vec<LftBanks>), String> {
-    use super::topology::Endpoint;
     use std::collections::VecDeque;
     let ns = topo.switches.len();
     // Vertex v < ns is a switch, v >= ns is node v - ns.
@@ -138,7 +281,6 @@ pub fn program_minimal(topo: &Topology) -> Result<(u32, Vec<LftBanks>), String> 
         adj[vertex(b)].push((vertex(a), port(b)));
     }
     let mut ports_to: Vec<Vec<Vec<u16>>> = vec![vec![Vec::new(); topo.nodes as usize]; ns];
-    let mut widest = 1;
     for d in 0..topo.nodes as usize {
         let mut dist = vec![u32::MAX; adj.len()];
         let mut q = VecDeque::new();
@@ -166,26 +308,10 @@ pub fn program_minimal(topo: &Topology) -> Result<(u32, Vec<LftBanks>), String> 
                 .filter_map(|&(_, port)| port)
                 .collect();
             p.sort_unstable();
-            widest = widest.max(p.len() as u32);
             ports_to[s][d] = p;
         }
     }
-    let lmc = lmc_for(widest, topo.nodes);
-    let banks = 1u32 << lmc;
-    let tables = ports_to
-        .iter()
-        .map(|per_dest| {
-            let mut t = LftBanks::new(lmc, topo.nodes as usize);
-            for (d, ports) in per_dest.iter().enumerate() {
-                for b in 0..banks {
-                    let port = ports[(b as usize) % ports.len()];
-                    t.program((((d as u32) << lmc) | b) as u16, port as u8);
-                }
-            }
-            t
-        })
-        .collect();
-    Ok((lmc, tables))
+    Ok(write_tables(topo.nodes, &ports_to))
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
         watchdog_cycles: 5000,
         check_order: routing == RoutingMode::DModK,
         node_consumes_arns: true,
+        routing_engine: None,
     }
 }
 

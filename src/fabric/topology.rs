@@ -6,6 +6,12 @@
 //! radix P = 2K and n stages is XGFT(n; K..K, 2K; 1, K..K): N = 2 K^n nodes and N (2n-1) / 2K
 //! switches (Rocher-Gonzalez et al., table 3). Ports are numbered down ports first (0 .. m_l-1), then up ports.
 
+mod dragonfly;
+mod irregular;
+
+pub use dragonfly::DragonflyShape;
+pub use irregular::IrregularShape;
+
 /// One end of a cable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Endpoint {
@@ -139,7 +145,7 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    fn check_cabling(t: &Topology) {
+    pub(super) fn check_cabling(t: &Topology) {
         let mut seen = HashSet::new();
         for &(a, b) in &t.links {
             assert!(seen.insert(a), "{a:?} cabled twice");
