@@ -41,6 +41,7 @@ fn run_on(engine: Engine, name: &str, set: &[String], dir: &Path, dump: bool) {
         engine,
         threads: 1,
         stop: &Stop::never(),
+        quiet: false,
     };
     run(name, Some(dir.to_path_buf()), set, waves, None, &how)
         .unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"));

@@ -1,5 +1,5 @@
 //! The `arnsim` command line: `run` a scenario (summary, CSV, SVG and VCD outputs), `check` or
-//! list `scenarios`, `plot` several runs into one figure-6 panel, `demo` every hardware block
+//! list `scenarios`, `sweep` a scenario over offered loads, `plot` several runs into one figure-6 panel, `demo` every hardware block
 //! on its seeded stimulus (a VCD and a GTKWave save file each), `replay` a switch recording on the
 //! cycle engine (and dump it), `waves-pair` the Rust and Verilated dumps of one replay, and write
 //! the MPI `trace` of a paper workload (PTRANS, Inception-v3). No command changes a file that
@@ -20,9 +20,13 @@ pub mod record;
 #[cfg(test)]
 mod record_tests;
 pub mod run;
+mod run_summary;
 #[cfg(test)]
 mod run_tests;
 pub mod scenarios;
+pub mod sweep;
+#[cfg(test)]
+mod sweep_tests;
 pub mod trace_gen;
 pub mod waves_pair;
 #[cfg(test)]
@@ -94,6 +98,29 @@ pub enum Command {
         /// Outputs do not depend on it.
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=16))]
         threads: u64,
+    },
+    /// Run a scenario once per offered load (`traffic.load`) and write `sweep.csv` and
+    /// `sweep.svg`: accepted load and packet latency against offered load (docs/outputs.md).
+    Sweep {
+        /// Scenario file or bundled name.
+        scenario: String,
+        /// Offered loads, comma-separated, each in (0, 1], e.g. `0.1,0.2,0.5`.
+        #[arg(long, value_name = "LOADS")]
+        loads: String,
+        /// Output directory (default: `waves/<scenario name>-sweep`); each load's run goes to
+        /// `<out>/load-<load>/`.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seed of every run (overrides the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override any scenario key but `traffic.load`, e.g. `--set traffic.pattern=bitrev`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Runs at once, each stepping on one thread (default: one per core). The outputs do
+        /// not depend on it.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        jobs: Option<u64>,
     },
     /// Replay a switch recording on the cycle engine, comparing every output in every cycle.
     Replay {
@@ -273,8 +300,29 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 engine,
                 threads,
                 stop: &stop,
+                quiet: false,
             };
             run::run(&scenario, out, &set, waves, record, &how)
+        }
+        Command::Sweep {
+            scenario,
+            loads,
+            out,
+            seed,
+            mut set,
+            jobs,
+        } => {
+            if let Some(s) = seed {
+                set.push(format!("seed={s}"));
+            }
+            let req = sweep::Request {
+                scenario,
+                loads,
+                out,
+                set,
+                jobs: jobs.unwrap_or(0) as usize,
+            };
+            sweep::sweep(&req, &interrupt::Stop::on_signals()?)
         }
         Command::Replay {
             file,

@@ -10,12 +10,13 @@ use super::Failure;
 pub use super::dump::WaveRequest;
 use super::dump::{self, DumpPlan};
 use super::interrupt::{Stop, exit_code, signal_name};
-use super::outputs::{ReplaySummary, Staged, Summary, make_folder, rounded};
+use super::outputs::{Staged, Summary, make_folder};
 use super::record::{RecordRequest, Recording};
+use super::run_summary::{RunEnd, replay_summary, summary};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
 use crate::fabric::subnet_manager::deadlock;
-use crate::fabric::{Engine, Fabric, FabricTotals, Violation};
+use crate::fabric::{Engine, Fabric};
 use crate::metrics::Series;
 use crate::replay::Replayer;
 use crate::trace::DETECTOR_STATES;
@@ -98,6 +99,8 @@ pub struct How<'a> {
     pub threads: usize,
     /// Stop request.
     pub stop: &'a Stop,
+    /// No progress bar and no scenario warnings (a sweep runs several at once and warns once).
+    pub quiet: bool,
 }
 
 impl<'a> How<'a> {
@@ -107,6 +110,7 @@ impl<'a> How<'a> {
             engine: Engine::Fast,
             threads,
             stop,
+            quiet: false,
         }
     }
 }
@@ -126,7 +130,28 @@ pub fn run(
     let s = load(name_or_path, overrides)?;
     // The fabric's types are sized by its VC lanes, chosen once here.
     crate::with_lanes!(s.params.switch.vcs(), |V| run_on::<V>(
-        s, out, overrides, waves, record, how
+        s, out, overrides, waves, record, how, &mut None
+    ))
+}
+
+/// [`run`] of a loaded scenario into `out`, without a dump or a recording; `written` receives
+/// the summary once it is in place, also when the run then fails (a broken invariant, a stop
+/// request), so that a caller tells a run that wrote its outputs from one that did not.
+pub fn run_loaded(
+    s: Scenario,
+    out: PathBuf,
+    overrides: &[String],
+    how: &How<'_>,
+    written: &mut Option<Summary>,
+) -> Result<(), Failure> {
+    crate::with_lanes!(s.params.switch.vcs(), |V| run_on::<V>(
+        s,
+        Some(out),
+        overrides,
+        None,
+        None,
+        how,
+        written
     ))
 }
 
@@ -138,6 +163,7 @@ fn run_on<const V: usize>(
     waves: Option<WaveRequest>,
     record: Option<RecordRequest>,
     how: &How<'_>,
+    written: &mut Option<Summary>,
 ) -> Result<(), Failure> {
     let (threads, stop) = (how.threads, how.stop);
     let threads = match threads {
@@ -181,7 +207,7 @@ fn run_on<const V: usize>(
         }
         None => None,
     };
-    for w in &warnings {
+    for w in warnings.iter().filter(|_| !how.quiet) {
         eprintln!("arnsim: warning: {w}");
     }
     // Every output is reserved under its temporary name: a folder that cannot be written fails
@@ -232,7 +258,10 @@ fn run_on<const V: usize>(
     let tap = dump.as_ref().map(|d| d.vcd.tap(&fabric));
     let nodes = s.topology.nodes;
     let cycle_ns = s.time_base.cycle_ns();
-    let bar = progress_bar(s.sim_cycles);
+    let bar = match how.quiet {
+        true => ProgressBar::hidden(),
+        false => progress_bar(s.sim_cycles),
+    };
     let t0 = Instant::now();
     let mut series = Series::default();
     let mut last = fabric.totals().nodes;
@@ -412,6 +441,7 @@ fn run_on<const V: usize>(
         others.push(r.finish(&mut fabric)?);
     }
     put_in_place(&out, summary_file, others, &summary)?;
+    *written = Some(summary);
     let _ = std::io::stdout().flush();
     println!(
         "{}: {} cycles ({:.3} ms) in {wall:.2} s on {threads} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted, {} isolated at sources; invariants {}; outputs in {}{}",
@@ -444,103 +474,6 @@ fn run_on<const V: usize>(
         }),
         None => Ok(()),
     }
-}
-
-/// How a run ended, for its summary.
-struct RunEnd {
-    reached: u64,
-    replay: Option<ReplaySummary>,
-    complete: bool,
-    stop_reason: Option<String>,
-    threads: usize,
-    wall: f64,
-}
-
-/// The summary of a run of `s` that ended as `end`, with totals `t`, bins `series` and
-/// invariants `result`.
-fn summary(
-    s: &Scenario,
-    overrides: &[String],
-    t: &FabricTotals,
-    series: &Series,
-    end: &RunEnd,
-    result: &Result<(), Violation>,
-) -> Summary {
-    let cycle_ns = s.time_base.cycle_ns();
-    Summary {
-        scenario: s.name.clone(),
-        file: s.doc.path().to_string(),
-        overrides: overrides.to_vec(),
-        seed: s.seed,
-        routing: s.params.switch.routing.name().to_string(),
-        queuing: s.params.switch.queuing.name().to_string(),
-        traffic: s.pattern.clone(),
-        nodes: s.topology.nodes,
-        switches: s.topology.switches.len() as u64,
-        simulated_cycles: end.reached,
-        simulated_us: rounded(end.reached as f64 * cycle_ns / 1000.0, 3),
-        complete: end.complete,
-        stopped_at_cycle: (!end.complete).then_some(end.reached),
-        stop_reason: end.stop_reason.clone(),
-        wall_seconds: rounded(end.wall, 3),
-        threads: end.threads as u64,
-        packets_generated: t.nodes.generated_packets,
-        packets_injected: t.nodes.injected_packets,
-        packets_delivered: t.nodes.delivered_packets,
-        flits_injected: t.nodes.injected_flits,
-        flits_delivered: t.nodes.delivered_flits,
-        switch_traversals: t.switches.packets_sent,
-        mean_efficiency: rounded(series.mean_efficiency(), 6),
-        mean_latency_us: rounded(
-            t.nodes.latency_sum as f64 / t.nodes.delivered_packets.max(1) as f64 * cycle_ns
-                / 1000.0,
-            6,
-        ),
-        max_latency_us: rounded(t.nodes.latency_max as f64 * cycle_ns / 1000.0, 6),
-        roots_detected: t.switches.roots_detected,
-        arns_sent: t.switches.arns_sent,
-        arns_received_by_switches: t.switches.arns_received,
-        arns_consumed: t.switches.arns_consumed,
-        arns_received_by_nodes: t.nodes.arns_received,
-        arns_consumed_by_nodes: t.nodes.arns_consumed,
-        packets_adapted: t.switches.packets_adapted,
-        packets_isolated_by_nodes: t.nodes.packets_adapted,
-        packets_delivered_adapted: t.nodes.delivered_adapted,
-        invariants: match &result {
-            Ok(()) => "ok".to_string(),
-            Err(v) => v.to_string(),
-        },
-        replay: end.replay.clone(),
-    }
-}
-
-/// The replay's outcome in `fabric`, for the summary.
-fn replay_summary<const V: usize>(s: &Scenario, fabric: &Fabric<V>) -> Option<ReplaySummary> {
-    let t = s.replay.as_ref()?;
-    let cycle_ns = s.time_base.cycle_ns();
-    let us = |c: u64| rounded(c as f64 * cycle_ns / 1000.0, 3);
-    let mut finish = vec![None; t.program.ranks() as usize];
-    for n in fabric.nodes() {
-        for (rank, f) in n
-            .replay()
-            .map(|r| r.ranks().rank_finishes())
-            .into_iter()
-            .flatten()
-        {
-            finish[rank as usize] = f;
-        }
-    }
-    let done = finish.iter().flatten().count() as u32;
-    Some(ReplaySummary {
-        trace: t.file.clone(),
-        ranks: t.program.ranks(),
-        messages: t.program.messages().len() as u64,
-        bytes: t.program.total_bytes(),
-        ranks_finished: done,
-        execution_time_us: (done == t.program.ranks())
-            .then(|| finish.iter().flatten().max().copied().map_or(0.0, us)),
-        rank_finish_us: finish.iter().map(|f| f.map(us)).collect(),
-    })
 }
 
 /// Puts the outputs in place: first a summary that says the outputs beside it are not all this

@@ -260,3 +260,34 @@ fn mistakes_in_the_new_fabrics_are_named_at_their_key() {
         s.warnings
     );
 }
+
+#[test]
+fn bit_reversal_needs_a_power_of_two_node_count() {
+    let s = Scenario::from_text("s.toml", SMALL, &["traffic.pattern=\"bitrev\"".into()]).unwrap();
+    assert_eq!(s.pattern, "bitrev");
+    // 8 nodes, 3 bits: 0 (000), 2 (010), 5 (101) and 7 (111) read the same reversed.
+    let silent: Vec<usize> = (0..8).filter(|&d| s.flows[d].is_empty()).collect();
+    assert_eq!(silent, [0, 2, 5, 7]);
+    assert_eq!(
+        s.flows[1][0].dest,
+        crate::fabric::node::Destination::Node(4)
+    );
+    assert_eq!(s.flows[1][0].rate, 0.5, "traffic.load");
+    let e = errs(
+        SMALL,
+        &[
+            "traffic.pattern=\"bitrev\"",
+            "topology.k=3",
+            "topology.stages=2",
+        ],
+    );
+    let e = e
+        .iter()
+        .find(|e| e.key.as_deref() == Some("traffic.pattern"))
+        .expect("refused at traffic.pattern");
+    assert!(
+        e.message
+            .contains("power-of-two node count, the fabric has 9"),
+        "{e}"
+    );
+}

@@ -2,8 +2,9 @@
 //!
 //! A message is cut into MTU packets that must all fit the send queue of a queue pair
 //! ([`QP_DEPTH`] packets), or the node would never send it. Patterns that draw
-//! random destinations need at least two end nodes. A hot window that starts after the end of the
-//! run, a pattern that makes no hot sender, and a flow that never sends load with a warning.
+//! random destinations need at least two end nodes; bit reversal needs a power-of-two node count.
+//! A hot window that starts after the end of the run, a pattern that makes no hot sender, and a
+//! flow that never sends load with a warning.
 
 use super::scenario::Reader;
 use super::trace_keys::{self, TraceReplay};
@@ -23,7 +24,7 @@ pub(super) struct Traffic {
 }
 
 const PATTERNS: &[&str] = &[
-    "uniform", "rnd", "h10", "h25", "h10-4", "h25-4", "flows", "trace",
+    "uniform", "rnd", "bitrev", "h10", "h25", "h10-4", "h25-4", "flows", "trace",
 ];
 const HOT_KEYS: &[&str] = &[
     "traffic.hot_spots",
@@ -121,7 +122,7 @@ pub(super) fn read(
         doc.skip("traffic.");
         return None;
     };
-    let random = name != "flows";
+    let random = name != "flows" && name != "bitrev";
     if random && let Some(n) = nodes.filter(|&n| n < 2) {
         doc.fail::<()>(
             "traffic.pattern",
@@ -138,6 +139,23 @@ pub(super) fn read(
                 doc.ignore(k, &why);
             }
             Pattern::Uniform { load: load? }
+        }
+        "bitrev" => {
+            for k in HOT_KEYS {
+                doc.ignore(k, &why);
+            }
+            if let Some(n) = nodes
+                && !n.is_power_of_two()
+            {
+                return doc.fail(
+                    "traffic.pattern",
+                    format!(
+                        "`bitrev` sends node d to the node whose index is d's bits reversed over \
+                         log2(nodes) bits: it needs a power-of-two node count, the fabric has {n}"
+                    ),
+                );
+            }
+            Pattern::BitReversal { load: load? }
         }
         "flows" => {
             for k in HOT_KEYS {

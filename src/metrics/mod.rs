@@ -6,6 +6,9 @@
 
 use std::fmt::Write as _;
 
+mod sweep_svg;
+pub use sweep_svg::{SweepPoint, sweep_plot_svg};
+
 /// Statistics of one time bin.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bin {

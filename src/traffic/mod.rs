@@ -5,6 +5,10 @@
 //!   spots at full rate during the hot window (from 3 ms, for 90 ms), and uniformly outside it;
 //!   the other nodes send uniformly all the time. With several hot spots, the hot senders are dealt
 //!   to them in turn.
+//! - Bit reversal (`bitrev`): node `d` sends to the node whose index is `d`'s bits reversed over
+//!   log2(nodes) bits, at a given load; the node count must be a power of two. A node whose index
+//!   reads the same reversed (0, the last node, and every other palindrome) would send to itself:
+//!   it sends nothing.
 //! - Explicit flows (source, destination, rate, size, start, stop) for directed studies.
 //!
 //! Which nodes are hot senders is fixed: evenly spaced over the node range (node `i` is chosen
@@ -29,6 +33,12 @@ pub fn paper_hot_spots(nodes: u32, count: usize) -> Option<Vec<u32>> {
 pub enum Pattern {
     /// Uniform random destinations at `load` (flits per cycle per node).
     Uniform {
+        /// Offered load, 0 to 1.
+        load: f64,
+    },
+    /// Bit reversal at `load`: node `d` sends to [`bit_reversal`]`(d)`; a node that maps to
+    /// itself sends nothing.
+    BitReversal {
         /// Offered load, 0 to 1.
         load: f64,
     },
@@ -68,6 +78,20 @@ pub struct ExplicitFlow {
     pub stop: u64,
 }
 
+/// The destination of node `d` under bit reversal over `nodes` end nodes: `d`'s index with its
+/// log2(`nodes`) bits in reverse order. `None` when `nodes` is not a power of two or `d` is not
+/// a node.
+pub fn bit_reversal(d: u32, nodes: u32) -> Option<u32> {
+    if !nodes.is_power_of_two() || d >= nodes {
+        return None;
+    }
+    let bits = nodes.trailing_zeros();
+    Some(match bits {
+        0 => 0,
+        b => d.reverse_bits() >> (32 - b),
+    })
+}
+
 /// Whether node `i` is one of the evenly spaced `fraction` of the nodes.
 fn chosen(i: u32, fraction: f64) -> bool {
     ((i + 1) as f64 * fraction).floor() > (i as f64 * fraction).floor()
@@ -101,6 +125,26 @@ impl Pattern {
             Pattern::Uniform { load } => {
                 for f in &mut out {
                     f.push(uniform(*load, 0, end));
+                }
+            }
+            Pattern::BitReversal { load } => {
+                for (d, f) in out.iter_mut().enumerate() {
+                    let Some(to) = bit_reversal(d as u32, nodes) else {
+                        return Err(format!(
+                            "`bitrev` needs a power-of-two node count, the fabric has {nodes}"
+                        ));
+                    };
+                    // A palindromic index would send to itself: that node sends nothing.
+                    if to != d as u32 {
+                        f.push(Flow {
+                            dest: Destination::Node(to),
+                            rate: *load,
+                            message_flits,
+                            start: 0,
+                            stop: end,
+                            hot: false,
+                        });
+                    }
                 }
             }
             Pattern::HotSpot {
@@ -207,6 +251,52 @@ mod tests {
         }
         let others = (0..432).filter(|i| !senders.contains(i)).count();
         assert_eq!(flows.iter().filter(|f| f.len() == 1).count(), others);
+    }
+
+    #[test]
+    fn bit_reversal_reverses_the_index_bits() {
+        // 16 nodes, 4 bits: 0001 -> 1000, 0010 -> 0100, 0011 -> 1100, 1011 -> 1101.
+        let m: Vec<u32> = (0..16).map(|d| bit_reversal(d, 16).unwrap()).collect();
+        assert_eq!(m, [0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15]);
+        // A permutation that is its own inverse.
+        for d in 0..1024 {
+            let r = bit_reversal(d, 1024).unwrap();
+            assert_eq!(bit_reversal(r, 1024), Some(d));
+        }
+        assert_eq!(
+            bit_reversal(1, 2),
+            Some(1),
+            "one bit: every index is a palindrome"
+        );
+        assert_eq!(bit_reversal(0, 1), Some(0));
+        assert_eq!(bit_reversal(6, 8), Some(3), "110 -> 011");
+        assert_eq!(bit_reversal(1, 12), None, "12 is not a power of two");
+        assert_eq!(bit_reversal(16, 16), None, "not a node");
+    }
+
+    #[test]
+    fn bit_reversal_flows_skip_palindromes() {
+        let flows = Pattern::BitReversal { load: 0.4 }
+            .flows(16, 64, 1000)
+            .unwrap();
+        // 0000, 0110, 1001, 1111 read the same reversed: those four send nothing.
+        let silent: Vec<usize> = (0..16).filter(|&d| flows[d].is_empty()).collect();
+        assert_eq!(silent, [0, 6, 9, 15]);
+        let f = flows[1][0];
+        assert_eq!(f.dest, Destination::Node(8));
+        assert_eq!(
+            (f.rate, f.message_flits, f.start, f.stop),
+            (0.4, 64, 0, 1000)
+        );
+        assert!(
+            flows
+                .iter()
+                .all(|f| f.len() <= 1 && f.iter().all(|f| !f.hot))
+        );
+        let e = Pattern::BitReversal { load: 0.4 }
+            .flows(12, 64, 1000)
+            .unwrap_err();
+        assert!(e.contains("power-of-two") && e.contains("12"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,107 @@
+//! The `summary.json` of an `arnsim run`: what was run, how far it got, and its counters, from
+//! the scenario, the fabric's totals, the bins and how the run ended.
+
+use super::outputs::{ReplaySummary, Summary, rounded};
+use crate::config::Scenario;
+use crate::fabric::{Fabric, FabricTotals, Violation};
+use crate::metrics::Series;
+
+/// How a run ended, for its summary.
+pub(super) struct RunEnd {
+    pub(super) reached: u64,
+    pub(super) replay: Option<ReplaySummary>,
+    pub(super) complete: bool,
+    pub(super) stop_reason: Option<String>,
+    pub(super) threads: usize,
+    pub(super) wall: f64,
+}
+
+/// The summary of a run of `s` that ended as `end`, with totals `t`, bins `series` and
+/// invariants `result`.
+pub(super) fn summary(
+    s: &Scenario,
+    overrides: &[String],
+    t: &FabricTotals,
+    series: &Series,
+    end: &RunEnd,
+    result: &Result<(), Violation>,
+) -> Summary {
+    let cycle_ns = s.time_base.cycle_ns();
+    Summary {
+        scenario: s.name.clone(),
+        file: s.doc.path().to_string(),
+        overrides: overrides.to_vec(),
+        seed: s.seed,
+        routing: s.params.switch.routing.name().to_string(),
+        queuing: s.params.switch.queuing.name().to_string(),
+        traffic: s.pattern.clone(),
+        nodes: s.topology.nodes,
+        switches: s.topology.switches.len() as u64,
+        simulated_cycles: end.reached,
+        simulated_us: rounded(end.reached as f64 * cycle_ns / 1000.0, 3),
+        complete: end.complete,
+        stopped_at_cycle: (!end.complete).then_some(end.reached),
+        stop_reason: end.stop_reason.clone(),
+        wall_seconds: rounded(end.wall, 3),
+        threads: end.threads as u64,
+        packets_generated: t.nodes.generated_packets,
+        packets_injected: t.nodes.injected_packets,
+        packets_delivered: t.nodes.delivered_packets,
+        flits_injected: t.nodes.injected_flits,
+        flits_delivered: t.nodes.delivered_flits,
+        switch_traversals: t.switches.packets_sent,
+        mean_efficiency: rounded(series.mean_efficiency(), 6),
+        mean_latency_us: rounded(
+            t.nodes.latency_sum as f64 / t.nodes.delivered_packets.max(1) as f64 * cycle_ns
+                / 1000.0,
+            6,
+        ),
+        max_latency_us: rounded(t.nodes.latency_max as f64 * cycle_ns / 1000.0, 6),
+        roots_detected: t.switches.roots_detected,
+        arns_sent: t.switches.arns_sent,
+        arns_received_by_switches: t.switches.arns_received,
+        arns_consumed: t.switches.arns_consumed,
+        arns_received_by_nodes: t.nodes.arns_received,
+        arns_consumed_by_nodes: t.nodes.arns_consumed,
+        packets_adapted: t.switches.packets_adapted,
+        packets_isolated_by_nodes: t.nodes.packets_adapted,
+        packets_delivered_adapted: t.nodes.delivered_adapted,
+        invariants: match &result {
+            Ok(()) => "ok".to_string(),
+            Err(v) => v.to_string(),
+        },
+        replay: end.replay.clone(),
+    }
+}
+
+/// The replay's outcome in `fabric`, for the summary.
+pub(super) fn replay_summary<const V: usize>(
+    s: &Scenario,
+    fabric: &Fabric<V>,
+) -> Option<ReplaySummary> {
+    let t = s.replay.as_ref()?;
+    let cycle_ns = s.time_base.cycle_ns();
+    let us = |c: u64| rounded(c as f64 * cycle_ns / 1000.0, 3);
+    let mut finish = vec![None; t.program.ranks() as usize];
+    for n in fabric.nodes() {
+        for (rank, f) in n
+            .replay()
+            .map(|r| r.ranks().rank_finishes())
+            .into_iter()
+            .flatten()
+        {
+            finish[rank as usize] = f;
+        }
+    }
+    let done = finish.iter().flatten().count() as u32;
+    Some(ReplaySummary {
+        trace: t.file.clone(),
+        ranks: t.program.ranks(),
+        messages: t.program.messages().len() as u64,
+        bytes: t.program.total_bytes(),
+        ranks_finished: done,
+        execution_time_us: (done == t.program.ranks())
+            .then(|| finish.iter().flatten().max().copied().map_or(0.0, us)),
+        rank_finish_us: finish.iter().map(|f| f.map(us)).collect(),
+    })
+}

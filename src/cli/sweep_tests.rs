@@ -1,0 +1,317 @@
+//! Tests of `arnsim sweep`: the loads it takes, one row per load, outputs that do not depend on
+//! `--jobs`, refusals that change no file, and runs that stop on a broken invariant.
+
+use super::interrupt::Stop;
+use super::outputs::Summary;
+use super::sweep::*;
+use std::path::{Path, PathBuf};
+
+fn base(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("arnsim-sweep-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A few microseconds of `default` under uniform traffic.
+fn request(out: &Path, loads: &str, jobs: usize, extra: &[&str]) -> Request {
+    let mut set: Vec<String> = ["sim_time=10us", "traffic.pattern=uniform"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    set.extend(extra.iter().map(|s| s.to_string()));
+    Request {
+        scenario: "default".into(),
+        loads: loads.into(),
+        out: Some(out.to_path_buf()),
+        set,
+        jobs,
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn loads_are_numbers_in_the_unit_interval_each_once() {
+    let l = parse_loads(" 0.3,0.1 ,1,0.305").unwrap();
+    let labels: Vec<&str> = l.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["0.10", "0.30", "0.305", "1.00"],
+        "in increasing order"
+    );
+    assert_eq!(l[2].value, 0.305);
+    for (bad, says) in [
+        ("", "--loads: empty"),
+        ("  ", "--loads: empty"),
+        ("0.1,,0.2", "an empty entry"),
+        ("0.1,x", "`x` is not a number"),
+        ("0", "`0` is outside (0, 1]"),
+        ("1.5", "`1.5` is outside (0, 1]"),
+        ("-0.2", "`-0.2` is outside (0, 1]"),
+        ("NaN", "`NaN` is outside (0, 1]"),
+        ("inf", "`inf` is outside (0, 1]"),
+        ("0.2,0.20", "0.2 is given twice"),
+    ] {
+        let e = parse_loads(bad).unwrap_err();
+        assert!(e.starts_with("--loads") && e.contains(says), "{bad:?}: {e}");
+    }
+}
+
+#[test]
+fn a_sweep_has_a_row_per_load_and_does_not_depend_on_jobs() {
+    let dir = base("jobs");
+    let loads = "0.5,0.1,0.3";
+    let one = dir.join("one");
+    let two = dir.join("two");
+    sweep(&request(&one, loads, 1, &[]), &Stop::never()).unwrap();
+    sweep(&request(&two, loads, 2, &[]), &Stop::never()).unwrap();
+    let csv = read(&one.join("sweep.csv"));
+    assert_eq!(csv, read(&two.join("sweep.csv")), "--jobs 1 and --jobs 2");
+    assert_eq!(
+        read(&one.join("sweep.svg")),
+        read(&two.join("sweep.svg")),
+        "--jobs 1 and --jobs 2"
+    );
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], CSV_HEADER);
+    assert_eq!(lines.len(), 4, "one row per load: {csv}");
+    let mut last = 0.0;
+    for (row, load) in lines[1..].iter().zip(["0.10", "0.30", "0.50"]) {
+        let f: Vec<&str> = row.split(',').collect();
+        assert_eq!(f.len(), 8, "{row}");
+        assert_eq!(f[0], load);
+        let accepted: f64 = f[1].parse().unwrap();
+        // Below saturation the fabric delivers about what is offered, a little less in the
+        // first microseconds while the first packets cross it.
+        let offered: f64 = load.parse().unwrap();
+        assert!(
+            accepted > last,
+            "accepted load grows with offered load: {csv}"
+        );
+        assert!(
+            accepted > 0.5 * offered && accepted < 1.1 * offered,
+            "{row}"
+        );
+        assert!(f[2].parse::<f64>().unwrap() > 0.0, "{row}");
+        let (mean, max): (f64, f64) = (f[3].parse().unwrap(), f[4].parse().unwrap());
+        assert!(mean > 0.0 && max >= mean, "{row}");
+        assert!(f[5].parse::<u64>().unwrap() > 0, "{row}");
+        assert_eq!((f[6], f[7]), ("complete", ""), "{row}");
+        last = accepted;
+        // Each load is an ordinary run in its own folder, its overrides in its summary.
+        let run = one.join(format!("load-{load}"));
+        let s = Summary::from_json("summary.json", &read(&run.join("summary.json"))).unwrap();
+        assert!(s.complete);
+        assert_eq!(
+            s.overrides.last().unwrap(),
+            &format!("traffic.load={offered}")
+        );
+        for f in super::run::OUTPUTS {
+            assert!(run.join(f).is_file(), "{f}");
+        }
+    }
+    // Bit reversal on the 16 nodes, as a sweep.
+    let rev = dir.join("bitrev");
+    sweep(
+        &request(&rev, "0.2,0.4", 2, &["traffic.pattern=bitrev"]),
+        &Stop::never(),
+    )
+    .unwrap();
+    let s = Summary::from_json(
+        "summary.json",
+        &read(&rev.join("load-0.40").join("summary.json")),
+    )
+    .unwrap();
+    assert_eq!(s.traffic, "bitrev");
+    assert!(s.packets_delivered > 0 && s.invariants == "ok");
+    // 12 of the 16 nodes send (0, 6, 9 and 15 map to themselves).
+    let csv = read(&rev.join("sweep.csv"));
+    let accepted: f64 = csv
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split(',')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(accepted < 0.4 * 12.0 / 16.0 * 1.05, "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn refusals_name_the_flag_and_change_no_file() {
+    let dir = base("refused");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("sweep.csv"), "kept").unwrap();
+    let refused = |req: &Request| {
+        let e = sweep(req, &Stop::never()).unwrap_err();
+        assert_eq!(e.code, 1);
+        e.message
+    };
+    let e = refused(&request(&dir, "0.1,2", 1, &[]));
+    assert!(e.starts_with("--loads 0.1,2: `2` is outside (0, 1]"), "{e}");
+    let e = refused(&request(&dir, "", 1, &[]));
+    assert!(e.starts_with("--loads: empty"), "{e}");
+    let e = refused(&request(&dir, "0.1", 1, &["traffic.load=0.3"]));
+    assert!(e.starts_with("--set traffic.load=0.3:"), "{e}");
+    let e = refused(&request(&dir, "0.1", 1, &["traffic.pattern=flows"]));
+    assert!(e.contains("traffic.flow") || e.contains("`flows`"), "{e}");
+    let e = refused(&request(&dir, "0.1", 1, &["routing=fast"]));
+    assert!(e.contains("routing"), "{e}");
+    // 9 nodes: bit reversal is refused at its key.
+    let e = refused(&request(
+        &dir,
+        "0.1",
+        1,
+        &["traffic.pattern=bitrev", "topology.k=3"],
+    ));
+    assert!(
+        e.contains("traffic.pattern") && e.contains("power-of-two"),
+        "{e}"
+    );
+    // An output folder that is a file.
+    let file = dir.join("sweep.csv");
+    let e = refused(&request(&file, "0.1", 1, &[]));
+    assert!(e.starts_with("--out"), "{e}");
+    // A load folder that is a file: found before any run.
+    std::fs::write(dir.join("load-0.20"), "kept").unwrap();
+    let e = refused(&request(&dir, "0.1,0.2", 1, &[]));
+    assert!(e.starts_with("--out") && e.contains("load-0.20"), "{e}");
+    assert!(
+        !dir.join("load-0.10").join("summary.json").exists(),
+        "no run"
+    );
+    assert_eq!(read(&dir.join("sweep.csv")), "kept");
+    assert_eq!(read(&dir.join("load-0.20")), "kept");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_stopped_by_the_watchdog_is_a_marked_point() {
+    let ok = Summary {
+        scenario: "s".into(),
+        nodes: 16,
+        switches: 8,
+        simulated_cycles: 1000,
+        complete: true,
+        packets_delivered: 10,
+        flits_delivered: 8000,
+        mean_latency_us: 1.5,
+        max_latency_us: 2.25,
+        invariants: "ok".into(),
+        ..Summary::default()
+    };
+    let deadlock = Summary {
+        complete: false,
+        stopped_at_cycle: Some(600),
+        simulated_cycles: 600,
+        stop_reason: Some("invariant violated".into()),
+        invariants: "cycle 600: invariant progress broken at fabric: no packet started or finished a hop for 500 cycles (deadlock); blocked: s0, s1".into(),
+        ..ok.clone()
+    };
+    let broken = Summary {
+        invariants: "cycle 7: invariant credits broken at s1_0: \"x\"".into(),
+        ..deadlock.clone()
+    };
+    let idle = Summary {
+        packets_delivered: 0,
+        flits_delivered: 0,
+        ..ok.clone()
+    };
+    let loads = parse_loads("0.2,0.5,0.8,0.9").unwrap();
+    let rows: Vec<_> = loads
+        .into_iter()
+        .zip([ok, deadlock, broken, idle])
+        .collect();
+    let scale = Scale {
+        flit_bytes: 64,
+        cycle_ns: 5.12,
+    };
+    let csv = csv(&rows, scale);
+    let lines: Vec<&str> = csv.lines().collect();
+    // 8000 flits over 16 nodes x 1000 cycles; 8000 x 64 B over 5120 ns and 8 switches.
+    assert_eq!(
+        lines[1],
+        "0.20,0.500000,12.500000,1500.000,2250.000,10,complete,"
+    );
+    assert!(
+        lines[2].starts_with("0.50,0.833333,")
+            && lines[2].ends_with(",deadlock,\"cycle 600: invariant progress broken at fabric: no packet started or finished a hop for 500 cycles (deadlock); blocked: s0, s1\""),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[3].ends_with(",invariant,\"cycle 7: invariant credits broken at s1_0: \"\"x\"\"\""),
+        "{}",
+        lines[3]
+    );
+    assert_eq!(
+        lines[4], "0.90,0.000000,0.000000,,,0,complete,",
+        "no packet: no latency"
+    );
+    let svg = svg(&rows);
+    assert!(svg.contains("stopped early"), "the stopped runs are marked");
+}
+
+/// Eight switches in a ring, one node each, routed minimally with one VC: the channel
+/// dependencies form a cycle, and at a high enough load the watchdog stops the run.
+fn ring() -> String {
+    let mut s = String::from(
+        "name = \"ring\"\nsim_time = \"50us\"\nrouting = \"dmodk\"\nwatchdog = \"20us\"\n\
+         [topology]\nkind = \"custom\"\nnodes = 8\n",
+    );
+    for _ in 0..8 {
+        s.push_str("[[topology.switch]]\nports = 3\n");
+    }
+    for i in 0..8 {
+        s.push_str(&format!(
+            "[[topology.link]]\na = \"n{i}\"\nb = \"s{i}:0\"\n[[topology.link]]\na = \"s{i}:1\"\nb = \"s{}:2\"\n",
+            (i + 1) % 8
+        ));
+    }
+    s.push_str("[switch]\nbuffer = \"2KB\"\nmtu = \"1KB\"\n[traffic]\npattern = \"uniform\"\nmessage = \"1KB\"\n");
+    s
+}
+
+#[test]
+fn a_deadlocked_load_is_a_row_of_the_sweep() {
+    let dir = base("ring");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ring.toml");
+    std::fs::write(&file, ring()).unwrap();
+    let req = Request {
+        scenario: file.display().to_string(),
+        loads: "0.05,0.5".into(),
+        out: Some(dir.join("sweep")),
+        set: Vec::new(),
+        jobs: 2,
+    };
+    sweep(&req, &Stop::never()).expect("a deadlock does not fail the sweep");
+    let csv = read(&dir.join("sweep").join("sweep.csv"));
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert_eq!((rows[0][0], rows[0][6]), ("0.05", "complete"), "{csv}");
+    assert_eq!((rows[1][0], rows[1][6]), ("0.50", "deadlock"), "{csv}");
+    assert!(rows[1][7].contains("invariant progress broken"), "{csv}");
+    let s = Summary::from_json(
+        "summary.json",
+        &read(&dir.join("sweep").join("load-0.50").join("summary.json")),
+    )
+    .unwrap();
+    assert!(!s.complete && s.stop_reason.as_deref() == Some("invariant violated"));
+    assert!(read(&dir.join("sweep").join("sweep.svg")).contains("stopped early"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
