@@ -168,10 +168,23 @@ pub fn csv(rows: &[(Load, Summary)], scale: Scale) -> String {
 /// `sweep.svg`.
 pub fn svg(rows: &[(Load, Summary)]) -> String {
     let title = match rows.first() {
-        Some((_, s)) => format!(
-            "{}: {} + {}, {} traffic, load sweep",
-            s.scenario, s.routing, s.queuing, s.traffic
-        ),
+        Some((_, s)) => {
+            // The sweep's own overrides (every one but the load) say what differs from the file.
+            let set: Vec<&str> = s
+                .overrides
+                .iter()
+                .map(String::as_str)
+                .filter(|o| !o.starts_with("traffic.load="))
+                .collect();
+            let set = match set.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", set.join(", ")),
+            };
+            format!(
+                "{}: {} + {}, {} traffic, load sweep{set}",
+                s.scenario, s.routing, s.queuing, s.traffic
+            )
+        }
         None => String::new(),
     };
     let points: Vec<SweepPoint> = rows
