@@ -291,3 +291,61 @@ fn bit_reversal_needs_a_power_of_two_node_count() {
         "{e}"
     );
 }
+
+#[test]
+fn a_hot_share_names_its_node_or_draws_it_from_the_seed() {
+    let set = |extra: &[&str]| -> Vec<String> {
+        let mut v = vec!["traffic.pattern=\"hotspot\"".to_string()];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let e = errs(SMALL, &["traffic.pattern=\"hotspot\""]);
+    assert!(
+        e.iter()
+            .any(|e| e.key.as_deref() == Some("traffic.hot_share")),
+        "{e:?}"
+    );
+    let s = Scenario::from_text(
+        "s.toml",
+        SMALL,
+        &set(&["traffic.hot_share=0.1", "traffic.hot_spots=[5]"]),
+    )
+    .unwrap();
+    assert_eq!(s.pattern, "hotspot");
+    let hot_of = |s: &Scenario| {
+        s.flows
+            .iter()
+            .flatten()
+            .find(|f| f.hot)
+            .map(|f| f.dest)
+            .expect("a hot flow")
+    };
+    assert_eq!(hot_of(&s), crate::fabric::node::Destination::Node(5));
+    // Drawn from the seed: the same seed, the same node.
+    let a = Scenario::from_text("s.toml", SMALL, &set(&["traffic.hot_share=0.1"])).unwrap();
+    let b = Scenario::from_text("s.toml", SMALL, &set(&["traffic.hot_share=0.1"])).unwrap();
+    assert_eq!(hot_of(&a), hot_of(&b));
+    let e = errs(
+        SMALL,
+        &[
+            "traffic.pattern=\"hotspot\"",
+            "traffic.hot_share=0.1",
+            "traffic.hot_spots=[1, 2]",
+        ],
+    );
+    assert!(
+        e.iter()
+            .any(|e| e.key.as_deref() == Some("traffic.hot_spots")
+                && e.message.contains("one hot node")),
+        "{e:?}"
+    );
+    let e = errs(
+        SMALL,
+        &["traffic.pattern=\"hotspot\"", "traffic.hot_share=1.5"],
+    );
+    assert!(
+        e.iter()
+            .any(|e| e.key.as_deref() == Some("traffic.hot_share")),
+        "{e:?}"
+    );
+}

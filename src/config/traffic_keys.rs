@@ -24,9 +24,10 @@ pub(super) struct Traffic {
 }
 
 const PATTERNS: &[&str] = &[
-    "uniform", "rnd", "bitrev", "h10", "h25", "h10-4", "h25-4", "flows", "trace",
+    "uniform", "rnd", "bitrev", "hotspot", "h10", "h25", "h10-4", "h25-4", "flows", "trace",
 ];
 const HOT_KEYS: &[&str] = &[
+    "traffic.hot_share",
     "traffic.hot_spots",
     "traffic.hot_start",
     "traffic.hot_duration",
@@ -171,13 +172,63 @@ pub(super) fn read(
             }
             Pattern::Explicit(flows(r, nodes, mtu, sim)?)
         }
-        p => hot_spot(r, p, nodes, sim, load)?,
+        "hotspot" => {
+            for k in ["traffic.hot_start", "traffic.hot_duration"] {
+                doc.ignore(k, &why);
+            }
+            hot_share(r, nodes, seed, load)?
+        }
+        p => {
+            doc.ignore("traffic.hot_share", &why);
+            hot_spot(r, p, nodes, sim, load)?
+        }
     };
     Some(Traffic {
         name,
         pattern,
         message: message?,
         replay: None,
+    })
+}
+
+/// `hotspot`: `traffic.hot_share` of every node's load to one hot node (`traffic.hot_spots`, one
+/// node; drawn from the scenario's seed when absent), the rest uniform.
+fn hot_share(
+    r: &Reader,
+    nodes: Option<u32>,
+    seed: Option<u64>,
+    load: Option<f64>,
+) -> Option<Pattern> {
+    let doc = r.doc;
+    if !doc.has("traffic.hot_share") {
+        doc.missing(
+            "traffic.hot_share",
+            "the share of the traffic sent to the hot node, 0 to 1",
+        );
+        return None;
+    }
+    let share = fraction(r, "traffic.hot_share", "a share");
+    let hot = match (doc.uints("traffic.hot_spots"), nodes) {
+        (Some(h), Some(n)) => match h.as_slice() {
+            [x] if *x < n as u64 => Some(*x as u32),
+            [x] => doc.fail(
+                "traffic.hot_spots",
+                format!("node {x} does not exist (the fabric has {n})"),
+            ),
+            _ => doc.fail(
+                "traffic.hot_spots",
+                format!("`hotspot` has one hot node, not {}", h.len()),
+            ),
+        },
+        (None, Some(n)) if !doc.has("traffic.hot_spots") => {
+            Some(crate::blocks::rng::SplitMix64::new(seed?).below(n as u64) as u32)
+        }
+        _ => None,
+    };
+    Some(Pattern::HotShare {
+        load: load?,
+        share: share?,
+        hot: hot?,
     })
 }
 

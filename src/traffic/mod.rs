@@ -55,6 +55,17 @@ pub enum Pattern {
         /// Load of the uniform traffic (and of the hot senders outside the window).
         load: f64,
     },
+    /// A share of every node's traffic to one hot node, the rest uniform (Martínez et al.,
+    /// section 5.1: 5, 10 or 20 % to a randomly selected host). The hot node sends uniform
+    /// traffic only.
+    HotShare {
+        /// Offered load of every node, 0 to 1.
+        load: f64,
+        /// Share of it sent to the hot node, 0 to 1.
+        share: f64,
+        /// The hot node.
+        hot: u32,
+    },
     /// Explicit flows.
     Explicit(Vec<ExplicitFlow>),
     /// The ranks of an MPI trace, replayed closed-loop (`crate::replay`): no Bernoulli source.
@@ -125,6 +136,29 @@ impl Pattern {
             Pattern::Uniform { load } => {
                 for f in &mut out {
                     f.push(uniform(*load, 0, end));
+                }
+            }
+            Pattern::HotShare { load, share, hot } => {
+                if *hot >= nodes {
+                    return Err(format!(
+                        "hot node {hot} is not a node (the fabric has {nodes})"
+                    ));
+                }
+                for (i, f) in out.iter_mut().enumerate() {
+                    let to_hot = if i as u32 == *hot { 0.0 } else { load * share };
+                    if *load - to_hot > 0.0 {
+                        f.push(uniform(load - to_hot, 0, end));
+                    }
+                    if to_hot > 0.0 {
+                        f.push(Flow {
+                            dest: Destination::Node(*hot),
+                            rate: to_hot,
+                            message_flits,
+                            start: 0,
+                            stop: end,
+                            hot: true,
+                        });
+                    }
                 }
             }
             Pattern::BitReversal { load } => {
@@ -310,5 +344,38 @@ mod tests {
             stop: 10,
         }]);
         assert!(bad.flows(8, 16, 100).unwrap_err().contains("beyond 7"));
+    }
+
+    #[test]
+    fn a_hot_share_splits_every_other_nodes_load() {
+        let flows = Pattern::HotShare {
+            load: 0.5,
+            share: 0.2,
+            hot: 3,
+        }
+        .flows(8, 16, 1000)
+        .unwrap();
+        for (i, f) in flows.iter().enumerate() {
+            let total: f64 = f.iter().map(|f| f.rate).sum();
+            assert!((total - 0.5).abs() < 1e-12, "node {i}: {total}");
+            let to_hot: f64 = f
+                .iter()
+                .filter(|f| f.dest == Destination::Node(3))
+                .map(|f| f.rate)
+                .sum();
+            let want = if i == 3 { 0.0 } else { 0.1 };
+            assert!((to_hot - want).abs() < 1e-12, "node {i}: {to_hot}");
+            assert!(f.iter().all(|f| f.hot == (f.dest == Destination::Node(3))));
+        }
+        // Everything to the hot node: no uniform flow left beside it.
+        let all = Pattern::HotShare {
+            load: 1.0,
+            share: 1.0,
+            hot: 0,
+        }
+        .flows(4, 16, 1000)
+        .unwrap();
+        assert_eq!(all[1].len(), 1);
+        assert!(all[0].iter().all(|f| f.dest == Destination::Uniform));
     }
 }
