@@ -20,7 +20,7 @@
 //   ArnGap cycles, while the 8-deep ARN FIFO has room). A re-routed packet is marked adapted
 //   under AFI. An adapted packet that hits a non-consumed entry refreshes it upstream when
 //   cfg_i.adapted_refresh. The routed packet joins the FIFO of (its VC, its output) at the clock edge,
-//   with its next VC (the AFC when adapted under AFI, else the queuing scheme's VC); a packet
+//   with its next VC (the AFC when adapted under AFI, else the VL of its SL: VL = SL); a packet
 //   with no usable route stays unrouted.
 // - Outputs' side: per (VC, output) the FIFO head (hd_*_o) for arbitration; per output the VOQ
 //   occupancy and the head of the fullest VC for the congestion detector (det_*_o). An output
@@ -37,8 +37,8 @@
 //   and the list links are not reset (a slot is written when taken).
 // Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
 // Parameters: those of switch.sv (P ports, V VCs, Cap flits per VC, Pool descriptors, Lmc,
-// Rows, Entries of the ARN table, ArnGap, AdaptiveTh); the routing mode, queuing scheme and
-// adapted refresh come from the switch's configuration (cfg_i).
+// Rows, Entries of the ARN table, ArnGap, AdaptiveTh); the routing mode and adapted refresh
+// come from the switch's configuration (cfg_i).
 // Twin: src/cycle/input_port_ctrl.rs (registers and clock edge), src/cycle/step.rs (route,
 // send_arn, receive_flits, fill_detector_input)
 module input_port_ctrl
@@ -135,7 +135,9 @@ module input_port_ctrl
   assign uses_arn = routing_uses_arn(32'(cfg_i.routing));
   // The switch's identity and seed are used at switch level.
   logic unused_cfg;
-  assign unused_cfg = ^{cfg_i.id, cfg_i.stage, cfg_i.up_ports, cfg_i.seed};
+  // The queuing scheme is the HCAs' SL policy: the switch reads the SL, not the scheme.
+  assign unused_cfg = ^{cfg_i.id, cfg_i.stage, cfg_i.up_ports, cfg_i.seed, cfg_i.queuing,
+                        cfg_i.qvcs, cfg_i.qarg};
 
   // ---------------------------------------------------------------------------------------------
   // Registers.
@@ -257,8 +259,7 @@ module input_port_ctrl
   // The routing stage reads the header fields it needs; the rest of the descriptor and the high
   // bits of the next VC (at most 15) are not used here.
   logic           unused_rt;
-  assign unused_rt = ^{rt_desc.injected, rt_desc.id, rt_desc.src, rt_desc.sl,
-                       rt_desc.len, rt_nvc[7:4]};
+  assign unused_rt = ^{rt_desc.injected, rt_desc.id, rt_desc.src, rt_desc.len, rt_nvc[7:4]};
 
   always_comb begin
     rt_desc       = desc_q[SIdxW'(rt_slot_q)];
@@ -322,9 +323,9 @@ module input_port_ctrl
                  && !lk_consumed_i;
     rt_routed  = rt_valid_q && rt_out != NoRoute && 32'(rt_out) < P;
     rt_oi      = PortW'(rt_out);
-    rt_nvc     = (afi && rt_adapted) ? Afc
-               : scheme_vc(32'(cfg_i.queuing), 32'(cfg_i.qvcs), 32'(cfg_i.qarg),
-                           rt_desc.dlid >> Lmc);
+    // The next VC: the AFC for an adapted packet under AFI, otherwise the VL of the packet's SL
+    // (the output port's SL-to-VL table, the identity: VL = SL; the HCA set the SL).
+    rt_nvc     = (afi && rt_adapted) ? Afc : rt_desc.sl;
     // sendARN.
     may_send_arn  = gap_q[lk_idx_i] == '0 && af_cnt_q != 4'(FifoDepth);
     arn_push      = (rt_arn1 || rt_arn2) && may_send_arn;

@@ -193,18 +193,14 @@ impl SwitchParams {
         self.routing.afi().then(|| (self.vcs() - 1) as u8)
     }
 
-    /// The regular VC of a packet under the queuing scheme.
-    pub fn scheme_vc(&self, pkt: &Packet) -> u8 {
-        self.queuing
-            .vc_for(pkt.src as u32, (pkt.dlid >> self.lmc) as u32)
-    }
-
-    /// The VC a packet uses in the next buffer: the AFC when adapted under AFI, otherwise the
-    /// queuing scheme's VC (the SL-to-VL table at the output port, section 3.5 of Rocher-Gonzalez et al.).
+    /// The VC a packet uses in the next buffer: the AFC when adapted under AFI, otherwise the VL
+    /// of its service level. The output port's SL-to-VL table is the identity, VL = SL: the
+    /// queuing scheme is the HCAs' SL policy ([`QueuingScheme::vc_for`]), so a packet's SL is
+    /// its scheme's VC (section 3.5 of Rocher-Gonzalez et al.).
     pub fn next_vc(&self, pkt: &Packet) -> u8 {
         match self.afc() {
             Some(afc) if pkt.adapted() => afc,
-            _ => self.scheme_vc(pkt),
+            _ => pkt.sl,
         }
     }
 
@@ -281,11 +277,15 @@ mod tests {
         p.queuing = QueuingScheme::Dbbm { vcs: 3 };
         p.lmc = 1;
         assert_eq!(p.vcs(), 4);
+        // The HCA gives a packet to destination 5 the SL of DBBM's VC, 5 mod 3.
+        let sl = p.queuing.vc_for(0, 5);
+        assert_eq!(sl, 2);
         let mut pkt = Packet {
             dlid: 5 << 1 | 1,
+            sl,
             ..Packet::default()
         };
-        assert_eq!(p.next_vc(&pkt), 2, "destination 5 mod 3");
+        assert_eq!(p.next_vc(&pkt), 2, "VL = SL");
         pkt.flags |= PacketFlags::ADAPTED;
         assert_eq!(p.next_vc(&pkt), 3, "the AFC is the last VC");
         p.routing = RoutingMode::Arn;

@@ -277,7 +277,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
                     src,
                     dlid,
                     len,
-                    sl: rng.below(16) as u8,
+                    sl: rng.below(params.queuing.regular_vcs() as u64) as u8,
                     vc: 0,
                     orig_vc: 0,
                     flags: if rng.below(10) == 0 {
@@ -286,7 +286,8 @@ pub fn record(args: &[&str]) -> Result<String, String> {
                         PacketFlags::empty()
                     },
                 };
-                pkt.orig_vc = params.scheme_vc(&pkt);
+                // The HCA's SL is the VL of every hop (any regular VL, not only the scheme's).
+                pkt.orig_vc = pkt.sl;
                 pkt.vc = pkt.orig_vc;
                 // Packets adapted upstream (only meaningful with AFI) come on the AFC; coming
                 // from an up port, the ones from below are not.

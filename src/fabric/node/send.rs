@@ -192,6 +192,7 @@ impl<const V: usize> EndNode<V> {
     /// Appends a packet of `len` flits to `dest` to the send memory in cycle `now`: the queue
     /// pair of `dest` has room (see [`EndNode::has_room`]).
     pub(super) fn post(&mut self, dest: u32, len: u16, id: u32, flags: PacketFlags, now: u64) {
+        // The queuing scheme is the SL policy: the SL names the VL on every hop (VL = SL).
         let vc = self.params.queuing.vc_for(self.id, dest);
         let pkt = Packet {
             injected: now,
@@ -199,7 +200,7 @@ impl<const V: usize> EndNode<V> {
             src: self.id as u16,
             dlid: ((dest << self.lmc) | (self.multipath && self.lmc > 0) as u32) as u16,
             len,
-            sl: 0,
+            sl: vc,
             vc,
             orig_vc: vc,
             flags,
