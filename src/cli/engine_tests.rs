@@ -101,6 +101,29 @@ fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
+/// Paths layered over VLs by their SL (D3R-3VL choosing among the minimal options, DFSSSP on its
+/// eight VLs under ARN+AFI) on a Dragonfly at high load: the same bytes on both engines.
+#[test]
+fn both_engines_write_the_same_bytes_under_routings_that_layer_paths_over_vls() {
+    let base = std::env::temp_dir().join(format!("arnsim-engines-sl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    for set in [
+        &["routing_engine=d3r_3vl", "routing=oblivious"][..],
+        // Nine VCs: a buffer of two MTUs per VC.
+        &[
+            "routing_engine=dfsssp",
+            "routing=arn_afi",
+            "switch.buffer=36KB",
+            "node.buffer=36KB",
+        ],
+    ] {
+        let mut set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        set.extend(["sim_time=10us", "bin=1us", "traffic.load=0.9"].map(String::from));
+        same_bytes(&base, "dragonfly72", &set, false);
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 /// Sixteen VCs per port (DBBM over 15 regular VCs and the AFC, ARN+AFI) on the default 4-ary
 /// 2-tree: the run, its waveform dump included, is the same on both engines.
 #[test]

@@ -59,3 +59,55 @@ fn the_irregular_fabric_runs_under_updn_at_full_load() {
     assert!(summary(&out).complete);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn d3r_and_dfsssp_on_the_same_dragonfly_and_load_run_to_the_end() {
+    for engine in ["d3r_2vl", "d3r_3vl", "dfsssp"] {
+        let set = [
+            "traffic.load=0.9".to_string(),
+            format!("routing_engine={engine}"),
+        ];
+        let set: Vec<&str> = set.iter().map(|s| s.as_str()).collect();
+        let (out, r) = go("dragonfly72", &format!("df72-{engine}"), &set);
+        r.unwrap_or_else(|e| panic!("{engine}: {e}"));
+        let s = summary(&out);
+        assert!(s.complete, "{engine}");
+        assert_eq!(s.queuing, "path_sl", "{engine}");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+/// Under D3R every node sends on the VL of its path's SL: group 0 has no lower group, so its
+/// nodes send nothing on VL 0 with three VLs; the last group has no higher one, so nothing on
+/// VL 1; both send to their own group on VL 2. With two VLs, the intra-group traffic is on VL 0.
+#[test]
+fn d3r_packets_leave_each_node_on_the_vl_of_their_group_order() {
+    use crate::fabric::Fabric;
+    for (engine, vls) in [("d3r_3vl", 3usize), ("d3r_2vl", 2)] {
+        let set = vec![
+            "traffic.load=0.5".to_string(),
+            format!("routing_engine={engine}"),
+        ];
+        let s = super::scenarios::load("dragonfly72", &set).unwrap();
+        let mut f = Fabric::<4>::build(&s.topology, s.params.clone(), &s.flows).unwrap();
+        f.run(20_000, &mut ()).unwrap();
+        let nodes = f.nodes();
+        let sent = |n: usize, vc: usize| nodes[n].flits_sent(vc);
+        // Nodes 0..8 are group 0's (4 routers of 2 nodes), 64..72 the last group's (group 8).
+        for n in 0..8 {
+            assert_eq!(sent(n, 0) > 0, vls == 2, "{engine}: node {n} VL 0");
+            assert!(sent(n, 1) > 0, "{engine}: node {n} VL 1");
+        }
+        for n in 64..72 {
+            assert!(sent(n, 0) > 0, "{engine}: node {n} VL 0");
+            assert_eq!(sent(n, 1), 0, "{engine}: node {n} VL 1");
+        }
+        if vls == 3 {
+            assert!(
+                (0..72).all(|n| sent(n, 2) > 0),
+                "{engine}: VL 2 within groups"
+            );
+        }
+        assert!((0..72).all(|n| sent(n, 3) == 0));
+    }
+}

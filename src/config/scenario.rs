@@ -359,6 +359,24 @@ impl Scenario {
                 },
                 _ => QueuingScheme::OneQ,
             });
+        // An engine that layers its paths over VLs sets every packet's SL itself.
+        let queuing = match routing_engine.vls() {
+            Some(vls) if queuing != Some(QueuingScheme::OneQ) => {
+                if queuing.is_some() {
+                    doc.fail::<()>(
+                        "queuing",
+                        format!(
+                            "routing engine `{}` sets each path's SL over its {vls} VLs; \
+                             leave `queuing` at `1q`",
+                            routing_engine.name()
+                        ),
+                    );
+                }
+                None
+            }
+            Some(vls) => Some(QueuingScheme::PathSl { vcs: vls }),
+            None => queuing,
+        };
 
         let latency = latency(&r);
         if let (Some(l), Some(t)) = (latency, topology.as_ref()) {

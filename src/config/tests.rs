@@ -225,6 +225,49 @@ fn dragonflies_and_irregular_fabrics_load_with_their_routing_engine() {
 }
 
 #[test]
+fn layered_routing_engines_set_the_queuing_to_their_path_sls() {
+    use crate::fabric::subnet_manager::RoutingEngine;
+    use crate::switch::QueuingScheme;
+    for (engine, vls) in [("d3r_2vl", 2), ("d3r_3vl", 3), ("dfsssp", 8)] {
+        let set = [format!("routing_engine={engine}")];
+        let s = Scenario::from_text("d.toml", DRAGONFLY, &set).unwrap();
+        assert_eq!(s.params.switch.queuing, QueuingScheme::PathSl { vcs: vls });
+        assert_eq!(
+            s.params.switch.vcs(),
+            vls as usize,
+            "{engine}: no AFC under dmodk"
+        );
+        assert_eq!(
+            s.params.routing_engine.map(RoutingEngine::name),
+            Some(engine)
+        );
+    }
+    // With AFI the AFC comes on top: D3R-3VL under ARN+AFI has four VCs.
+    let set = ["routing_engine=d3r_3vl".into(), "routing=arn_afi".into()];
+    let s = Scenario::from_text("d.toml", DRAGONFLY, &set).unwrap();
+    assert_eq!(s.params.switch.vcs(), 4);
+    // A queuing scheme of more VCs would be a second SL policy: refused at its key.
+    let e = errs(DRAGONFLY, &["routing_engine=d3r_2vl", "queuing=dbbm"]);
+    assert!(
+        e.iter().any(|e| e.key.as_deref() == Some("queuing")
+            && e.message.contains("d3r_2vl")
+            && e.message.contains("1q")),
+        "{e:?}"
+    );
+    // D3R orders Dragonfly groups: other fabrics refuse it at the engine's key.
+    let e = errs(SMALL, &["routing_engine=d3r_3vl"]);
+    assert!(
+        e.iter().any(
+            |e| e.key.as_deref() == Some("routing_engine") && e.message.contains("Dragonflies")
+        ),
+        "{e:?}"
+    );
+    let set = ["routing_engine=dfsssp".into(), "queuing=1q".into()];
+    let s = Scenario::from_text("s.toml", SMALL, &set);
+    assert!(s.is_ok(), "dfsssp routes any fabric");
+}
+
+#[test]
 fn mistakes_in_the_new_fabrics_are_named_at_their_key() {
     let e = errs(DRAGONFLY, &["routing_engine=ftree"]);
     assert!(

@@ -411,11 +411,12 @@ fn custom(r: &Reader) -> Option<Topology> {
         switches,
         links,
         xgft: None,
+        dragonfly: None,
     })
 }
 
-/// `routing_engine`: `ftree` (fat trees only; their default), `minhop` (the default elsewhere) or
-/// `updn`. An engine in error is recorded and the default returned.
+/// `routing_engine`: `ftree` (fat trees only; their default), `minhop` (the default elsewhere),
+/// `updn`, `d3r_2vl` or `d3r_3vl` (Dragonflies only) or `dfsssp`. An engine in error is recorded and the default returned.
 pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> RoutingEngine {
     let default = topology.map_or(RoutingEngine::Minhop, RoutingEngine::default_for);
     if !r.doc.has("routing_engine") {
@@ -433,6 +434,17 @@ pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> Routing
         r.doc.fail::<()>(
             "routing_engine",
             "`ftree` routes fat trees (`topology.kind` `rlft` or `kary_ntree`); use `minhop` or `updn`",
+        );
+        return default;
+    }
+    let dragonfly = topology.is_none_or(|t| t.dragonfly.is_some());
+    if matches!(engine, RoutingEngine::D3r2Vl | RoutingEngine::D3r3Vl) && !dragonfly {
+        r.doc.fail::<()>(
+            "routing_engine",
+            format!(
+                "`{}` routes Dragonflies (`topology.kind` `dragonfly`); use `dfsssp`, `minhop` or `updn`",
+                engine.name()
+            ),
         );
         return default;
     }

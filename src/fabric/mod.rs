@@ -29,7 +29,9 @@ pub mod switch_rig;
 pub mod switch_unit;
 pub mod topology;
 
-use crate::switch::{Observer, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring};
+use crate::switch::{
+    Observer, QueuingScheme, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring,
+};
 use crate::wire::Packet;
 use crate::wire::link::Channel;
 pub use crate::wire::link::lanes_for;
@@ -209,8 +211,19 @@ impl<const V: usize> Fabric<V> {
         let engine = params
             .routing_engine
             .unwrap_or_else(|| subnet_manager::RoutingEngine::default_for(topo));
-        let (lmc, tables) = subnet_manager::program(topo, engine)?;
+        let subnet_manager::Routing { lmc, tables, sls } = subnet_manager::program(topo, engine)?;
         sp.lmc = lmc;
+        if let Some(sls) = &sls
+            && sp.queuing != (QueuingScheme::PathSl { vcs: sls.vls() })
+        {
+            return Err(format!(
+                "routing engine {} sets each path's SL over {} VLs: the queuing scheme must be \
+                 its path SLs, not {}",
+                engine.name(),
+                sls.vls(),
+                sp.queuing.name()
+            ));
+        }
         let mut channels = Vec::with_capacity(topo.links.len() * 2);
         let mut ends = Vec::with_capacity(topo.links.len() * 2);
         let ns = topo.switches.len();
@@ -273,7 +286,7 @@ impl<const V: usize> Fabric<V> {
                 if o == u32::MAX {
                     return Err(format!("node {n} is not cabled"));
                 }
-                let node = EndNode::new(
+                let mut node = EndNode::new(
                     n,
                     topo.nodes,
                     o,
@@ -284,6 +297,9 @@ impl<const V: usize> Fabric<V> {
                     params.seed,
                     params.node_consumes_arns,
                 );
+                if let (Some(sls), Far::Switch { sw, .. }) = (&sls, ends[i as usize].0) {
+                    node.set_path_sls(sls.row(sw as usize));
+                }
                 Ok(node)
             })
             .collect::<Result<Vec<_>, _>>()?;

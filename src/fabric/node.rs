@@ -20,6 +20,7 @@ use crate::switch::output_credits::OutputCredits;
 use crate::wire::link::{Arriving, Backward, Channel, Flit, LinkSend, streamed, tail_cycle};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
+use std::sync::Arc;
 
 /// Packets the HCA's send memory holds: the send queues of all its queue pairs together.
 pub const SOURCE_QUEUE: usize = 256;
@@ -206,6 +207,9 @@ pub struct EndNode<const V: usize> {
     arn_live_until: u64,
     /// The ranks of an MPI trace the node runs, if any (`node::replay`).
     replay: Option<Box<NodeReplay>>,
+    /// The SL of its packets to each destination, when the routing engine chooses SLs per path
+    /// (the subnet manager's answer to the HCA's path queries); otherwise the queuing scheme's.
+    path_sls: Option<Arc<[u8]>>,
 }
 
 impl<const V: usize> EndNode<V> {
@@ -261,7 +265,14 @@ impl<const V: usize> EndNode<V> {
             arn: [NodeArnEntry::default(); NODE_ARN_ENTRIES],
             arn_live_until: 0,
             replay: None,
+            path_sls: None,
         }
+    }
+
+    /// Gives the node the SL of its packets to each destination (`path_sls[d]`), as the subnet
+    /// manager chose them for the paths from its switch.
+    pub fn set_path_sls(&mut self, path_sls: Arc<[u8]>) {
+        self.path_sls = Some(path_sls);
     }
 
     /// Counters, as of the last cycle stepped.

@@ -1,4 +1,5 @@
-//! The subnet-manager step: assigns LIDs and programs every switch's interleaved LFT.
+//! The subnet-manager step: assigns LIDs, programs every switch's interleaved LFT and, for the
+//! routing engines that need it, chooses each path's service level.
 //!
 //! End node `d` owns the 2^LMC LIDs `d << LMC ..= (d << LMC) | (2^LMC - 1)`. For each destination
 //! a switch gets one output port per LID of that range: option 0 (the base LID, the deterministic
@@ -8,14 +9,19 @@
 //! InfiniBand's unicast range (LIDs below 0xC000): 16,000 nodes leave room for LMC 1 only.
 //!
 //! The routing engine is chosen per fabric ([`RoutingEngine`], named as OpenSM names its engines):
-//! `ftree` (the above, fat trees only), `minhop` (every shortest path) and `updn` (up*/down*,
-//! `updn`). The [`deadlock`] module checks what an engine wrote for cycles of channel dependencies.
+//! `ftree` (the above, fat trees only), `minhop` (every shortest path), `updn` (up*/down*,
+//! `updn`), `d3r_2vl` and `d3r_3vl` (minimal paths on a Dragonfly with D3R's VL order,
+//! `path_sl`) and `dfsssp` (balanced shortest paths layered over VLs, `dfsssp`). The
+//! [`deadlock`] module checks what an engine wrote for cycles of channel dependencies.
 
 pub mod deadlock;
+mod dfsssp;
+pub mod path_sl;
 mod updn;
 
 use super::topology::{Endpoint, Topology};
 use crate::blocks::LftBanks;
+pub use path_sl::PathSls;
 
 /// How the subnet manager computes the LFTs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,11 +32,27 @@ pub enum RoutingEngine {
     Minhop,
     /// Up*/down* from the most central switch (`updn` module).
     Updn,
+    /// Dragonflies: every shortest path, packets on VL 0 from a higher to a lower group and on
+    /// VL 1 from a lower to a higher one (D3R, Maglione-Mathey et al.; `path_sl`).
+    D3r2Vl,
+    /// D3R with a third VL for the traffic inside a group.
+    D3r3Vl,
+    /// Deadlock-free single-source shortest paths (Domke et al.): one balanced path per
+    /// destination, the paths layered over [`dfsssp::VLS`] VLs so that no VL's channel
+    /// dependencies close a cycle (`dfsssp`).
+    Dfsssp,
 }
 
 impl RoutingEngine {
     /// Every engine.
-    pub const ALL: [RoutingEngine; 3] = [Self::Ftree, Self::Minhop, Self::Updn];
+    pub const ALL: [RoutingEngine; 6] = [
+        Self::Ftree,
+        Self::Minhop,
+        Self::Updn,
+        Self::D3r2Vl,
+        Self::D3r3Vl,
+        Self::Dfsssp,
+    ];
 
     /// The engine's name in scenario files.
     pub fn name(self) -> &'static str {
@@ -38,6 +60,9 @@ impl RoutingEngine {
             Self::Ftree => "ftree",
             Self::Minhop => "minhop",
             Self::Updn => "updn",
+            Self::D3r2Vl => "d3r_2vl",
+            Self::D3r3Vl => "d3r_3vl",
+            Self::Dfsssp => "dfsssp",
         }
     }
 
@@ -49,16 +74,47 @@ impl RoutingEngine {
             Self::Minhop
         }
     }
+
+    /// The VLs the engine spreads paths over by their service level (`None`: the engine sets
+    /// no SL, the queuing scheme does).
+    pub fn vls(self) -> Option<u8> {
+        match self {
+            Self::D3r2Vl => Some(2),
+            Self::D3r3Vl => Some(3),
+            Self::Dfsssp => Some(dfsssp::VLS),
+            _ => None,
+        }
+    }
 }
 
-/// Runs `engine` on `topo`: the LMC and every switch's LFT.
-pub fn program(topo: &Topology, engine: RoutingEngine) -> Result<(u32, Vec<LftBanks>), String> {
-    match engine {
-        RoutingEngine::Ftree if topo.xgft.is_some() => Ok(program_fat_tree(topo)),
-        RoutingEngine::Ftree => Err("routing engine `ftree` needs a fat tree".into()),
-        RoutingEngine::Minhop => program_minimal(topo),
-        RoutingEngine::Updn => Ok(write_tables(topo.nodes, &updn::ports(topo)?)),
-    }
+/// What the subnet manager writes: the LMC, every switch's LFT and, for engines that layer
+/// paths over VLs, each path's service level.
+pub struct Routing {
+    /// LIDs per node: 2^`lmc`.
+    pub lmc: u32,
+    /// One table per switch.
+    pub tables: Vec<LftBanks>,
+    /// The SL of each path, when the engine chooses it.
+    pub sls: Option<PathSls>,
+}
+
+/// Runs `engine` on `topo`: the LMC, every switch's LFT and the paths' SLs.
+pub fn program(topo: &Topology, engine: RoutingEngine) -> Result<Routing, String> {
+    let ((lmc, tables), sls) = match engine {
+        RoutingEngine::Ftree if topo.xgft.is_some() => (program_fat_tree(topo), None),
+        RoutingEngine::Ftree => return Err("routing engine `ftree` needs a fat tree".into()),
+        RoutingEngine::Minhop => (program_minimal(topo)?, None),
+        RoutingEngine::Updn => (write_tables(topo.nodes, &updn::ports(topo)?), None),
+        RoutingEngine::D3r2Vl | RoutingEngine::D3r3Vl => {
+            let vls = engine.vls().unwrap_or(2);
+            (program_minimal(topo)?, Some(path_sl::d3r(topo, vls)?))
+        }
+        RoutingEngine::Dfsssp => {
+            let (ports, sls) = dfsssp::route(topo)?;
+            (write_tables(topo.nodes, &ports), Some(sls))
+        }
+    };
+    Ok(Routing { lmc, tables, sls })
 }
 
 /// LFTs from per-switch, per-destination port lists (option 0 first): LMC the smallest covering

@@ -181,6 +181,7 @@ fn watchdog_reports_a_ring_deadlock() {
         ],
         links,
         xgft: None,
+        dragonfly: None,
     };
     let flows: Vec<Vec<Flow>> = (0..RING)
         .map(|s| {

@@ -48,6 +48,8 @@ pub struct Topology {
     pub links: Vec<(Endpoint, Endpoint)>,
     /// XGFT shape when the topology is a fat tree: `(m, w)` per level 1..h.
     pub xgft: Option<(Vec<u32>, Vec<u32>)>,
+    /// The Dragonfly's shape when the topology is one (routing engines that order its groups).
+    pub dragonfly: Option<DragonflyShape>,
 }
 
 impl Topology {
@@ -112,6 +114,7 @@ impl Topology {
             switches,
             links,
             xgft: Some((m.to_vec(), w.to_vec())),
+            dragonfly: None,
         }
     }
 

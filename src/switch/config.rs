@@ -88,6 +88,13 @@ pub enum QueuingScheme {
         /// End nodes in the fabric.
         nodes: u32,
     },
+    /// The routing engine's SLs: the subnet manager chooses one per path (source switch,
+    /// destination) over `vcs` VLs to keep its routes deadlock-free (D3R, DFSSSP), and the HCAs
+    /// hold them (`fabric::subnet_manager::path_sl`); [`QueuingScheme::vc_for`] cannot tell them.
+    PathSl {
+        /// VLs the paths are layered over.
+        vcs: u8,
+    },
 }
 
 impl QueuingScheme {
@@ -97,14 +104,16 @@ impl QueuingScheme {
             QueuingScheme::OneQ => 1,
             QueuingScheme::Dbbm { vcs }
             | QueuingScheme::VFtree { vcs, .. }
-            | QueuingScheme::Flow2Sl { vcs, .. } => vcs.max(1) as usize,
+            | QueuingScheme::Flow2Sl { vcs, .. }
+            | QueuingScheme::PathSl { vcs } => vcs.max(1) as usize,
         }
     }
 
-    /// The regular VC of a packet from end node `src` to end node `dst`.
+    /// The regular VC of a packet from end node `src` to end node `dst` (0 under
+    /// [`QueuingScheme::PathSl`], whose SLs only the subnet manager's table holds).
     pub fn vc_for(self, _src: u32, dst: u32) -> u8 {
         match self {
-            QueuingScheme::OneQ => 0,
+            QueuingScheme::OneQ | QueuingScheme::PathSl { .. } => 0,
             QueuingScheme::Dbbm { vcs } => (dst % vcs.max(1) as u32) as u8,
             QueuingScheme::VFtree {
                 vcs,
@@ -117,10 +126,11 @@ impl QueuingScheme {
         }
     }
 
-    /// Stable lower-case name (`1q`, `dbbm`, `vftree`, `flow2sl`).
+    /// Stable lower-case name (`1q`, `dbbm`, `vftree`, `flow2sl`, `path_sl`).
     pub fn name(self) -> &'static str {
         match self {
             QueuingScheme::OneQ => "1q",
+            QueuingScheme::PathSl { .. } => "path_sl",
             QueuingScheme::Dbbm { .. } => "dbbm",
             QueuingScheme::VFtree { .. } => "vftree",
             QueuingScheme::Flow2Sl { .. } => "flow2sl",

@@ -74,6 +74,7 @@ impl RecordingHeader {
                 nodes_per_leaf,
             } => (vcs as u32, nodes_per_leaf),
             QueuingScheme::Flow2Sl { vcs, nodes } => (vcs as u32, nodes),
+            QueuingScheme::PathSl { vcs } => (vcs as u32, 0),
         };
         writeln!(w, "{MAGIC}")?;
         writeln!(
@@ -349,6 +350,7 @@ impl<R: BufRead> RecordingReader<R> {
                             vcs: qvcs,
                             nodes: qarg,
                         },
+                        "path_sl" => QueuingScheme::PathSl { vcs: qvcs },
                         _ => return Err(format!("{p}:{n}: key `queuing`: unknown scheme `{q}`")),
                     };
                 }

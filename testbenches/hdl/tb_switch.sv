@@ -120,6 +120,9 @@ module tb_switch
       "dbbm":    return QuDbbm;
       "vftree":  return QuVFtree;
       "flow2sl": return QuFlow2Sl;
+      // The routing engine's path SLs: the switch reads only the VL count (qvcs), as it does
+      // for DBBM, whose code stands in for it.
+      "path_sl": return QuDbbm;
       default:   return 99;
     endcase
   endfunction

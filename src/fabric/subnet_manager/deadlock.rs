@@ -5,8 +5,9 @@
 //! (`s3:5` VC 0). A packet to node `d` that holds channel `c` into switch `t` waits for a
 //! channel that `t`'s LFT offers toward `d`: that is a dependency `c → c'`. The check follows
 //! each destination's routes from every switch that has end nodes, through the options the
-//! routing mode may take (option 0 only under D-mod-K, every option otherwise), on the VC the
-//! queuing scheme gives the destination. Under AFI a packet may move to the AFC on any hop, so
+//! routing mode may take (option 0 only under D-mod-K, every option otherwise), on the VL of the
+//! packets' SL: the queuing scheme's for the destination, or the one the routing engine chose for
+//! the path from the source switch (`path_sl`). Under AFI a packet may move to the AFC on any hop, so
 //! all VCs of a link count as one channel there (a cycle found then may be one no packet can
 //! close; an acyclic graph is still a proof). Channels toward end nodes cannot be part of a cycle
 //! and are left out. No cycle: no packet can wait for itself, the routing is deadlock-free. A
@@ -59,32 +60,43 @@ impl fmt::Display for DeadlockCheck {
 pub struct Usage<'a> {
     /// Only option 0 (deterministic routing), or every option.
     pub deterministic: bool,
-    /// The VC of packets to each destination.
-    pub vc_of: &'a dyn Fn(u32) -> u8,
+    /// The VC of packets from the nodes of a switch to a destination node.
+    pub vc_of: &'a dyn Fn(usize, u32) -> u8,
     /// VCs per channel (1 when every VC counts as one).
     pub vcs: u8,
 }
 
 /// The check of the routing a fabric of `params` gets on `topo`; `None` on fat trees, where every
-/// engine routes up, then down (shortest paths in a fat tree do too), which cannot close a cycle.
+/// engine but DFSSSP routes up, then down (shortest paths in a fat tree do too), which cannot close a cycle.
 pub fn of_fabric(topo: &Topology, params: &FabricParams) -> Result<Option<DeadlockCheck>, String> {
-    if topo.xgft.is_some() {
-        return Ok(None);
-    }
     let engine = params
         .routing_engine
         .unwrap_or_else(|| RoutingEngine::default_for(topo));
-    let (lmc, tables) = program(topo, engine)?;
+    // DFSSSP's balanced paths need not go up, then down.
+    if topo.xgft.is_some() && engine != RoutingEngine::Dfsssp {
+        return Ok(None);
+    }
+    let routing = program(topo, engine)?;
     let sw = &params.switch;
     let queuing = sw.queuing;
     let afi = sw.routing.afi();
-    let vc_of = move |d: u32| if afi { 0 } else { queuing.vc_for(0, d) };
+    let sls = routing.sls.as_ref();
+    let vc_of = move |s: usize, d: u32| match (afi, sls) {
+        (true, _) => 0,
+        (false, Some(sls)) => sls.sl(s, d),
+        (false, None) => queuing.vc_for(0, d),
+    };
+    let vcs = match (afi, sls) {
+        (true, _) => 1,
+        (false, Some(sls)) => sls.vls(),
+        (false, None) => queuing.regular_vcs() as u8,
+    };
     let usage = Usage {
         deterministic: sw.routing == RoutingMode::DModK,
         vc_of: &vc_of,
-        vcs: if afi { 1 } else { queuing.regular_vcs() as u8 },
+        vcs,
     };
-    check(topo, lmc, &tables, &usage).map(Some)
+    check(topo, routing.lmc, &routing.tables, &usage).map(Some)
 }
 
 /// Builds the channel dependency graph of `tables` on `topo` and looks for a cycle.
@@ -115,15 +127,21 @@ pub fn check(
     };
     let mut deps: Vec<(u32, u32)> = Vec::new();
     let mut seen = vec![u32::MAX; ns];
+    let mut search = 0u32;
     let mut stack = Vec::new();
     let mut next: Vec<Vec<u16>> = vec![Vec::new(); ns];
-    for d in 0..topo.nodes {
-        let vc = (usage.vc_of)(d) % vcs as u8;
+    // Per destination and VC: the switches whose nodes send to it on that VC, and the routes on.
+    for (d, vc) in (0..topo.nodes).flat_map(|d| (0..vcs as u8).map(move |vc| (d, vc))) {
         let (sd, _) = g.attach[d as usize];
-        // The switches d's packets can reach, and the ports they may take there.
-        stack.extend((0..ns).filter(|&s| has_nodes[s]));
+        // The switches d's packets on `vc` can reach, and the ports they may take there.
+        stack.extend((0..ns).filter(|&s| has_nodes[s] && (usage.vc_of)(s, d) % vcs as u8 == vc));
+        if stack.is_empty() {
+            continue;
+        }
+        search += 1;
+        let d_search = search;
         for &s in &stack {
-            seen[s] = d;
+            seen[s] = d_search;
         }
         while let Some(s) = stack.pop() {
             let o = tables[s].options((d << lmc) as u16);
@@ -137,13 +155,13 @@ pub fn check(
             }
             for &p in &next[s] {
                 let t = peer[s].get(p as usize).copied().flatten();
-                if let Some(t) = t.filter(|&t| seen[t] != d) {
-                    seen[t] = d;
+                if let Some(t) = t.filter(|&t| seen[t] != d_search) {
+                    seen[t] = d_search;
                     stack.push(t);
                 }
             }
         }
-        for s in (0..ns).filter(|&s| seen[s] == d) {
+        for s in (0..ns).filter(|&s| seen[s] == d_search) {
             for &p in &next[s] {
                 let Some(t) = peer[s].get(p as usize).copied().flatten() else {
                     continue;
@@ -262,13 +280,14 @@ mod tests {
     use crate::fabric::topology::{DragonflyShape, IrregularShape};
 
     fn run(topo: &Topology, engine: RoutingEngine, deterministic: bool) -> DeadlockCheck {
-        let (lmc, tables) = program(topo, engine).unwrap();
+        let r = program(topo, engine).unwrap();
+        let sls = r.sls.as_ref();
         let usage = Usage {
             deterministic,
-            vc_of: &|_| 0,
-            vcs: 1,
+            vc_of: &|s, d| sls.map_or(0, |t| t.sl(s, d)),
+            vcs: sls.map_or(1, |t| t.vls()),
         };
-        check(topo, lmc, &tables, &usage).unwrap()
+        check(topo, r.lmc, &r.tables, &usage).unwrap()
     }
 
     #[test]
@@ -309,6 +328,52 @@ mod tests {
         let r = run(&t, RoutingEngine::Ftree, false);
         assert_eq!(r.cycle, None, "{r}");
         assert!(r.to_string().starts_with("deadlock-free"));
+    }
+
+    #[test]
+    fn d3r_and_dfsssp_break_the_dragonfly_cycles_with_their_vls() {
+        for shape in [
+            DragonflyShape { a: 4, h: 2, p: 2 },
+            DragonflyShape { a: 6, h: 3, p: 3 },
+        ] {
+            let t = Topology::dragonfly(shape);
+            // On one VL the same minimal routes close a cycle, even taking only option 0.
+            assert!(run(&t, RoutingEngine::Minhop, true).cycle.is_some());
+            for engine in [RoutingEngine::D3r2Vl, RoutingEngine::D3r3Vl] {
+                // Every minimal option, as the adaptive modes take them.
+                let r = run(&t, engine, false);
+                assert_eq!(r.cycle, None, "{}: {r}", engine.name());
+                assert!(r.dependencies > 0);
+            }
+            let r = run(&t, RoutingEngine::Dfsssp, true);
+            assert_eq!(r.cycle, None, "dfsssp: {r}");
+        }
+        // DFSSSP on irregular fabrics, where minimal routing on one VL is not deadlock-free.
+        for seed in 0..3 {
+            let shape = IrregularShape {
+                switches: 16,
+                links: 4,
+                nodes_per_switch: 4,
+                seed,
+            };
+            let t = Topology::irregular(shape).unwrap();
+            let r = run(&t, RoutingEngine::Dfsssp, true);
+            assert_eq!(r.cycle, None, "seed {seed}: {r}");
+        }
+    }
+
+    #[test]
+    fn the_check_sees_a_cycle_that_d3r_sls_would_break_when_they_are_ignored() {
+        // D3R's routes with every SL taken as VL 0: the minimal routes' cycle is back.
+        let t = Topology::dragonfly(DragonflyShape { a: 4, h: 2, p: 2 });
+        let r = program(&t, RoutingEngine::D3r2Vl).unwrap();
+        let usage = Usage {
+            deterministic: true,
+            vc_of: &|_, _| 0,
+            vcs: 2,
+        };
+        let found = check(&t, r.lmc, &r.tables, &usage).unwrap();
+        assert!(found.cycle.is_some(), "{found}");
     }
 
     #[test]

@@ -159,6 +159,7 @@ mod tests {
             switches,
             links,
             xgft: None,
+            dragonfly: None,
         };
         let g = SwitchGraph::of(&t).unwrap();
         assert_eq!(root(&g), 2);

@@ -111,6 +111,7 @@ impl Topology {
             ],
             links,
             xgft: None,
+            dragonfly: Some(shape),
         }
     }
 }

@@ -114,6 +114,7 @@ impl Topology {
             ],
             links,
             xgft: None,
+            dragonfly: None,
         })
     }
 }
