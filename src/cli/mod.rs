@@ -169,7 +169,8 @@ pub enum Command {
     /// "Congestion Management in High-Performance Interconnection Networks Using Adaptive Routing
     /// Notifications").
     Plot {
-        /// Output directories of `arnsim run` (each holding `efficiency.csv` and `summary.json`).
+        /// Output directories of `arnsim run` (each holding `efficiency.csv` and `summary.json`),
+        /// or of `arnsim sweep` (each holding `sweep.csv`; the curves are named by the folders).
         #[arg(required = true, value_name = "RUN_DIR")]
         runs: Vec<PathBuf>,
         /// The SVG file to write.

@@ -1,9 +1,13 @@
 //! `arnsim plot`: the efficiency curves of several runs in one SVG panel, labelled by routing mode
-//! and queuing scheme, as in figure 6 of Rocher-Gonzalez et al. (docs/references.md).
+//! and queuing scheme, as in figure 6 of Rocher-Gonzalez et al. (docs/references.md); or, given
+//! the folders of `arnsim sweep`, their accepted load and latency curves in one figure, labelled
+//! by folder name, as in figure 14 of Maglione-Mathey et al.
 
 use super::outputs::{Summary, write_atomically};
 use crate::config::units::nanoseconds;
-use crate::metrics::{Curve, efficiency_plot_svg, read_efficiency_csv};
+use crate::metrics::{
+    Curve, SweepSeries, efficiency_plot_svg, read_efficiency_csv, read_sweep_csv, sweep_plot_svg,
+};
 use std::path::{Path, PathBuf};
 
 fn read(path: &Path) -> Result<String, String> {
@@ -23,6 +27,12 @@ pub fn run(
         .transpose()
         .map_err(|e| format!("--to: {e}"))?;
     check_out(runs, out)?;
+    if runs.iter().all(|d| d.join("sweep.csv").is_file()) {
+        if to.is_some() {
+            return Err("--to cuts runs in time; the folders given are load sweeps".into());
+        }
+        return sweeps(runs, out, title);
+    }
     let mut curves = Vec::with_capacity(runs.len());
     let mut default_title = None;
     for dir in runs {
@@ -54,6 +64,23 @@ pub fn run(
         .unwrap_or_default();
     write_atomically(out, efficiency_plot_svg(&title, &curves).as_bytes())?;
     println!("{}: {} runs", out.display(), curves.len());
+    Ok(())
+}
+
+/// The sweeps in `dirs`, each labelled by its folder's name, into one figure.
+fn sweeps(dirs: &[PathBuf], out: &Path, title: Option<&str>) -> Result<(), String> {
+    let mut series = Vec::with_capacity(dirs.len());
+    for dir in dirs {
+        let path = dir.join("sweep.csv");
+        let points = read_sweep_csv(&path.display().to_string(), &read(&path)?)?;
+        let label = dir
+            .file_name()
+            .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
+        series.push(SweepSeries { label, points });
+    }
+    let svg = sweep_plot_svg(title.unwrap_or("load sweeps"), &series);
+    write_atomically(out, svg.as_bytes())?;
+    println!("{}: {} sweeps", out.display(), series.len());
     Ok(())
 }
 
@@ -113,6 +140,42 @@ mod tests {
             "<svg/>"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn plots_sweeps_labelled_by_their_folders() {
+        let dir = std::env::temp_dir().join(format!("arnsim-plot-sweeps-{}", std::process::id()));
+        let (a, b) = (dir.join("MIN-1VL"), dir.join("D3R-2VL"));
+        for d in [&a, &b] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(
+                d.join("sweep.csv"),
+                format!(
+                    "{}\n0.50,0.500000,1.0,700.0,900.0,10,complete,\n",
+                    super::super::sweep::CSV_HEADER
+                ),
+            )
+            .unwrap();
+        }
+        let out = dir.join("fig.svg");
+        run(&[a.clone(), b.clone()], &out, Some("figure 14"), None).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(svg.contains(">MIN-1VL</text>") && svg.contains(">D3R-2VL</text>"));
+        assert!(svg.contains(">figure 14</text>"));
+        let e = run(&[a.clone(), b.clone()], &out, None, Some("1ms")).unwrap_err();
+        assert!(e.contains("load sweeps"), "{e}");
+        std::fs::write(b.join("sweep.csv"), "offered_load,accepted_load,x\n0.5\n").unwrap();
+        let e = run(&[a, b], &out, None, None).unwrap_err();
+        assert!(
+            e.ends_with("sweep.csv:2: field `accepted_load` is missing"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            svg,
+            "a failed plot writes nothing"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::outputs::{Staged, Summary, make_folder};
 use super::run::{self, How, default_out};
 use crate::config::Scenario;
 use crate::fabric::Engine;
-use crate::metrics::{SweepPoint, sweep_plot_svg};
+use crate::metrics::{SweepPoint, SweepSeries, sweep_plot_svg};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -196,7 +196,13 @@ pub fn svg(rows: &[(Load, Summary)]) -> String {
             complete: status(s).0 == "complete",
         })
         .collect();
-    sweep_plot_svg(&title, &points)
+    sweep_plot_svg(
+        &title,
+        &[SweepSeries {
+            label: String::new(),
+            points,
+        }],
+    )
 }
 
 /// Loads the scenario at every load: the first error refuses the sweep. Returns the scale and

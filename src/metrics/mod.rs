@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 mod sweep_svg;
-pub use sweep_svg::{SweepPoint, sweep_plot_svg};
+pub use sweep_svg::{SweepPoint, SweepSeries, read_sweep_csv, sweep_plot_svg};
 
 /// Statistics of one time bin.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,7 +1,7 @@
-//! The plot of a load sweep: two panels side by side, accepted load against offered load and mean
-//! packet latency against offered load, one point per run (as seeds 002 and 003 plot their
-//! results). A run that stopped early (a deadlock or another broken invariant) is drawn as a red
-//! cross and named in a note under the panels.
+//! The plot of load sweeps: two panels side by side, accepted load against offered load and mean
+//! packet latency against offered load, one point per run and one curve per sweep (as seeds 002
+//! and 003 plot their results, several routings in one figure). A run that stopped early (a
+//! deadlock or another broken invariant) is drawn as a cross and named in a note under the panels.
 
 use super::{COLOURS, escape, trim};
 use std::fmt::Write as _;
@@ -19,6 +19,53 @@ pub struct SweepPoint {
     pub complete: bool,
 }
 
+/// The runs of one sweep and the name its curve has in the legend.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepSeries {
+    /// Legend label (no legend is drawn for a single sweep).
+    pub label: String,
+    /// One point per run, in offered-load order.
+    pub points: Vec<SweepPoint>,
+}
+
+/// Reads a `sweep.csv` written by `arnsim sweep` (its first seven columns: offered and accepted
+/// load, bytes per ns per switch, mean and largest latency, packets, status); `path` names the
+/// file in errors, which give its line and field.
+pub fn read_sweep_csv(path: &str, text: &str) -> Result<Vec<SweepPoint>, String> {
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, h)) if h.starts_with("offered_load,accepted_load,") => {}
+        _ => return Err(format!("{path}:1: expected the header of a sweep.csv")),
+    }
+    let mut points = Vec::new();
+    for (i, line) in lines {
+        let f: Vec<&str> = line.splitn(8, ',').collect();
+        let n = i + 1;
+        let num = |k: usize, name: &str| -> Result<f64, String> {
+            let v = f
+                .get(k)
+                .ok_or_else(|| format!("{path}:{n}: field `{name}` is missing"))?;
+            v.parse::<f64>()
+                .map_err(|_| format!("{path}:{n}: field `{name}`: `{v}` is not a number"))
+        };
+        let (offered, accepted) = (num(0, "offered_load")?, num(1, "accepted_load")?);
+        let mean_latency_ns = match f.get(3) {
+            Some(&"") => None,
+            _ => Some(num(3, "mean_latency_ns")?),
+        };
+        let status = f
+            .get(6)
+            .ok_or_else(|| format!("{path}:{n}: field `status` is missing"))?;
+        points.push(SweepPoint {
+            offered,
+            accepted,
+            mean_latency_ns,
+            complete: *status == "complete",
+        });
+    }
+    Ok(points)
+}
+
 /// A round step (1, 2 or 5 times a power of ten) that cuts `0..end` into at most `most` parts.
 fn round_step(end: f64, most: f64) -> f64 {
     let mag = 10f64.powf((end / most).log10().floor());
@@ -30,13 +77,13 @@ fn round_step(end: f64, most: f64) -> f64 {
 }
 
 /// One panel: its frame at (`x0`, `top`), size `pw` x `ph`, offered load 0 to 1 across and
-/// 0 to `y_end` up, ticks every `y_step`, the points `(offered, value, complete)`.
+/// 0 to `y_end` up, ticks every `y_step`, per sweep the points `(offered, value, complete)`.
 struct Panel<'a> {
     x0: f64,
     y_label: &'a str,
     y_end: f64,
     y_step: f64,
-    points: Vec<(f64, f64, bool)>,
+    curves: Vec<Vec<(f64, f64, bool)>>,
     diagonal: bool,
 }
 
@@ -99,28 +146,32 @@ impl Panel<'_> {
                 self.y(1.0)
             );
         }
+        for (k, points) in self.curves.iter().enumerate() {
+            self.draw_curve(s, points, COLOURS[k % COLOURS.len()]);
+        }
+    }
+
+    fn draw_curve(&self, s: &mut String, points: &[(f64, f64, bool)], colour: &str) {
         let mut pts = String::new();
-        for &(load, v, _) in &self.points {
+        for &(load, v, _) in points {
             let _ = write!(pts, "{:.2},{:.2} ", self.x(load), self.y(v));
         }
         let _ = writeln!(
             s,
-            r##"<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>"##,
-            COLOURS[0],
+            r##"<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{}"/>"##,
             pts.trim_end()
         );
-        for &(load, v, complete) in &self.points {
+        for &(load, v, complete) in points {
             let (px, py) = (self.x(load), self.y(v));
             if complete {
                 let _ = writeln!(
                     s,
-                    r##"<circle cx="{px:.2}" cy="{py:.2}" r="3" fill="{}"/>"##,
-                    COLOURS[0]
+                    r##"<circle cx="{px:.2}" cy="{py:.2}" r="3" fill="{colour}"/>"##
                 );
             } else {
                 let _ = writeln!(
                     s,
-                    r##"<path d="M{:.2},{:.2}L{:.2},{:.2}M{:.2},{:.2}L{:.2},{:.2}" stroke="{}" stroke-width="2"/>"##,
+                    r##"<path d="M{:.2},{:.2}L{:.2},{:.2}M{:.2},{:.2}L{:.2},{:.2}" stroke="{colour}" stroke-width="2"/>"##,
                     px - 5.0,
                     py - 5.0,
                     px + 5.0,
@@ -129,33 +180,44 @@ impl Panel<'_> {
                     py + 5.0,
                     px + 5.0,
                     py - 5.0,
-                    COLOURS[1]
                 );
             }
         }
     }
 }
 
-/// The SVG of a sweep: accepted load against offered load (with the line where they are equal)
-/// on the left, mean latency in ns against offered load on the right.
-pub fn sweep_plot_svg(title: &str, points: &[SweepPoint]) -> String {
-    let (w, h) = (2.0 * PW + 200.0, TOP + PH + 70.0);
+/// The SVG of one or more sweeps: accepted load against offered load (with the line where they
+/// are equal) on the left, mean latency in ns against offered load on the right; a legend names
+/// the sweeps when there are several.
+pub fn sweep_plot_svg(title: &str, sweeps: &[SweepSeries]) -> String {
+    let legend = if sweeps.len() > 1 { 160.0 } else { 0.0 };
+    let (w, h) = (2.0 * PW + 200.0 + legend, TOP + PH + 70.0);
     let accepted = Panel {
         x0: 70.0,
         y_label: "accepted load (fraction of capacity)",
         y_end: 1.0,
         y_step: 0.2,
-        points: points
+        curves: sweeps
             .iter()
-            .map(|p| (p.offered, p.accepted, p.complete))
+            .map(|c| {
+                c.points
+                    .iter()
+                    .map(|p| (p.offered, p.accepted, p.complete))
+                    .collect()
+            })
             .collect(),
         diagonal: true,
     };
-    let latency: Vec<(f64, f64, bool)> = points
+    let latency: Vec<Vec<(f64, f64, bool)>> = sweeps
         .iter()
-        .filter_map(|p| p.mean_latency_ns.map(|l| (p.offered, l, p.complete)))
+        .map(|c| {
+            c.points
+                .iter()
+                .filter_map(|p| p.mean_latency_ns.map(|l| (p.offered, l, p.complete)))
+                .collect()
+        })
         .collect();
-    let most = latency.iter().map(|p| p.1).fold(0.0f64, f64::max);
+    let most = latency.iter().flatten().map(|p| p.1).fold(0.0f64, f64::max);
     let most = if most > 0.0 { most } else { 1.0 };
     let step = round_step(most, 6.0);
     let latency = Panel {
@@ -163,7 +225,7 @@ pub fn sweep_plot_svg(title: &str, points: &[SweepPoint]) -> String {
         y_label: "mean latency (ns)",
         y_end: (most / step).ceil() * step,
         y_step: step,
-        points: latency,
+        curves: latency,
         diagonal: false,
     };
     let mut s = String::new();
@@ -175,17 +237,31 @@ pub fn sweep_plot_svg(title: &str, points: &[SweepPoint]) -> String {
     let _ = writeln!(
         s,
         r#"<text x="{}" y="18" text-anchor="middle">{}</text>"#,
-        w / 2.0,
+        (w - legend) / 2.0,
         escape(title)
     );
     accepted.draw(&mut s);
     latency.draw(&mut s);
-    if points.iter().any(|p| !p.complete) {
+    if sweeps.len() > 1 {
+        let lx = w - legend + 10.0;
+        for (k, c) in sweeps.iter().enumerate() {
+            let yy = TOP + 10.0 + 16.0 * k as f64;
+            let _ = writeln!(
+                s,
+                r##"<line x1="{lx}" y1="{yy}" x2="{}" y2="{yy}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"##,
+                lx + 20.0,
+                COLOURS[k % COLOURS.len()],
+                lx + 26.0,
+                yy + 4.0,
+                escape(&c.label)
+            );
+        }
+    }
+    if sweeps.iter().flat_map(|c| &c.points).any(|p| !p.complete) {
         let _ = writeln!(
             s,
-            r##"<text x="70" y="{}" fill="{}">× a run that stopped early (deadlock or broken invariant): see sweep.csv</text>"##,
+            r##"<text x="70" y="{}">× a run that stopped early (deadlock or broken invariant): see sweep.csv</text>"##,
             h - 6.0,
-            COLOURS[1]
         );
     }
     s.push_str("</svg>\n");
@@ -211,7 +287,13 @@ mod tests {
             point(0.2, 0.19, Some(800.0), true),
             point(0.5, 0.48, Some(1500.0), true),
         ];
-        let svg = sweep_plot_svg("a <sweep>", &pts);
+        let one = |pts: &[SweepPoint]| {
+            [SweepSeries {
+                label: "x".into(),
+                points: pts.to_vec(),
+            }]
+        };
+        let svg = sweep_plot_svg("a <sweep>", &one(&pts));
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert_eq!(
             svg.matches("<circle").count(),
@@ -229,7 +311,7 @@ mod tests {
             point(0.2, 0.19, Some(800.0), true),
             point(0.9, 0.3, None, false),
         ];
-        let svg = sweep_plot_svg("s", &pts);
+        let svg = sweep_plot_svg("s", &one(&pts));
         assert!(svg.contains("stopped early"));
         assert_eq!(
             svg.matches("<path").count(),
@@ -237,6 +319,47 @@ mod tests {
             "no latency point without packets"
         );
         assert_eq!(svg.matches("<circle").count(), 2);
+    }
+
+    #[test]
+    fn several_sweeps_share_the_panels_with_a_legend() {
+        let a = SweepSeries {
+            label: "MIN-1VL".into(),
+            points: vec![
+                point(0.5, 0.5, Some(700.0), true),
+                point(0.9, 0.4, Some(9000.0), false),
+            ],
+        };
+        let b = SweepSeries {
+            label: "D3R-2VL".into(),
+            points: vec![point(0.5, 0.5, Some(650.0), true)],
+        };
+        let svg = sweep_plot_svg("t", &[a.clone(), b]);
+        assert_eq!(svg.matches("<polyline").count(), 4, "two curves per panel");
+        assert!(svg.contains(">MIN-1VL</text>") && svg.contains(">D3R-2VL</text>"));
+        assert!(svg.contains("stopped early"));
+        assert!(
+            !sweep_plot_svg("t", &[a]).contains(">MIN-1VL</text>"),
+            "no legend for one"
+        );
+    }
+
+    #[test]
+    fn a_sweep_csv_reads_back_and_names_its_broken_field() {
+        let text = "offered_load,accepted_load,accepted_bytes_per_ns_per_switch,mean_latency_ns,max_latency_ns,packets_delivered,status,reason\n\
+                    0.50,0.499000,1.0,700.5,900.0,10,complete,\n\
+                    0.90,0.400000,1.0,,,0,stopped,\"deadlock, at cycle 5\"\n";
+        let p = read_sweep_csv("s.csv", text).unwrap();
+        assert_eq!(
+            p,
+            vec![
+                point(0.5, 0.499, Some(700.5), true),
+                point(0.9, 0.4, None, false)
+            ]
+        );
+        let e = read_sweep_csv("s.csv", &text.replace("0.400000", "x")).unwrap_err();
+        assert_eq!(e, "s.csv:3: field `accepted_load`: `x` is not a number");
+        assert!(read_sweep_csv("s.csv", "time_us,efficiency\n").is_err());
     }
 
     #[test]
