@@ -69,6 +69,14 @@ module input_port_ctrl
   input  logic             lft_wr_en_i,
   input  logic [15:0]      lft_wr_lid_i,
   input  logic [7:0]       lft_wr_port_i,
+  // This input's number, and the SL-to-VL write port (broadcast: the entries of this input are
+  // kept).
+  input  logic [7:0]       port_idx_i,
+  input  logic             sl2vl_wr_en_i,
+  input  logic [7:0]       sl2vl_wr_out_i,
+  input  logic [7:0]       sl2vl_wr_in_i,
+  input  logic [3:0]       sl2vl_wr_sl_i,
+  input  logic [3:0]       sl2vl_wr_vl_i,
   // The input link.
   input  logic             flit_valid_i,
   input  logic [3:0]       flit_vc_i,
@@ -141,6 +149,8 @@ module input_port_ctrl
 
   // ---------------------------------------------------------------------------------------------
   // Registers.
+  // This input's column of the SL-to-VL tables: per output and SL, the VL (VL = SL at reset).
+  logic [3:0]     sl2vl_q [P][16];
   // Descriptor pool: slot_used_q, the descriptor, the route (output, next VC), the list link.
   logic [Pool-1:0] used_q;
   logic [Pool-1:0] routed_q;
@@ -259,7 +269,8 @@ module input_port_ctrl
   // The routing stage reads the header fields it needs; the rest of the descriptor and the high
   // bits of the next VC (at most 15) are not used here.
   logic           unused_rt;
-  assign unused_rt = ^{rt_desc.injected, rt_desc.id, rt_desc.src, rt_desc.len, rt_nvc[7:4]};
+  assign unused_rt = ^{rt_desc.injected, rt_desc.id, rt_desc.src, rt_desc.len, rt_desc.sl[7:4],
+                       rt_nvc[7:4]};
 
   always_comb begin
     rt_desc       = desc_q[SIdxW'(rt_slot_q)];
@@ -323,9 +334,9 @@ module input_port_ctrl
                  && !lk_consumed_i;
     rt_routed  = rt_valid_q && rt_out != NoRoute && 32'(rt_out) < P;
     rt_oi      = PortW'(rt_out);
-    // The next VC: the AFC for an adapted packet under AFI, otherwise the VL of the packet's SL
-    // (the output port's SL-to-VL table, the identity: VL = SL; the HCA set the SL).
-    rt_nvc     = (afi && rt_adapted) ? Afc : rt_desc.sl;
+    // The next VC: the AFC for an adapted packet under AFI, otherwise the VL the output port's
+    // SL-to-VL table gives the packet's SL from this input (the HCA set the SL).
+    rt_nvc     = (afi && rt_adapted) ? Afc : 8'(sl2vl_q[rt_oi][rt_desc.sl[3:0]]);
     // sendARN.
     may_send_arn  = gap_q[lk_idx_i] == '0 && af_cnt_q != 4'(FifoDepth);
     arn_push      = (rt_arn1 || rt_arn2) && may_send_arn;
@@ -445,6 +456,18 @@ module input_port_ctrl
     end
     arn_valid_o = af_cnt_q != '0 || arn_push;
     arn_o       = (af_cnt_q != '0) ? af_q[af_rd_q] : (arn_push ? arn_push_info : '0);
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // The SL-to-VL column's clock edge.
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      for (int o = 0; o < P; o++) begin
+        for (int l = 0; l < 16; l++) sl2vl_q[o][l] <= 4'(l);
+      end
+    end else if (sl2vl_wr_en_i && sl2vl_wr_in_i == port_idx_i && 32'(sl2vl_wr_out_i) < P) begin
+      sl2vl_q[PortW'(sl2vl_wr_out_i)][sl2vl_wr_sl_i] <= sl2vl_wr_vl_i;
+    end
   end
 
   // ---------------------------------------------------------------------------------------------

@@ -33,6 +33,10 @@
 //   lft_q is the combinational read the ARN unit and Adaptive-Th need (pseudo-code 3, the
 //   options of dest|1 read in the same cycle): a second memory with asynchronous read ports,
 //   written by the same write port as the per-input lft_banks, not a copy of their registers.
+// - SL-to-VL tables (one per output port: input port and SL to VL): sl2vl_wr_*_i writes one
+//   entry, kept by the input port it names (each input holds its column, every output and
+//   SL); reset maps every SL to the VL of the same number. Written like the LFT, after reset
+//   while the links are idle (m_sl2vl_write_idle).
 // - Configuration (cfg_i, switch_pkg::cfg_t): routing mode, queuing scheme, id, stage, up ports,
 //   seed, adapted refresh. Like the LFT it is what the subnet manager programs; it is an input
 //   held constant from before reset is released (m_cfg_stable), so one build of the switch
@@ -82,6 +86,13 @@ module switch
   input  logic          lft_wr_en_i,
   input  logic [15:0]   lft_wr_lid_i,
   input  logic [7:0]    lft_wr_port_i,
+  // SL-to-VL write port: the VL of SL sl2vl_wr_sl_i from input sl2vl_wr_in_i at output
+  // sl2vl_wr_out_i.
+  input  logic          sl2vl_wr_en_i,
+  input  logic [7:0]    sl2vl_wr_out_i,
+  input  logic [7:0]    sl2vl_wr_in_i,
+  input  logic [3:0]    sl2vl_wr_sl_i,
+  input  logic [3:0]    sl2vl_wr_vl_i,
   // What each port receives.
   input  logic [P-1:0]  in_flit_valid_i,
   input  logic [3:0]    in_flit_vc_i    [P],
@@ -227,6 +238,12 @@ module switch
       .lft_wr_en_i,
       .lft_wr_lid_i,
       .lft_wr_port_i,
+      .port_idx_i     (8'(i)),
+      .sl2vl_wr_en_i,
+      .sl2vl_wr_out_i,
+      .sl2vl_wr_in_i,
+      .sl2vl_wr_sl_i,
+      .sl2vl_wr_vl_i,
       .flit_valid_i   (in_flit_valid_i[i]),
       .flit_vc_i      (in_flit_vc_i[i]),
       .flit_head_i    (in_flit_head_i[i]),
@@ -625,9 +642,14 @@ module switch
   `ASSUME(m_cfg_stable, $stable(cfg_i))
   // Every input is known outside reset.
   `ASSUME(m_inputs_known, !$isunknown({in_flit_valid_i, in_flit_head_i, in_flit_tail_i,
-                                       in_arn_valid_i, lft_wr_en_i}))
-  // The LFT is written only while the links are idle.
+                                       in_arn_valid_i, lft_wr_en_i, sl2vl_wr_en_i}))
+  // The LFT and the SL-to-VL tables are written only while the links are idle, the tables with
+  // a VL of the build (an adapted packet's AFC is not the tables').
   `ASSUME(m_lft_write_idle, lft_wr_en_i |-> in_flit_valid_i == '0 && in_arn_valid_i == '0)
+  `ASSUME(m_sl2vl_write_idle, sl2vl_wr_en_i |-> in_flit_valid_i == '0 && in_arn_valid_i == '0
+                                               && 32'(sl2vl_wr_out_i) < P
+                                               && 32'(sl2vl_wr_in_i) < P
+                                               && 32'(sl2vl_wr_vl_i) < V)
 
   // Outputs.
   // Every output is known outside reset.

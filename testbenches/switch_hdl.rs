@@ -82,12 +82,19 @@ fn random_case(ports: u64, routing: &str, scheme: &[&str], cycles: u64, seed: u6
     }
 }
 
-/// The random-traffic cases: every routing mode on both switches.
+/// The random-traffic cases: every routing mode on both switches; five of them with 30 % of the
+/// SL-to-VL entries remapped.
 fn random_cases() -> Vec<Case> {
     let m = 1_000_000;
     vec![
         // 4 ports, 2 VCs: 1Q and the AFC under AFI, two regular VCs otherwise.
-        random_case(4, "dmodk", &["--queuing", "dbbm", "--qvcs", "2"], m, 11),
+        random_case(
+            4,
+            "dmodk",
+            &["--queuing", "dbbm", "--qvcs", "2", "--sl2vl", "30"],
+            m,
+            11,
+        ),
         random_case(
             4,
             "oblivious",
@@ -103,14 +110,35 @@ fn random_cases() -> Vec<Case> {
             13,
         ),
         random_case(4, "adaptive_th_afi", &["--queuing", "1q"], m, 14),
-        random_case(4, "arn", &["--queuing", "dbbm", "--qvcs", "2"], m, 15),
+        random_case(
+            4,
+            "arn",
+            &["--queuing", "dbbm", "--qvcs", "2", "--sl2vl", "30"],
+            m,
+            15,
+        ),
         random_case(4, "arn_afi", &["--queuing", "1q"], m, 16),
         // 12 ports, 4 VCs: three regular VCs and the AFC under AFI, four otherwise.
-        random_case(12, "dmodk", &["--queuing", "dbbm", "--qvcs", "4"], m, 21),
+        random_case(
+            12,
+            "dmodk",
+            &["--queuing", "dbbm", "--qvcs", "4", "--sl2vl", "30"],
+            m,
+            21,
+        ),
         random_case(
             12,
             "oblivious",
-            &["--queuing", "vftree", "--qvcs", "4", "--qarg", "6"],
+            &[
+                "--queuing",
+                "vftree",
+                "--qvcs",
+                "4",
+                "--qarg",
+                "6",
+                "--sl2vl",
+                "30",
+            ],
             m,
             22,
         ),
@@ -132,7 +160,16 @@ fn random_cases() -> Vec<Case> {
         random_case(
             12,
             "arn_afi",
-            &["--queuing", "flow2sl", "--qvcs", "3", "--qarg", "48"],
+            &[
+                "--queuing",
+                "flow2sl",
+                "--qvcs",
+                "3",
+                "--qarg",
+                "48",
+                "--sl2vl",
+                "30",
+            ],
             m,
             26,
         ),
@@ -179,6 +216,30 @@ fn in_situ_cases(scenario: &'static str) -> Vec<Case> {
                     ))
                 }),
             }
+        })
+        .collect()
+}
+
+/// Three routers of a Dragonfly whose SL-to-VL tables move packets to VL 1 after their global
+/// hop (`routing_engine = "dfly_vl_hops"`), at load 0.6 for the whole run: recordings with
+/// `sl2vl` lines from a fabric.
+fn dragonfly_vl_hops_cases() -> Vec<Case> {
+    const SETS: [&str; 2] = ["routing_engine=dfly_vl_hops", "traffic.load=0.6"];
+    let s = bundled("dragonfly72", &SETS).expect("bundled scenario loads");
+    [0u32, 13, 35]
+        .into_iter()
+        .map(|sw| Case {
+            name: format!("in_situ_dragonfly72_vl_hops_s0_{sw}"),
+            weight: 7 * s.sim_cycles,
+            make: Box::new(move |out: &Path| {
+                let s = bundled("dragonfly72", &SETS)?;
+                record_switch(&s, sw, s.sim_cycles, out)?;
+                Ok(format!(
+                    "dragonfly72 ({}) router s0_{sw}, fast engine, cycles 0 to {}",
+                    SETS.join(", "),
+                    s.sim_cycles - 1
+                ))
+            }),
         })
         .collect()
 }
@@ -314,6 +375,7 @@ fn main() {
     let mut cases = random_cases();
     cases.extend(in_situ_cases("default"));
     cases.extend(in_situ_cases("figure4"));
+    cases.extend(dragonfly_vl_hops_cases());
     cases.push(config1_root_case());
     cases.retain(|c| c.name.contains(&filter));
     cases.sort_by_key(|c| std::cmp::Reverse(c.weight));

@@ -285,7 +285,7 @@ fn main() {
         .expect("recording")
         .lines()
         .take_while(|l| *l != "end-header")
-        .filter(|l| l.starts_with("lft "))
+        .filter(|l| l.starts_with("lft ") || l.starts_with("sl2vl "))
         .count() as u64;
 
     // Case 0 is the unaltered copy: its replay runs the whole recording, the longest, so first.

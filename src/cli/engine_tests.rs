@@ -101,14 +101,17 @@ fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
-/// Paths layered over VLs by their SL (D3R-3VL choosing among the minimal options, DFSSSP on its
-/// eight VLs under ARN+AFI) on a Dragonfly at high load: the same bytes on both engines.
+/// Paths layered over VLs by their SL (D3R-3VL, DFSSSP on its eight VLs under ARN+AFI) or by the
+/// routers' SL-to-VL tables (the VL raised after the global hop) on a Dragonfly at high load: the
+/// same bytes on both engines.
 #[test]
 fn both_engines_write_the_same_bytes_under_routings_that_layer_paths_over_vls() {
     let base = std::env::temp_dir().join(format!("arnsim-engines-sl-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     for set in [
         &["routing_engine=d3r_3vl", "routing=oblivious"][..],
+        // The VL changes after the global hop in the routers' SL-to-VL tables.
+        &["routing_engine=dfly_vl_hops"],
         // Nine VCs: a buffer of two MTUs per VC.
         &[
             "routing_engine=dfsssp",

@@ -61,8 +61,8 @@ fn the_irregular_fabric_runs_under_updn_at_full_load() {
 }
 
 #[test]
-fn d3r_and_dfsssp_on_the_same_dragonfly_and_load_run_to_the_end() {
-    for engine in ["d3r_2vl", "d3r_3vl", "dfsssp"] {
+fn layered_routings_on_the_same_dragonfly_and_load_run_to_the_end() {
+    for engine in ["d3r_2vl", "d3r_3vl", "dfsssp", "dfly_vl_hops"] {
         let set = [
             "traffic.load=0.9".to_string(),
             format!("routing_engine={engine}"),
@@ -110,4 +110,41 @@ fn d3r_packets_leave_each_node_on_the_vl_of_their_group_order() {
         }
         assert!((0..72).all(|n| sent(n, 3) == 0));
     }
+}
+
+/// The VL change after the global hop, done by the routers' SL-to-VL tables: every node sends on
+/// VL 0 (its SL); routers send on VL 1 only out of local ports (the last local hop of a packet
+/// that crossed a global link), never toward a node or over a global link.
+#[test]
+fn dfly_vl_hops_moves_packets_to_vl_1_after_their_global_hop() {
+    use crate::fabric::Fabric;
+    let set = vec![
+        "traffic.load=0.5".to_string(),
+        "routing_engine=dfly_vl_hops".to_string(),
+    ];
+    let s = super::scenarios::load("dragonfly72", &set).unwrap();
+    let mut f = Fabric::<4>::build(&s.topology, s.params.clone(), &s.flows).unwrap();
+    f.run(20_000, &mut ()).unwrap();
+    let nodes = f.nodes();
+    assert!((0..72).all(|n| nodes[n].flits_sent(0) > 0 && nodes[n].flits_sent(1) == 0));
+    // Router ports (a = 4, h = 2, p = 2): 0-1 nodes, 2-4 local, 5-6 global.
+    let (mut local, mut elsewhere) = ([0u64; 2], [0u64; 2]);
+    for sw in f.switches() {
+        let sw = sw.as_fast().expect("the fast engine");
+        for port in 0..7 {
+            for vl in 0..2 {
+                let sent = sw.flits_sent(port, vl);
+                if (2..5).contains(&port) {
+                    local[vl] += sent;
+                } else {
+                    elsewhere[vl] += sent;
+                }
+            }
+        }
+    }
+    assert!(local[0] > 0 && local[1] > 0, "local links: {local:?}");
+    assert!(
+        elsewhere[0] > 0 && elsewhere[1] == 0,
+        "node and global links: {elsewhere:?}"
+    );
 }

@@ -185,7 +185,7 @@ impl ReplayVcd {
                 "--from: cycle {from} is after the last cycle dumped ({to})"
             ));
         }
-        let setup = clock_cycle(h.lft_entries(), 0);
+        let setup = clock_cycle(h.setup_writes(), 0);
         let mut staged = Staged::open(&d.path)?;
         let file = staged.take_file()?;
         let (ports, vcs) = (h.wiring.out_capacity.len(), h.params.vcs());

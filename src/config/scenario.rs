@@ -359,14 +359,14 @@ impl Scenario {
                 },
                 _ => QueuingScheme::OneQ,
             });
-        // An engine that layers its paths over VLs sets every packet's SL itself.
+        // An engine that layers its paths over VLs chooses every packet's VL itself (SLs, SL-to-VL tables).
         let queuing = match routing_engine.vls() {
             Some(vls) if queuing != Some(QueuingScheme::OneQ) => {
                 if queuing.is_some() {
                     doc.fail::<()>(
                         "queuing",
                         format!(
-                            "routing engine `{}` sets each path's SL over its {vls} VLs; \
+                            "routing engine `{}` layers its paths over {vls} VLs by SLs and SL-to-VL tables; \
                              leave `queuing` at `1q`",
                             routing_engine.name()
                         ),

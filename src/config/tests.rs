@@ -228,7 +228,12 @@ fn dragonflies_and_irregular_fabrics_load_with_their_routing_engine() {
 fn layered_routing_engines_set_the_queuing_to_their_path_sls() {
     use crate::fabric::subnet_manager::RoutingEngine;
     use crate::switch::QueuingScheme;
-    for (engine, vls) in [("d3r_2vl", 2), ("d3r_3vl", 3), ("dfsssp", 8)] {
+    for (engine, vls) in [
+        ("d3r_2vl", 2),
+        ("d3r_3vl", 3),
+        ("dfsssp", 8),
+        ("dfly_vl_hops", 2),
+    ] {
         let set = [format!("routing_engine={engine}")];
         let s = Scenario::from_text("d.toml", DRAGONFLY, &set).unwrap();
         assert_eq!(s.params.switch.queuing, QueuingScheme::PathSl { vcs: vls });

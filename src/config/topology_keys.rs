@@ -416,7 +416,7 @@ fn custom(r: &Reader) -> Option<Topology> {
 }
 
 /// `routing_engine`: `ftree` (fat trees only; their default), `minhop` (the default elsewhere),
-/// `updn`, `d3r_2vl` or `d3r_3vl` (Dragonflies only) or `dfsssp`. An engine in error is recorded and the default returned.
+/// `updn`, `dfly_min`, `dfly_vl_hops`, `d3r_2vl` or `d3r_3vl` (Dragonflies only) or `dfsssp`. An engine in error is recorded and the default returned.
 pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> RoutingEngine {
     let default = topology.map_or(RoutingEngine::Minhop, RoutingEngine::default_for);
     if !r.doc.has("routing_engine") {
@@ -438,7 +438,14 @@ pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> Routing
         return default;
     }
     let dragonfly = topology.is_none_or(|t| t.dragonfly.is_some());
-    if matches!(engine, RoutingEngine::D3r2Vl | RoutingEngine::D3r3Vl) && !dragonfly {
+    let orders_groups = matches!(
+        engine,
+        RoutingEngine::DflyMin
+            | RoutingEngine::DflyVlHops
+            | RoutingEngine::D3r2Vl
+            | RoutingEngine::D3r3Vl
+    );
+    if orders_groups && !dragonfly {
         r.doc.fail::<()>(
             "routing_engine",
             format!(

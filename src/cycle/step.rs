@@ -253,7 +253,9 @@ impl CycleSwitch {
                 RouteWrite {
                     slot: s,
                     out,
-                    next_vc: self.params.next_vc(&pkt),
+                    next_vc: self
+                        .params
+                        .next_vc(&pkt, self.wiring.sl_to_vl.vl(out as usize, i, pkt.sl)),
                     flags: pkt.flags,
                 }
             });

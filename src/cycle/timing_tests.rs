@@ -73,6 +73,7 @@ fn idle_switch() -> CycleSwitch {
         in_ch: vec![0; PORTS],
         out_ch: vec![0; PORTS],
         out_capacity: vec![CAP; PORTS],
+        sl_to_vl: crate::switch::SlToVl::identity(),
     };
     CycleSwitch::new(params, wiring, lft, 1)
 }

@@ -30,7 +30,7 @@ pub mod switch_unit;
 pub mod topology;
 
 use crate::switch::{
-    Observer, QueuingScheme, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring,
+    Observer, QueuingScheme, SlToVl, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring,
 };
 use crate::wire::Packet;
 use crate::wire::link::Channel;
@@ -211,16 +211,20 @@ impl<const V: usize> Fabric<V> {
         let engine = params
             .routing_engine
             .unwrap_or_else(|| subnet_manager::RoutingEngine::default_for(topo));
-        let subnet_manager::Routing { lmc, tables, sls } = subnet_manager::program(topo, engine)?;
+        let subnet_manager::Routing {
+            lmc,
+            tables,
+            sls,
+            sl_to_vl,
+        } = subnet_manager::program(topo, engine)?;
         sp.lmc = lmc;
-        if let Some(sls) = &sls
-            && sp.queuing != (QueuingScheme::PathSl { vcs: sls.vls() })
+        if let Some(vls) = engine.vls()
+            && sp.queuing != (QueuingScheme::PathSl { vcs: vls })
         {
             return Err(format!(
-                "routing engine {} sets each path's SL over {} VLs: the queuing scheme must be \
-                 its path SLs, not {}",
+                "routing engine {} layers its paths over {vls} VLs: the queuing scheme must be \
+                 `path_sl` over as many, not {}",
                 engine.name(),
-                sls.vls(),
                 sp.queuing.name()
             ));
         }
@@ -272,6 +276,9 @@ impl<const V: usize> Fabric<V> {
                 in_ch: in_ch[s].clone(),
                 out_ch: out_ch[s].clone(),
                 out_capacity,
+                sl_to_vl: sl_to_vl
+                    .as_ref()
+                    .map_or_else(SlToVl::identity, |t| t[s].clone()),
             };
             switches.push(SwitchUnit::Fast(Switch::new(
                 sp.clone(),

@@ -10,17 +10,21 @@
 //!
 //! The routing engine is chosen per fabric ([`RoutingEngine`], named as OpenSM names its engines):
 //! `ftree` (the above, fat trees only), `minhop` (every shortest path), `updn` (up*/down*,
-//! `updn`), `d3r_2vl` and `d3r_3vl` (minimal paths on a Dragonfly with D3R's VL order,
-//! `path_sl`) and `dfsssp` (balanced shortest paths layered over VLs, `dfsssp`). The
+//! `updn`), on Dragonflies `dfly_min` (minimal routes, local, global, local, `dragonfly`),
+//! `dfly_vl_hops` (the same, the VL raised after the global hop by the SL-to-VL tables),
+//! `d3r_2vl` and `d3r_3vl` (the same with D3R's VL order by SL, `path_sl`), and `dfsssp`
+//! (balanced shortest paths layered over VLs, `dfsssp`). The
 //! [`deadlock`] module checks what an engine wrote for cycles of channel dependencies.
 
 pub mod deadlock;
 mod dfsssp;
+mod dragonfly;
 pub mod path_sl;
 mod updn;
 
 use super::topology::{Endpoint, Topology};
 use crate::blocks::LftBanks;
+use crate::switch::SlToVl;
 pub use path_sl::PathSls;
 
 /// How the subnet manager computes the LFTs.
@@ -32,8 +36,13 @@ pub enum RoutingEngine {
     Minhop,
     /// Up*/down* from the most central switch (`updn` module).
     Updn,
-    /// Dragonflies: every shortest path, packets on VL 0 from a higher to a lower group and on
-    /// VL 1 from a lower to a higher one (D3R, Maglione-Mathey et al.; `path_sl`).
+    /// Dragonflies: minimal routes, local, global, local (`dragonfly`), on one VL.
+    DflyMin,
+    /// Dragonflies: minimal routes, VL 0 up to the global hop and VL 1 after it, written into
+    /// the routers' SL-to-VL tables (Kim et al.'s VC assignment; `dragonfly`).
+    DflyVlHops,
+    /// Dragonflies: minimal routes, packets on VL 0 from a higher to a lower group and on VL 1
+    /// from a lower to a higher one (D3R, Maglione-Mathey et al.; `path_sl`).
     D3r2Vl,
     /// D3R with a third VL for the traffic inside a group.
     D3r3Vl,
@@ -45,10 +54,12 @@ pub enum RoutingEngine {
 
 impl RoutingEngine {
     /// Every engine.
-    pub const ALL: [RoutingEngine; 6] = [
+    pub const ALL: [RoutingEngine; 8] = [
         Self::Ftree,
         Self::Minhop,
         Self::Updn,
+        Self::DflyMin,
+        Self::DflyVlHops,
         Self::D3r2Vl,
         Self::D3r3Vl,
         Self::Dfsssp,
@@ -60,6 +71,8 @@ impl RoutingEngine {
             Self::Ftree => "ftree",
             Self::Minhop => "minhop",
             Self::Updn => "updn",
+            Self::DflyMin => "dfly_min",
+            Self::DflyVlHops => "dfly_vl_hops",
             Self::D3r2Vl => "d3r_2vl",
             Self::D3r3Vl => "d3r_3vl",
             Self::Dfsssp => "dfsssp",
@@ -75,11 +88,11 @@ impl RoutingEngine {
         }
     }
 
-    /// The VLs the engine spreads paths over by their service level (`None`: the engine sets
-    /// no SL, the queuing scheme does).
+    /// The VLs the engine spreads paths over, by their service level or by the SL-to-VL tables
+    /// (`None`: the queuing scheme's SLs and identity tables).
     pub fn vls(self) -> Option<u8> {
         match self {
-            Self::D3r2Vl => Some(2),
+            Self::DflyVlHops | Self::D3r2Vl => Some(2),
             Self::D3r3Vl => Some(3),
             Self::Dfsssp => Some(dfsssp::VLS),
             _ => None,
@@ -96,25 +109,51 @@ pub struct Routing {
     pub tables: Vec<LftBanks>,
     /// The SL of each path, when the engine chooses it.
     pub sls: Option<PathSls>,
+    /// Every switch's SL-to-VL tables, when the engine writes other than the identity.
+    pub sl_to_vl: Option<Vec<SlToVl>>,
 }
 
-/// Runs `engine` on `topo`: the LMC, every switch's LFT and the paths' SLs.
+/// Runs `engine` on `topo`: the LMC, every switch's LFT, the paths' SLs and the SL-to-VL tables.
 pub fn program(topo: &Topology, engine: RoutingEngine) -> Result<Routing, String> {
+    if engine == RoutingEngine::DflyVlHops {
+        let (lmc, tables) =
+            write_tables(topo.nodes, &dragonfly::minimal_ports(topo, engine.name())?);
+        return Ok(Routing {
+            lmc,
+            tables,
+            sls: None,
+            sl_to_vl: Some(dragonfly::vl_hop_tables(topo)?),
+        });
+    }
     let ((lmc, tables), sls) = match engine {
         RoutingEngine::Ftree if topo.xgft.is_some() => (program_fat_tree(topo), None),
         RoutingEngine::Ftree => return Err("routing engine `ftree` needs a fat tree".into()),
         RoutingEngine::Minhop => (program_minimal(topo)?, None),
         RoutingEngine::Updn => (write_tables(topo.nodes, &updn::ports(topo)?), None),
+        RoutingEngine::DflyVlHops => unreachable!("programmed above"),
+        RoutingEngine::DflyMin => (
+            write_tables(topo.nodes, &dragonfly::minimal_ports(topo, engine.name())?),
+            None,
+        ),
         RoutingEngine::D3r2Vl | RoutingEngine::D3r3Vl => {
             let vls = engine.vls().unwrap_or(2);
-            (program_minimal(topo)?, Some(path_sl::d3r(topo, vls)?))
+            let ports = dragonfly::minimal_ports(topo, engine.name())?;
+            (
+                write_tables(topo.nodes, &ports),
+                Some(path_sl::d3r(topo, vls)?),
+            )
         }
         RoutingEngine::Dfsssp => {
             let (ports, sls) = dfsssp::route(topo)?;
             (write_tables(topo.nodes, &ports), Some(sls))
         }
     };
-    Ok(Routing { lmc, tables, sls })
+    Ok(Routing {
+        lmc,
+        tables,
+        sls,
+        sl_to_vl: None,
+    })
 }
 
 /// LFTs from per-switch, per-destination port lists (option 0 first): LMC the smallest covering

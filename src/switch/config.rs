@@ -203,14 +203,15 @@ impl SwitchParams {
         self.routing.afi().then(|| (self.vcs() - 1) as u8)
     }
 
-    /// The VC a packet uses in the next buffer: the AFC when adapted under AFI, otherwise the VL
-    /// of its service level. The output port's SL-to-VL table is the identity, VL = SL: the
-    /// queuing scheme is the HCAs' SL policy ([`QueuingScheme::vc_for`]), so a packet's SL is
-    /// its scheme's VC (section 3.5 of Rocher-Gonzalez et al.).
-    pub fn next_vc(&self, pkt: &Packet) -> u8 {
+    /// The VC a packet uses in the next buffer: the AFC when adapted under AFI, otherwise
+    /// `sl_vl`, the VL the output port's SL-to-VL table gives its service level and input port
+    /// ([`super::SlToVl`]; VL = SL at reset). The HCAs set the SL by the queuing scheme, their SL
+    /// policy ([`QueuingScheme::vc_for`]), or by the routing engine's path SL (section 3.5 of
+    /// Rocher-Gonzalez et al.).
+    pub fn next_vc(&self, pkt: &Packet, sl_vl: u8) -> u8 {
         match self.afc() {
             Some(afc) if pkt.adapted() => afc,
-            _ => pkt.sl,
+            _ => sl_vl,
         }
     }
 
@@ -295,11 +296,12 @@ mod tests {
             sl,
             ..Packet::default()
         };
-        assert_eq!(p.next_vc(&pkt), 2, "VL = SL");
+        assert_eq!(p.next_vc(&pkt, pkt.sl), 2, "VL = SL");
+        assert_eq!(p.next_vc(&pkt, 1), 1, "the table's VL");
         pkt.flags |= PacketFlags::ADAPTED;
-        assert_eq!(p.next_vc(&pkt), 3, "the AFC is the last VC");
+        assert_eq!(p.next_vc(&pkt, 1), 3, "the AFC is the last VC");
         p.routing = RoutingMode::Arn;
         assert_eq!(p.vcs(), 3);
-        assert_eq!(p.next_vc(&pkt), 2, "no AFC without AFI");
+        assert_eq!(p.next_vc(&pkt, 1), 1, "no AFC without AFI");
     }
 }

@@ -229,7 +229,8 @@ impl<const V: usize> Switch<V> {
                 // No route: the packet stays unrouted; the watchdog reports it.
                 continue;
             }
-            let next_vc = self.params.next_vc(&pkt);
+            let sl_vl = self.wiring.sl_to_vl.vl(out as usize, i, pkt.sl);
+            let next_vc = self.params.next_vc(&pkt, sl_vl);
             let buf = &mut self.inputs[i].buf;
             buf.set_flags(s, pkt.flags);
             buf.route(s, out, next_vc, now + 1);

@@ -35,10 +35,12 @@ mod input_port_ctrl;
 pub mod output_credits;
 mod output_port;
 mod skip;
+pub mod sl_to_vl;
 pub mod voq_buffer;
 
 pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 pub use events::{Observer, OutputProbe, SwitchEvent, SwitchFault, SwitchStats};
+pub use sl_to_vl::SlToVl;
 
 use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess, ArnTableIn, ArnTableOut};
 use crate::blocks::congestion_detector::{CongestionDetectorIn, MAX_INPUTS};
@@ -96,6 +98,8 @@ pub struct SwitchWiring {
     pub out_ch: Vec<u32>,
     /// Per port: capacity in flits of each VC of the buffer at the far end of the output link.
     pub out_capacity: Vec<u16>,
+    /// The output ports' SL-to-VL tables, as the subnet manager wrote them.
+    pub sl_to_vl: SlToVl,
 }
 
 /// What an output's arbitration sees (see `Switch::requests`).

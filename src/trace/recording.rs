@@ -6,7 +6,7 @@ use crate::blocks::LftBanks;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::cycle::{LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
 use crate::fabric::{Fabric, SwitchUnit};
-use crate::switch::{QueuingScheme, RoutingMode, SwitchParams, SwitchWiring};
+use crate::switch::{QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use std::io::{self, BufRead, Write};
 
@@ -58,9 +58,10 @@ impl RecordingHeader {
         })
     }
 
-    /// How many `lft` lines the header has (one clock cycle each in the Verilated replay).
-    pub fn lft_entries(&self) -> usize {
-        self.lft_lines().count()
+    /// How many `lft` and `sl2vl` lines the header has (one clock cycle each in the Verilated
+    /// replay, before recording cycle 0).
+    pub fn setup_writes(&self) -> usize {
+        self.lft_lines().count() + self.wiring.sl_to_vl.entries().count()
     }
 
     pub fn write(&self, w: &mut impl Write) -> io::Result<()> {
@@ -116,6 +117,9 @@ impl RecordingHeader {
         }
         for (lid, port) in self.lft_lines() {
             writeln!(w, "lft {lid} {port}")?;
+        }
+        for (out, input, sl, vl) in self.wiring.sl_to_vl.entries() {
+            writeln!(w, "sl2vl {out} {input} {sl} {vl}")?;
         }
         writeln!(w, "from {} to {}", self.from, self.to)?;
         writeln!(w, "end-header")
@@ -286,6 +290,7 @@ impl<R: BufRead> RecordingReader<R> {
                     in_ch: Vec::new(),
                     out_ch: Vec::new(),
                     out_capacity: Vec::new(),
+                    sl_to_vl: SlToVl::identity(),
                 },
                 lft: LftBanks::new(0, 1),
                 seed: 0,
@@ -304,6 +309,7 @@ impl<R: BufRead> RecordingReader<R> {
         }
         let (mut ports, mut vcs, mut lmc, mut rows) = (0usize, 0usize, 0u32, 0usize);
         let mut lft_lines = Vec::new();
+        let mut sl2vl_lines = Vec::new();
         loop {
             let Some(l) = me.next_line()? else {
                 return Err(format!("{path}: the header has no `end-header`"));
@@ -379,6 +385,15 @@ impl<R: BufRead> RecordingReader<R> {
                     h.wiring.out_capacity[port] = cap;
                 }
                 "lft" => lft_lines.push((field::<u16>(p, n, &w, 1)?, field::<u8>(p, n, &w, 2)?, n)),
+                "sl2vl" => sl2vl_lines.push((
+                    [
+                        field::<u8>(p, n, &w, 1)?,
+                        field::<u8>(p, n, &w, 2)?,
+                        field::<u8>(p, n, &w, 3)?,
+                        field::<u8>(p, n, &w, 4)?,
+                    ],
+                    n,
+                )),
                 "from" => {
                     h.from = keyed(p, n, &w, "from")?;
                     h.to = keyed(p, n, &w, "to")?;
@@ -411,6 +426,17 @@ impl<R: BufRead> RecordingReader<R> {
                 return Err(format!("{path}:{n}: LID {lid} is beyond the LFT"));
             }
             h.lft.program(lid, port);
+        }
+        for ([out, input, sl, vl], n) in sl2vl_lines {
+            if out as usize >= ports || input as usize >= ports || sl > 15 || vl as usize >= vcs {
+                return Err(format!(
+                    "{path}:{n}: `sl2vl {out} {input} {sl} {vl}`: ports below {ports}, SL below \
+                     16, VL below the {vcs} VCs"
+                ));
+            }
+            h.wiring
+                .sl_to_vl
+                .set(ports, out as usize, input as usize, sl, vl);
         }
         h.wiring.in_ch = vec![0; ports];
         h.wiring.out_ch = vec![0; ports];

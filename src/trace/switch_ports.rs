@@ -33,9 +33,9 @@ pub const DESC_BITS: u32 = 176;
 pub const ARN_BITS: u32 = 72;
 
 /// The clock cycle of the Verilated replay (reset is clock cycle 0) in which it plays recording
-/// cycle `t` of a recording whose header has `lft_entries` `lft` lines.
-pub const fn clock_cycle(lft_entries: usize, t: u64) -> u64 {
-    1 + lft_entries as u64 + t
+/// cycle `t` of a recording whose header has `setup_writes` `lft` and `sl2vl` lines.
+pub const fn clock_cycle(setup_writes: usize, t: u64) -> u64 {
+    1 + setup_writes as u64 + t
 }
 
 /// The fields of `desc_t`, least significant first: name, lowest bit, width.

@@ -10,7 +10,8 @@
 // build replays every switch of a fabric and every routing mode.
 //
 // Time base (testbenches/hdl/tb_switch_main.cpp): the first rising edge has rst_ni low; after
-// it the LFT is written from the `lft` lines, one entry per cycle with the links idle; then
+// it the LFT is written from the `lft` lines and then the SL-to-VL tables from the `sl2vl` lines,
+// one entry per cycle with the links idle; then
 // recording cycle t takes one clock cycle: its inputs are applied after the edge that ends t-1
 // (non-blocking, as tb_common.svh does), and the outputs the switch drives during t are compared
 // at the edge that ends t, before the registers change. Comparison starts at the header's
@@ -53,6 +54,9 @@ module tb_switch
   logic           lft_wr_en;
   logic [15:0]    lft_wr_lid;
   logic [7:0]     lft_wr_port;
+  logic           sl2vl_wr_en;
+  logic [7:0]     sl2vl_wr_out, sl2vl_wr_in;
+  logic [3:0]     sl2vl_wr_sl, sl2vl_wr_vl;
   logic [P-1:0]   in_flit_valid, in_flit_head, in_flit_tail, in_arn_valid;
   logic [3:0]     in_flit_vc   [P];
   desc_t          in_flit_desc [P];
@@ -75,6 +79,11 @@ module tb_switch
     .lft_wr_en_i      (lft_wr_en),
     .lft_wr_lid_i     (lft_wr_lid),
     .lft_wr_port_i    (lft_wr_port),
+    .sl2vl_wr_en_i    (sl2vl_wr_en),
+    .sl2vl_wr_out_i   (sl2vl_wr_out),
+    .sl2vl_wr_in_i    (sl2vl_wr_in),
+    .sl2vl_wr_sl_i    (sl2vl_wr_sl),
+    .sl2vl_wr_vl_i    (sl2vl_wr_vl),
     .in_flit_valid_i  (in_flit_valid),
     .in_flit_vc_i     (in_flit_vc),
     .in_flit_head_i   (in_flit_head),
@@ -99,6 +108,10 @@ module tb_switch
   string       path, line, name, rname, qname;
   int          lft_lid [$];
   int          lft_port [$];
+  int          sl2vl_out [$];
+  int          sl2vl_in  [$];
+  int          sl2vl_sl  [$];
+  int          sl2vl_vl  [$];
   longint      from_cycle, to_cycle;
   int          n;
 
@@ -174,6 +187,14 @@ arn_entries line", path);
         n = $sscanf(line, "lft %d %d", a, b);
         lft_lid.push_back(a);
         lft_port.push_back(b);
+      end else if (starts(line, "sl2vl ")) begin
+        n = $sscanf(line, "sl2vl %d %d %d %d", a, b, c, d);
+        if (n != 4 || a < 0 || a >= P || b < 0 || b >= P || c < 0 || c > 15 || d < 0 || d >= V)
+          $fatal(1, "%s: unreadable sl2vl line: %s", path, line);
+        sl2vl_out.push_back(a);
+        sl2vl_in.push_back(b);
+        sl2vl_sl.push_back(c);
+        sl2vl_vl.push_back(d);
       end else if (starts(line, "switch ")) begin
         n = $sscanf(line, "switch %s id %d stage %d up_ports %h seed %d", name, a, b, up, seed);
         if (n != 5 || b < 0 || b > 255) $fatal(1, "%s: unreadable switch line: %s", path, line);
@@ -417,7 +438,7 @@ arn_entries line", path);
   endtask
 
   // ---------------------------------------------------------------------------------------------
-  // The sequence: reset, LFT writes, then the recording's cycles.
+  // The sequence: reset, LFT and SL-to-VL writes, then the recording's cycles.
   int     lft_next = 0;
   logic   running = 1'b0;
   longint cur;
@@ -427,6 +448,11 @@ arn_entries line", path);
       lft_wr_en     <= 1'b0;
       lft_wr_lid    <= '0;
       lft_wr_port   <= '0;
+      sl2vl_wr_en   <= 1'b0;
+      sl2vl_wr_out  <= '0;
+      sl2vl_wr_in   <= '0;
+      sl2vl_wr_sl   <= '0;
+      sl2vl_wr_vl   <= '0;
       in_flit_valid <= '0;
       in_flit_head  <= '0;
       in_flit_tail  <= '0;
@@ -444,8 +470,17 @@ arn_entries line", path);
         lft_wr_lid  <= 16'(lft_lid[lft_next]);
         lft_wr_port <= 8'(lft_port[lft_next]);
         lft_next++;
+      end else if (lft_next < lft_lid.size() + sl2vl_out.size()) begin
+        lft_wr_en    <= 1'b0;
+        sl2vl_wr_en  <= 1'b1;
+        sl2vl_wr_out <= 8'(sl2vl_out[lft_next - lft_lid.size()]);
+        sl2vl_wr_in  <= 8'(sl2vl_in[lft_next - lft_lid.size()]);
+        sl2vl_wr_sl  <= 4'(sl2vl_sl[lft_next - lft_lid.size()]);
+        sl2vl_wr_vl  <= 4'(sl2vl_vl[lft_next - lft_lid.size()]);
+        lft_next++;
       end else begin
-        lft_wr_en <= 1'b0;
+        lft_wr_en   <= 1'b0;
+        sl2vl_wr_en <= 1'b0;
         running = 1'b1;
         cur = 0;
         load_cycle(0);

@@ -9,7 +9,9 @@
 //! [1], `--id I` [3], `--stage S` [1], `--crt C` [24], `--arn-gap G` [40], `--arn-ttl T` [3000],
 //! `--arn-entries E` [8], `--load PERCENT` [70], `--max-len F` [8], `--adapted-refresh 0|1` [1],
 //! `--arn-rate PER_MILLE` ARNs per output and cycle [3], `--out-cap-spread 0|1` far buffers of
-//! `vc_capacity + 4 * (p mod 3)` flits instead of `vc_capacity` [0], `--out FILE` [switch.rec].
+//! `vc_capacity + 4 * (p mod 3)` flits instead of `vc_capacity` [0], `--sl2vl PERCENT` entries of
+//! the SL-to-VL tables (output, input, SL of a regular VC) given a random regular VL instead of
+//! VL = SL [0], `--out FILE` [switch.rec].
 //!
 //! The switch is a fat-tree switch: its low half of ports goes down, one end node per port, the
 //! high half goes up; the LFT routes a local node to its port on every option and a remote node
@@ -22,7 +24,7 @@
 use arnsim::blocks::LftBanks;
 use arnsim::blocks::rng::SplitMix64;
 use arnsim::cycle::{CycleSwitch, LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
-use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams, SwitchWiring};
+use arnsim::switch::{QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring};
 use arnsim::trace::recording::{RecordingHeader, write_frame};
 use arnsim::wire::{ArnInfo, Packet, PacketFlags};
 use std::collections::VecDeque;
@@ -50,6 +52,7 @@ pub struct Opts {
     adapted_refresh: bool,
     arn_rate: u64,
     out_cap_spread: bool,
+    sl2vl: u64,
     out: String,
 }
 
@@ -75,6 +78,7 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
         adapted_refresh: true,
         arn_rate: 3,
         out_cap_spread: false,
+        sl2vl: 0,
         out: "switch.rec".into(),
     };
     let mut it = args.iter();
@@ -107,11 +111,33 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
             "--adapted-refresh" => o.adapted_refresh = num(v)? != 0,
             "--arn-rate" => o.arn_rate = num(v)?,
             "--out-cap-spread" => o.out_cap_spread = num(v)? != 0,
+            "--sl2vl" => o.sl2vl = num(v)?,
             "--out" => o.out = v.to_string(),
             _ => return Err(format!("unknown option {k}")),
         }
     }
     Ok(o)
+}
+
+/// SL-to-VL tables of a `ports`-port switch with `percent` of the entries of each regular SL
+/// remapped to a random regular VL (a generator of its own, so that the traffic is the same
+/// with and without).
+fn random_sl_to_vl(ports: usize, regular: usize, percent: u64, seed: u64) -> SlToVl {
+    let mut t = SlToVl::identity();
+    if percent == 0 {
+        return t;
+    }
+    let mut rng = SplitMix64::new(seed ^ 0x51_2c1d);
+    for out in 0..ports {
+        for input in 0..ports {
+            for sl in 0..regular as u8 {
+                if rng.below(100) < percent {
+                    t.set(ports, out, input, sl, rng.below(regular as u64) as u8);
+                }
+            }
+        }
+    }
+    t
 }
 
 /// The upstream end of one input link: this switch's credits per VC, the packet being sent.
@@ -197,6 +223,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
         in_ch: vec![0; p],
         out_ch: vec![0; p],
         out_capacity: out_caps,
+        sl_to_vl: random_sl_to_vl(p, params.queuing.regular_vcs(), o.sl2vl, o.seed),
     };
     let mut sw = CycleSwitch::new(params.clone(), wiring.clone(), lft.clone(), o.seed);
     let mut rng = SplitMix64::new(o.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed);

@@ -16,8 +16,10 @@
 use super::{RoutingEngine, SwitchGraph, program};
 use crate::blocks::LftBanks;
 use crate::fabric::FabricParams;
+use crate::fabric::topology::Endpoint;
 use crate::fabric::topology::Topology;
 use crate::switch::RoutingMode;
+use crate::switch::SlToVl;
 use std::fmt;
 
 /// What the check found.
@@ -60,14 +62,17 @@ impl fmt::Display for DeadlockCheck {
 pub struct Usage<'a> {
     /// Only option 0 (deterministic routing), or every option.
     pub deterministic: bool,
-    /// The VC of packets from the nodes of a switch to a destination node.
-    pub vc_of: &'a dyn Fn(usize, u32) -> u8,
+    /// The SL of packets from the nodes of a switch to a destination node.
+    pub sl_of: &'a dyn Fn(usize, u32) -> u8,
+    /// Every switch's SL-to-VL tables (`None`: VL = SL everywhere).
+    pub sl_to_vl: Option<&'a [SlToVl]>,
     /// VCs per channel (1 when every VC counts as one).
     pub vcs: u8,
 }
 
 /// The check of the routing a fabric of `params` gets on `topo`; `None` on fat trees, where every
-/// engine but DFSSSP routes up, then down (shortest paths in a fat tree do too), which cannot close a cycle.
+/// engine but DFSSSP routes up, then down (shortest paths in a fat tree do too), which cannot
+/// close a cycle.
 pub fn of_fabric(topo: &Topology, params: &FabricParams) -> Result<Option<DeadlockCheck>, String> {
     let engine = params
         .routing_engine
@@ -79,27 +84,26 @@ pub fn of_fabric(topo: &Topology, params: &FabricParams) -> Result<Option<Deadlo
     let routing = program(topo, engine)?;
     let sw = &params.switch;
     let queuing = sw.queuing;
-    let afi = sw.routing.afi();
     let sls = routing.sls.as_ref();
-    let vc_of = move |s: usize, d: u32| match (afi, sls) {
-        (true, _) => 0,
-        (false, Some(sls)) => sls.sl(s, d),
-        (false, None) => queuing.vc_for(0, d),
-    };
-    let vcs = match (afi, sls) {
-        (true, _) => 1,
-        (false, Some(sls)) => sls.vls(),
-        (false, None) => queuing.regular_vcs() as u8,
-    };
+    let sl_of = move |s: usize, d: u32| sls.map_or_else(|| queuing.vc_for(0, d), |t| t.sl(s, d));
     let usage = Usage {
         deterministic: sw.routing == RoutingMode::DModK,
-        vc_of: &vc_of,
-        vcs,
+        sl_of: &sl_of,
+        sl_to_vl: routing.sl_to_vl.as_deref(),
+        // Under AFI a packet may move to the AFC on any hop: one channel per cable.
+        vcs: if sw.routing.afi() {
+            1
+        } else {
+            queuing.regular_vcs() as u8
+        },
     };
     check(topo, routing.lmc, &routing.tables, &usage).map(Some)
 }
 
-/// Builds the channel dependency graph of `tables` on `topo` and looks for a cycle.
+/// Builds the channel dependency graph of `tables` on `topo` and looks for a cycle: per
+/// destination and SL, the channels its packets can take from the switches whose nodes send with
+/// that SL, each channel's VL the one the sending switch's SL-to-VL table gives the SL from the
+/// port the packet came in on.
 pub fn check(
     topo: &Topology,
     lmc: u32,
@@ -107,18 +111,34 @@ pub fn check(
     usage: &Usage,
 ) -> Result<DeadlockCheck, String> {
     let g = SwitchGraph::of(topo)?;
-    let peer = g.peers();
     let ns = g.adj.len();
     let vcs = usage.vcs.max(1) as usize;
-    // Channel index of (switch, port): dense over switch-to-switch ports.
+    // Per switch and port: the switch and port at the cable's far end.
+    let mut far: Vec<Vec<Option<(usize, u16)>>> = topo
+        .switches
+        .iter()
+        .map(|sp| vec![None; sp.ports as usize])
+        .collect();
+    for &(a, b) in &topo.links {
+        if let (Endpoint::Switch { sw: s, port: p }, Endpoint::Switch { sw: t, port: q }) = (a, b) {
+            far[s as usize][p as usize] = Some((t as usize, q));
+            far[t as usize][q as usize] = Some((s as usize, p));
+        }
+    }
     let mut first = vec![0usize; ns + 1];
     for s in 0..ns {
-        first[s + 1] = first[s] + peer[s].len();
+        first[s + 1] = first[s] + far[s].len();
     }
-    let chan = |s: usize, p: u16, vc: u8| (first[s] + p as usize) * vcs + vc as usize;
-    let mut has_nodes = vec![false; ns];
-    for &(s, _) in &g.attach {
-        has_nodes[s] = true;
+    let vl = |s: usize, out: u16, input: u16, sl: u8| {
+        let v = usage
+            .sl_to_vl
+            .map_or(sl, |t| t[s].vl(out as usize, input as usize, sl));
+        v as usize % vcs
+    };
+    let chan = |s: usize, p: u16, v: usize| ((first[s] + p as usize) * vcs + v) as u32;
+    let mut node_ports: Vec<Vec<u16>> = vec![Vec::new(); ns];
+    for &(s, p) in &g.attach {
+        node_ports[s].push(p);
     }
     let options = if usage.deterministic {
         1
@@ -126,49 +146,58 @@ pub fn check(
         1usize << lmc
     };
     let mut deps: Vec<(u32, u32)> = Vec::new();
-    let mut seen = vec![u32::MAX; ns];
+    let mut seen = vec![0u32; first[ns] * vcs];
     let mut search = 0u32;
-    let mut stack = Vec::new();
+    let mut stack: Vec<(usize, u16, usize)> = Vec::new();
     let mut next: Vec<Vec<u16>> = vec![Vec::new(); ns];
-    // Per destination and VC: the switches whose nodes send to it on that VC, and the routes on.
-    for (d, vc) in (0..topo.nodes).flat_map(|d| (0..vcs as u8).map(move |vc| (d, vc))) {
+    for d in 0..topo.nodes {
         let (sd, _) = g.attach[d as usize];
-        // The switches d's packets on `vc` can reach, and the ports they may take there.
-        stack.extend((0..ns).filter(|&s| has_nodes[s] && (usage.vc_of)(s, d) % vcs as u8 == vc));
-        if stack.is_empty() {
-            continue;
-        }
-        search += 1;
-        let d_search = search;
-        for &s in &stack {
-            seen[s] = d_search;
-        }
-        while let Some(s) = stack.pop() {
-            let o = tables[s].options((d << lmc) as u16);
+        // The switch-to-switch ports each switch offers toward d.
+        for s in 0..ns {
             next[s].clear();
-            if s != sd {
-                for b in 0..options {
-                    if o.usable(b) && !next[s].contains(&(o.ports[b] as u16)) {
-                        next[s].push(o.ports[b] as u16);
+            if s == sd {
+                continue;
+            }
+            let o = tables[s].options((d << lmc) as u16);
+            for b in 0..options {
+                let p = o.ports[b] as u16;
+                let cabled = far[s].get(p as usize).is_some_and(|f| f.is_some());
+                if o.usable(b) && cabled && !next[s].contains(&p) {
+                    next[s].push(p);
+                }
+            }
+        }
+        let mut sls: Vec<u8> = (0..ns)
+            .filter(|&s| !node_ports[s].is_empty() && s != sd)
+            .map(|s| (usage.sl_of)(s, d))
+            .collect();
+        sls.sort_unstable();
+        sls.dedup();
+        for sl in sls {
+            search += 1;
+            // The first channels: from the nodes of every switch whose packets to d carry `sl`.
+            for s in (0..ns).filter(|&s| s != sd && (usage.sl_of)(s, d) == sl) {
+                for &i in &node_ports[s] {
+                    for &q in &next[s] {
+                        let v = vl(s, q, i, sl);
+                        if seen[chan(s, q, v) as usize] != search {
+                            seen[chan(s, q, v) as usize] = search;
+                            stack.push((s, q, v));
+                        }
                     }
                 }
             }
-            for &p in &next[s] {
-                let t = peer[s].get(p as usize).copied().flatten();
-                if let Some(t) = t.filter(|&t| seen[t] != d_search) {
-                    seen[t] = d_search;
-                    stack.push(t);
-                }
-            }
-        }
-        for s in (0..ns).filter(|&s| seen[s] == d_search) {
-            for &p in &next[s] {
-                let Some(t) = peer[s].get(p as usize).copied().flatten() else {
+            // Every channel a packet holding (s, p, v) may wait for next.
+            while let Some((s, p, v)) = stack.pop() {
+                let Some((t, i)) = far[s][p as usize] else {
                     continue;
                 };
                 for &q in &next[t] {
-                    if peer[t].get(q as usize).copied().flatten().is_some() {
-                        deps.push((chan(s, p, vc) as u32, chan(t, q, vc) as u32));
+                    let w = vl(t, q, i, sl);
+                    deps.push((chan(s, p, v), chan(t, q, w)));
+                    if seen[chan(t, q, w) as usize] != search {
+                        seen[chan(t, q, w) as usize] = search;
+                        stack.push((t, q, w));
                     }
                 }
             }
@@ -176,10 +205,7 @@ pub fn check(
     }
     deps.sort_unstable();
     deps.dedup();
-    let channels = (0..ns)
-        .map(|s| peer[s].iter().filter(|t| t.is_some()).count())
-        .sum::<usize>()
-        * vcs;
+    let channels = far.iter().flatten().filter(|f| f.is_some()).count() * vcs;
     let cycle = find_cycle(first[ns] * vcs, &deps).map(|c| {
         c.into_iter()
             .map(|i| {
@@ -284,8 +310,9 @@ mod tests {
         let sls = r.sls.as_ref();
         let usage = Usage {
             deterministic,
-            vc_of: &|s, d| sls.map_or(0, |t| t.sl(s, d)),
-            vcs: sls.map_or(1, |t| t.vls()),
+            sl_of: &|s, d| sls.map_or(0, |t| t.sl(s, d)),
+            sl_to_vl: r.sl_to_vl.as_deref(),
+            vcs: engine.vls().unwrap_or(1),
         };
         check(topo, r.lmc, &r.tables, &usage).unwrap()
     }
@@ -339,7 +366,12 @@ mod tests {
             let t = Topology::dragonfly(shape);
             // On one VL the same minimal routes close a cycle, even taking only option 0.
             assert!(run(&t, RoutingEngine::Minhop, true).cycle.is_some());
-            for engine in [RoutingEngine::D3r2Vl, RoutingEngine::D3r3Vl] {
+            assert!(run(&t, RoutingEngine::DflyMin, true).cycle.is_some());
+            for engine in [
+                RoutingEngine::D3r2Vl,
+                RoutingEngine::D3r3Vl,
+                RoutingEngine::DflyVlHops,
+            ] {
                 // Every minimal option, as the adaptive modes take them.
                 let r = run(&t, engine, false);
                 assert_eq!(r.cycle, None, "{}: {r}", engine.name());
@@ -369,11 +401,30 @@ mod tests {
         let r = program(&t, RoutingEngine::D3r2Vl).unwrap();
         let usage = Usage {
             deterministic: true,
-            vc_of: &|_, _| 0,
+            sl_of: &|_, _| 0,
+            sl_to_vl: None,
             vcs: 2,
         };
         let found = check(&t, r.lmc, &r.tables, &usage).unwrap();
         assert!(found.cycle.is_some(), "{found}");
+    }
+
+    #[test]
+    fn the_check_follows_the_vl_changes_of_the_sl_to_vl_tables() {
+        // dfly_vl_hops's routes with identity tables: one VL per packet, the cycle is back.
+        let t = Topology::dragonfly(DragonflyShape { a: 4, h: 2, p: 2 });
+        let r = program(&t, RoutingEngine::DflyVlHops).unwrap();
+        let mut usage = Usage {
+            deterministic: false,
+            sl_of: &|_, _| 0,
+            sl_to_vl: None,
+            vcs: 2,
+        };
+        let without = check(&t, r.lmc, &r.tables, &usage).unwrap();
+        assert!(without.cycle.is_some(), "{without}");
+        usage.sl_to_vl = r.sl_to_vl.as_deref();
+        let with = check(&t, r.lmc, &r.tables, &usage).unwrap();
+        assert_eq!(with.cycle, None, "{with}");
     }
 
     #[test]

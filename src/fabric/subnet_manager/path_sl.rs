@@ -6,7 +6,7 @@
 //!
 //! D3R (Maglione-Mathey et al., "Scalable Deadlock-Free Deterministic Minimal-Path Routing Engine
 //! for InfiniBand-Based Dragonflies", section 4): a minimal route on a Dragonfly goes local,
-//! global, local. Packets whose source group is higher than their destination group travel on
+//! global, local (`dragonfly`). Packets whose source group is higher than their destination group travel on
 //! VL 0, those from a lower to a higher group on VL 1: on each VL the groups a packet crosses only
 //! fall (or only rise), so no chain of channel dependencies can come back to its start. Packets
 //! inside one group take one local hop and depend on no other channel between switches: D3R-2VL
