@@ -6,7 +6,8 @@
 //! all-to-alls and point-to-point rounds) allocates nothing from its first cycle to its last
 //! rank's finish (after the first cycle, in which a thread pool starts its workers).
 
-use arnsim::config::TimeBase;
+use arnsim::cli::scenarios::BUNDLED;
+use arnsim::config::{Scenario, TimeBase};
 use arnsim::cycle::compare::Replay;
 use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
@@ -106,6 +107,25 @@ fn main() {
         passed += 1;
     } else {
         failed += 1;
+    }
+    // A Dragonfly whose paths are layered over VLs: D3R's SLs held by the HCAs (two threads), and
+    // the VL raised after the global hop by the routers' SL-to-VL tables.
+    for (engine, threads) in [("d3r_2vl", 2), ("dfly_vl_hops", 1)] {
+        let text = BUNDLED
+            .iter()
+            .find(|(n, _)| *n == "dragonfly72")
+            .map(|(_, t)| *t)
+            .expect("bundled");
+        let set = [
+            format!("routing_engine={engine}"),
+            "traffic.load=0.6".into(),
+        ];
+        let s = Scenario::from_text("dragonfly72", text, &set).expect("scenario");
+        if steady_state::<FEW_VCS>(engine, &s.topology, s.params, &s.flows, threads) {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
     }
     for threads in [1, 2] {
         if replay_case(threads) {

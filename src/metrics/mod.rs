@@ -209,23 +209,31 @@ pub fn efficiency_plot_svg(title: &str, curves: &[Curve]) -> String {
         );
     }
     if curves.len() > 1 {
-        let (lx, row) = (w - legend + 10.0, 16.0);
-        let ly = top + 10.0;
-        for (k, c) in curves.iter().enumerate() {
-            let yy = ly + row * k as f64;
-            let _ = writeln!(
-                s,
-                r##"<line x1="{lx}" y1="{yy}" x2="{}" y2="{yy}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"##,
-                lx + 20.0,
-                COLOURS[k % COLOURS.len()],
-                lx + 26.0,
-                yy + 4.0,
-                escape(&c.label)
-            );
-        }
+        draw_legend(
+            &mut s,
+            w - legend + 10.0,
+            top + 10.0,
+            curves.iter().map(|c| c.label.as_str()),
+        );
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// A legend from (`x`, `top`) down: per label, a line of its curve's colour and the label.
+fn draw_legend<'a>(s: &mut String, x: f64, top: f64, labels: impl Iterator<Item = &'a str>) {
+    for (k, label) in labels.enumerate() {
+        let y = top + 16.0 * k as f64;
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"##,
+            x + 20.0,
+            COLOURS[k % COLOURS.len()],
+            x + 26.0,
+            y + 4.0,
+            escape(label)
+        );
+    }
 }
 
 /// Reads an `efficiency.csv` written by a run (`time_us,efficiency`) as (time in ms, efficiency)

@@ -3,7 +3,7 @@
 //! and 003 plot their results, several routings in one figure). A run that stopped early (a
 //! deadlock or another broken invariant) is drawn as a cross and named in a note under the panels.
 
-use super::{COLOURS, escape, trim};
+use super::{COLOURS, draw_legend, escape, trim};
 use std::fmt::Write as _;
 
 /// One run of a sweep.
@@ -243,19 +243,8 @@ pub fn sweep_plot_svg(title: &str, sweeps: &[SweepSeries]) -> String {
     accepted.draw(&mut s);
     latency.draw(&mut s);
     if sweeps.len() > 1 {
-        let lx = w - legend + 10.0;
-        for (k, c) in sweeps.iter().enumerate() {
-            let yy = TOP + 10.0 + 16.0 * k as f64;
-            let _ = writeln!(
-                s,
-                r##"<line x1="{lx}" y1="{yy}" x2="{}" y2="{yy}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"##,
-                lx + 20.0,
-                COLOURS[k % COLOURS.len()],
-                lx + 26.0,
-                yy + 4.0,
-                escape(&c.label)
-            );
-        }
+        let labels = sweeps.iter().map(|c| c.label.as_str());
+        draw_legend(&mut s, w - legend + 10.0, TOP + 10.0, labels);
     }
     if sweeps.iter().flat_map(|c| &c.points).any(|p| !p.complete) {
         let _ = writeln!(

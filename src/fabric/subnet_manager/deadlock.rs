@@ -317,6 +317,17 @@ mod tests {
         check(topo, r.lmc, &r.tables, &usage).unwrap()
     }
 
+    /// Seed 002's 16-switch irregular fabric (4 nodes and 4 links per switch).
+    fn irregular16(seed: u64) -> Topology {
+        let shape = IrregularShape {
+            switches: 16,
+            links: 4,
+            nodes_per_switch: 4,
+            seed,
+        };
+        Topology::irregular(shape).unwrap()
+    }
+
     #[test]
     fn minimal_routing_on_one_vc_of_a_dragonfly_has_a_cycle() {
         let t = Topology::dragonfly(DragonflyShape { a: 4, h: 2, p: 2 });
@@ -340,14 +351,7 @@ mod tests {
         let t = Topology::dragonfly(DragonflyShape { a: 4, h: 2, p: 2 });
         assert_eq!(run(&t, RoutingEngine::Updn, false).cycle, None);
         for seed in 0..5 {
-            let shape = IrregularShape {
-                switches: 16,
-                links: 4,
-                nodes_per_switch: 4,
-                seed,
-            };
-            let t = Topology::irregular(shape).unwrap();
-            let r = run(&t, RoutingEngine::Updn, false);
+            let r = run(&irregular16(seed), RoutingEngine::Updn, false);
             assert_eq!(r.cycle, None, "{r}");
             assert!(r.dependencies > 0);
         }
@@ -382,14 +386,7 @@ mod tests {
         }
         // DFSSSP on irregular fabrics, where minimal routing on one VL is not deadlock-free.
         for seed in 0..3 {
-            let shape = IrregularShape {
-                switches: 16,
-                links: 4,
-                nodes_per_switch: 4,
-                seed,
-            };
-            let t = Topology::irregular(shape).unwrap();
-            let r = run(&t, RoutingEngine::Dfsssp, true);
+            let r = run(&irregular16(seed), RoutingEngine::Dfsssp, true);
             assert_eq!(r.cycle, None, "seed {seed}: {r}");
         }
     }
