@@ -5,8 +5,9 @@
 //! replay must fail, by a mismatch (the first differing cycle, port, signal, expected and got
 //! values) or by a named assertion (`--assert`); the test reports which one caught each bug and
 //! at which recording cycle. A bug that is not caught, or whose text to alter is not found
-//! exactly once, fails the test. The unaltered copy replays the same recording with 0
-//! mismatches, so every failure is the bug's.
+//! exactly once, fails the test. Two recordings: a 4-port ARN+AFI switch for most bugs, and a
+//! D-mod-K one with two regular VCs and remapped SL-to-VL entries for the bug in the tables. The
+//! unaltered copy replays each with 0 mismatches, so every failure is the bug's.
 //!
 //! The models are built with `ARNSIM_HDL_OPT=-O0` (the replays are short, the builds dominate;
 //! `docs/switch_rtl.md` has the measurement), two at a time, the longest replay first. A copy's
@@ -31,12 +32,17 @@ struct Edit {
     replace: &'static str,
 }
 
-/// One planted bug: its alterations, applied together.
+/// One planted bug: its alterations, applied together, and whether it is replayed on
+/// [`SL2VL_RECORDING`] rather than [`RECORDING`].
 struct Bug {
     slug: &'static str,
     name: &'static str,
     edits: &'static [Edit],
+    sl2vl: bool,
 }
+
+/// A case: slug, name, alterations, and the recording with its writes before cycle 0.
+type Case<'a> = (&'a str, &'a str, &'a [Edit], &'a (PathBuf, u64));
 
 const BUGS: &[Bug] = &[
     Bug {
@@ -48,6 +54,7 @@ const BUGS: &[Bug] = &[
             replace: "vc_req[i][v] = hd_valid_i[i][v]\n                       \
                       && c + 16'(32'(hd_nvc_i[i][v]) == V - 1) >= hd_len_i[i][v];",
         }],
+        sl2vl: false,
     },
     Bug {
         slug: "vct_head_only",
@@ -57,6 +64,7 @@ const BUGS: &[Bug] = &[
             find: "vc_req[i][v] = hd_valid_i[i][v] && c >= hd_len_i[i][v];",
             replace: "vc_req[i][v] = hd_valid_i[i][v] && c >= 16'd1;",
         }],
+        sl2vl: false,
     },
     Bug {
         slug: "arn_not_consumed",
@@ -66,6 +74,7 @@ const BUGS: &[Bug] = &[
             find: ".pr_consumed_i  (pr_consumed),",
             replace: ".pr_consumed_i  (1'b0),",
         }],
+        sl2vl: false,
     },
     Bug {
         slug: "voq_wrong_output",
@@ -75,6 +84,7 @@ const BUGS: &[Bug] = &[
             find: "voq_d[rt_oi]           = voq_d[rt_oi] + 16'd1;",
             replace: "voq_d[PortW'(32'(rt_oi) + 1)] = voq_d[PortW'(32'(rt_oi) + 1)] + 16'd1;",
         }],
+        sl2vl: false,
     },
     Bug {
         slug: "arbiter_no_ack",
@@ -84,6 +94,7 @@ const BUGS: &[Bug] = &[
             find: ".ack_i   (finishing),",
             replace: ".ack_i   (1'b0),",
         }],
+        sl2vl: false,
     },
     Bug {
         slug: "credit_late",
@@ -104,6 +115,7 @@ const BUGS: &[Bug] = &[
                 replace: "if (late_dep_q[o] && 32'(late_vc_q[o]) == v) credit_o[v] = credit_o[v] + 8'd1;",
             },
         ],
+        sl2vl: false,
     },
     Bug {
         slug: "arn_gap_short",
@@ -113,7 +125,38 @@ const BUGS: &[Bug] = &[
             find: "if (arn_push) gap_d[lk_idx_i] = GapLoad;",
             replace: "if (arn_push) gap_d[lk_idx_i] = (GapLoad != '0) ? GapLoad - 32'd1 : '0;",
         }],
+        sl2vl: false,
     },
+    Bug {
+        slug: "sl2vl_other_inputs",
+        name: "each input keeps the SL-to-VL entries of the other inputs instead of its own",
+        edits: &[Edit {
+            file: "input_port_ctrl.sv",
+            find: "sl2vl_wr_in_i == port_idx_i",
+            replace: "sl2vl_wr_in_i != port_idx_i",
+        }],
+        sl2vl: true,
+    },
+];
+
+/// A 4-port D-mod-K switch with two regular VCs (DBBM) and 30 % of its SL-to-VL entries remapped
+/// (the same build parameters as [`RECORDING`]'s; `switch_hdl` replays the like of it on the
+/// unaltered switch with 0 mismatches).
+const SL2VL_RECORDING: &[&str] = &[
+    "--ports",
+    "4",
+    "--routing",
+    "dmodk",
+    "--queuing",
+    "dbbm",
+    "--qvcs",
+    "2",
+    "--sl2vl",
+    "30",
+    "--cycles",
+    "20000",
+    "--seed",
+    "3",
 ];
 
 /// The recording every case replays (`random_link.rs` options, `--out` added).
@@ -273,41 +316,55 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let base = target().join("sv-planted");
     fs::create_dir_all(&base).expect("folder");
-    let rec = base.join("random_p4_arn_afi.rec");
-    let out = rec.to_string_lossy().into_owned();
-    let mut args = RECORDING.to_vec();
-    args.extend(["--out", &out]);
-    match random_link::record(&args) {
-        Ok(what) => println!("recording {}: {what}", rec.display()),
-        Err(e) => panic!("recording failed: {e}"),
-    }
-    let lft_lines = fs::read_to_string(&rec)
-        .expect("recording")
-        .lines()
-        .take_while(|l| *l != "end-header")
-        .filter(|l| l.starts_with("lft ") || l.starts_with("sl2vl "))
-        .count() as u64;
+    // Each recording made once: its path and the LFT and SL-to-VL writes before its cycle 0.
+    let record = |name: &str, opts: &[&str]| -> (PathBuf, u64) {
+        let rec = base.join(name);
+        let out = rec.to_string_lossy().into_owned();
+        let mut args = opts.to_vec();
+        args.extend(["--out", &out]);
+        match random_link::record(&args) {
+            Ok(what) => println!("recording {}: {what}", rec.display()),
+            Err(e) => panic!("recording failed: {e}"),
+        }
+        let setup = fs::read_to_string(&rec)
+            .expect("recording")
+            .lines()
+            .take_while(|l| *l != "end-header")
+            .filter(|l| l.starts_with("lft ") || l.starts_with("sl2vl "))
+            .count() as u64;
+        (rec, setup)
+    };
+    let main_rec = record("random_p4_arn_afi.rec", RECORDING);
+    let sl2vl_rec = record("random_p4_dmodk_sl2vl.rec", SL2VL_RECORDING);
 
-    // Case 0 is the unaltered copy: its replay runs the whole recording, the longest, so first.
-    let cases: Vec<(&str, &str, &[Edit])> = std::iter::once(("pristine", "unaltered", &[][..]))
-        .chain(BUGS.iter().map(|b| (b.slug, b.name, b.edits)))
-        .collect();
-    let results = two_at_a_time(&cases, |&(slug, _, edits)| {
+    // The unaltered copy first (its replay of the main recording runs it whole, the longest),
+    // on each recording.
+    let cases: Vec<Case> = [
+        ("pristine", "unaltered", &[][..], &main_rec),
+        ("pristine_sl2vl", "unaltered", &[][..], &sl2vl_rec),
+    ]
+    .into_iter()
+    .chain(BUGS.iter().map(|b| {
+        let rec = if b.sl2vl { &sl2vl_rec } else { &main_rec };
+        (b.slug, b.name, b.edits, rec)
+    }))
+    .collect();
+    let results = two_at_a_time(&cases, |&(slug, _, edits, (rec, setup))| {
         let hdl = base.join(slug).join("hdl");
         match make_copy(&root.join("hdl-ref"), &hdl, edits) {
-            Ok(()) => replay(&hdl, &rec, lft_lines),
+            Ok(()) => replay(&hdl, rec, *setup),
             Err(e) => (Outcome::Broken(e), None, 0.0),
         }
     });
 
     let (mut caught, mut failed) = (0, 0);
-    for (k, (&(_, name, _), (o, built, secs))) in cases.iter().zip(results).enumerate() {
+    for (&(_, name, edits, _), (o, built, secs)) in cases.iter().zip(results) {
         let time = match built {
             Some(b) => format!("built in {b} s, {secs:.0} s in all"),
             None if secs == 0.0 => "not built".to_string(),
             None => format!("build reused, {secs:.0} s"),
         };
-        match (k == 0, o) {
+        match (edits.is_empty(), o) {
             (true, Outcome::Matched(l)) => println!("ok      unaltered copy: {l} ({time})"),
             (true, Outcome::Mismatch(c, l) | Outcome::Assertion(c, l, _)) => {
                 failed += 1;
