@@ -62,7 +62,7 @@ fn the_irregular_fabric_runs_under_updn_at_full_load() {
 
 #[test]
 fn layered_routings_on_the_same_dragonfly_and_load_run_to_the_end() {
-    for engine in ["d3r_2vl", "d3r_3vl", "dfsssp", "dfly_vl_hops"] {
+    for engine in ["d3r_2vl", "d3r_3vl", "dfsssp", "dfly_vl_hops", "lash"] {
         let set = [
             "traffic.load=0.9".to_string(),
             format!("routing_engine={engine}"),

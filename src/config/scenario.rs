@@ -359,8 +359,9 @@ impl Scenario {
                 },
                 _ => QueuingScheme::OneQ,
             });
-        // An engine that layers its paths over VLs chooses every packet's VL itself (SLs, SL-to-VL tables).
-        let queuing = match routing_engine.vls() {
+        // An engine that layers its paths over VLs chooses every packet's VL itself (SLs, SL-to-VL
+        // tables).
+        let queuing = match topology_keys::engine_vls(&r, routing_engine, topology.as_ref()) {
             Some(vls) if queuing != Some(QueuingScheme::OneQ) => {
                 if queuing.is_some() {
                     doc.fail::<()>(

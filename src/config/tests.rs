@@ -233,6 +233,7 @@ fn layered_routing_engines_set_the_queuing_to_their_path_sls() {
         ("d3r_3vl", 3),
         ("dfsssp", 8),
         ("dfly_vl_hops", 2),
+        ("lash", 2),
     ] {
         let set = [format!("routing_engine={engine}")];
         let s = Scenario::from_text("d.toml", DRAGONFLY, &set).unwrap();

@@ -416,7 +416,8 @@ fn custom(r: &Reader) -> Option<Topology> {
 }
 
 /// `routing_engine`: `ftree` (fat trees only; their default), `minhop` (the default elsewhere),
-/// `updn`, `dfly_min`, `dfly_vl_hops`, `d3r_2vl` or `d3r_3vl` (Dragonflies only) or `dfsssp`. An engine in error is recorded and the default returned.
+/// `updn`, `dfly_min`, `dfly_vl_hops`, `d3r_2vl` or `d3r_3vl` (Dragonflies only), `lash` or
+/// `dfsssp`. An engine in error is recorded and the default returned.
 pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> RoutingEngine {
     let default = topology.map_or(RoutingEngine::Minhop, RoutingEngine::default_for);
     if !r.doc.has("routing_engine") {
@@ -449,11 +450,28 @@ pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> Routing
         r.doc.fail::<()>(
             "routing_engine",
             format!(
-                "`{}` routes Dragonflies (`topology.kind` `dragonfly`); use `dfsssp`, `minhop` or `updn`",
+                "`{}` routes Dragonflies (`topology.kind` `dragonfly`); use `dfsssp`, `lash`, `minhop` or `updn`",
                 engine.name()
             ),
         );
         return default;
     }
     engine
+}
+
+/// The VLs `engine` layers its paths over (`None`: it leaves the VLs to the queuing scheme):
+/// fixed for most engines; for LASH as many as its layers on `topology`, whose routes are
+/// computed here (an engine that cannot route the topology is refused at `routing_engine`).
+pub(super) fn engine_vls(
+    r: &Reader,
+    engine: RoutingEngine,
+    topology: Option<&Topology>,
+) -> Option<u8> {
+    if engine != RoutingEngine::Lash {
+        return engine.vls();
+    }
+    match crate::fabric::subnet_manager::program(topology?, engine) {
+        Ok(routing) => routing.sls.map(|s| s.vls()),
+        Err(e) => r.doc.fail("routing_engine", e),
+    }
 }

@@ -218,7 +218,7 @@ impl<const V: usize> Fabric<V> {
             sl_to_vl,
         } = subnet_manager::program(topo, engine)?;
         sp.lmc = lmc;
-        if let Some(vls) = engine.vls()
+        if let Some(vls) = sls.as_ref().map(|s| s.vls()).or(engine.vls())
             && sp.queuing != (QueuingScheme::PathSl { vcs: vls })
         {
             return Err(format!(

@@ -12,13 +12,15 @@
 //! `ftree` (the above, fat trees only), `minhop` (every shortest path), `updn` (up*/down*,
 //! `updn`), on Dragonflies `dfly_min` (minimal routes, local, global, local, `dragonfly`),
 //! `dfly_vl_hops` (the same, the VL raised after the global hop by the SL-to-VL tables),
-//! `d3r_2vl` and `d3r_3vl` (the same with D3R's VL order by SL, `path_sl`), and `dfsssp`
-//! (balanced shortest paths layered over VLs, `dfsssp`). The
+//! `d3r_2vl` and `d3r_3vl` (the same with D3R's VL order by SL, `path_sl`), `lash` (minimal
+//! paths in as few layers as needed, `lash`) and `dfsssp` (balanced shortest paths layered over
+//! 8 VLs, `dfsssp`). The
 //! [`deadlock`] module checks what an engine wrote for cycles of channel dependencies.
 
 pub mod deadlock;
 mod dfsssp;
 mod dragonfly;
+mod lash;
 pub mod path_sl;
 mod updn;
 
@@ -46,6 +48,9 @@ pub enum RoutingEngine {
     D3r2Vl,
     /// D3R with a third VL for the traffic inside a group.
     D3r3Vl,
+    /// Layered shortest paths (Skeie et al.): one minimal path per destination, the paths in as
+    /// few layers (VLs, by SL) as keep each layer's channel dependencies acyclic (`lash`).
+    Lash,
     /// Deadlock-free single-source shortest paths (Domke et al.): one balanced path per
     /// destination, the paths layered over [`dfsssp::VLS`] VLs so that no VL's channel
     /// dependencies close a cycle (`dfsssp`).
@@ -54,7 +59,7 @@ pub enum RoutingEngine {
 
 impl RoutingEngine {
     /// Every engine.
-    pub const ALL: [RoutingEngine; 8] = [
+    pub const ALL: [RoutingEngine; 9] = [
         Self::Ftree,
         Self::Minhop,
         Self::Updn,
@@ -62,6 +67,7 @@ impl RoutingEngine {
         Self::DflyVlHops,
         Self::D3r2Vl,
         Self::D3r3Vl,
+        Self::Lash,
         Self::Dfsssp,
     ];
 
@@ -75,6 +81,7 @@ impl RoutingEngine {
             Self::DflyVlHops => "dfly_vl_hops",
             Self::D3r2Vl => "d3r_2vl",
             Self::D3r3Vl => "d3r_3vl",
+            Self::Lash => "lash",
             Self::Dfsssp => "dfsssp",
         }
     }
@@ -89,7 +96,8 @@ impl RoutingEngine {
     }
 
     /// The VLs the engine spreads paths over, by their service level or by the SL-to-VL tables
-    /// (`None`: the queuing scheme's SLs and identity tables).
+    /// (`None`: the queuing scheme's SLs and identity tables, or, for [`Self::Lash`], as many as
+    /// its layers on the topology: see [`PathSls::vls`]).
     pub fn vls(self) -> Option<u8> {
         match self {
             Self::DflyVlHops | Self::D3r2Vl => Some(2),
@@ -142,6 +150,10 @@ pub fn program(topo: &Topology, engine: RoutingEngine) -> Result<Routing, String
                 write_tables(topo.nodes, &ports),
                 Some(path_sl::d3r(topo, vls)?),
             )
+        }
+        RoutingEngine::Lash => {
+            let (ports, sls) = lash::route(topo)?;
+            (write_tables(topo.nodes, &ports), Some(sls))
         }
         RoutingEngine::Dfsssp => {
             let (ports, sls) = dfsssp::route(topo)?;
@@ -359,6 +371,11 @@ pub fn program_fat_tree(topo: &Topology) -> (u32, Vec<LftBanks>) {
 /// Builds the LFTs of any topology from shortest paths: at each switch, the ports toward a
 /// destination are those one hop closer to it; option 0 is the lowest-numbered such port.
 pub fn program_minimal(topo: &Topology) -> Result<(u32, Vec<LftBanks>), String> {
+    Ok(write_tables(topo.nodes, &minimal_port_lists(topo)?))
+}
+
+/// Per switch and destination, the ports one hop closer to it, lowest first.
+fn minimal_port_lists(topo: &Topology) -> Result<dfsssp::PortLists, String> {
     use std::collections::VecDeque;
     let ns = topo.switches.len();
     // Vertex v < ns is a switch, v >= ns is node v - ns.
@@ -406,7 +423,7 @@ pub fn program_minimal(topo: &Topology) -> Result<(u32, Vec<LftBanks>), String> 
             ports_to[s][d] = p;
         }
     }
-    Ok(write_tables(topo.nodes, &ports_to))
+    Ok(ports_to)
 }
 
 #[cfg(test)]

@@ -312,7 +312,7 @@ mod tests {
             deterministic,
             sl_of: &|s, d| sls.map_or(0, |t| t.sl(s, d)),
             sl_to_vl: r.sl_to_vl.as_deref(),
-            vcs: engine.vls().unwrap_or(1),
+            vcs: sls.map(|t| t.vls()).or(engine.vls()).unwrap_or(1),
         };
         check(topo, r.lmc, &r.tables, &usage).unwrap()
     }
@@ -362,7 +362,7 @@ mod tests {
     }
 
     #[test]
-    fn d3r_and_dfsssp_break_the_dragonfly_cycles_with_their_vls() {
+    fn d3r_dfsssp_and_lash_break_the_cycles_with_their_vls() {
         for shape in [
             DragonflyShape { a: 4, h: 2, p: 2 },
             DragonflyShape { a: 6, h: 3, p: 3 },
@@ -381,13 +381,17 @@ mod tests {
                 assert_eq!(r.cycle, None, "{}: {r}", engine.name());
                 assert!(r.dependencies > 0);
             }
-            let r = run(&t, RoutingEngine::Dfsssp, true);
-            assert_eq!(r.cycle, None, "dfsssp: {r}");
+            for engine in [RoutingEngine::Dfsssp, RoutingEngine::Lash] {
+                let r = run(&t, engine, true);
+                assert_eq!(r.cycle, None, "{}: {r}", engine.name());
+            }
         }
         // DFSSSP on irregular fabrics, where minimal routing on one VL is not deadlock-free.
         for seed in 0..3 {
-            let r = run(&irregular16(seed), RoutingEngine::Dfsssp, true);
-            assert_eq!(r.cycle, None, "seed {seed}: {r}");
+            for engine in [RoutingEngine::Dfsssp, RoutingEngine::Lash] {
+                let r = run(&irregular16(seed), engine, true);
+                assert_eq!(r.cycle, None, "{} seed {seed}: {r}", engine.name());
+            }
         }
     }
 

@@ -33,59 +33,48 @@ pub fn route(topo: &Topology) -> Result<(PortLists, PathSls), String> {
     let g = SwitchGraph::of(topo)?;
     let ns = g.adj.len();
     let peer = g.peers();
-    // Channel (s, port) between switches: dense index.
-    let mut first = vec![0usize; ns + 1];
-    for s in 0..ns {
-        first[s + 1] = first[s] + peer[s].len();
-    }
+    let first = channel_index(&peer);
     let chan = |s: usize, p: u16| first[s] + p as usize;
     let mut nodes_at = vec![0u64; ns];
     for &(s, _) in &g.attach {
         nodes_at[s] += 1;
     }
-    let sources: Vec<usize> = (0..ns).filter(|&s| nodes_at[s] > 0).collect();
     let mut weight = vec![1u64; first[ns]];
     let mut ports = vec![vec![Vec::new(); topo.nodes as usize]; ns];
-    let mut next = vec![u16::MAX; ns];
-    let mut layers = Layers::new(first[ns]);
-    // Per destination then source switch: the path's layer.
-    let mut layer_of = vec![0u8; topo.nodes as usize * sources.len()];
-    let mut path = Vec::new();
     for (d, &(sd, pd)) in g.attach.iter().enumerate() {
         let dist = distances_to(&g, sd, &weight, chan);
         for s in 0..ns {
-            if s == sd {
-                next[s] = pd;
+            let port = if s == sd {
+                pd
             } else {
-                let best = g.adj[s]
+                g.adj[s]
                     .iter()
                     .filter(|&&(t, _)| dist[t] != u64::MAX)
                     .map(|&(t, p)| (weight[chan(s, p)] + dist[t], p))
                     .min()
-                    .ok_or_else(|| format!("node {d} cannot be reached from switch {s}"))?;
-                next[s] = best.1;
-            }
-            ports[s][d] = vec![next[s]];
+                    .ok_or_else(|| format!("node {d} cannot be reached from switch {s}"))?
+                    .1
+            };
+            ports[s][d] = vec![port];
         }
-        for (i, &s0) in sources.iter().enumerate() {
-            path.clear();
+        // Every channel of the tree toward d gains the end nodes whose packets cross it.
+        for s0 in (0..ns).filter(|&s| nodes_at[s] > 0) {
             let mut s = s0;
             while s != sd {
-                let p = next[s];
-                path.push(chan(s, p) as u32);
+                let p = ports[s][d][0];
                 weight[chan(s, p)] += nodes_at[s0];
                 s = peer[s][p as usize].ok_or("a route leaves the switches")?;
             }
-            layer_of[d * sources.len() + i] = layers.place(&path)?;
         }
     }
+    let (layer_of, count) = layer_paths(topo, &ports, VLS, "dfsssp")?;
     // Spread the layers over the VLs.
-    let used = layers.count.len();
+    let used = count.len();
     let mut vls = vec![1u64; used];
     for _ in used..VLS as usize {
         let l = (0..used)
             .max_by(|&a, &b| {
-                let (x, y) = (layers.count[a] * vls[b], layers.count[b] * vls[a]);
+                let (x, y) = (count[a] * vls[b], count[b] * vls[a]);
                 x.cmp(&y).then(b.cmp(&a))
             })
             .unwrap_or(0);
@@ -98,19 +87,73 @@ pub fn route(topo: &Topology) -> Result<(PortLists, PathSls), String> {
             Some(*acc - k)
         })
         .collect();
+    // Each layer deals its paths round robin over its VLs, in the order they were layered.
     let mut dealt = vec![0u64; used];
     let mut rows = vec![vec![0u8; topo.nodes as usize]; ns];
     for d in 0..topo.nodes as usize {
-        for (i, &s) in sources.iter().enumerate() {
-            if s == g.attach[d].0 {
-                continue;
+        for s in 0..ns {
+            if let Some(l) = layer_of[s][d] {
+                let l = l as usize;
+                rows[s][d] = (first_vl[l] + dealt[l] % vls[l]) as u8;
+                dealt[l] += 1;
             }
-            let l = layer_of[d * sources.len() + i] as usize;
-            rows[s][d] = (first_vl[l] + dealt[l] % vls[l]) as u8;
-            dealt[l] += 1;
         }
     }
     Ok((ports, PathSls::new(VLS, rows)))
+}
+
+/// Per switch, the dense index of its first port among all switches' ports (one more entry at
+/// the end: the count).
+fn channel_index(peer: &[Vec<Option<usize>>]) -> Vec<usize> {
+    let mut first = vec![0usize; peer.len() + 1];
+    for (s, ports) in peer.iter().enumerate() {
+        first[s + 1] = first[s] + ports.len();
+    }
+    first
+}
+
+/// Per source switch and destination the path's layer (`None`: no path), and paths per layer.
+pub(super) type PathLayers = (Vec<Vec<Option<u8>>>, Vec<u64>);
+
+/// Layers the paths of `ports` (option 0 of every switch) from every switch with end nodes to
+/// every end node, in the order destination then source switch, each into the first layer whose
+/// channel dependencies stay acyclic with it (at most `most` layers, or an error naming
+/// `engine`). A switch without end nodes, or the destination's own, has no path.
+pub(super) fn layer_paths(
+    topo: &Topology,
+    ports: &PortLists,
+    most: u8,
+    engine: &str,
+) -> Result<PathLayers, String> {
+    let g = SwitchGraph::of(topo)?;
+    let ns = g.adj.len();
+    let peer = g.peers();
+    let first = channel_index(&peer);
+    let mut has_nodes = vec![false; ns];
+    for &(s, _) in &g.attach {
+        has_nodes[s] = true;
+    }
+    let mut layers = Layers::new(first[ns], most, engine);
+    let mut layer_of = vec![vec![None; topo.nodes as usize]; ns];
+    let mut path = Vec::new();
+    for (d, &(sd, _)) in g.attach.iter().enumerate() {
+        for s0 in (0..ns).filter(|&s| has_nodes[s] && s != sd) {
+            path.clear();
+            let mut s = s0;
+            while s != sd {
+                let p = ports[s][d][0];
+                path.push((first[s] + p as usize) as u32);
+                s = peer[s][p as usize].ok_or("a route leaves the switches")?;
+                if path.len() > ns {
+                    return Err(format!(
+                        "routing engine {engine}: the route to node {d} loops"
+                    ));
+                }
+            }
+            layer_of[s0][d] = Some(layers.place(&path)?);
+        }
+    }
+    Ok((layer_of, layers.count))
 }
 
 /// Weighted distances of every switch to switch `to` (Dijkstra over the channels' weights).
@@ -146,6 +189,9 @@ fn distances_to(
 /// The layers' channel dependency graphs, kept acyclic.
 struct Layers {
     channels: usize,
+    /// Layers at most, and the engine named in the error past them.
+    most: u8,
+    engine: String,
     layers: Vec<Layer>,
     /// Paths per layer.
     count: Vec<u64>,
@@ -167,9 +213,11 @@ struct Layer {
 }
 
 impl Layers {
-    fn new(channels: usize) -> Self {
+    fn new(channels: usize, most: u8, engine: &str) -> Self {
         Layers {
             channels,
+            most,
+            engine: engine.to_string(),
             layers: Vec::new(),
             count: Vec::new(),
             seen: vec![0; channels],
@@ -179,13 +227,14 @@ impl Layers {
     }
 
     /// Puts the path of `chans` into the first layer it leaves acyclic; an error when that would
-    /// take more than [`VLS`] layers.
+    /// take more than `most` layers.
     fn place(&mut self, chans: &[u32]) -> Result<u8, String> {
         for l in 0.. {
             if l == self.layers.len() {
-                if l == VLS as usize {
+                if l == self.most as usize {
                     return Err(format!(
-                        "routing engine dfsssp needs more than {VLS} layers (VLs) to be deadlock-free"
+                        "routing engine {} needs more than {} layers (VLs) to be deadlock-free",
+                        self.engine, self.most
                     ));
                 }
                 self.layers.push(Layer {
