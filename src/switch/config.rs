@@ -88,9 +88,10 @@ pub enum QueuingScheme {
         /// End nodes in the fabric.
         nodes: u32,
     },
-    /// The routing engine's SLs: the subnet manager chooses one per path (source switch,
-    /// destination) over `vcs` VLs to keep its routes deadlock-free (D3R, DFSSSP), and the HCAs
-    /// hold them (`fabric::subnet_manager::path_sl`); [`QueuingScheme::vc_for`] cannot tell them.
+    /// The routing engine's VLs: to keep its routes deadlock-free the subnet manager layers them
+    /// over `vcs` VLs, by an SL per path (source switch, destination: D3R, LASH, DFSSSP) that the
+    /// HCAs hold (`fabric::subnet_manager::path_sl`), or by the switches' SL-to-VL tables
+    /// (`dfly_vl_hops`, every SL 0); [`QueuingScheme::vc_for`] cannot tell a path's SL.
     PathSl {
         /// VLs the paths are layered over.
         vcs: u8,

@@ -3,7 +3,8 @@
 //! Per port: an input buffer with VOQs ([`voq_buffer`]), the input port controller (Rocher-Gonzalez et al.
 //! pseudo-code 4), per-VC credit counters of the downstream buffer, an input-level round-robin
 //! arbiter and per-input VC-level arbiters at every output, and a congestion detector per output.
-//! One interleaved LFT and one ARN table serve every port.
+//! One interleaved LFT and one ARN table serve every port; the output ports' SL-to-VL tables
+//! ([`sl_to_vl`]) give a routed packet its next VC.
 //!
 //! Order of work inside one cycle `t` (all of it reads only what links delivered in `t` and the
 //! registers of `t`; everything it writes is seen from `t+1`, or by neighbours from `t+latency`):

@@ -192,8 +192,8 @@ impl<const V: usize> EndNode<V> {
     /// Appends a packet of `len` flits to `dest` to the send memory in cycle `now`: the queue
     /// pair of `dest` has room (see [`EndNode::has_room`]).
     pub(super) fn post(&mut self, dest: u32, len: u16, id: u32, flags: PacketFlags, now: u64) {
-        // The SL policy: the routing engine's SL of the path, or else the queuing scheme's; the
-        // SL names the VL on every hop (VL = SL).
+        // The SL policy: the routing engine's SL of the path, or else the queuing scheme's. The
+        // HCA sends on the VL of the same number; each switch's SL-to-VL tables choose the next.
         let vc = match &self.path_sls {
             Some(sls) => sls[dest as usize],
             None => self.params.queuing.vc_for(self.id, dest),
