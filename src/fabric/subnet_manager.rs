@@ -52,7 +52,7 @@ pub enum RoutingEngine {
     /// few layers (VLs, by SL) as keep each layer's channel dependencies acyclic (`lash`).
     Lash,
     /// Deadlock-free single-source shortest paths (Domke et al.): one balanced path per
-    /// destination, the paths layered over [`dfsssp::VLS`] VLs so that no VL's channel
+    /// destination, the paths layered over 8 VLs so that no VL's channel
     /// dependencies close a cycle (`dfsssp`).
     Dfsssp,
 }
