@@ -123,54 +123,46 @@ pub struct Routing {
 
 /// Runs `engine` on `topo`: the LMC, every switch's LFT, the paths' SLs and the SL-to-VL tables.
 pub fn program(topo: &Topology, engine: RoutingEngine) -> Result<Routing, String> {
-    if engine == RoutingEngine::DflyVlHops {
-        let (lmc, tables) =
-            write_tables(topo.nodes, &dragonfly::minimal_ports(topo, engine.name())?);
-        return Ok(Routing {
-            lmc,
-            tables,
-            sls: None,
-            sl_to_vl: Some(dragonfly::vl_hop_tables(topo)?),
-        });
-    }
-    let ((lmc, tables), sls) = match engine {
-        RoutingEngine::Ftree if topo.xgft.is_some() => (program_fat_tree(topo), None),
+    let dragonfly_min = || dragonfly::minimal_ports(topo, engine.name());
+    let ((lmc, tables), sls, sl_to_vl) = match engine {
+        RoutingEngine::Ftree if topo.xgft.is_some() => (program_fat_tree(topo), None, None),
         RoutingEngine::Ftree => return Err("routing engine `ftree` needs a fat tree".into()),
-        RoutingEngine::Minhop => (program_minimal(topo)?, None),
-        RoutingEngine::Updn => (write_tables(topo.nodes, &updn::ports(topo)?), None),
-        RoutingEngine::DflyVlHops => unreachable!("programmed above"),
-        RoutingEngine::DflyMin => (
-            write_tables(topo.nodes, &dragonfly::minimal_ports(topo, engine.name())?),
+        RoutingEngine::Minhop => (program_minimal(topo)?, None, None),
+        RoutingEngine::Updn => (write_tables(topo.nodes, &updn::ports(topo)?), None, None),
+        RoutingEngine::DflyMin => (write_tables(topo.nodes, &dragonfly_min()?), None, None),
+        RoutingEngine::DflyVlHops => (
+            write_tables(topo.nodes, &dragonfly_min()?),
             None,
+            Some(dragonfly::vl_hop_tables(topo)?),
         ),
         RoutingEngine::D3r2Vl | RoutingEngine::D3r3Vl => {
             let vls = engine.vls().unwrap_or(2);
-            let ports = dragonfly::minimal_ports(topo, engine.name())?;
-            (
-                write_tables(topo.nodes, &ports),
-                Some(path_sl::d3r(topo, vls)?),
-            )
+            let tables = write_tables(topo.nodes, &dragonfly_min()?);
+            (tables, Some(path_sl::d3r(topo, vls)?), None)
         }
         RoutingEngine::Lash => {
             let (ports, sls) = lash::route(topo)?;
-            (write_tables(topo.nodes, &ports), Some(sls))
+            (write_tables(topo.nodes, &ports), Some(sls), None)
         }
         RoutingEngine::Dfsssp => {
             let (ports, sls) = dfsssp::route(topo)?;
-            (write_tables(topo.nodes, &ports), Some(sls))
+            (write_tables(topo.nodes, &ports), Some(sls), None)
         }
     };
     Ok(Routing {
         lmc,
         tables,
         sls,
-        sl_to_vl: None,
+        sl_to_vl,
     })
 }
 
+/// Per switch and destination, the output ports toward it (option 0 first).
+pub type PortLists = Vec<Vec<Vec<u16>>>;
+
 /// LFTs from per-switch, per-destination port lists (option 0 first): LMC the smallest covering
 /// the longest list, and option `b` the `b mod n`-th port.
-fn write_tables(nodes: u32, ports_to: &[Vec<Vec<u16>>]) -> (u32, Vec<LftBanks>) {
+fn write_tables(nodes: u32, ports_to: &PortLists) -> (u32, Vec<LftBanks>) {
     let widest = ports_to
         .iter()
         .flatten()
@@ -375,7 +367,7 @@ pub fn program_minimal(topo: &Topology) -> Result<(u32, Vec<LftBanks>), String> 
 }
 
 /// Per switch and destination, the ports one hop closer to it, lowest first.
-fn minimal_port_lists(topo: &Topology) -> Result<dfsssp::PortLists, String> {
+fn minimal_port_lists(topo: &Topology) -> Result<PortLists, String> {
     use std::collections::VecDeque;
     let ns = topo.switches.len();
     // Vertex v < ns is a switch, v >= ns is node v - ns.
@@ -392,7 +384,7 @@ fn minimal_port_lists(topo: &Topology) -> Result<dfsssp::PortLists, String> {
         adj[vertex(a)].push((vertex(b), port(a)));
         adj[vertex(b)].push((vertex(a), port(b)));
     }
-    let mut ports_to: Vec<Vec<Vec<u16>>> = vec![vec![Vec::new(); topo.nodes as usize]; ns];
+    let mut ports_to: PortLists = vec![vec![Vec::new(); topo.nodes as usize]; ns];
     for d in 0..topo.nodes as usize {
         let mut dist = vec![u32::MAX; adj.len()];
         let mut q = VecDeque::new();

@@ -16,17 +16,14 @@
 //! deals its paths round robin over them (a part of an acyclic layer is acyclic). A path's VL is
 //! its SL (`path_sl`).
 
-use super::SwitchGraph;
 use super::path_sl::PathSls;
+use super::{PortLists, SwitchGraph};
 use crate::fabric::topology::Topology;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// VLs DFSSSP spreads its layers over: the 8 of the paper's DFSSSP runs (seed 003, figure 14).
 pub const VLS: u8 = 8;
-
-/// Per switch and destination, the output ports (option 0 first).
-pub type PortLists = Vec<Vec<Vec<u16>>>;
 
 /// The ports of every switch toward every destination (one each) and every path's SL.
 pub fn route(topo: &Topology) -> Result<(PortLists, PathSls), String> {

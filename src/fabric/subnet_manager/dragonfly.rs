@@ -11,11 +11,12 @@
 //! a packet takes only in that order: no cycle of channel dependencies. Unlike D3R the VL changes
 //! on the way, so the switches' tables, indexed by input port, do the work, not the HCA's SL.
 
-use super::dfsssp::PortLists;
+use super::PortLists;
 use crate::fabric::topology::{DragonflyShape, Topology};
 use crate::switch::SlToVl;
 
-fn shape_of(topo: &Topology, engine: &str) -> Result<DragonflyShape, String> {
+/// The Dragonfly's shape; an error naming `engine` on other topologies.
+pub(super) fn shape_of(topo: &Topology, engine: &str) -> Result<DragonflyShape, String> {
     topo.dragonfly.ok_or_else(|| {
         format!("routing engine `{engine}` routes Dragonflies (`topology.kind` `dragonfly`)")
     })

@@ -7,7 +7,8 @@
 //! fabric has as many VLs as layers were needed, at most 15 (16 with the AFC). Unlike DFSSSP the
 //! paths are not balanced and the layers are not spread over spare VLs.
 
-use super::dfsssp::{PortLists, layer_paths};
+use super::PortLists;
+use super::dfsssp::layer_paths;
 use super::path_sl::PathSls;
 use crate::fabric::topology::Topology;
 

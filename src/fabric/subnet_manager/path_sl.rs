@@ -52,9 +52,7 @@ impl PathSls {
 
 /// D3R's SLs on a Dragonfly with `vls` (2 or 3) VLs; refused on other topologies.
 pub fn d3r(topo: &Topology, vls: u8) -> Result<PathSls, String> {
-    let shape = topo
-        .dragonfly
-        .ok_or("routing engine D3R routes Dragonflies (`topology.kind` `dragonfly`)")?;
+    let shape = super::dragonfly::shape_of(topo, "d3r")?;
     let node_group = |d: u32| shape.group_of(d / shape.p);
     let rows = (0..topo.switches.len() as u32)
         .map(|s| {

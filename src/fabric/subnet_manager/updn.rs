@@ -14,7 +14,7 @@
 //! achieves that count; option 0 is the `d mod n`-th of them (ports in increasing order), the rest
 //! follow in rotation, as D-mod-K spreads destinations over up ports on fat trees.
 
-use super::SwitchGraph;
+use super::{PortLists, SwitchGraph};
 use crate::fabric::topology::Topology;
 
 /// The switch of smallest eccentricity, lowest index among equals.
@@ -25,7 +25,7 @@ pub fn root(g: &SwitchGraph) -> usize {
 }
 
 /// Per switch and destination, the up*/down* ports (rotation applied: option 0 first).
-pub fn ports(topo: &Topology) -> Result<Vec<Vec<Vec<u16>>>, String> {
+pub fn ports(topo: &Topology) -> Result<PortLists, String> {
     let g = SwitchGraph::of(topo)?;
     let n = g.adj.len();
     let level = g.bfs(root(&g));
