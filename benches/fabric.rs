@@ -28,6 +28,7 @@ fn six_ary_three_tree() -> Fabric<FEW_VCS> {
         watchdog_cycles: 100_000,
         check_order: false,
         node_consumes_arns: true,
+        adaptive_share: 1.0,
         routing_engine: None,
     };
     let topo = Topology::kary_ntree(6, 3);

@@ -20,6 +20,7 @@ fn loaded_switch(mode: RoutingMode) -> Fabric<FEW_VCS> {
         watchdog_cycles: 1_000_000,
         check_order: false,
         node_consumes_arns: true,
+        adaptive_share: 1.0,
         routing_engine: None,
     };
     let topo = Topology::kary_ntree(12, 1);

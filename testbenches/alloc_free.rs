@@ -46,6 +46,7 @@ fn main() {
         RoutingMode::Oblivious,
         RoutingMode::AdaptiveThAfi,
         RoutingMode::ArnAfi,
+        RoutingMode::Fa,
     ] {
         let (topo, params, flows) = loaded_fabric(mode);
         let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).expect("fabric");
@@ -126,6 +127,26 @@ fn main() {
         } else {
             failed += 1;
         }
+    }
+    // FA with escape routes on an irregular fabric near saturation, half of the packets
+    // adaptive: packets leave adaptive queues for escape ones (two threads).
+    let text = BUNDLED
+        .iter()
+        .find(|(n, _)| *n == "irregular16")
+        .map(|(_, t)| *t)
+        .expect("bundled");
+    let set = [
+        "routing=fa",
+        "routing_engine=fa_updn",
+        "traffic.load=0.9",
+        "traffic.adaptive_share=0.5",
+    ]
+    .map(String::from);
+    let s = Scenario::from_text("irregular16", text, &set).expect("scenario");
+    if steady_state::<FEW_VCS>("fa, irregular16", &s.topology, s.params, &s.flows, 2) {
+        passed += 1;
+    } else {
+        failed += 1;
     }
     for threads in [1, 2] {
         if replay_case(threads) {
@@ -230,6 +251,7 @@ fn loaded_fabric(mode: RoutingMode) -> (Topology, FabricParams, Vec<Vec<Flow>>) 
         watchdog_cycles: 10_000,
         check_order: false,
         node_consumes_arns: true,
+        adaptive_share: 1.0,
         routing_engine: None,
     };
     let topo = Topology::kary_ntree(3, 2);

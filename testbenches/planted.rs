@@ -1,6 +1,6 @@
 //! Planted bugs in the fast engine: each is written into a copy of the sources, the copy is built,
-//! and the lockstep against the cycle engine (`src/cycle/tests.rs`: every switch of `default` and
-//! `figure4`, random small fabrics) must fail, naming the cycle, port and signal where the bug
+//! and the lockstep against the cycle engine (`src/cycle/tests.rs`: every switch of `default`,
+//! `figure4` and `irregular16` under FA, random small fabrics) must fail, naming the cycle, port and signal where the bug
 //! first shows. A bug the lockstep does not catch fails this test.
 //!
 //! The planted bugs of the HDL are in `testbenches/blocks/*.rs` (altered RTL caught by named
@@ -23,8 +23,14 @@ const BUGS: &[Bug] = &[
     Bug {
         name: "virtual cut-through checked against the head only",
         file: "src/switch/output_port.rs",
-        find: "if c.saturating_sub(spent) >= slot.pkt.len {",
-        replace: "if c.saturating_sub(spent) >= 1 {",
+        find: "let need = slot.pkt.len as u32 + if slot.adaptive { escape as u32 } else { 0 };",
+        replace: "let need = 1u32;",
+    },
+    Bug {
+        name: "FA: a packet sent on to its escape queue requests a cycle late",
+        file: "src/switch/output_port.rs",
+        find: "buf.escape(v, o, next_vc, now + 1);",
+        replace: "buf.escape(v, o, next_vc, now + 2);",
     },
     Bug {
         name: "credit check off by one (the credit spent this cycle forgotten)",

@@ -235,6 +235,9 @@ pub struct Summary {
     pub packets_isolated_by_nodes: u64,
     /// Adapted packets delivered.
     pub packets_delivered_adapted: u64,
+    /// FA: adaptive packets sent to their escape route by a switch (absent in other modes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_escaped: Option<u64>,
     /// `ok`, or the violated invariant.
     pub invariants: String,
     /// The MPI trace the nodes replayed, when they did (absent otherwise).

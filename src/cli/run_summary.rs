@@ -66,6 +66,12 @@ pub(super) fn summary(
         packets_adapted: t.switches.packets_adapted,
         packets_isolated_by_nodes: t.nodes.packets_adapted,
         packets_delivered_adapted: t.nodes.delivered_adapted,
+        packets_escaped: s
+            .params
+            .switch
+            .routing
+            .escape_queues()
+            .then_some(t.switches.packets_escaped),
         invariants: match &result {
             Ok(()) => "ok".to_string(),
             Err(v) => v.to_string(),

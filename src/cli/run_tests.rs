@@ -76,6 +76,18 @@ fn outputs_do_not_depend_on_the_thread_count() {
         ("default", vec!["sim_time=60us".to_string()]),
         ("figure4", vec![]),
         ("paper/config1_rnd", vec!["sim_time=6us".to_string()]),
+        // FA: adaptive heads leaving for escape queues.
+        (
+            "irregular16",
+            [
+                "routing=fa",
+                "routing_engine=fa_updn",
+                "traffic.load=0.9",
+                "sim_time=500us",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ),
     ] {
         let dir = |t: usize| base.join(format!("{}-{t}", name.replace('/', "_")));
         for t in [1, 2, 3] {

@@ -2,7 +2,7 @@
 //! name of a scenario bundled with the program.
 
 use crate::config::Scenario;
-use crate::fabric::subnet_manager::{RoutingEngine, deadlock};
+use crate::fabric::subnet_manager::{self, RoutingEngine, deadlock};
 use std::path::Path;
 
 /// The scenarios shipped in `scenarios/`, by name.
@@ -140,7 +140,36 @@ pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
         ),
         Some(c) => println!("routing engine {}: {c}", engine.name()),
     }
+    println!("{}", options_line(&s, engine)?);
     Ok(())
+}
+
+/// How many distinct ports (routing options) the programmed LFTs offer per (switch, destination)
+/// pair, a destination's own switch left out.
+fn options_line(s: &Scenario, engine: RoutingEngine) -> Result<String, String> {
+    let routing = subnet_manager::program(&s.topology, engine)?;
+    let attach: Vec<usize> = subnet_manager::SwitchGraph::of(&s.topology)?
+        .attach
+        .iter()
+        .map(|a| a.0)
+        .collect();
+    let counts = subnet_manager::fa::distinct_options(
+        &routing.tables,
+        s.topology.nodes,
+        routing.lmc,
+        &attach,
+    );
+    let all: u64 = counts.iter().sum::<u64>().max(1);
+    let shares: Vec<String> = counts
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| format!("{}: {:.2} %", k + 1, 100.0 * c as f64 / all as f64))
+        .collect();
+    Ok(format!(
+        "routing options (distinct ports) per switch and remote destination, LMC {}: {}",
+        routing.lmc,
+        shares.join(", ")
+    ))
 }
 
 #[cfg(test)]

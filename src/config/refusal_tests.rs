@@ -234,7 +234,7 @@ fn every_error_is_reported_unknown_keys_first_with_a_suggestion() {
             "s.toml:8: key `traffic.load`: 2 is not a load between 0 and 1",
             "s.toml:9: key `traffic.message`: `4` has no unit; write a size such as `4KB` or `64B`",
             "s.toml: key `sim_time`: missing (a time such as `10ms`)",
-            "--set: key `routing`: `fast` is not one of dmodk, oblivious, adaptive_th, adaptive_th_afi, arn, arn_afi",
+            "--set: key `routing`: `fast` is not one of dmodk, oblivious, adaptive_th, adaptive_th_afi, arn, arn_afi, fa",
         ]
     );
     let text = format!("{}\n", shown.join("\n"));
@@ -536,4 +536,76 @@ fn lists_that_repeat_an_entry_warn() {
         Err(e) => e.to_string().contains("port 1 is listed more than once"),
     };
     assert!(warned, "{s:?}");
+}
+
+#[test]
+fn fa_needs_a_packet_in_each_half_of_a_vc_and_two_to_sixteen_options() {
+    // 4 KB per VC and a 4 KB MTU: the escape half cannot hold a packet.
+    let e = about(
+        &errors(
+            BASE,
+            &[
+                "routing=\"fa\"",
+                "switch.buffer=\"4KB\"",
+                "switch.mtu=\"4KB\"",
+            ],
+        ),
+        "switch.buffer",
+    );
+    assert!(
+        e.message.contains("each half of a VC") && e.message.contains("at least 128"),
+        "{e}"
+    );
+    let e = about(
+        &errors(
+            BASE,
+            &[
+                "routing=\"fa\"",
+                "node.buffer=\"4KB\"",
+                "switch.mtu=\"4KB\"",
+            ],
+        ),
+        "node.buffer",
+    );
+    assert!(e.message.contains("each half of a VC"), "{e}");
+    let e = about(
+        &errors(BASE, &["routing_engine=\"fa_updn\"", "fa_options=17"]),
+        "fa_options",
+    );
+    assert!(e.message.contains("17 is outside 2..=16"), "{e}");
+    // Under another engine the key is ignored, with a warning naming it.
+    let s = load(BASE, &["routing_engine=\"updn\"", "fa_options=3"]).unwrap();
+    assert!(
+        s.warnings.iter().any(|w| w.contains("fa_options")),
+        "{:?}",
+        s.warnings
+    );
+    let s = load(
+        BASE,
+        &[
+            "routing=\"fa\"",
+            "routing_engine=\"fa_updn\"",
+            "fa_options=3",
+            "traffic.adaptive_share=0.25",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        s.params.routing_engine,
+        Some(crate::fabric::subnet_manager::RoutingEngine::FaUpdn { options: 3 })
+    );
+    assert_eq!(s.params.adaptive_share, 0.25);
+    assert!(
+        s.params.check_order,
+        "the deterministic packets keep their order"
+    );
+    runs(&s);
+    let e = about(
+        &errors(BASE, &["traffic.adaptive_share=1.5"]),
+        "traffic.adaptive_share",
+    );
+    assert!(
+        e.message.contains("1.5 is not a share between 0 and 1"),
+        "{e}"
+    );
 }

@@ -473,9 +473,13 @@ impl Scenario {
             seed,
             watchdog_cycles: watchdog,
             // A replayed packet's id names its message, not its place in its flow.
-            check_order: routing == RoutingMode::DModK && traffic.replay.is_none(),
+            // Under FA, the packets that take the deterministic route keep their order.
+            check_order: (routing == RoutingMode::DModK
+                || (routing == RoutingMode::Fa && traffic.adaptive_share < 1.0))
+                && traffic.replay.is_none(),
             node_consumes_arns,
             routing_engine: Some(routing_engine),
+            adaptive_share: traffic.adaptive_share,
         };
         Ok(Scenario {
             name,

@@ -67,8 +67,27 @@ pub(super) fn read(
         Some(cap)
     };
     let vc_cap = per_vc("switch.buffer", buffer);
+    // FA: each half of a VC, adaptive and escape, holds a whole packet (Martínez et al.).
+    let halves = |key: &str, cap: Option<u64>, b: Option<u64>| {
+        if let (Some(RoutingMode::Fa), Some(cap), Some(m), Some(b), Some(v)) =
+            (routing, cap, mtu, b, vcs)
+            && cap / 2 < m
+        {
+            doc.fail::<()>(
+                key,
+                format!(
+                    "{b} flits over {v} VCs leaves {cap} per VC: under `fa` each half of a VC, \
+                     adaptive and escape, must hold an MTU ({m} flits), so at least {} per VC",
+                    2 * m
+                ),
+            );
+        }
+    };
+    halves("switch.buffer", vc_cap, buffer);
     let node_vc = if doc.has("node.buffer") {
-        per_vc("node.buffer", node_buffer)
+        let node_vc = per_vc("node.buffer", node_buffer);
+        halves("node.buffer", node_vc, node_buffer);
+        node_vc
     } else {
         vc_cap
     };

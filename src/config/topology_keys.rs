@@ -416,20 +416,36 @@ fn custom(r: &Reader) -> Option<Topology> {
 }
 
 /// `routing_engine`: `ftree` (fat trees only; their default), `minhop` (the default elsewhere),
-/// `updn`, `dfly_min`, `dfly_vl_hops`, `d3r_2vl` or `d3r_3vl` (Dragonflies only), `lash` or
-/// `dfsssp`. An engine in error is recorded and the default returned.
+/// `updn`, `dfly_min`, `dfly_vl_hops`, `d3r_2vl` or `d3r_3vl` (Dragonflies only), `lash`,
+/// `dfsssp` or `fa_updn` (with `fa_options`, 2 by default). An engine in error is recorded and
+/// the default returned.
 pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> RoutingEngine {
     let default = topology.map_or(RoutingEngine::Minhop, RoutingEngine::default_for);
     if !r.doc.has("routing_engine") {
+        r.doc
+            .ignore("fa_options", "`routing_engine` is not `fa_updn`");
         return default;
     }
     let names: Vec<&str> = RoutingEngine::ALL.iter().map(|e| e.name()).collect();
-    let Some(engine) = r
+    let Some(mut engine) = r
         .choice("routing_engine", None, &names)
         .and_then(|n| RoutingEngine::ALL.into_iter().find(|e| e.name() == n))
     else {
+        r.doc.ignore("fa_options", "`routing_engine` is in error");
         return default;
     };
+    if let RoutingEngine::FaUpdn { options } = &mut engine {
+        let mr = r.uint_in(
+            "fa_options",
+            Some(2),
+            (2, 16),
+            "the escape route and 1 to 15 adaptive ones",
+        );
+        *options = mr.unwrap_or(2) as u8;
+    } else {
+        r.doc
+            .ignore("fa_options", "`routing_engine` is not `fa_updn`");
+    }
     let fat_tree = topology.is_none_or(|t| t.xgft.is_some());
     if engine == RoutingEngine::Ftree && !fat_tree {
         r.doc.fail::<()>(

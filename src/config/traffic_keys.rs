@@ -21,6 +21,8 @@ pub(super) struct Traffic {
     pub message: u64,
     /// The trace the nodes replay (pattern `trace`).
     pub replay: Option<TraceReplay>,
+    /// Share of packets whose DLID asks for every routing option (`traffic.adaptive_share`).
+    pub adaptive_share: f64,
 }
 
 const PATTERNS: &[&str] = &[
@@ -78,6 +80,7 @@ pub(super) fn read(
 ) -> Option<Traffic> {
     let doc = r.doc;
     let name = r.choice("traffic.pattern", None, PATTERNS);
+    let adaptive_share = fraction(r, "traffic.adaptive_share", "a share");
     if name.as_deref() == Some("trace") {
         // The trace's ranks, and optionally an incast of Bernoulli hot senders beside them.
         let why = "`traffic.pattern` is `trace`";
@@ -115,6 +118,7 @@ pub(super) fn read(
             pattern: pattern?,
             message: message?,
             replay: Some(replay?),
+            adaptive_share: adaptive_share?,
         });
     }
     let load = fraction(r, "traffic.load", "a load");
@@ -188,6 +192,7 @@ pub(super) fn read(
         pattern,
         message: message?,
         replay: None,
+        adaptive_share: adaptive_share?,
     })
 }
 

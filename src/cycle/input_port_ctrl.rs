@@ -34,6 +34,10 @@ pub struct Slot {
     pub arrived: u16,
     /// Placed in a VOQ by the routing stage.
     pub routed: bool,
+    /// FA: routed to an adaptive option (it needs room in the adaptive half of its next VC).
+    pub adaptive: bool,
+    /// FA: the escape route (option 0) of an adaptive packet.
+    pub escape: u8,
 }
 
 /// The packet whose flits are arriving.
@@ -56,6 +60,8 @@ pub struct RouteWrite {
     pub next_vc: u8,
     /// Its header flags (the adapted bit).
     pub flags: PacketFlags,
+    /// FA: an adaptive option, and the escape route behind it.
+    pub adaptive: Option<u8>,
 }
 
 /// A flit taken in from the link (written at the clock edge).
@@ -235,18 +241,44 @@ impl InputPortCtrl {
         slot.routed = true;
         slot.out = w.out;
         slot.next_vc = w.next_vc;
-        let (vc, out, arrived) = (slot.pkt.vc as usize, w.out as usize, slot.arrived);
+        slot.adaptive = w.adaptive.is_some();
+        slot.escape = w.adaptive.unwrap_or(0);
+        self.push(w.slot);
+    }
+
+    /// Slot `s`, routed to `out`, joins the tail of its (VC, output) FIFO, bringing the flits
+    /// it has received into the VOQ counts.
+    fn push(&mut self, s: u16) {
+        let slot = &self.slots[s as usize];
+        let (vc, out, arrived) = (slot.pkt.vc as usize, slot.out as usize, slot.arrived);
         let q = self.q(vc, out);
         self.voq[out] += arrived;
         self.vc_voq[q] += arrived;
         let last = self.tail[q];
-        self.tail[q] = w.slot;
+        self.tail[q] = s;
         if last == NIL {
-            self.head[q] = w.slot;
+            self.head[q] = s;
         } else {
-            self.next[last as usize] = w.slot;
+            self.next[last as usize] = s;
         }
-        self.next[w.slot as usize] = NIL;
+        self.next[s as usize] = NIL;
+    }
+
+    /// Clock edge of FA's escape: the adaptive head of the (VC, `out`) FIFO leaves it for the
+    /// tail of its escape route's FIFO (`next_vc` there), its flits moving with it.
+    pub fn apply_escape(&mut self, vc: usize, out: usize, next_vc: u8) {
+        let q = self.q(vc, out);
+        let s = self.head[q];
+        debug_assert!(s != NIL && self.slots[s as usize].adaptive);
+        self.apply_pop(vc, out);
+        let slot = &mut self.slots[s as usize];
+        let arrived = slot.arrived;
+        slot.adaptive = false;
+        slot.out = slot.escape;
+        slot.next_vc = next_vc;
+        self.voq[out] -= arrived;
+        self.vc_voq[q] -= arrived;
+        self.push(s);
     }
 
     /// The LFT's combinational phase: a head arriving issues its read (the result shows next

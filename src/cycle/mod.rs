@@ -81,6 +81,9 @@ struct Writes {
     sends: Vec<Option<(Tx, bool)>>,
     /// Per output: the packet that won it (input, VC of the input, and its register).
     grants: Vec<Option<(u8, u8, Tx)>>,
+    /// FA, per output and input (`o * ports + i`): the VCs whose adaptive head leaves for its
+    /// escape route.
+    escapes: Vec<u16>,
 }
 
 /// One switch, stepped one clock cycle at a time.
@@ -155,6 +158,7 @@ impl CycleSwitch {
                 arn_pop: vec![false; ports],
                 sends: vec![None; ports],
                 grants: vec![None; ports],
+                escapes: vec![0; ports * ports],
             },
             inputs,
             outputs,

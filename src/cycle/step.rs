@@ -6,7 +6,7 @@ use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess};
 use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
-use crate::switch::{Observer, RoutingMode, SwitchEvent, SwitchFault};
+use crate::switch::{Observer, RoutingMode, SwitchEvent, SwitchFault, fa_choice};
 use crate::wire::{Packet, PacketFlags};
 
 impl CycleSwitch {
@@ -186,6 +186,7 @@ impl CycleSwitch {
             let opts = self.inputs[i].lft_options();
             let det = opts.deterministic().unwrap_or(NO_ROUTE);
             let mut out = det;
+            let mut adaptive = None;
             if !pkt.adapted() && det != NO_ROUTE {
                 match routing {
                     RoutingMode::DModK => {}
@@ -213,6 +214,17 @@ impl CycleSwitch {
                             out = lookup.alt_port;
                         } else if lookup.hit && !lookup.consumed {
                             self.send_arn(i, &lookup, &pkt);
+                        }
+                    }
+                    RoutingMode::Fa => {
+                        let a = fa_choice(&opts, self.ports, &pkt, |p| {
+                            let vl = self.wiring.sl_to_vl.vl(p, i, pkt.sl);
+                            let c = self.outputs[p].credits(self.params.next_vc(&pkt, vl) as usize);
+                            (c, self.params.escape_credits(self.wiring.out_capacity[p]))
+                        });
+                        if a != NO_ROUTE {
+                            out = a;
+                            adaptive = Some(det);
                         }
                     }
                 }
@@ -248,6 +260,7 @@ impl CycleSwitch {
                     out: NO_ROUTE,
                     next_vc: 0,
                     flags: self.inputs[i].slot(s).pkt.flags,
+                    adaptive: None,
                 }
             } else {
                 RouteWrite {
@@ -257,6 +270,7 @@ impl CycleSwitch {
                         .params
                         .next_vc(&pkt, self.wiring.sl_to_vl.vl(out as usize, i, pkt.sl)),
                     flags: pkt.flags,
+                    adaptive,
                 }
             });
         }
@@ -389,16 +403,21 @@ impl CycleSwitch {
                 }
                 cc.evaluate(&CreditCounterIn { dec, inc, need: 0 });
             }
+            let ports = self.ports;
+            self.w.escapes[o * ports..(o + 1) * ports].fill(0);
             if !finishing {
                 continue;
             }
             // Requests: per input, the VCs whose head packet fits in the credits of the start of
-            // the cycle, less the one this cycle's flit spends.
+            // the cycle, less the one this cycle's flit spends. FA's adaptive heads that do not
+            // fit in the adaptive half leave for their escape route at the clock edge.
             let mut req_inputs = 0u128;
-            for i in 0..self.ports {
-                if self.vc_requests(i, o, sending_vc) != 0 {
+            for i in 0..ports {
+                let (req, escapes) = self.vc_requests(i, o, sending_vc);
+                if req != 0 {
                     req_inputs |= 1 << i;
                 }
+                self.w.escapes[o * ports + i] = escapes;
             }
             let g = self.outputs[o].in_arb.evaluate(&RrArbiterIn {
                 req: req_inputs,
@@ -408,7 +427,7 @@ impl CycleSwitch {
                 continue;
             }
             let i = g.idx as usize;
-            let req_vcs = self.vc_requests(i, o, sending_vc);
+            let (req_vcs, _) = self.vc_requests(i, o, sending_vc);
             let gv = self.outputs[o].vc_arb[i].evaluate(&RrArbiterIn {
                 req: req_vcs,
                 ack: true,
@@ -431,20 +450,25 @@ impl CycleSwitch {
         Ok(())
     }
 
-    /// The VCs of input `i` whose head packet for output `o` may win it this cycle.
-    fn vc_requests(&self, i: usize, o: usize, sending_vc: Option<u8>) -> u128 {
+    /// The VCs of input `i` whose head packet for output `o` may win it this cycle, and (FA)
+    /// those whose adaptive head is short of room in the adaptive half of its next VC.
+    fn vc_requests(&self, i: usize, o: usize, sending_vc: Option<u8>) -> (u128, u16) {
         let c = &self.inputs[i];
-        let mut vcs = 0u128;
+        let escape = self.params.escape_credits(self.wiring.out_capacity[o]) as u32;
+        let (mut vcs, mut escapes) = (0u128, 0u16);
         for v in 0..self.vcs {
             let Some(s) = c.head(v, o) else { continue };
             let slot = c.slot(s);
             let spent = (sending_vc == Some(slot.next_vc)) as u16;
             let credits = self.outputs[o].credits(slot.next_vc as usize);
-            if credits.saturating_sub(spent) >= slot.pkt.len {
+            let need = slot.pkt.len as u32 + if slot.adaptive { escape } else { 0 };
+            if credits.saturating_sub(spent) as u32 >= need {
                 vcs |= 1 << v;
+            } else if slot.adaptive {
+                escapes |= 1 << v;
             }
         }
-        vcs
+        (vcs, escapes)
     }
 
     /// The clock edge.
@@ -503,6 +527,29 @@ impl CycleSwitch {
             port.in_arb.commit();
             for a in &mut port.vc_arb {
                 a.commit();
+            }
+        }
+        // FA's escapes, output by output, then input by input and VC by VC.
+        for o in 0..ports {
+            for i in 0..ports {
+                let mut vcs = self.w.escapes[o * ports + i];
+                while vcs != 0 {
+                    let v = vcs.trailing_zeros() as usize;
+                    vcs &= vcs - 1;
+                    let c = &mut self.inputs[i];
+                    let Some(s) = c.head(v, o) else {
+                        debug_assert!(false, "an escaping head is gone");
+                        continue;
+                    };
+                    let slot = c.slot(s);
+                    let vl = self
+                        .wiring
+                        .sl_to_vl
+                        .vl(slot.escape as usize, i, slot.pkt.sl);
+                    let next_vc = self.params.next_vc(&slot.pkt, vl);
+                    c.apply_escape(v, o, next_vc);
+                    self.stats.packets_escaped += 1;
+                }
             }
         }
         for i in 0..ports {

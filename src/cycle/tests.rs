@@ -67,6 +67,25 @@ fn every_switch_of_a_16_vc_fabric_matches_the_fast_engine() {
     assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
 }
 
+/// FA with escape routes on the irregular fabric near saturation, half of the packets allowed to
+/// route adaptively, two and three routing options: packets take adaptive options, and some
+/// leave them for their escape route; every switch equals its cycle-engine twin.
+#[test]
+fn every_switch_of_an_irregular_fabric_under_fa_matches_the_fast_engine() {
+    for options in ["2", "3"] {
+        let sets = [
+            "routing=\"fa\"",
+            "routing_engine=\"fa_updn\"",
+            &format!("fa_options={options}"),
+            "traffic.load=0.9",
+            "traffic.adaptive_share=0.5",
+            "sim_time=\"1ms\"",
+        ];
+        let cycles = lockstep_all("irregular16", &sets).unwrap_or_else(|e| panic!("{e}"));
+        assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
+    }
+}
+
 mod random_fabrics {
     use super::lockstep_all;
     use proptest::prelude::*;
@@ -79,6 +98,7 @@ mod random_fabrics {
             "adaptive_th_afi",
             "arn",
             "arn_afi",
+            "fa",
         ])
     }
 
@@ -114,11 +134,14 @@ mod random_fabrics {
                 let most = if routing.ends_with("_afi") { 15 } else { 16 };
                 sets.push(format!("queuing_vcs={}", regular_vcs.min(most)));
             }
+            // FA's halves of a VC each hold a packet: 256-byte packets, on the k-ary n-trees.
+            prop_assume!(routing != "fa" || shape != "figure4");
+            let mtu = if routing == "fa" { "256B" } else { "1KB" };
             let scenario = if shape == "figure4" {
                 "figure4"
             } else {
                 sets.push(format!("switch.buffer=\"{buffer_kb}KB\""));
-                sets.push("switch.mtu=\"1KB\"".to_string());
+                sets.push(format!("switch.mtu=\"{mtu}\""));
                 sets.push(format!("traffic.load={load:.2}"));
                 sets.push("traffic.hot_start=\"2us\"".to_string());
                 sets.push("traffic.hot_spots=[1]".to_string());

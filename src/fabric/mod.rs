@@ -85,6 +85,9 @@ pub struct FabricParams {
     pub node_consumes_arns: bool,
     /// The subnet manager's routing engine (`None`: `ftree` on fat trees, `minhop` otherwise).
     pub routing_engine: Option<subnet_manager::RoutingEngine>,
+    /// Share of packets whose DLID asks for every routing option (the others take the
+    /// deterministic route, option 0); 1 by default. Only multipath modes use it.
+    pub adaptive_share: f64,
 }
 
 /// A broken invariant: where and when.
@@ -307,6 +310,7 @@ impl<const V: usize> Fabric<V> {
                 if let (Some(sls), Far::Switch { sw, .. }) = (&sls, ends[i as usize].0) {
                     node.set_path_sls(sls.row(sw as usize));
                 }
+                node.set_adaptive_share(params.adaptive_share);
                 Ok(node)
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -552,6 +556,8 @@ impl<const V: usize> Fabric<V> {
 
 #[cfg(test)]
 mod arn_cases;
+#[cfg(test)]
+mod fa_tests;
 #[cfg(test)]
 mod replay_tests;
 #[cfg(test)]

@@ -166,6 +166,9 @@ pub struct EndNode<const V: usize> {
     in_ch: u32,
     lmc: u32,
     multipath: bool,
+    /// Of the packets, the share (a 32-bit fraction, 2^32 = all) whose DLID asks for every
+    /// routing option when `multipath`.
+    adaptive_share: u64,
     mtu: u16,
     params: SwitchParams,
     flows: Vec<(Flow, u64)>,
@@ -242,6 +245,7 @@ impl<const V: usize> EndNode<V> {
             in_ch,
             lmc: params.lmc,
             multipath: params.routing.multipath(),
+            adaptive_share: 1 << 32,
             mtu: mtu.max(1),
             params: params.clone(),
             flows,
@@ -267,6 +271,13 @@ impl<const V: usize> EndNode<V> {
             replay: None,
             path_sls: None,
         }
+    }
+
+    /// The share of its packets whose DLID asks for every routing option (0 to 1; the rest take
+    /// the deterministic route). Which packets is a hash of the packet's id, so the share draws
+    /// nothing from the traffic's random stream.
+    pub fn set_adaptive_share(&mut self, share: f64) {
+        self.adaptive_share = (share.clamp(0.0, 1.0) * 4_294_967_296.0).round() as u64;
     }
 
     /// Gives the node the SL of its packets to each destination (`path_sls[d]`), as the subnet

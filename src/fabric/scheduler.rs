@@ -300,11 +300,16 @@ impl<const V: usize> Fabric<V> {
         self.write_outboxes(t0 + w);
         if let Some(order) = self.order.as_mut() {
             let nodes = self.nodes.len();
+            let multipath_lid = self.params.switch.lmc > 0;
             in_cycle_order(
                 &self.logs,
                 |l| &l.delivered,
                 t0..last + 1,
                 |&(c, n, pkt)| {
+                    // Only the packets that asked for the deterministic route (DLID LSB clear).
+                    if multipath_lid && pkt.dlid & 1 == 1 {
+                        return Ok(());
+                    }
                     let flow = pkt.src as usize * nodes + n as usize;
                     let seq = pkt.id / nodes as u32;
                     let prev = order[flow];

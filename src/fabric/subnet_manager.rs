@@ -20,6 +20,7 @@
 pub mod deadlock;
 mod dfsssp;
 mod dragonfly;
+pub mod fa;
 mod lash;
 pub mod path_sl;
 mod updn;
@@ -55,11 +56,18 @@ pub enum RoutingEngine {
     /// destination, the paths layered over 8 VLs so that no VL's channel
     /// dependencies close a cycle (`dfsssp`).
     Dfsssp,
+    /// FA with escape routes (Martínez et al., sections 3 and 4.4): option 0 the up*/down*
+    /// route (the escape path), options 1 to `options - 1` minimal ports (the adaptive ones), so
+    /// a switch offers at most `options` routes per destination (the paper's MR).
+    FaUpdn {
+        /// Routing options per destination and switch, escape included (2 to 16).
+        options: u8,
+    },
 }
 
 impl RoutingEngine {
     /// Every engine.
-    pub const ALL: [RoutingEngine; 9] = [
+    pub const ALL: [RoutingEngine; 10] = [
         Self::Ftree,
         Self::Minhop,
         Self::Updn,
@@ -69,6 +77,7 @@ impl RoutingEngine {
         Self::D3r3Vl,
         Self::Lash,
         Self::Dfsssp,
+        Self::FaUpdn { options: 2 },
     ];
 
     /// The engine's name in scenario files.
@@ -83,6 +92,7 @@ impl RoutingEngine {
             Self::D3r3Vl => "d3r_3vl",
             Self::Lash => "lash",
             Self::Dfsssp => "dfsssp",
+            Self::FaUpdn { .. } => "fa_updn",
         }
     }
 
@@ -147,6 +157,15 @@ pub fn program(topo: &Topology, engine: RoutingEngine) -> Result<Routing, String
         RoutingEngine::Dfsssp => {
             let (ports, sls) = dfsssp::route(topo)?;
             (write_tables(topo.nodes, &ports), Some(sls), None)
+        }
+        RoutingEngine::FaUpdn { options } => {
+            let escape = updn::ports(topo)?;
+            let minimal = minimal_port_lists(topo)?;
+            (
+                write_tables(topo.nodes, &fa::lists(&escape, &minimal, options)),
+                None,
+                None,
+            )
         }
     };
     Ok(Routing {

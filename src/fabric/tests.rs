@@ -20,6 +20,7 @@ pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
         watchdog_cycles: 5000,
         check_order: routing == RoutingMode::DModK,
         node_consumes_arns: true,
+        adaptive_share: 1.0,
         routing_engine: None,
     }
 }
@@ -112,7 +113,7 @@ mod random_fabrics {
         fn invariants_hold_and_everything_is_delivered(
             k in 2u32..=3,
             n in 1u32..=3,
-            mode in 0usize..6,
+            mode in 0usize..7,
             load in 0.05f64..1.0,
             vc in prop::sample::select(vec![16u16, 32, 64, 128]),
             latency in 1u32..=5,

@@ -20,11 +20,26 @@ pub enum RoutingMode {
     Arn,
     /// ARN + AFI (the proposal of Rocher-Gonzalez et al.).
     ArnAfi,
+    /// Fully adaptive with escape queues (Martínez et al., section 4.4): LFT options 1.. are
+    /// adaptive, taken only while the adaptive half of the next VC has room for the packet;
+    /// option 0 is the escape route (a deadlock-free routing), always allowed.
+    Fa,
 }
 
 impl RoutingMode {
-    /// Every mode, in the paper's order.
-    pub const ALL: [RoutingMode; 6] = [
+    /// Every mode: the six of Rocher-Gonzalez et al. in their order, then FA.
+    pub const ALL: [RoutingMode; 7] = [
+        RoutingMode::DModK,
+        RoutingMode::Oblivious,
+        RoutingMode::AdaptiveTh,
+        RoutingMode::AdaptiveThAfi,
+        RoutingMode::Arn,
+        RoutingMode::ArnAfi,
+        RoutingMode::Fa,
+    ];
+
+    /// The six modes of Rocher-Gonzalez et al. (those `switch.sv` has).
+    pub const PAPER: [RoutingMode; 6] = [
         RoutingMode::DModK,
         RoutingMode::Oblivious,
         RoutingMode::AdaptiveTh,
@@ -48,8 +63,13 @@ impl RoutingMode {
         self != RoutingMode::DModK
     }
 
+    /// Whether packets wait in the adaptive or the escape half of a VC (FA).
+    pub fn escape_queues(self) -> bool {
+        self == RoutingMode::Fa
+    }
+
     /// Stable lower-case name (`dmodk`, `oblivious`, `adaptive_th`, `adaptive_th_afi`, `arn`,
-    /// `arn_afi`).
+    /// `arn_afi`, `fa`).
     pub fn name(self) -> &'static str {
         match self {
             RoutingMode::DModK => "dmodk",
@@ -58,6 +78,7 @@ impl RoutingMode {
             RoutingMode::AdaptiveThAfi => "adaptive_th_afi",
             RoutingMode::Arn => "arn",
             RoutingMode::ArnAfi => "arn_afi",
+            RoutingMode::Fa => "fa",
         }
     }
 }
@@ -213,6 +234,17 @@ impl SwitchParams {
         match self.afc() {
             Some(afc) if pkt.adapted() => afc,
             _ => sl_vl,
+        }
+    }
+
+    /// FA: the credits of a downstream VC of `capacity` flits kept for its escape half, half
+    /// the VC (Martínez et al.'s equal split). A packet takes an adaptive option only when the
+    /// next VC has its length and these credits free; the escape option needs its length only.
+    pub fn escape_credits(&self, capacity: u16) -> u16 {
+        if self.routing.escape_queues() {
+            capacity / 2
+        } else {
+            0
         }
     }
 

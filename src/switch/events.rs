@@ -82,6 +82,9 @@ pub struct SwitchStats {
     pub arns_consumed: u64,
     /// Packets re-routed away from their deterministic port.
     pub packets_adapted: u64,
+    /// FA: adaptive packets that left their queue for their escape route, short of room in the
+    /// adaptive half of the next VC.
+    pub packets_escaped: u64,
     /// processARN commands dropped because the command queue was full.
     pub arn_commands_dropped: u64,
     /// Flits sent on output links.
@@ -99,6 +102,7 @@ impl SwitchStats {
         self.arns_received += x.arns_received;
         self.arns_consumed += x.arns_consumed;
         self.packets_adapted += x.packets_adapted;
+        self.packets_escaped += x.packets_escaped;
         self.arn_commands_dropped += x.arn_commands_dropped;
         self.flits_sent += x.flits_sent;
         self.packets_sent += x.packets_sent;

@@ -170,6 +170,7 @@ impl<const V: usize> Switch<V> {
             let opts = self.lft.options(pkt.dlid);
             let det = opts.deterministic().unwrap_or(NO_ROUTE);
             let mut out = det;
+            let mut adaptive = false;
             if !pkt.adapted() && det != NO_ROUTE {
                 match routing {
                     RoutingMode::DModK => {}
@@ -199,6 +200,22 @@ impl<const V: usize> Switch<V> {
                             out = r.alt_port;
                         } else if r.hit && !r.consumed {
                             self.send_arn(i, &r, &pkt, now);
+                        }
+                    }
+                    RoutingMode::Fa => {
+                        let credits = |p: usize, nv: u8| {
+                            self.outputs[p]
+                                .credits
+                                .credits(nv as usize, now.saturating_sub(1))
+                        };
+                        let a = fa_choice(&opts, self.ports, &pkt, |p| {
+                            let vl = self.wiring.sl_to_vl.vl(p, i, pkt.sl);
+                            let c = credits(p, self.params.next_vc(&pkt, vl));
+                            (c, self.params.escape_credits(self.wiring.out_capacity[p]))
+                        });
+                        if a != NO_ROUTE {
+                            out = a;
+                            adaptive = true;
                         }
                     }
                 }
@@ -234,6 +251,9 @@ impl<const V: usize> Switch<V> {
             let buf = &mut self.inputs[i].buf;
             buf.set_flags(s, pkt.flags);
             buf.route(s, out, next_vc, now + 1);
+            if adaptive {
+                buf.set_adaptive(s, det);
+            }
             self.note_voq(i, out as usize, now.saturating_sub(1));
             self.skip.waiting[out as usize] |= 1 << i;
             self.skip.waiting_any |= 1 << out;
@@ -336,4 +356,29 @@ impl<const V: usize> Switch<V> {
             }
         }
     }
+}
+
+/// FA's routing stage (Martínez et al., section 4.4): of the adaptive options (1 and up, usable
+/// only when the DLID asks for them), the one whose next VC has the most credits, provided they
+/// cover the packet and the escape half; the first on a tie. `NO_ROUTE` when none has room: the
+/// packet takes option 0, the escape route. `credits(p)`: the credits, at the start of the
+/// cycle, of the VC the packet would use through output `p`, and that VC's escape credits.
+pub fn fa_choice(
+    opts: &LftOptions,
+    ports: usize,
+    pkt: &Packet,
+    credits: impl Fn(usize) -> (u16, u16),
+) -> u8 {
+    let mut best = (NO_ROUTE, 0u16);
+    for b in 1..opts.count as usize {
+        let p = opts.ports[b];
+        if !opts.usable(b) || p as usize >= ports {
+            continue;
+        }
+        let (c, escape) = credits(p as usize);
+        if c as u32 >= pkt.len as u32 + escape as u32 && (best.0 == NO_ROUTE || c > best.1) {
+            best = (p, c);
+        }
+    }
+    best.0
 }

@@ -41,11 +41,12 @@ pub mod voq_buffer;
 
 pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 pub use events::{Observer, OutputProbe, SwitchEvent, SwitchFault, SwitchStats};
+pub use input_port_ctrl::fa_choice;
 pub use sl_to_vl::SlToVl;
 
 use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess, ArnTableIn, ArnTableOut};
 use crate::blocks::congestion_detector::{CongestionDetectorIn, MAX_INPUTS};
-use crate::blocks::lft_banks::NO_ROUTE;
+use crate::blocks::lft_banks::{LftOptions, NO_ROUTE};
 use crate::blocks::rng::SplitMix64;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{ArnTable, Block, CongestionDetector, LftBanks, RrArbiter};
@@ -110,6 +111,11 @@ struct Requests<const V: usize> {
     /// whole array, whose [`MAX_PORTS`] inputs fill `V` words).
     vcs: [u64; V],
     unready: bool,
+    /// FA: per input, the VCs whose ready head is adaptive and short of room in the adaptive
+    /// half of its next VC (same layout as `vcs`): they leave for their escape route.
+    escapes: [u64; V],
+    /// Whether `escapes` has any bit.
+    any_escape: bool,
 }
 
 const _: () = assert!(MAX_PORTS == 64);
@@ -120,6 +126,13 @@ impl<const V: usize> Requests<V> {
     fn vcs_of(&self, i: usize) -> u16 {
         let bit = port_ix(i) * V;
         (self.vcs[bit / 64] >> (bit % 64)) as u16 & (u16::MAX >> (16 - V))
+    }
+
+    /// The VCs of input `i` whose adaptive head leaves for its escape route.
+    #[inline]
+    fn escapes_of(&self, i: usize) -> u16 {
+        let bit = port_ix(i) * V;
+        (self.escapes[bit / 64] >> (bit % 64)) as u16 & (u16::MAX >> (16 - V))
     }
 }
 

@@ -90,13 +90,17 @@ impl<const V: usize> Switch<V> {
             inputs: 0,
             vcs: [0; V],
             unready: false,
+            escapes: [0; V],
+            any_escape: false,
         };
+        let escape = self.params.escape_credits(self.wiring.out_capacity[o]);
         let mut scan = self.skip.waiting[o];
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             let buf = &self.inputs[i].buf;
             let mut vcs = 0u64;
+            let mut escapes = 0u64;
             for v in 0..self.vcs {
                 let Some((_, slot)) = buf.head(v, o) else {
                     continue;
@@ -109,14 +113,21 @@ impl<const V: usize> Switch<V> {
                     .credits
                     .credits(slot.next_vc as usize, now.saturating_sub(1));
                 let spent = (sending_vc == Some(slot.next_vc)) as u16;
-                if c.saturating_sub(spent) >= slot.pkt.len {
+                let need = slot.pkt.len as u32 + if slot.adaptive { escape as u32 } else { 0 };
+                if c.saturating_sub(spent) as u32 >= need {
                     vcs |= 1 << v;
+                } else if slot.adaptive {
+                    escapes |= 1 << v;
                 }
             }
+            let bit = port_ix(i) * V;
             if vcs != 0 {
-                let bit = port_ix(i) * V;
                 r.vcs[bit / 64] |= vcs << (bit % 64);
                 r.inputs |= 1 << i;
+            }
+            if escapes != 0 {
+                r.escapes[bit / 64] |= escapes << (bit % 64);
+                r.any_escape = true;
             }
         }
         r
@@ -136,6 +147,8 @@ impl<const V: usize> Switch<V> {
         // The earliest wake of the candidates not visited now: the visits below change only the
         // visited outputs' wakes and masks.
         let mut rest = u64::MAX;
+        // The earliest wake FA's escapes give other outputs in this cycle.
+        let mut escape_wake = u64::MAX;
         if now >= self.skip.next_wake {
             let mut scan = candidates;
             while scan != 0 {
@@ -222,7 +235,8 @@ impl<const V: usize> Switch<V> {
                 && self.skip.arb_blocked >> o & 1 == 0
             {
                 let req = self.requests(o, now, sending_vc);
-                if req.inputs != 0 {
+                let granted = req.inputs != 0;
+                if granted {
                     let out = &mut self.outputs[o];
                     let gi = out.in_arb.step(&RrArbiterIn {
                         req: req.inputs,
@@ -261,6 +275,16 @@ impl<const V: usize> Switch<V> {
                 } else {
                     retry = self.retry_at(o, now);
                 }
+                if req.any_escape {
+                    self.escape_heads(o, now, &req, &mut escape_wake);
+                    // The heads behind them are looked at next cycle.
+                    self.skip.arb_blocked &= !(1 << o);
+                    if self.skip.waiting[o] == 0 {
+                        retry = u64::MAX;
+                    } else if !granted {
+                        retry = now + 1;
+                    }
+                }
             }
             // The credits this cycle's arbitration read (through the cycle before) are settled
             // only now.
@@ -292,9 +316,51 @@ impl<const V: usize> Switch<V> {
                 scan &= scan - 1;
                 next = next.min(self.skip.wake[o]);
             }
-            self.skip.next_wake = next;
+            self.skip.next_wake = next.min(escape_wake);
         }
         Ok(())
+    }
+
+    /// FA, at the arbitration of output `o`: every adaptive head that `req` found short of room
+    /// in the adaptive half of its next VC leaves its queue for the tail of its escape route's,
+    /// ready from the next cycle (in input, then VC order). `wake`: the earliest wake this gives
+    /// another output.
+    fn escape_heads(&mut self, o: usize, now: u64, req: &Requests<V>, wake: &mut u64) {
+        for i in 0..self.ports {
+            let mut vcs = req.escapes_of(i);
+            while vcs != 0 {
+                let v = vcs.trailing_zeros() as usize;
+                vcs &= vcs - 1;
+                let buf = &self.inputs[i].buf;
+                let Some((_, slot)) = buf.head(v, o) else {
+                    debug_assert!(false, "an escaping head is gone");
+                    continue;
+                };
+                let pkt = slot.pkt;
+                let e = slot.escape as usize;
+                let next_vc = self
+                    .params
+                    .next_vc(&pkt, self.wiring.sl_to_vl.vl(e, i, pkt.sl));
+                let buf = &mut self.inputs[i].buf;
+                buf.escape(v, o, next_vc, now + 1);
+                if (0..self.vcs).all(|w| buf.head(w, o).is_none()) {
+                    self.skip.waiting[o] &= !(1 << i);
+                    if self.skip.waiting[o] == 0 {
+                        self.skip.waiting_any &= !(1 << o);
+                    }
+                }
+                self.stats.packets_escaped += 1;
+                self.note_voq(i, o, now);
+                self.note_voq(i, e, now);
+                self.skip.waiting[e] |= 1 << i;
+                self.skip.waiting_any |= 1 << e;
+                self.skip.arb_blocked &= !(1 << e);
+                self.wake_output(e, now + 1);
+                if e != o {
+                    *wake = (*wake).min(self.skip.wake[e]);
+                }
+            }
+        }
     }
 
     /// The first cycle after `now` in which idle output `o` could grant one of the packets
@@ -314,6 +380,11 @@ impl<const V: usize> Switch<V> {
                     continue;
                 };
                 let mut at = (now + 1).max(slot.ready);
+                if slot.adaptive {
+                    // Granted or sent to its escape route as soon as it is looked at.
+                    best = best.min(at);
+                    continue;
+                }
                 let nv = slot.next_vc as usize;
                 // The arbitration of cycle x reads the credits at the end of x - 1.
                 let have = credits.credits(nv, now);

@@ -36,6 +36,10 @@ pub struct Slot {
     pub arrived: u16,
     /// Whether the routing stage has placed it in a VOQ.
     pub routed: bool,
+    /// FA: routed to an adaptive option, so it needs room in the adaptive half of its next VC.
+    pub adaptive: bool,
+    /// FA: the escape route (option 0) of an adaptive packet.
+    pub escape: u8,
     /// First cycle in which it may request its output.
     pub ready: u64,
 }
@@ -396,6 +400,33 @@ impl<const V: usize> VoqBuffer<V> {
         self.next[s as usize] = NIL;
     }
 
+    /// FA: the packet in slot `s` took an adaptive option; `escape` is its escape route.
+    pub fn set_adaptive(&mut self, s: u16, escape: u8) {
+        let slot = &mut self.slots[s as usize];
+        slot.adaptive = true;
+        slot.escape = escape;
+    }
+
+    /// FA: the adaptive packet at the head of the (VC, `out`) queue, short of room in the
+    /// adaptive half of its next VC, leaves that queue for the tail of its escape route's
+    /// (`next_vc` there), bringing the flits it has received; it may request from cycle `ready`.
+    /// Returns its slot and escape route.
+    pub fn escape(&mut self, vc: usize, out: usize, next_vc: u8, ready: u64) -> (u16, u8) {
+        let s = self.pop(vc, out);
+        let slot = &mut self.slots[s as usize];
+        debug_assert!(slot.adaptive);
+        let e = slot.escape;
+        slot.adaptive = false;
+        slot.routed = false;
+        let arrived = slot.arrived;
+        let (v, o) = (vc_ix::<V>(vc), port_ix(out));
+        let q = &mut self.voqs[o];
+        q.occ -= arrived;
+        q.vc_occ[v] -= arrived;
+        self.route(s, e, next_vc, ready);
+        (s, e)
+    }
+
     /// The packet at the head of the (VC, output) queue.
     #[inline]
     pub fn head(&self, vc: usize, out: usize) -> Option<(u16, &Slot)> {
@@ -486,6 +517,29 @@ mod tests {
             len,
             ..Packet::default()
         }
+    }
+
+    #[test]
+    fn an_escaping_head_moves_to_the_tail_of_its_escape_queue_with_its_flits() {
+        let mut b = VoqBuffer::<FEW_VCS>::new(1, 3, 20, 4);
+        // a (2 flits) routed to output 0 in cycle 1; e (3 flits) routed adaptively to output 1,
+        // escape route 0, while its flits arrive.
+        let a = b.arrive_head(pkt(1, 0, 2), 0).unwrap();
+        b.route(a, 0, 0, 1);
+        let e = b.arrive_head(pkt(2, 0, 3), 2).unwrap();
+        b.route(e, 1, 0, 3);
+        b.set_adaptive(e, 0);
+        assert_eq!((b.voq_occupancy(0, 3), b.voq_occupancy(1, 3)), (2, 2));
+        assert_eq!(b.escape(0, 1, 0, 4), (e, 0));
+        assert!(b.head(0, 1).is_none());
+        let slot = b.slot(e);
+        assert!(!slot.adaptive && slot.out == 0 && slot.ready == 4);
+        // Behind a, with its two flits and the one still to come.
+        assert_eq!((b.voq_occupancy(0, 3), b.voq_occupancy(1, 3)), (4, 0));
+        assert_eq!(b.voq_occupancy(0, 4), 5);
+        assert_eq!(b.due_for(0, 3), 1);
+        assert_eq!(b.pop(0, 0), a);
+        assert_eq!(b.pop(0, 0), e);
     }
 
     #[test]

@@ -202,7 +202,9 @@ impl<const V: usize> EndNode<V> {
             injected: now,
             id,
             src: self.id as u16,
-            dlid: ((dest << self.lmc) | (self.multipath && self.lmc > 0) as u32) as u16,
+            dlid: ((dest << self.lmc)
+                | (self.multipath && self.lmc > 0 && self.adaptive(id)) as u32)
+                as u16,
             len,
             sl: vc,
             vc,
@@ -212,6 +214,13 @@ impl<const V: usize> EndNode<V> {
         let _ = self.queue.push_back(pkt);
         self.note_posted(now);
         self.stats.generated_packets += 1;
+    }
+
+    /// Whether packet `id` asks for every routing option: all of them at a share of 1, else
+    /// those whose hashed id falls below the share.
+    fn adaptive(&self, id: u32) -> bool {
+        self.adaptive_share >= 1 << 32
+            || SplitMix64::new(id as u64).next_u64() >> 32 < self.adaptive_share
     }
 
     /// Packets queued for destination node `dest`: its queue pair's send queue.

@@ -87,7 +87,9 @@ pub fn of_fabric(topo: &Topology, params: &FabricParams) -> Result<Option<Deadlo
     let sls = routing.sls.as_ref();
     let sl_of = move |s: usize, d: u32| sls.map_or_else(|| queuing.vc_for(0, d), |t| t.sl(s, d));
     let usage = Usage {
-        deterministic: sw.routing == RoutingMode::DModK,
+        // FA: the escape routes (option 0) must be free of cycles (Duato); adaptive options may
+        // close some.
+        deterministic: sw.routing == RoutingMode::DModK || sw.routing.escape_queues(),
         sl_of: &sl_of,
         sl_to_vl: routing.sl_to_vl.as_deref(),
         // Under AFI a packet may move to the AFC on any hop: one channel per cable.
