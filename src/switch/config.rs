@@ -238,11 +238,11 @@ impl SwitchParams {
     }
 
     /// FA: the credits of a downstream VC of `capacity` flits kept for its escape half, half
-    /// the VC (Martínez et al.'s equal split). A packet takes an adaptive option only when the
+    /// the VC (Martínez et al.'s equal split), at least one. A packet takes an adaptive option only when the
     /// next VC has its length and these credits free; the escape option needs its length only.
     pub fn escape_credits(&self, capacity: u16) -> u16 {
         if self.routing.escape_queues() {
-            capacity / 2
+            (capacity / 2).max(1)
         } else {
             0
         }

@@ -252,7 +252,10 @@ impl<const V: usize> Switch<V> {
             buf.set_flags(s, pkt.flags);
             buf.route(s, out, next_vc, now + 1);
             if adaptive {
-                buf.set_adaptive(s, det);
+                let reserve = self
+                    .params
+                    .escape_credits(self.wiring.out_capacity[out as usize]);
+                buf.set_adaptive(s, det, reserve);
             }
             self.note_voq(i, out as usize, now.saturating_sub(1));
             self.skip.waiting[out as usize] |= 1 << i;

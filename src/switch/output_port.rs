@@ -86,6 +86,21 @@ impl<const V: usize> Switch<V> {
     /// the downstream credits (virtual cut-through), less the credit the output spends this cycle
     /// on `sending_vc`. Also whether some head was routed but is not ready yet.
     pub(super) fn requests(&self, o: usize, now: u64, sending_vc: Option<u8>) -> Requests<V> {
+        if self.params.routing.escape_queues() {
+            self.requests_of::<true>(o, now, sending_vc)
+        } else {
+            self.requests_of::<false>(o, now, sending_vc)
+        }
+    }
+
+    /// [`Switch::requests`], with FA's adaptive heads (`FA`) or without.
+    #[inline(always)]
+    fn requests_of<const FA: bool>(
+        &self,
+        o: usize,
+        now: u64,
+        sending_vc: Option<u8>,
+    ) -> Requests<V> {
         let mut r = Requests {
             inputs: 0,
             vcs: [0; V],
@@ -93,7 +108,6 @@ impl<const V: usize> Switch<V> {
             escapes: [0; V],
             any_escape: false,
         };
-        let escape = self.params.escape_credits(self.wiring.out_capacity[o]);
         let mut scan = self.skip.waiting[o];
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
@@ -113,10 +127,11 @@ impl<const V: usize> Switch<V> {
                     .credits
                     .credits(slot.next_vc as usize, now.saturating_sub(1));
                 let spent = (sending_vc == Some(slot.next_vc)) as u16;
-                let need = slot.pkt.len as u32 + if slot.adaptive { escape as u32 } else { 0 };
-                if c.saturating_sub(spent) as u32 >= need {
+                // An adaptive head also needs the escape half of the VC free (FA).
+                let need = slot.pkt.len + if FA { slot.reserve } else { 0 };
+                if c.saturating_sub(spent) >= need {
                     vcs |= 1 << v;
-                } else if slot.adaptive {
+                } else if FA && slot.reserve != 0 {
                     escapes |= 1 << v;
                 }
             }
@@ -125,7 +140,7 @@ impl<const V: usize> Switch<V> {
                 r.vcs[bit / 64] |= vcs << (bit % 64);
                 r.inputs |= 1 << i;
             }
-            if escapes != 0 {
+            if FA && escapes != 0 {
                 r.escapes[bit / 64] |= escapes << (bit % 64);
                 r.any_escape = true;
             }
@@ -380,7 +395,7 @@ impl<const V: usize> Switch<V> {
                     continue;
                 };
                 let mut at = (now + 1).max(slot.ready);
-                if slot.adaptive {
+                if slot.reserve != 0 {
                     // Granted or sent to its escape route as soon as it is looked at.
                     best = best.min(at);
                     continue;

@@ -36,10 +36,11 @@ pub struct Slot {
     pub arrived: u16,
     /// Whether the routing stage has placed it in a VOQ.
     pub routed: bool,
-    /// FA: routed to an adaptive option, so it needs room in the adaptive half of its next VC.
-    pub adaptive: bool,
     /// FA: the escape route (option 0) of an adaptive packet.
     pub escape: u8,
+    /// FA: routed to an adaptive option, the credits of its next VC's escape half, which it
+    /// needs free beside its length; 0 otherwise.
+    pub reserve: u16,
     /// First cycle in which it may request its output.
     pub ready: u64,
 }
@@ -400,10 +401,12 @@ impl<const V: usize> VoqBuffer<V> {
         self.next[s as usize] = NIL;
     }
 
-    /// FA: the packet in slot `s` took an adaptive option; `escape` is its escape route.
-    pub fn set_adaptive(&mut self, s: u16, escape: u8) {
+    /// FA: the packet in slot `s` took an adaptive option whose next VC keeps `reserve` (at
+    /// least one) credits for its escape half; `escape` is its escape route.
+    pub fn set_adaptive(&mut self, s: u16, escape: u8, reserve: u16) {
         let slot = &mut self.slots[s as usize];
-        slot.adaptive = true;
+        debug_assert!(reserve > 0);
+        slot.reserve = reserve;
         slot.escape = escape;
     }
 
@@ -414,9 +417,9 @@ impl<const V: usize> VoqBuffer<V> {
     pub fn escape(&mut self, vc: usize, out: usize, next_vc: u8, ready: u64) -> (u16, u8) {
         let s = self.pop(vc, out);
         let slot = &mut self.slots[s as usize];
-        debug_assert!(slot.adaptive);
+        debug_assert!(slot.reserve != 0);
         let e = slot.escape;
-        slot.adaptive = false;
+        slot.reserve = 0;
         slot.routed = false;
         let arrived = slot.arrived;
         let (v, o) = (vc_ix::<V>(vc), port_ix(out));
@@ -528,12 +531,12 @@ mod tests {
         b.route(a, 0, 0, 1);
         let e = b.arrive_head(pkt(2, 0, 3), 2).unwrap();
         b.route(e, 1, 0, 3);
-        b.set_adaptive(e, 0);
+        b.set_adaptive(e, 0, 10);
         assert_eq!((b.voq_occupancy(0, 3), b.voq_occupancy(1, 3)), (2, 2));
         assert_eq!(b.escape(0, 1, 0, 4), (e, 0));
         assert!(b.head(0, 1).is_none());
         let slot = b.slot(e);
-        assert!(!slot.adaptive && slot.out == 0 && slot.ready == 4);
+        assert!(slot.reserve == 0 && slot.out == 0 && slot.ready == 4);
         // Behind a, with its two flits and the one still to come.
         assert_eq!((b.voq_occupancy(0, 3), b.voq_occupancy(1, 3)), (4, 0));
         assert_eq!(b.voq_occupancy(0, 4), 5);
