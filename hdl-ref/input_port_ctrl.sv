@@ -15,7 +15,9 @@
 //   the read when usable, else no route. A packet not yet adapted with a route is re-routed by the
 //   mode: Oblivious takes usable option rng_k_i of rng_n_o (drawn by the switch when rng_req_o);
 //   AdaptiveTh(Afi) takes at_alt_i when the VOQ of det holds more than AdaptiveTh flits and the
-//   switch found an alternative; Arn(Afi) takes the alternative port of a consumed ARN-table entry,
+//   switch found an alternative; Fa takes the adaptive option (1 and up) whose next VC has the
+//   most credits (out_cred_i), at least its length plus that output's escape half, and records
+//   the half (res_q) and option 0 (esc_q); Arn(Afi) takes the alternative port of a consumed ARN-table entry,
 //   and a hit on a non-consumed entry sends an ARN upstream (sendARN: at most one per entry per
 //   ArnGap cycles, while the 8-deep ARN FIFO has room). A re-routed packet is marked adapted
 //   under AFI. An adapted packet that hits a non-consumed entry refreshes it upstream when
@@ -27,7 +29,9 @@
 //   that wins a head pops it (pop_valid_i, pop_vc_i); a flit leaving for output o (dep_*_i)
 //   frees its place: one credit upstream on its VC (credit_o), one flit less in the VC and VOQ
 //   counts, and the tail frees the slot. rd_slot_i/rd_desc_o: one descriptor read port per output
-//   (the head flit of the packet it sends).
+//   (the head flit of the packet it sends). FA: each head shows the escape credits it needs
+//   (hd_res_o); an output that finds it short raises esc_i[output][VC], and the head moves to
+//   the tail of its escape route's FIFO at the clock edge (after the pops, output by output).
 // - ARN upstream: the FIFO's front leaves, or this cycle's sendARN when the FIFO is empty.
 // - Inputs: the link obeys the protocol (assumptions m_*: VC in range, no overflow, a head only
 //   between packets and with a free slot and a consistent tail bit, body flits in step); the
@@ -53,6 +57,8 @@ module input_port_ctrl
   parameter  int unsigned Entries        = 8,
   parameter  int unsigned ArnGap         = 40,
   parameter  int unsigned AdaptiveTh     = 12,
+  // The far buffer's credits per VC of each output (16 bits each; FA's escape halves).
+  parameter  logic [1023:0] OutCaps      = {64{16'd16}},
   localparam int unsigned Banks          = 1 << Lmc,
   localparam int unsigned SlotW          = $clog2(Pool + 1),
   localparam int unsigned EIdxW          = (Entries > 1) ? $clog2(Entries) : 1,
@@ -112,6 +118,12 @@ module input_port_ctrl
   output logic [SlotW-1:0] hd_slot_o      [V][P],
   output logic [15:0]      hd_len_o       [V][P],
   output logic [3:0]       hd_nvc_o       [V][P],
+  // FA: per (VC, output) head, the escape credits it needs free beside its length (0: not
+  // adaptive); the outputs' credits at the start of the cycle, per VC; per output, the VCs whose
+  // adaptive head leaves for its escape queue at the clock edge.
+  output logic [15:0]      hd_res_o       [V][P],
+  input  logic [15:0]      out_cred_i     [P][V],
+  input  logic [V-1:0]     esc_i          [P],
   // Per output: VOQ occupancy and the detector's head.
   output logic [15:0]      voq_occ_o      [P],
   output logic             det_valid_o    [P],
@@ -157,6 +169,9 @@ module input_port_ctrl
   desc_t           desc_q   [Pool];
   logic [7:0]      out_q    [Pool];
   logic [3:0]      nvc_q    [Pool];
+  // FA: the escape credits an adaptive packet needs (0 otherwise) and its escape route.
+  logic [15:0]     res_q    [Pool];
+  logic [7:0]      esc_q    [Pool];
   logic [SlotW-1:0] next_q  [Pool];
   // FIFO ends per (VC, output).
   logic [SlotW-1:0] head_q  [V][P], head_d [V][P];
@@ -207,9 +222,11 @@ module input_port_ctrl
         hd_slot_o[v][o]  = head_q[v][o];
         hd_len_o[v][o]   = '0;
         hd_nvc_o[v][o]   = '0;
+        hd_res_o[v][o]   = '0;
         if (head_q[v][o] != Nil) begin
           hd_len_o[v][o] = desc_q[SIdxW'(head_q[v][o])].len;
           hd_nvc_o[v][o] = nvc_q[SIdxW'(head_q[v][o])];
+          hd_res_o[v][o] = res_q[SIdxW'(head_q[v][o])];
         end
       end
     end
@@ -269,8 +286,7 @@ module input_port_ctrl
   // The routing stage reads the header fields it needs; the rest of the descriptor and the high
   // bits of the next VC (at most 15) are not used here.
   logic           unused_rt;
-  assign unused_rt = ^{rt_desc.injected, rt_desc.id, rt_desc.src, rt_desc.len, rt_desc.sl[7:4],
-                       rt_nvc[7:4]};
+  assign unused_rt = ^{rt_desc.injected, rt_desc.id, rt_desc.src, rt_desc.sl[7:4], rt_nvc[7:4]};
 
   always_comb begin
     rt_desc       = desc_q[SIdxW'(rt_slot_q)];
@@ -299,7 +315,42 @@ module input_port_ctrl
     at_avoid_o = rt_det;
   end
 
+  // FA (Martínez et al., section 4.4): of the adaptive options (1 and up), the one whose next VC
+  // has the most credits, at least the packet's length and the VC's escape half (half the far
+  // buffer's VC, at least 1); the first on a tie. None: option 0, the escape route.
+  logic        fa_req;
+  logic [7:0]  fa_out;
+  logic [15:0] fa_res;
+  always_comb begin
+    logic [7:0]     p;
+    logic [15:0]    c, best_c, half;
+    logic [VcW-1:0] nv;
+    p      = '0;
+    c      = '0;
+    half   = '0;
+    nv     = '0;
+    fa_req = rt_valid_q && !rt_adapted_in && rt_det != NoRoute && 32'(cfg_i.routing) == RtFa;
+    fa_out = NoRoute;
+    fa_res = '0;
+    best_c = '0;
+    for (int b = 1; b < Banks; b++) begin
+      p = lft_ports[8*b +: 8];
+      if (lft_mask[b] && 32'(p) < P) begin
+        nv   = VcW'(sl2vl_q[PortW'(p)][rt_desc.sl[3:0]]);
+        c    = out_cred_i[PortW'(p)][nv];
+        half = OutCaps[16*PortW'(p) +: 16] >> 1;
+        if (half == '0) half = 16'd1;
+        if (17'(c) >= 17'(rt_desc.len) + 17'(half) && (fa_out == NoRoute || c > best_c)) begin
+          fa_out = p;
+          fa_res = half;
+          best_c = c;
+        end
+      end
+    end
+  end
+
   // The decision, with the switch's answers.
+  logic [15:0] rt_res;
   always_comb begin
     logic [4:0] k;
     // The draw's pick among the usable options.
@@ -317,6 +368,7 @@ module input_port_ctrl
     if (rt_valid_q && !rt_adapted_in && rt_det != NoRoute) begin
       if (rng_req_o) rt_out = rt_obl;
       if (at_req_o && at_alt_i != NoRoute) rt_out = at_alt_i;
+      if (fa_req && fa_out != NoRoute) rt_out = fa_out;
       if (uses_arn) begin
         if (lk_consumed_i && lk_alt_port_i != NoRoute) begin
           rt_out = lk_alt_port_i;
@@ -333,6 +385,7 @@ module input_port_ctrl
     rt_arn2    = rt_valid_q && rt_adapted && uses_arn && cfg_i.adapted_refresh && lk_hit_i
                  && !lk_consumed_i;
     rt_routed  = rt_valid_q && rt_out != NoRoute && 32'(rt_out) < P;
+    rt_res     = (fa_req && fa_out != NoRoute) ? fa_res : '0;
     rt_oi      = PortW'(rt_out);
     // The next VC: the AFC for an adapted packet under AFI, otherwise the VL the output port's
     // SL-to-VL table gives the packet's SL from this input (the HCA set the SL).
@@ -374,12 +427,24 @@ module input_port_ctrl
 
   // ---------------------------------------------------------------------------------------------
   // Next state of the counts, FIFO ends, packet arriving and ARN FIFO.
+  // FA's escapes of this cycle, output by output and VC by VC: the slot, the tail it is linked
+  // behind (Nil: it heads its new FIFO), its escape route and next VC there.
+  logic [SlotW-1:0] es_slot [P][V], es_prev [P][V];
+  logic [7:0]       es_port [P][V];
+  logic [3:0]       es_nvc  [P][V];
   always_comb begin
     logic [SlotW-1:0] s, nh;
     logic [VcW-1:0]   v;
+    // Per FIFO: the first slot linked behind its tail of the start of the cycle (Nil: none).
+    logic [SlotW-1:0] link [V][P];
+    logic [PortW-1:0] ep;
+    logic [15:0]      got;
     s        = '0;
     nh       = '0;
     v        = '0;
+    ep       = '0;
+    got      = '0;
+    link     = '{default: '{default: Nil}};
     occ_d    = occ_q;
     voq_d    = voq_q;
     vc_voq_d = vc_voq_q;
@@ -391,6 +456,7 @@ module input_port_ctrl
       voq_d[rt_oi]           = voq_d[rt_oi] + 16'd1;
       vc_voq_d[rt_vc][rt_oi] = vc_voq_d[rt_vc][rt_oi] + 16'd1;
       if (tail_q[rt_vc][rt_oi] == Nil) head_d[rt_vc][rt_oi] = rt_slot_q;
+      else link[rt_vc][rt_oi] = rt_slot_q;
       tail_d[rt_vc][rt_oi] = rt_slot_q;
     end
     // Link receive.
@@ -428,6 +494,37 @@ module input_port_ctrl
            : next_q[SIdxW'(s)];
         head_d[v][o] = nh;
         if (nh == Nil) tail_d[v][o] = Nil;
+      end
+    end
+    // FA's escapes (after the pops, as in the Rust twin's clock edge): the head of (v, o) leaves
+    // its FIFO for the tail of its escape route's, the flits it has received moving with it.
+    for (int o = 0; o < P; o++) begin
+      for (int w = 0; w < V; w++) begin
+        es_slot[o][w] = '0;
+        es_prev[o][w] = Nil;
+        es_port[o][w] = '0;
+        es_nvc[o][w]  = '0;
+        if (esc_i[o][w]) begin
+          v  = VcW'(w);
+          s  = head_q[v][o];
+          nh = (tail_q[v][o] == s) ? link[v][o] : next_q[SIdxW'(s)];
+          head_d[v][o] = nh;
+          if (nh == Nil) tail_d[v][o] = Nil;
+          got = desc_q[SIdxW'(s)].len;
+          if (rx_valid_q && rx_slot_q == s) got = got - rx_left_q + 16'(body_we);
+          ep = PortW'(esc_q[SIdxW'(s)]);
+          voq_d[o]       = voq_d[o] - got;
+          vc_voq_d[v][o] = vc_voq_d[v][o] - got;
+          voq_d[ep]       = voq_d[ep] + got;
+          vc_voq_d[v][ep] = vc_voq_d[v][ep] + got;
+          es_slot[o][w] = s;
+          es_prev[o][w] = tail_d[v][ep];
+          es_port[o][w] = esc_q[SIdxW'(s)];
+          es_nvc[o][w]  = sl2vl_q[ep][desc_q[SIdxW'(s)].sl[3:0]];
+          if (tail_d[v][ep] == Nil) head_d[v][ep] = s;
+          else if (tail_d[v][ep] == tail_q[v][ep] && link[v][ep] == Nil) link[v][ep] = s;
+          tail_d[v][ep] = s;
+        end
       end
     end
     // ARN FIFO: the push joins at the back, the front leaves when sent.
@@ -512,6 +609,8 @@ module input_port_ctrl
           routed_q[SIdxW'(rt_slot_q)] <= 1'b1;
           out_q[SIdxW'(rt_slot_q)]    <= rt_out;
           nvc_q[SIdxW'(rt_slot_q)]    <= 4'(rt_nvc);
+          res_q[SIdxW'(rt_slot_q)]    <= rt_res;
+          esc_q[SIdxW'(rt_slot_q)]    <= rt_det;
           if (tail_q[rt_vc][rt_oi] != Nil) next_q[SIdxW'(tail_q[rt_vc][rt_oi])] <= rt_slot_q;
           next_q[SIdxW'(rt_slot_q)] <= Nil;
         end
@@ -527,7 +626,20 @@ module input_port_ctrl
                                          injected: flit_desc_i.injected};
         out_q[SIdxW'(free_slot)]    <= '0;
         nvc_q[SIdxW'(free_slot)]    <= '0;
+        res_q[SIdxW'(free_slot)]    <= '0;
         next_q[SIdxW'(free_slot)]   <= Nil;
+      end
+      // FA's escapes: the slot joins its escape route's FIFO, behind the tail of that moment.
+      for (int o = 0; o < P; o++) begin
+        for (int w = 0; w < V; w++) begin
+          if (esc_i[o][w]) begin
+            if (es_prev[o][w] != Nil) next_q[SIdxW'(es_prev[o][w])] <= es_slot[o][w];
+            next_q[SIdxW'(es_slot[o][w])] <= Nil;
+            out_q[SIdxW'(es_slot[o][w])]  <= es_port[o][w];
+            nvc_q[SIdxW'(es_slot[o][w])]  <= es_nvc[o][w];
+            res_q[SIdxW'(es_slot[o][w])]  <= '0;
+          end
+        end
       end
       // Departures: a tail frees its slot. (The Rust twin also clears the list link of a popped
       // slot; that link is never read again before the slot is taken anew, which rewrites it,

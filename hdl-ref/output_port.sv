@@ -13,7 +13,9 @@
 //   credit of its VC; credit_i returns credits.
 // - Arbitration, when idle or sending a tail: input i requests with VC v when its (v, this
 //   output) FIFO has a head whose packet fits in the credits of its next VC at the start of the
-//   cycle, less the one this cycle's flit spends. The input-level arbiter picks the input, that
+//   cycle, less the one this cycle's flit spends; under FA an adaptive head (hd_res_i, its escape
+//   credits, not 0) needs those credits free too, and one short of them is sent on to its escape
+//   queue (esc_o) instead of requesting. The input-level arbiter picks the input, that
 //   input's VC-level arbiter the VC (both accept, moving their pointers, only on a grant); the
 //   winner is popped from its FIFO (gnt_*_o) and its head leaves next cycle.
 // - Congestion detection (uses_arn_i only; otherwise the detector sees empty VOQs and stays
@@ -65,6 +67,11 @@ module output_port
   input  logic [SlotW-1:0] hd_slot_i     [P][V],
   input  logic [15:0]      hd_len_i      [P][V],
   input  logic [3:0]       hd_nvc_i      [P][V],
+  // FA: per input and VC, the escape credits its adaptive head needs free beside its length (0:
+  // not adaptive); the VCs whose adaptive head is short of them while this output arbitrates
+  // leave for their escape queue at the clock edge.
+  input  logic [15:0]      hd_res_i      [P][V],
+  output logic [V-1:0]     esc_o         [P],
   // Per input: its VOQ for this output and the detector's head.
   input  logic [15:0]      voq_occ_i     [P],
   input  logic             det_valid_i   [P],
@@ -179,11 +186,14 @@ module output_port
 
   always_comb begin
     logic [15:0] c;
+    logic [16:0] need;
     for (int i = 0; i < P; i++) begin
       for (int v = 0; v < V; v++) begin
         c = cnt[VcW'(hd_nvc_i[i][v])];
         if (sending && tx_nvc_q == hd_nvc_i[i][v] && c != '0) c = c - 16'd1;
-        vc_req[i][v] = hd_valid_i[i][v] && c >= hd_len_i[i][v];
+        need         = 17'(hd_len_i[i][v]) + 17'(hd_res_i[i][v]);
+        vc_req[i][v] = hd_valid_i[i][v] && 17'(c) >= need;
+        esc_o[i][v]  = finishing && hd_valid_i[i][v] && hd_res_i[i][v] != '0 && 17'(c) < need;
       end
       in_req[i] = |vc_req[i];
     end

@@ -128,6 +128,7 @@ module switch
   logic [SlotW-1:0] hd_slot    [P][V][P];
   logic [15:0]      hd_len     [P][V][P];
   logic [3:0]       hd_nvc     [P][V][P];
+  logic [15:0]      hd_res     [P][V][P];
   logic [15:0]      voq_occ    [P][P];
   logic             det_valid  [P][P];
   logic [15:0]      det_dest   [P][P];
@@ -182,6 +183,11 @@ module switch
   logic [SlotW-1:0] o_hd_slot  [P][P][V];
   logic [15:0]      o_hd_len   [P][P][V];
   logic [3:0]       o_hd_nvc   [P][P][V];
+  logic [15:0]      o_hd_res   [P][P][V];
+  // FA: per output, the VCs of each input whose adaptive head leaves for its escape queue; and
+  // per input, the same from each output.
+  logic [V-1:0]     o_esc      [P][P];
+  logic [V-1:0]     in_esc     [P][P];
   logic [15:0]      o_voq_occ  [P][P];
   logic             o_det_valid[P][P];
   logic [15:0]      o_det_dest [P][P];
@@ -197,6 +203,7 @@ module switch
           o_hd_slot[o][i][v]  = hd_slot[i][v][o];
           o_hd_len[o][i][v]   = hd_len[i][v][o];
           o_hd_nvc[o][i][v]   = hd_nvc[i][v][o];
+          o_hd_res[o][i][v]   = hd_res[i][v][o];
         end
       end
     end
@@ -217,6 +224,7 @@ module switch
     for (int i = 0; i < P; i++) begin
       for (int o = 0; o < P; o++) begin
         pop_valid_in[i][o] = gnt_valid[o] && 32'(gnt_input[o]) == i;
+        in_esc[i][o]       = o_esc[o][i];
         dep_valid_in[i][o] = dep_valid[o] && 32'(dep_input[o]) == i;
       end
     end
@@ -230,7 +238,7 @@ module switch
   for (genvar i = 0; i < P; i++) begin : g_in
     input_port_ctrl #(
       .P(P), .V(V), .Cap(Cap), .Pool(Pool), .Lmc(Lmc), .Rows(Rows), .Entries(Entries),
-      .ArnGap(ArnGap), .AdaptiveTh(AdaptiveTh)
+      .ArnGap(ArnGap), .AdaptiveTh(AdaptiveTh), .OutCaps(OutCaps)
     ) u_in (
       .clk_i,
       .rst_ni,
@@ -274,6 +282,9 @@ module switch
       .hd_slot_o      (hd_slot[i]),
       .hd_len_o       (hd_len[i]),
       .hd_nvc_o       (hd_nvc[i]),
+      .hd_res_o       (hd_res[i]),
+      .out_cred_i     (credits),
+      .esc_i          (in_esc[i]),
       .voq_occ_o      (voq_occ[i]),
       .det_valid_o    (det_valid[i]),
       .det_dest_o     (det_dest[i]),
@@ -315,6 +326,8 @@ module switch
       .hd_slot_i     (o_hd_slot[o]),
       .hd_len_i      (o_hd_len[o]),
       .hd_nvc_i      (o_hd_nvc[o]),
+      .hd_res_i      (o_hd_res[o]),
+      .esc_o         (o_esc[o]),
       .voq_occ_i     (o_voq_occ[o]),
       .det_valid_i   (o_det_valid[o]),
       .det_dest_i    (o_det_dest[o]),
@@ -635,7 +648,7 @@ module switch
   // The configuration names a routing mode (every value of the 2-bit queuing field names a
   // scheme), and the scheme's VCs (the regular ones plus the AFC under
   // AFI) are the V VCs of the build, and it holds while the switch runs.
-  `ASSUME(m_cfg_modes, 32'(cfg_i.routing) <= RtArnAfi)
+  `ASSUME(m_cfg_modes, 32'(cfg_i.routing) <= RtFa)
   `ASSUME(m_cfg_vcs, V == ((32'(cfg_i.queuing) == QuOneQ || cfg_i.qvcs == '0) ? 32'd1
                                                                                 : 32'(cfg_i.qvcs))
                           + (afi ? 32'd1 : 32'd0))

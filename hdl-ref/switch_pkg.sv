@@ -8,7 +8,7 @@
 // - arn_t: an ARN control flit, 72 bits, LSB first as in src/wire/arn.rs: dest 16, port 8, vc 8,
 //   arn_id 32, root_info 8.
 // - cfg_t: the configuration registers of one switch, programmed (like the LFT) before traffic
-//   and held while the links run: routing mode and queuing scheme (RtDModK .. RtArnAfi,
+//   and held while the links run: routing mode and queuing scheme (RtDModK .. RtFa,
 //   QuOneQ .. QuFlow2Sl, numbered in the order of src/switch/config.rs), the scheme's regular
 //   VCs and argument, the switch's id, stage and up ports, the seed of oblivious routing, and
 //   whether adapted packets refresh ARN-table entries upstream.
@@ -64,6 +64,7 @@ package switch_pkg;
   localparam int unsigned RtAdaptiveThAfi = 3;
   localparam int unsigned RtArn           = 4;
   localparam int unsigned RtArnAfi        = 5;
+  localparam int unsigned RtFa            = 6;
 
   // Queuing schemes (cfg_t.queuing).
   localparam int unsigned QuOneQ    = 0;

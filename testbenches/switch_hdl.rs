@@ -82,7 +82,7 @@ fn random_case(ports: u64, routing: &str, scheme: &[&str], cycles: u64, seed: u6
     }
 }
 
-/// The random-traffic cases: every routing mode on both switches; five of them with 30 % of the
+/// The random-traffic cases: every routing mode on both switches; seven of them with 30 % of the
 /// SL-to-VL entries remapped.
 fn random_cases() -> Vec<Case> {
     let m = 1_000_000;
@@ -118,6 +118,13 @@ fn random_cases() -> Vec<Case> {
             15,
         ),
         random_case(4, "arn_afi", &["--queuing", "1q"], m, 16),
+        random_case(
+            4,
+            "fa",
+            &["--queuing", "dbbm", "--qvcs", "2", "--sl2vl", "30"],
+            m,
+            17,
+        ),
         // 12 ports, 4 VCs: three regular VCs and the AFC under AFI, four otherwise.
         random_case(
             12,
@@ -172,6 +179,13 @@ fn random_cases() -> Vec<Case> {
             ],
             m,
             26,
+        ),
+        random_case(
+            12,
+            "fa",
+            &["--queuing", "dbbm", "--qvcs", "4", "--sl2vl", "30"],
+            m,
+            27,
         ),
     ]
 }
@@ -236,6 +250,30 @@ fn dragonfly_vl_hops_cases() -> Vec<Case> {
                 record_switch(&s, sw, s.sim_cycles, out)?;
                 Ok(format!(
                     "dragonfly72 ({}) router s0_{sw}, fast engine, cycles 0 to {}",
+                    SETS.join(", "),
+                    s.sim_cycles - 1
+                ))
+            }),
+        })
+        .collect()
+}
+
+/// FA with escape queues on the default fat tree (escape route D-mod-K, adaptive options the
+/// other up ports; two regular VCs by DBBM, so the build is the default's): a leaf with the hot
+/// spot, another leaf and a spine, for the whole run.
+fn fa_cases() -> Vec<Case> {
+    const SETS: [&str; 3] = ["routing=fa", "queuing=dbbm", "queuing_vcs=2"];
+    let s = bundled("default", &SETS).expect("bundled scenario loads");
+    [1u32, 2, 4]
+        .into_iter()
+        .map(|sw| Case {
+            name: format!("in_situ_default_fa_{sw}"),
+            weight: 8 * s.sim_cycles,
+            make: Box::new(move |out: &Path| {
+                let s = bundled("default", &SETS)?;
+                record_switch(&s, sw, s.sim_cycles, out)?;
+                Ok(format!(
+                    "default ({}) switch {sw}, fast engine, cycles 0 to {}",
                     SETS.join(", "),
                     s.sim_cycles - 1
                 ))
@@ -376,6 +414,7 @@ fn main() {
     cases.extend(in_situ_cases("default"));
     cases.extend(in_situ_cases("figure4"));
     cases.extend(dragonfly_vl_hops_cases());
+    cases.extend(fa_cases());
     cases.push(config1_root_case());
     cases.retain(|c| c.name.contains(&filter));
     cases.sort_by_key(|c| std::cmp::Reverse(c.weight));

@@ -5,8 +5,9 @@
 //! replay must fail, by a mismatch (the first differing cycle, port, signal, expected and got
 //! values) or by a named assertion (`--assert`); the test reports which one caught each bug and
 //! at which recording cycle. A bug that is not caught, or whose text to alter is not found
-//! exactly once, fails the test. Two recordings: a 4-port ARN+AFI switch for most bugs, and a
-//! D-mod-K one with two regular VCs and remapped SL-to-VL entries for the bug in the tables. The
+//! exactly once, fails the test. Two recordings: a 4-port ARN+AFI switch for most bugs, and an
+//! FA one (escape queues) with two regular VCs and remapped SL-to-VL entries for the bugs in the
+//! tables and in FA. The
 //! unaltered copy replays each with 0 mismatches, so every failure is the bug's.
 //!
 //! The models are built with `ARNSIM_HDL_OPT=-O0` (the replays are short, the builds dominate;
@@ -38,6 +39,7 @@ struct Bug {
     slug: &'static str,
     name: &'static str,
     edits: &'static [Edit],
+    /// Replays the second recording (FA, SL-to-VL entries remapped).
     sl2vl: bool,
 }
 
@@ -50,9 +52,9 @@ const BUGS: &[Bug] = &[
         name: "AFC credit check off by one (an adapted packet sent with one credit too few)",
         edits: &[Edit {
             file: "output_port.sv",
-            find: "vc_req[i][v] = hd_valid_i[i][v] && c >= hd_len_i[i][v];",
+            find: "vc_req[i][v] = hd_valid_i[i][v] && 17'(c) >= need;",
             replace: "vc_req[i][v] = hd_valid_i[i][v]\n                       \
-                      && c + 16'(32'(hd_nvc_i[i][v]) == V - 1) >= hd_len_i[i][v];",
+                      && 17'(c) + 17'(32'(hd_nvc_i[i][v]) == V - 1) >= need;",
         }],
         sl2vl: false,
     },
@@ -61,7 +63,7 @@ const BUGS: &[Bug] = &[
         name: "virtual cut-through checked against the head only",
         edits: &[Edit {
             file: "output_port.sv",
-            find: "vc_req[i][v] = hd_valid_i[i][v] && c >= hd_len_i[i][v];",
+            find: "vc_req[i][v] = hd_valid_i[i][v] && 17'(c) >= need;",
             replace: "vc_req[i][v] = hd_valid_i[i][v] && c >= 16'd1;",
         }],
         sl2vl: false,
@@ -137,16 +139,26 @@ const BUGS: &[Bug] = &[
         }],
         sl2vl: true,
     },
+    Bug {
+        slug: "fa_escape_half_ignored",
+        name: "FA: an adaptive head granted without the escape half free (and never escaping)",
+        edits: &[Edit {
+            file: "output_port.sv",
+            find: "need         = 17'(hd_len_i[i][v]) + 17'(hd_res_i[i][v]);",
+            replace: "need         = 17'(hd_len_i[i][v]);",
+        }],
+        sl2vl: true,
+    },
 ];
 
-/// A 4-port D-mod-K switch with two regular VCs (DBBM) and 30 % of its SL-to-VL entries remapped
-/// (the same build parameters as [`RECORDING`]'s; `switch_hdl` replays the like of it on the
-/// unaltered switch with 0 mismatches).
+/// A 4-port FA switch (escape queues) with two regular VCs (DBBM) and 30 % of its SL-to-VL
+/// entries remapped (the same build parameters as [`RECORDING`]'s; `switch_hdl` replays the like
+/// of it on the unaltered switch with 0 mismatches).
 const SL2VL_RECORDING: &[&str] = &[
     "--ports",
     "4",
     "--routing",
-    "dmodk",
+    "fa",
     "--queuing",
     "dbbm",
     "--qvcs",
@@ -335,7 +347,7 @@ fn main() {
         (rec, setup)
     };
     let main_rec = record("random_p4_arn_afi.rec", RECORDING);
-    let sl2vl_rec = record("random_p4_dmodk_sl2vl.rec", SL2VL_RECORDING);
+    let sl2vl_rec = record("random_p4_fa_sl2vl.rec", SL2VL_RECORDING);
 
     // The unaltered copy first (its replay of the main recording runs it whole, the longest),
     // on each recording.

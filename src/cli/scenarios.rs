@@ -14,6 +14,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../scenarios/irregular16.toml"),
     ),
     (
+        "irregular64_fa",
+        include_str!("../../scenarios/irregular64_fa.toml"),
+    ),
+    (
         "dragonfly72",
         include_str!("../../scenarios/dragonfly72.toml"),
     ),

@@ -123,6 +123,7 @@ module tb_switch
       "adaptive_th_afi": return RtAdaptiveThAfi;
       "arn":             return RtArn;
       "arn_afi":         return RtArnAfi;
+      "fa":              return RtFa;
       default:           return 99;
     endcase
   endfunction
@@ -215,7 +216,7 @@ arn_entries line", path);
         seen_ports = 1'b1;
       end else if (starts(line, "param routing")) begin
         n = $sscanf(line, "param routing %s queuing %s qvcs %d qarg %d", rname, qname, a, b);
-        if (n != 4 || routing_code(rname) > RtArnAfi || queuing_code(qname) > QuFlow2Sl
+        if (n != 4 || routing_code(rname) > RtFa || queuing_code(qname) > QuFlow2Sl
             || a < 0 || a > 15 || b < 0 || b > 65535) begin
           $fatal(1, "%s: unreadable routing line: %s", path, line);
         end
