@@ -556,6 +556,45 @@ module input_port_ctrl
   end
 
   // ---------------------------------------------------------------------------------------------
+  // The pool's route fields and list links after the clock edge, written in the order of the
+  // Rust twin's: the routing stage (a routed packet joins its FIFO), a head taking its slot, FA's
+  // escapes (the slot joins its escape route's FIFO, behind the tail of that moment).
+  logic [SlotW-1:0] next_d [Pool];
+  logic [7:0]       out_d  [Pool];
+  logic [3:0]       nvc_d  [Pool];
+  logic [15:0]      res_d  [Pool];
+  always_comb begin
+    next_d = next_q;
+    out_d  = out_q;
+    nvc_d  = nvc_q;
+    res_d  = res_q;
+    if (rt_routed) begin
+      out_d[SIdxW'(rt_slot_q)] = rt_out;
+      nvc_d[SIdxW'(rt_slot_q)] = 4'(rt_nvc);
+      res_d[SIdxW'(rt_slot_q)] = rt_res;
+      if (tail_q[rt_vc][rt_oi] != Nil) next_d[SIdxW'(tail_q[rt_vc][rt_oi])] = rt_slot_q;
+      next_d[SIdxW'(rt_slot_q)] = Nil;
+    end
+    if (head_we) begin
+      out_d[SIdxW'(free_slot)]  = '0;
+      nvc_d[SIdxW'(free_slot)]  = '0;
+      res_d[SIdxW'(free_slot)]  = '0;
+      next_d[SIdxW'(free_slot)] = Nil;
+    end
+    for (int o = 0; o < P; o++) begin
+      for (int w = 0; w < V; w++) begin
+        if (esc_i[o][w]) begin
+          if (es_prev[o][w] != Nil) next_d[SIdxW'(es_prev[o][w])] = es_slot[o][w];
+          next_d[SIdxW'(es_slot[o][w])] = Nil;
+          out_d[SIdxW'(es_slot[o][w])]  = es_port[o][w];
+          nvc_d[SIdxW'(es_slot[o][w])]  = es_nvc[o][w];
+          res_d[SIdxW'(es_slot[o][w])]  = '0;
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
   // The SL-to-VL column's clock edge.
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -607,12 +646,7 @@ module input_port_ctrl
         desc_q[SIdxW'(rt_slot_q)].flags <= rt_routed ? rt_flags : rt_desc.flags;
         if (rt_routed) begin
           routed_q[SIdxW'(rt_slot_q)] <= 1'b1;
-          out_q[SIdxW'(rt_slot_q)]    <= rt_out;
-          nvc_q[SIdxW'(rt_slot_q)]    <= 4'(rt_nvc);
-          res_q[SIdxW'(rt_slot_q)]    <= rt_res;
           esc_q[SIdxW'(rt_slot_q)]    <= rt_det;
-          if (tail_q[rt_vc][rt_oi] != Nil) next_q[SIdxW'(tail_q[rt_vc][rt_oi])] <= rt_slot_q;
-          next_q[SIdxW'(rt_slot_q)] <= Nil;
         end
       end
       // Link receive: a head takes its slot.
@@ -624,23 +658,12 @@ module input_port_ctrl
                                          len: flit_desc_i.len, dlid: flit_desc_i.dlid,
                                          src: flit_desc_i.src, id: flit_desc_i.id,
                                          injected: flit_desc_i.injected};
-        out_q[SIdxW'(free_slot)]    <= '0;
-        nvc_q[SIdxW'(free_slot)]    <= '0;
-        res_q[SIdxW'(free_slot)]    <= '0;
-        next_q[SIdxW'(free_slot)]   <= Nil;
       end
-      // FA's escapes: the slot joins its escape route's FIFO, behind the tail of that moment.
-      for (int o = 0; o < P; o++) begin
-        for (int w = 0; w < V; w++) begin
-          if (esc_i[o][w]) begin
-            if (es_prev[o][w] != Nil) next_q[SIdxW'(es_prev[o][w])] <= es_slot[o][w];
-            next_q[SIdxW'(es_slot[o][w])] <= Nil;
-            out_q[SIdxW'(es_slot[o][w])]  <= es_port[o][w];
-            nvc_q[SIdxW'(es_slot[o][w])]  <= es_nvc[o][w];
-            res_q[SIdxW'(es_slot[o][w])]  <= '0;
-          end
-        end
-      end
+      // The route fields and list links of the pool.
+      next_q <= next_d;
+      out_q  <= out_d;
+      nvc_q  <= nvc_d;
+      res_q  <= res_d;
       // Departures: a tail frees its slot. (The Rust twin also clears the list link of a popped
       // slot; that link is never read again before the slot is taken anew, which rewrites it,
       // so it is left as it is here.)

@@ -38,16 +38,6 @@ impl RoutingMode {
         RoutingMode::Fa,
     ];
 
-    /// The six modes of Rocher-Gonzalez et al. (those `switch.sv` has).
-    pub const PAPER: [RoutingMode; 6] = [
-        RoutingMode::DModK,
-        RoutingMode::Oblivious,
-        RoutingMode::AdaptiveTh,
-        RoutingMode::AdaptiveThAfi,
-        RoutingMode::Arn,
-        RoutingMode::ArnAfi,
-    ];
-
     /// Whether adapted packets are marked and moved to the AFC.
     pub fn afi(self) -> bool {
         matches!(self, RoutingMode::AdaptiveThAfi | RoutingMode::ArnAfi)
