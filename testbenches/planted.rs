@@ -23,8 +23,8 @@ const BUGS: &[Bug] = &[
     Bug {
         name: "virtual cut-through checked against the head only",
         file: "src/switch/output_port.rs",
-        find: "let need = slot.pkt.len as u32 + if slot.adaptive { escape as u32 } else { 0 };",
-        replace: "let need = 1u32;",
+        find: "let need = slot.pkt.len + if FA { slot.reserve } else { 0 };",
+        replace: "let need = 1u16;",
     },
     Bug {
         name: "FA: a packet sent on to its escape queue requests a cycle late",

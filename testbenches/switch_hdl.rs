@@ -3,11 +3,12 @@
 //! port output compared in every cycle.
 //!
 //! - Seeded random link traffic that obeys the protocol (`switch_hdl/random_link.rs`), recorded
-//!   on the cycle engine, 1,000,000 cycles for each of the six routing modes on a 4-port switch
+//!   on the cycle engine, 1,000,000 cycles for each of the seven routing modes on a 4-port switch
 //!   with 2 VCs and on a 12-port switch with 4 VCs (under AFI the scheme's regular VCs and the
 //!   AFC; the modes without AFI use two or four regular VCs of DBBM, vFtree or Flow2SL).
 //! - In situ, recorded while the fabric runs on the fast engine: every switch of `default` and
-//!   of `figure4` for the whole run, and the first congestion-root switch of configuration 1 under
+//!   of `figure4` for the whole run, three routers of `dragonfly72` with the VL raised after the
+//!   global hop, three switches of `default` under FA, and the first congestion-root switch of configuration 1 under
 //!   H10 with ARN+AFI (hot spot at 10 us, CRT 20 us) from reset, less than 100 us before its root
 //!   is detected, to 500 us after.
 //!
