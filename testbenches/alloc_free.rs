@@ -110,43 +110,47 @@ fn main() {
         failed += 1;
     }
     // A Dragonfly whose paths are layered over VLs: D3R's SLs held by the HCAs (two threads), and
-    // the VL raised after the global hop by the routers' SL-to-VL tables.
-    for (engine, threads) in [("d3r_2vl", 2), ("dfly_vl_hops", 1)] {
+    // the VL raised after the global hop by the routers' SL-to-VL tables; FA with escape routes
+    // on an irregular fabric near saturation, half of the packets adaptive, so that packets
+    // leave adaptive queues for escape ones (two threads).
+    let bundled_cases: [(&str, &str, &[&str], usize); 3] = [
+        (
+            "d3r_2vl",
+            "dragonfly72",
+            &["routing_engine=d3r_2vl", "traffic.load=0.6"],
+            2,
+        ),
+        (
+            "dfly_vl_hops",
+            "dragonfly72",
+            &["routing_engine=dfly_vl_hops", "traffic.load=0.6"],
+            1,
+        ),
+        (
+            "fa, irregular16",
+            "irregular16",
+            &[
+                "routing=fa",
+                "routing_engine=fa_updn",
+                "traffic.load=0.9",
+                "traffic.adaptive_share=0.5",
+            ],
+            2,
+        ),
+    ];
+    for (label, name, set, threads) in bundled_cases {
         let text = BUNDLED
             .iter()
-            .find(|(n, _)| *n == "dragonfly72")
+            .find(|(n, _)| *n == name)
             .map(|(_, t)| *t)
             .expect("bundled");
-        let set = [
-            format!("routing_engine={engine}"),
-            "traffic.load=0.6".into(),
-        ];
-        let s = Scenario::from_text("dragonfly72", text, &set).expect("scenario");
-        if steady_state::<FEW_VCS>(engine, &s.topology, s.params, &s.flows, threads) {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let s = Scenario::from_text(name, text, &set).expect("scenario");
+        if steady_state::<FEW_VCS>(label, &s.topology, s.params, &s.flows, threads) {
             passed += 1;
         } else {
             failed += 1;
         }
-    }
-    // FA with escape routes on an irregular fabric near saturation, half of the packets
-    // adaptive: packets leave adaptive queues for escape ones (two threads).
-    let text = BUNDLED
-        .iter()
-        .find(|(n, _)| *n == "irregular16")
-        .map(|(_, t)| *t)
-        .expect("bundled");
-    let set = [
-        "routing=fa",
-        "routing_engine=fa_updn",
-        "traffic.load=0.9",
-        "traffic.adaptive_share=0.5",
-    ]
-    .map(String::from);
-    let s = Scenario::from_text("irregular16", text, &set).expect("scenario");
-    if steady_state::<FEW_VCS>("fa, irregular16", &s.topology, s.params, &s.flows, 2) {
-        passed += 1;
-    } else {
-        failed += 1;
     }
     for threads in [1, 2] {
         if replay_case(threads) {
