@@ -71,9 +71,17 @@ if [ $print_gflags = 1 ]; then
 fi
 # ARNSIM_HDL_DIR: another folder of the switch's sources (default hdl-ref/); ARNSIM_HDL_OPT: the
 # C++ optimisation of the model (e.g. -O0, a shorter build for a short replay). Both are hashed.
+# By default the code run every cycle is compiled -O1 and the code run once (initial blocks and
+# the first settling, Verilator's "slow" files, nearly half of the C++) -O0: at 12 ports and 4
+# VCs this halves the build against -Os/-O2 and replays at the same speed.
 hdl=${ARNSIM_HDL_DIR:-$root/hdl-ref}
 opt=${ARNSIM_HDL_OPT:-}
-hash=$(printf '%s' "$gflags${ARNSIM_HDL_DIR:+ $hdl}${opt:+ $opt}" | sha1sum | cut -c1-12)
+if [ -n "$opt" ]; then
+    cxx=(-MAKEFLAGS "OPT_FAST=$opt" -MAKEFLAGS "OPT_SLOW=$opt" -MAKEFLAGS "OPT_GLOBAL=$opt")
+else
+    cxx=(-MAKEFLAGS OPT_FAST=-O1 -MAKEFLAGS OPT_SLOW=-O0 -MAKEFLAGS OPT_GLOBAL=-O1)
+fi
+hash=$(printf '%s' "$gflags${ARNSIM_HDL_DIR:+ $hdl} ${cxx[*]}" | sha1sum | cut -c1-12)
 dir="$root/target/hdl/switch-$hash"
 mkdir -p "$dir"
 srcs=(
@@ -104,7 +112,7 @@ if [ $need_build = 1 ]; then
     # shellcheck disable=SC2086
     verilator --cc --exe --build -j "${VERILATOR_JOBS:-1}" --trace --assert -Wall -O3 \
         --x-assign 0 --x-initial 0 --prefix Vtb --top-module tb_switch \
-        -CFLAGS -O2 ${opt:+-MAKEFLAGS OPT_FAST=$opt -MAKEFLAGS OPT_SLOW=$opt -MAKEFLAGS OPT_GLOBAL=$opt} \
+        "${cxx[@]}" \
         -I"$hdl" -I"$root/testbenches/hdl" --Mdir "$dir" -o sim \
         $gflags "${srcs[@]}" > "$dir/build.log" 2>&1 || {
         cat "$dir/build.log" >&2
