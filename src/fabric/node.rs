@@ -184,6 +184,9 @@ pub struct EndNode<const V: usize> {
     afc_last: bool,
     /// The oldest packet of each channel (state kept for speed, `node::send`).
     heads: send::ChannelHeads,
+    /// The queue pair last counted and its packets in the send memory (state kept for speed,
+    /// `node::send`).
+    qp_counted: send::QpCount,
     /// Credits toward the switch, per VC (spent by `tx`, returned by the switch's streams).
     credits: OutputCredits<V>,
     tx: Option<Stream>,
@@ -256,6 +259,7 @@ impl<const V: usize> EndNode<V> {
             queue: Deque::new(),
             afc_last: false,
             heads: send::ChannelHeads::default(),
+            qp_counted: send::QpCount::default(),
             credits: OutputCredits::new(params.vc_capacity),
             tx: None,
             freed: Backward::default(),
