@@ -167,10 +167,13 @@ pub enum Command {
     Scenarios,
     /// Overlay the efficiency of several runs in one SVG panel (like figure 6 of Rocher-Gonzalez et al.,
     /// "Congestion Management in High-Performance Interconnection Networks Using Adaptive Routing
-    /// Notifications").
+    /// Notifications"); trace replays as bars of their execution time with the incast's overhead
+    /// (like its figure 8).
     Plot {
-        /// Output directories of `arnsim run` (each holding `efficiency.csv` and `summary.json`),
-        /// or of `arnsim sweep` (each holding `sweep.csv`; the curves are named by the folders).
+        /// Output directories of `arnsim run` (each holding `efficiency.csv` and `summary.json`;
+        /// when every one is a trace replay, one bar per technique: the run alone, and an error bar
+        /// to its run beside an incast), or of `arnsim sweep` (each holding `sweep.csv`; the
+        /// curves are named by the folders).
         #[arg(required = true, value_name = "RUN_DIR")]
         runs: Vec<PathBuf>,
         /// The SVG file to write.

@@ -1,12 +1,14 @@
 //! `arnsim plot`: the efficiency curves of several runs in one SVG panel, labelled by routing mode
 //! and queuing scheme, as in figure 6 of Rocher-Gonzalez et al. (docs/references.md); or, given
 //! the folders of `arnsim sweep`, their accepted load and latency curves in one figure, labelled
-//! by folder name, as in figure 14 of Maglione-Mathey et al.
+//! by folder name, as in figure 14 of Maglione-Mathey et al.; or, given trace replays, their
+//! execution times as bars with the incast's overhead, as in figure 8 of Rocher-Gonzalez et al.
 
 use super::outputs::{Summary, write_atomically};
 use crate::config::units::nanoseconds;
 use crate::metrics::{
-    Curve, SweepSeries, efficiency_plot_svg, read_efficiency_csv, read_sweep_csv, sweep_plot_svg,
+    Curve, ExecutionBar, SweepSeries, efficiency_plot_svg, execution_plot_svg, read_efficiency_csv,
+    read_sweep_csv, sweep_plot_svg,
 };
 use std::path::{Path, PathBuf};
 
@@ -33,13 +35,28 @@ pub fn run(
         }
         return sweeps(runs, out, title);
     }
+    let summaries = runs
+        .iter()
+        .map(|dir| {
+            let path = dir.join("summary.json");
+            Summary::from_json(&path.display().to_string(), &read(&path)?)
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if summaries.iter().all(|s| s.replay.is_some()) {
+        if to.is_some() {
+            return Err(
+                "--to cuts runs in time; the runs given are trace replays, plotted by \
+                        their execution time"
+                    .into(),
+            );
+        }
+        return execution_times(runs, &summaries, out, title);
+    }
     let mut curves = Vec::with_capacity(runs.len());
     let mut default_title = None;
-    for dir in runs {
+    for (dir, sum) in runs.iter().zip(&summaries) {
         let csv_path = dir.join("efficiency.csv");
-        let sum_path = dir.join("summary.json");
-        let (csv, sum) = (read(&csv_path)?, read(&sum_path)?);
-        let sum = Summary::from_json(&sum_path.display().to_string(), &sum)?;
+        let csv = read(&csv_path)?;
         if !sum.complete {
             eprintln!(
                 "arnsim: warning: {}: the run stopped at cycle {} ({}): its curve ends there",
@@ -64,6 +81,82 @@ pub fn run(
         .unwrap_or_default();
     write_atomically(out, efficiency_plot_svg(&title, &curves).as_bytes())?;
     println!("{}: {} runs", out.display(), curves.len());
+    Ok(())
+}
+
+/// Trace replays (every summary has a `replay` section): a bar per routing mode and queuing
+/// scheme with its execution time, and an error bar up to the time of its run beside an incast
+/// (traffic `trace+...`), as in the paper's figure 8. Two runs of one kind and technique are an
+/// error; a replay that did not finish is left out with a warning.
+fn execution_times(
+    dirs: &[PathBuf],
+    summaries: &[Summary],
+    out: &Path,
+    title: Option<&str>,
+) -> Result<(), String> {
+    let mut bars: Vec<ExecutionBar> = Vec::new();
+    let mut from: Vec<[Option<&Path>; 2]> = Vec::new();
+    for (dir, sum) in dirs.iter().zip(summaries) {
+        let label = format!("{} + {}", sum.routing, sum.queuing);
+        let incast = sum.traffic.contains('+') as usize;
+        let k = match bars.iter().position(|b| b.label == label) {
+            Some(k) => k,
+            None => {
+                bars.push(ExecutionBar {
+                    label: label.clone(),
+                    alone: None,
+                    with_incast: None,
+                });
+                from.push([None, None]);
+                bars.len() - 1
+            }
+        };
+        if let Some(other) = from[k][incast] {
+            return Err(format!(
+                "{} and {}: both replay {} ({} traffic); give one run of each",
+                other.display(),
+                dir.display(),
+                label,
+                sum.traffic
+            ));
+        }
+        from[k][incast] = Some(dir);
+        let seconds = sum
+            .replay
+            .as_ref()
+            .and_then(|r| r.execution_time_us)
+            .map(|us| us / 1e6);
+        if seconds.is_none() {
+            eprintln!(
+                "arnsim: warning: {}: not every rank finished within the run: left out",
+                dir.display()
+            );
+        }
+        let slot = &mut bars[k];
+        *(if incast == 1 {
+            &mut slot.with_incast
+        } else {
+            &mut slot.alone
+        }) = seconds;
+    }
+    let trace = summaries[0]
+        .replay
+        .as_ref()
+        .map_or("", |r| r.trace.as_str());
+    let name = Path::new(trace)
+        .file_name()
+        .map_or_else(|| trace.to_string(), |n| n.to_string_lossy().into_owned());
+    let title = title.map_or_else(
+        || format!("{}: {name}, execution time", summaries[0].scenario),
+        str::to_string,
+    );
+    write_atomically(out, execution_plot_svg(&title, &bars).as_bytes())?;
+    println!(
+        "{}: {} runs, {} bars",
+        out.display(),
+        dirs.len(),
+        bars.len()
+    );
     Ok(())
 }
 
@@ -237,6 +330,63 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left.len(), 3, "{left:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn plots_replays_as_execution_times_with_the_incasts_overhead() {
+        use super::super::outputs::ReplaySummary;
+        let dir = std::env::temp_dir().join(format!("arnsim-plot-bars-{}", std::process::id()));
+        let runs = [
+            ("dmodk", "trace", Some(200_000.0)),
+            ("dmodk", "trace+h10", Some(290_000.0)),
+            ("arn_afi", "trace", Some(201_000.0)),
+            ("arn_afi", "trace+h10", None),
+        ];
+        let mut dirs = Vec::new();
+        for (k, (routing, traffic, us)) in runs.iter().enumerate() {
+            let d = dir.join(format!("r{k}"));
+            std::fs::create_dir_all(&d).unwrap();
+            let summary = Summary {
+                scenario: "config1".into(),
+                routing: routing.to_string(),
+                queuing: "1q".into(),
+                traffic: traffic.to_string(),
+                complete: true,
+                replay: Some(ReplaySummary {
+                    trace: "traces/ptrans.trace".into(),
+                    execution_time_us: *us,
+                    ..ReplaySummary::default()
+                }),
+                ..Summary::default()
+            };
+            std::fs::write(d.join("summary.json"), summary.to_json()).unwrap();
+            dirs.push(d);
+        }
+        let out = dir.join("fig8.svg");
+        run(&dirs, &out, None, None).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            svg.contains(">config1: ptrans.trace, execution time</text>"),
+            "{svg}"
+        );
+        assert!(svg.contains(">dmodk + 1q</text>") && svg.contains(">arn_afi + 1q</text>"));
+        // D-mod-K's incast costs 0.09 s; ARN+AFI's run beside it did not finish: no error bar.
+        assert!(
+            svg.contains(">+0.090</text>") && svg.contains(">0.201</text>"),
+            "{svg}"
+        );
+        assert_eq!(svg.matches("<path ").count(), 1);
+        let e = run(&dirs, &out, None, Some("1ms")).unwrap_err();
+        assert!(e.contains("trace replays"), "{e}");
+        // Two runs of one technique and kind: which one is meant is not guessed.
+        let e = run(&[dirs[0].clone(), dirs[0].clone()], &out, None, None).unwrap_err();
+        assert!(e.contains("both replay dmodk + 1q (trace traffic)"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            svg,
+            "nothing written"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,4 +1,5 @@
-//! Run metrics: network efficiency and packet latency per time bin, as CSV and as an SVG plot.
+//! Run metrics: network efficiency and packet latency per time bin, as CSV and as an SVG plot;
+//! the SVG figures that compare runs (efficiency curves, load sweeps, execution times).
 //!
 //! Efficiency is the delivered throughput normalised to the fabric's capacity: flits delivered in a
 //! bin divided by (end nodes x cycles in the bin), so 1.0 means every node receives a flit every
@@ -6,7 +7,9 @@
 
 use std::fmt::Write as _;
 
+mod execution_svg;
 mod sweep_svg;
+pub use execution_svg::{ExecutionBar, execution_plot_svg};
 pub use sweep_svg::{SweepPoint, SweepSeries, read_sweep_csv, sweep_plot_svg};
 
 /// Statistics of one time bin.

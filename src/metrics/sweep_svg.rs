@@ -67,7 +67,7 @@ pub fn read_sweep_csv(path: &str, text: &str) -> Result<Vec<SweepPoint>, String>
 }
 
 /// A round step (1, 2 or 5 times a power of ten) that cuts `0..end` into at most `most` parts.
-fn round_step(end: f64, most: f64) -> f64 {
+pub(super) fn round_step(end: f64, most: f64) -> f64 {
     let mag = 10f64.powf((end / most).log10().floor());
     [1.0, 2.0, 5.0, 10.0]
         .into_iter()
