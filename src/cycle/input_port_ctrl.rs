@@ -34,8 +34,9 @@ pub struct Slot {
     pub arrived: u16,
     /// Placed in a VOQ by the routing stage.
     pub routed: bool,
-    /// FA: routed to an adaptive option (it needs room in the adaptive half of its next VC).
-    pub adaptive: bool,
+    /// FA: the credits an adaptive packet leaves free beyond its own length, the escape half of
+    /// its next VC (0: not adaptive).
+    pub reserve: u16,
     /// FA: the escape route (option 0) of an adaptive packet.
     pub escape: u8,
 }
@@ -60,8 +61,9 @@ pub struct RouteWrite {
     pub next_vc: u8,
     /// Its header flags (the adapted bit).
     pub flags: PacketFlags,
-    /// FA: an adaptive option, and the escape route behind it.
-    pub adaptive: Option<u8>,
+    /// FA: routed to an adaptive option: the escape route behind it and the escape half of the
+    /// option's next VC.
+    pub adaptive: Option<(u8, u16)>,
 }
 
 /// A flit taken in from the link (written at the clock edge).
@@ -241,8 +243,7 @@ impl InputPortCtrl {
         slot.routed = true;
         slot.out = w.out;
         slot.next_vc = w.next_vc;
-        slot.adaptive = w.adaptive.is_some();
-        slot.escape = w.adaptive.unwrap_or(0);
+        (slot.escape, slot.reserve) = w.adaptive.unwrap_or((0, 0));
         self.push(w.slot);
     }
 
@@ -269,11 +270,11 @@ impl InputPortCtrl {
     pub fn apply_escape(&mut self, vc: usize, out: usize, next_vc: u8) {
         let q = self.q(vc, out);
         let s = self.head[q];
-        debug_assert!(s != NIL && self.slots[s as usize].adaptive);
+        debug_assert!(s != NIL && self.slots[s as usize].reserve > 0);
         self.apply_pop(vc, out);
         let slot = &mut self.slots[s as usize];
         let arrived = slot.arrived;
-        slot.adaptive = false;
+        slot.reserve = 0;
         slot.out = slot.escape;
         slot.next_vc = next_vc;
         self.voq[out] -= arrived;

@@ -224,7 +224,10 @@ impl CycleSwitch {
                         });
                         if a != NO_ROUTE {
                             out = a;
-                            adaptive = Some(det);
+                            let half = self
+                                .params
+                                .escape_credits(self.wiring.out_capacity[a as usize]);
+                            adaptive = Some((det, half));
                         }
                     }
                 }
@@ -454,17 +457,16 @@ impl CycleSwitch {
     /// those whose adaptive head is short of room in the adaptive half of its next VC.
     fn vc_requests(&self, i: usize, o: usize, sending_vc: Option<u8>) -> (u128, u16) {
         let c = &self.inputs[i];
-        let escape = self.params.escape_credits(self.wiring.out_capacity[o]) as u32;
         let (mut vcs, mut escapes) = (0u128, 0u16);
         for v in 0..self.vcs {
             let Some(s) = c.head(v, o) else { continue };
             let slot = c.slot(s);
             let spent = (sending_vc == Some(slot.next_vc)) as u16;
             let credits = self.outputs[o].credits(slot.next_vc as usize);
-            let need = slot.pkt.len as u32 + if slot.adaptive { escape } else { 0 };
+            let need = slot.pkt.len as u32 + slot.reserve as u32;
             if credits.saturating_sub(spent) as u32 >= need {
                 vcs |= 1 << v;
-            } else if slot.adaptive {
+            } else if slot.reserve > 0 {
                 escapes |= 1 << v;
             }
         }
