@@ -3,7 +3,7 @@
 //! it an error bar up to the same replay's time beside an incast, the incast's overhead.
 
 use super::sweep_svg::round_step;
-use super::{COLOURS, escape, trim};
+use super::{COLOURS, escape, svg_start, trim};
 use std::fmt::Write as _;
 
 /// One bar: a technique's execution time in seconds without and with the incast, each when a run
@@ -34,18 +34,7 @@ pub fn execution_plot_svg(title: &str, bars: &[ExecutionBar]) -> String {
     let step = round_step(if high > 0.0 { high * 1.1 } else { 1.0 }, 8.0);
     let y_end = (high * 1.1 / step).ceil().max(1.0) * step;
     let y = |v: f64| top + (h - top - bottom) * (1.0 - (v / y_end).clamp(0.0, 1.0));
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="18" text-anchor="middle">{}</text>"#,
-        (left + w - right) / 2.0,
-        escape(title)
-    );
+    let mut s = svg_start(w, h, (left + w - right) / 2.0, title);
     let mut i = 0u32;
     while step * i as f64 <= y_end * (1.0 + 1e-9) {
         let v = step * i as f64;

@@ -142,18 +142,7 @@ pub fn efficiency_plot_svg(title: &str, curves: &[Curve]) -> String {
     let t_end = if t_end > 0.0 { t_end } else { 1.0 };
     let x = |ms: f64| left + (w - left - right) * ms / t_end;
     let y = |e: f64| top + (h - top - bottom) * (1.0 - e.clamp(0.0, 1.0));
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="18" text-anchor="middle">{}</text>"#,
-        (left + w - right) / 2.0,
-        escape(title)
-    );
+    let mut s = svg_start(w, h, (left + w - right) / 2.0, title);
     for i in 0..=5 {
         let e = i as f64 / 5.0;
         let _ = writeln!(
@@ -284,6 +273,22 @@ pub fn read_efficiency_csv(path: &str, text: &str) -> Result<Vec<(f64, f64)>, St
         points.push((t / 1000.0, e));
     }
     Ok(points)
+}
+
+/// The opening of an SVG figure `w` x `h` on white, with `title` centred on `title_x`.
+fn svg_start(w: f64, h: f64, title_x: f64, title: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{title_x}" y="18" text-anchor="middle">{}</text>"#,
+        escape(title)
+    );
+    s
 }
 
 fn trim(v: f64) -> String {

@@ -3,7 +3,7 @@
 //! and 003 plot their results, several routings in one figure). A run that stopped early (a
 //! deadlock or another broken invariant) is drawn as a cross and named in a note under the panels.
 
-use super::{COLOURS, draw_legend, escape, trim};
+use super::{COLOURS, draw_legend, escape, svg_start, trim};
 use std::fmt::Write as _;
 
 /// One run of a sweep.
@@ -228,18 +228,7 @@ pub fn sweep_plot_svg(title: &str, sweeps: &[SweepSeries]) -> String {
         curves: latency,
         diagonal: false,
     };
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="18" text-anchor="middle">{}</text>"#,
-        (w - legend) / 2.0,
-        escape(title)
-    );
+    let mut s = svg_start(w, h, (w - legend) / 2.0, title);
     accepted.draw(&mut s);
     latency.draw(&mut s);
     if sweeps.len() > 1 {
