@@ -6,8 +6,8 @@
 //! all-to-alls and point-to-point rounds) allocates nothing from its first cycle to its last
 //! rank's finish (after the first cycle, in which a thread pool starts its workers).
 
-use arnsim::cli::scenarios::BUNDLED;
-use arnsim::config::{Scenario, TimeBase};
+use arnsim::cli::scenarios;
+use arnsim::config::TimeBase;
 use arnsim::cycle::compare::Replay;
 use arnsim::fabric::node::{Destination, Flow};
 use arnsim::fabric::topology::Topology;
@@ -139,13 +139,8 @@ fn main() {
         ),
     ];
     for (label, name, set, threads) in bundled_cases {
-        let text = BUNDLED
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, t)| *t)
-            .expect("bundled");
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-        let s = Scenario::from_text(name, text, &set).expect("scenario");
+        let s = scenarios::load(name, &set).expect("bundled scenario");
         if steady_state::<FEW_VCS>(label, &s.topology, s.params, &s.flows, threads) {
             passed += 1;
         } else {

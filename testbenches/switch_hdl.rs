@@ -25,7 +25,7 @@ mod jobs;
 #[path = "switch_hdl/random_link.rs"]
 mod random_link;
 
-use arnsim::cli::scenarios::BUNDLED;
+use arnsim::cli::scenarios;
 use arnsim::config::Scenario;
 use arnsim::fabric::Fabric;
 use arnsim::fabric::record::first_root;
@@ -192,13 +192,8 @@ fn random_cases() -> Vec<Case> {
 }
 
 fn bundled(scenario: &str, sets: &[&str]) -> Result<Scenario, String> {
-    let text = BUNDLED
-        .iter()
-        .find(|(n, _)| *n == scenario)
-        .map(|(_, t)| *t)
-        .ok_or("no such scenario")?;
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    Scenario::from_text(scenario, text, &sets).map_err(|e| e.to_string())
+    scenarios::load(scenario, &sets)
 }
 
 /// Records switch `sw` of `s`'s fabric for `cycles` cycles into `out`.
