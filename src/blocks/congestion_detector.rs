@@ -300,6 +300,24 @@ impl CongestionDetector {
         over
     }
 
+    /// One cycle whose root condition and crossed set are those of the cycle before, evaluated
+    /// (for a switch that knows its inputs cannot have moved them): every register keeps its
+    /// value but the CRT timer, which counts down in `Wait`, and no pulse is raised. This is
+    /// exactly [`Block::step`] on such inputs: after one evaluation the crossed set is a fixed
+    /// point of the same inputs (a VOQ above HCDTh is at or above LCDTh), `Idle` is only left on
+    /// the root condition, `Wait` only on its end or the timer's last cycle (which must be
+    /// evaluated: the caller keeps `crt_q` above 1), `Root` only when the crossed set empties.
+    #[inline]
+    pub fn hold(&mut self) {
+        if self.q.state == DetectorState::Wait {
+            debug_assert!(
+                self.q.crt.value() > 1,
+                "a held cycle would declare the root"
+            );
+            self.q.crt -= u24::new(1);
+        }
+    }
+
     /// The one place where the FSM changes state. The timer runs only in `Wait`, so it is
     /// cleared on every other destination.
     #[inline]

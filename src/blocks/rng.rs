@@ -21,6 +21,32 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Takes up to `n` draws of 64 bits, stopping after the first whose upper 32 bits are below
+    /// `p` (a Bernoulli trial of probability `p / 2^32`). Returns how many draws came before
+    /// that one, or `None` when none of the `n` was. The stream moves exactly as `n` or fewer
+    /// calls of [`SplitMix64::next_u64`] would move it; a loop of those calls keeps the state in
+    /// memory, this one in a register (a source at full load takes one draw per cycle).
+    #[inline]
+    pub fn first_below(&mut self, p: u64, n: u64) -> Option<u64> {
+        let mut state = self.state;
+        let mut k = 0;
+        let hit = loop {
+            if k == n {
+                break None;
+            }
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            if ((z ^ (z >> 31)) >> 32) < p {
+                break Some(k);
+            }
+            k += 1;
+        };
+        self.state = state;
+        hit
+    }
+
     /// Next 128 random bits.
     pub fn next_u128(&mut self) -> u128 {
         ((self.next_u64() as u128) << 64) | self.next_u64() as u128
@@ -47,6 +73,22 @@ mod tests {
         let mut r = SplitMix64::new(0);
         assert_eq!(r.next_u64(), 0xe220_a839_7b1d_cdaf);
         assert_eq!(r.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+    }
+
+    #[test]
+    fn first_below_moves_the_stream_as_single_draws_do() {
+        for (seed, p, n) in [
+            (3u64, 1u64 << 26, 500u64),
+            (9, 0, 40),
+            (1, u64::MAX, 5),
+            (4, 1 << 20, 0),
+        ] {
+            let (mut a, mut b) = (SplitMix64::new(seed), SplitMix64::new(seed));
+            let got = a.first_below(p, n);
+            let want = (0..n).find(|_| (b.next_u64() >> 32) < p);
+            assert_eq!(got, want, "seed {seed}, p {p}, n {n}");
+            assert_eq!(a.next_u64(), b.next_u64(), "seed {seed}: the streams part");
+        }
     }
 
     #[test]

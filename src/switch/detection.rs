@@ -193,6 +193,18 @@ impl<const V: usize> Switch<V> {
                 }
                 continue;
             }
+            if now < self.skip.det_wake[o]
+                && self.skip.det_stale[o] & all == 0
+                && self.skip.det_credits_stale >> o & 1 == 0
+            {
+                // Nothing its inputs' moving flits and credits can do before `det_wake`
+                // changes its next state: it holds.
+                #[cfg(debug_assertions)]
+                self.check_hold(o, now);
+                self.outputs[o].detector.hold();
+                self.refresh_root(o, now);
+                continue;
+            }
             self.fill_detector_input(o, now);
             let out = self.outputs[o].detector.step(&self.skip.det_in[o]);
             if out.root_det {
@@ -232,22 +244,125 @@ impl<const V: usize> Switch<V> {
                     self.wiring.id,
                     SwitchEvent::RootReleased { port: o as u8 },
                 );
-            } else if let Some(r) = self.outputs[o].root
-                && now >= r.next_refresh
-            {
-                // While the root holds, it keeps its own entry alive.
-                self.outputs[o].root = Some(RootReg {
-                    info: r.info,
-                    next_refresh: now + self.params.arn_gap as u64,
-                });
-                self.file_arn(r.info, false);
+            } else {
+                self.refresh_root(o, now);
             }
             if self.detector_quiet(o) {
                 self.skip.det_quiet |= 1 << o;
             } else {
                 self.skip.det_quiet &= !(1 << o);
             }
+            self.skip.det_wake[o] = self.detector_wake(o, now);
         }
+    }
+
+    /// While output `o` is a root, it keeps its own ARN-table entry alive.
+    #[inline]
+    fn refresh_root(&mut self, o: usize, now: u64) {
+        if let Some(r) = self.outputs[o].root
+            && now >= r.next_refresh
+        {
+            self.outputs[o].root = Some(RootReg {
+                info: r.info,
+                next_refresh: now + self.params.arn_gap as u64,
+            });
+            self.file_arn(r.info, false);
+        }
+    }
+
+    /// After output `o`'s detector was evaluated in cycle `now` on its inputs through `now - 1`:
+    /// the first cycle in which, with no event marking an input stale, it must be evaluated
+    /// again. Until then a later cycle's inputs give the same root condition and crossed set,
+    /// so the detector holds ([`CongestionDetector::hold`]):
+    /// - in `Wait`, the timer's last cycle is evaluated (it declares the root);
+    /// - a VOQ changes by itself only while a packet arrives for the output (one flit a cycle
+    ///   up) or leaves through it (one down), so its comparisons with HCDTh and LCDTh cannot
+    ///   turn before it has moved as many flits as it is away from them; while it holds flits
+    ///   of more than one VC its head (the fullest VC's) may change, so it is evaluated at once;
+    /// - a head's downstream credits fall by at most one a cycle (the flit sent) and rise by at
+    ///   most the streams running back on its VC, so its comparison with FCTh turns no earlier
+    ///   than its distance at those rates; it counts only for VOQs above HCDTh.
+    ///
+    /// Everything else the inputs hold changes only at events, which mark them stale.
+    fn detector_wake(&self, o: usize, now: u64) -> u64 {
+        let det = &self.outputs[o].detector;
+        let cfg = det.config();
+        let r = det.regs();
+        let mut k = match r.state {
+            crate::blocks::congestion_detector::DetectorState::Wait => r.crt.value() as u64,
+            _ => u64::MAX,
+        };
+        let det_in = &self.skip.det_in[o];
+        let credits = &self.outputs[o].credits;
+        // Only a VOQ above HCDTh makes the root condition, and none crosses it before the wake.
+        let mut heads = det_in.head_valid & self.all_ports;
+        let mut scan = heads;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            if det_in.voq_occ[i] <= cfg.hcdth {
+                heads &= !(1 << i);
+            }
+        }
+        while heads != 0 {
+            let i = heads.trailing_zeros() as usize;
+            heads &= heads - 1;
+            let fc = det_in.head_fc[i];
+            let turn = if fc > cfg.fcth {
+                (fc - cfg.fcth) as u64
+            } else {
+                match credits.running(self.skip.det_head_vc[o][i] as usize) {
+                    0 => u64::MAX,
+                    n => ((cfg.fcth - fc) as u64 + 1).div_ceil(n),
+                }
+            };
+            k = k.min(turn);
+        }
+        let mut moving = self.skip.filling[o];
+        if let Some(tx) = self.outputs[o].tx {
+            moving |= 1 << tx.input;
+        }
+        let prev = now.saturating_sub(1);
+        let mut scan = moving & self.all_ports;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            if self.inputs[i].buf.vcs_holding(o, self.vcs, prev) > 1 {
+                return now + 1;
+            }
+            let occ = det_in.voq_occ[i];
+            let high = if occ > cfg.hcdth {
+                occ - cfg.hcdth
+            } else {
+                cfg.hcdth + 1 - occ
+            };
+            let low = if occ >= cfg.lcdth {
+                occ - cfg.lcdth + 1
+            } else {
+                cfg.lcdth - occ
+            };
+            k = k.min(high.min(low) as u64);
+        }
+        now.saturating_add(k.max(1))
+    }
+
+    /// Debug builds, on a cycle output `o`'s detector holds: the detector stepped on inputs
+    /// filled in full gives the held registers and no pulse.
+    #[cfg(debug_assertions)]
+    fn check_hold(&mut self, o: usize, now: u64) {
+        let (kept_in, kept_vc) = (self.skip.det_in[o], self.skip.det_head_vc[o]);
+        self.fill_detector_entries(o, self.all_ports, now.saturating_sub(1));
+        let mut stepped = self.outputs[o].detector.clone();
+        let out = stepped.step(&self.skip.det_in[o]);
+        let mut held = self.outputs[o].detector.clone();
+        held.hold();
+        assert!(
+            !out.root_det && !out.root_rel && stepped.regs() == held.regs(),
+            "switch {}: the detector of output {o} held in cycle {now} but would have changed",
+            self.wiring.id
+        );
+        self.skip.det_in[o] = kept_in;
+        self.skip.det_head_vc[o] = kept_vc;
     }
 
     /// Clears from `above_hcdth[o]` the VOQs that cannot be above HCDTh after cycle `through`

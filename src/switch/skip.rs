@@ -51,6 +51,11 @@ pub(super) struct SkipState {
     pub(super) det_stale: [u64; MAX_PORTS],
     /// Bit o: output o's credits changed since its detector's inputs were last filled.
     pub(super) det_credits_stale: u64,
+    /// Per output: the first cycle its detector must be evaluated again when no event marks
+    /// its inputs stale (`det_stale`, `det_credits_stale`): before it, the flits and credits
+    /// that move by themselves cannot change the root condition or the crossed set, so the
+    /// detector holds (`Switch::detector_wake`).
+    pub(super) det_wake: [u64; MAX_PORTS],
     /// Per output and input: the next-buffer VC of the head the detector sees (its `head_fc` is
     /// that VC's credits).
     pub(super) det_head_vc: Box<[[u8; MAX_PORTS]; MAX_PORTS]>,
@@ -76,6 +81,7 @@ impl SkipState {
             det_in: vec![CongestionDetectorIn::default(); ports],
             det_stale: [u64::MAX; MAX_PORTS],
             det_credits_stale: 0,
+            det_wake: [0; MAX_PORTS],
             det_head_vc: Box::new([[0; MAX_PORTS]; MAX_PORTS]),
         }
     }

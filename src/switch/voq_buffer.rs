@@ -244,6 +244,14 @@ impl<const V: usize> VoqBuffer<V> {
         }
     }
 
+    /// How many VCs hold flits for output `out` at the end of cycle `through`.
+    #[inline]
+    pub fn vcs_holding(&self, out: usize, vcs: usize, through: u64) -> u32 {
+        (0..vcs)
+            .filter(|&v| self.vc_voq_occupancy(v, out, through) > 0)
+            .count() as u32
+    }
+
     /// Flits of routed packets waiting for output `out`, over all VCs (the VOQ occupancy), at
     /// the end of cycle `through`.
     #[inline]

@@ -86,6 +86,14 @@ impl<const V: usize> EndNode<V> {
                 c += 1;
                 continue;
             }
+            if let [(k, p)] = active[..] {
+                // One flow: its draws in a row, the stream's state in a register.
+                match self.rng.first_below(p, change - c) {
+                    Some(d) => return NextMessage::At { at: c + d, flow: k },
+                    None => c = change,
+                }
+                continue;
+            }
             while c < change {
                 for &(k, p) in &active {
                     if (self.rng.next_u64() >> 32) < p {
