@@ -12,13 +12,21 @@ impl SplitMix64 {
         SplitMix64 { state: seed }
     }
 
-    /// Next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
+    /// The step between two states.
+    const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    /// The output of a state.
+    #[inline]
+    fn mix(mut z: u64) -> u64 {
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
+    }
+
+    /// Next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(Self::GAMMA);
+        Self::mix(self.state)
     }
 
     /// Takes up to `n` draws of 64 bits, stopping after the first whose upper 32 bits are below
@@ -34,11 +42,8 @@ impl SplitMix64 {
             if k == n {
                 break None;
             }
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            if ((z ^ (z >> 31)) >> 32) < p {
+            state = state.wrapping_add(Self::GAMMA);
+            if (Self::mix(state) >> 32) < p {
                 break Some(k);
             }
             k += 1;
