@@ -294,19 +294,15 @@ impl<const V: usize> Switch<V> {
         };
         let det_in = &self.skip.det_in[o];
         let credits = &self.outputs[o].credits;
-        // Only a VOQ above HCDTh makes the root condition, and none crosses it before the wake.
         let mut heads = det_in.head_valid & self.all_ports;
-        let mut scan = heads;
-        while scan != 0 {
-            let i = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
-            if det_in.voq_occ[i] <= cfg.hcdth {
-                heads &= !(1 << i);
-            }
-        }
         while heads != 0 {
             let i = heads.trailing_zeros() as usize;
             heads &= heads - 1;
+            // Only a VOQ above HCDTh makes the root condition, and none crosses it before the
+            // wake.
+            if det_in.voq_occ[i] <= cfg.hcdth {
+                continue;
+            }
             let fc = det_in.head_fc[i];
             let turn = if fc > cfg.fcth {
                 (fc - cfg.fcth) as u64
