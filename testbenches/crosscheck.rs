@@ -41,22 +41,40 @@ fn main() {
         .filter(|c| c.config.block.contains(&filter))
         .collect();
 
-    // Build every HDL configuration once.
+    // Build every HDL configuration once, `jobs` at a time.
+    let mut configs: Vec<&Case> = Vec::new();
+    for c in &cases {
+        if !configs.iter().any(|d| d.config.tag() == c.config.tag()) {
+            configs.push(c);
+        }
+    }
+    let next_build = AtomicUsize::new(0);
+    let builds: Mutex<BTreeMap<String, Result<PathBuf, String>>> = Mutex::new(BTreeMap::new());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| {
+                loop {
+                    let k = next_build.fetch_add(1, Ordering::Relaxed);
+                    let Some(c) = configs.get(k) else { break };
+                    let tb = Instant::now();
+                    let built = c.config.build();
+                    if built.is_ok() {
+                        println!(
+                            "built  {:<40} {:>6.1} s",
+                            c.config.label(),
+                            tb.elapsed().as_secs_f64()
+                        );
+                    }
+                    builds.lock().expect("lock").insert(c.config.tag(), built);
+                }
+            });
+        }
+    });
     let mut exes: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut failed = 0usize;
-    for c in &cases {
-        let tag = c.config.tag();
-        if exes.contains_key(&tag) {
-            continue;
-        }
-        let tb = Instant::now();
-        match c.config.build() {
+    for (tag, built) in builds.into_inner().expect("lock") {
+        match built {
             Ok(exe) => {
-                println!(
-                    "built  {:<40} {:>6.1} s",
-                    c.config.label(),
-                    tb.elapsed().as_secs_f64()
-                );
                 exes.insert(tag, exe);
             }
             Err(e) => {

@@ -3,6 +3,11 @@
 //! `figure4` and `irregular16` under FA, random small fabrics) must fail, naming the cycle, port and signal where the bug
 //! first shows. A bug the lockstep does not catch fails this test.
 //!
+//! The copy is built with the test profile, debug assertions and overflow checks off in its own
+//! crate only (`[profile.test.package.arnsim]`, so that the lockstep, not an assertion, catches
+//! each bug), in its own target folder, which starts as hard links to the dependencies already
+//! built in this one: only the copy itself is compiled.
+//!
 //! The planted bugs of the HDL are in `testbenches/blocks/*.rs` (altered RTL caught by named
 //! assertions or by the block lockstep).
 
@@ -78,6 +83,23 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// The first mismatch line of a failed lockstep's output.
+/// Hard links of every file under `from` at the same place under `to` (files already there are
+/// kept). A file that cannot be linked is left out: cargo then builds it anew.
+fn link_tree(from: &Path, to: &Path) {
+    let Ok(entries) = fs::read_dir(from) else {
+        return;
+    };
+    let _ = fs::create_dir_all(to);
+    for e in entries.flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            link_tree(&src, &dst);
+        } else if !dst.exists() {
+            let _ = fs::hard_link(&src, &dst);
+        }
+    }
+}
+
 fn first_mismatch(out: &str) -> Option<&str> {
     out.lines()
         .find(|l| l.contains("cycle ") && l.contains(", port ") && l.contains("replayed"))
@@ -98,6 +120,14 @@ fn main() {
     for f in ["Cargo.toml", "Cargo.lock", "README.md"] {
         fs::copy(root.join(f), tree.join(f)).expect("copy");
     }
+    let mut manifest = fs::read_to_string(tree.join("Cargo.toml")).expect("read");
+    manifest.push_str(
+        "\n[profile.test.package.arnsim]\ndebug-assertions = false\noverflow-checks = false\n",
+    );
+    fs::write(tree.join("Cargo.toml"), manifest).expect("write");
+    for d in ["deps", "build", ".fingerprint"] {
+        link_tree(&target.join("debug").join(d), &build.join("debug").join(d));
+    }
     let (mut caught, mut missed) = (0, 0);
     for bug in BUGS {
         let path = tree.join(bug.file);
@@ -114,8 +144,8 @@ fn main() {
         let out = Command::new(env!("CARGO"))
             .current_dir(&tree)
             .env("CARGO_TARGET_DIR", &build)
-            .env("CARGO_PROFILE_TEST_DEBUG_ASSERTIONS", "false")
-            .env("CARGO_PROFILE_TEST_OVERFLOW_CHECKS", "false")
+            // Each bug rebuilds the copy: incrementally, even where CI turns that off.
+            .env("CARGO_INCREMENTAL", "1")
             .env("PROPTEST_MAX_SHRINK_ITERS", "0")
             .args(["test", "--quiet", "--lib", "--", "cycle::tests::every"])
             .args(["cycle::tests::random", "--test-threads", "2"])

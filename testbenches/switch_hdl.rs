@@ -3,8 +3,9 @@
 //! port output compared in every cycle.
 //!
 //! - Seeded random link traffic that obeys the protocol (`switch_hdl/random_link.rs`), recorded
-//!   on the cycle engine, 1,000,000 cycles for each of the seven routing modes on a 4-port switch
-//!   with 2 VCs and on a 12-port switch with 4 VCs (under AFI the scheme's regular VCs and the
+//!   on the cycle engine, for each of the seven routing modes on a 4-port switch with 2 VCs
+//!   (1,000,000 cycles) and on a 12-port switch with 4 VCs (300,000 cycles, or
+//!   `ARNSIM_SWITCH_HDL_P12_CYCLES`) (under AFI the scheme's regular VCs and the
 //!   AFC; the modes without AFI use two or four regular VCs of DBBM, vFtree or Flow2SL).
 //! - In situ, recorded while the fabric runs on the fast engine: every switch of `default` and
 //!   of `figure4` for the whole run, three routers of `dragonfly72` with the VL raised after the
@@ -83,10 +84,20 @@ fn random_case(ports: u64, routing: &str, scheme: &[&str], cycles: u64, seed: u6
     }
 }
 
+/// Cycles of each 12-port random case: `ARNSIM_SWITCH_HDL_P12_CYCLES`, or 300,000 (the 4-port
+/// cases run 1,000,000; a 12-port replay runs at about a tenth of their speed).
+fn p12_cycles() -> u64 {
+    std::env::var("ARNSIM_SWITCH_HDL_P12_CYCLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300_000)
+}
+
 /// The random-traffic cases: every routing mode on both switches; seven of them with 30 % of the
 /// SL-to-VL entries remapped.
 fn random_cases() -> Vec<Case> {
     let m = 1_000_000;
+    let m12 = p12_cycles();
     vec![
         // 4 ports, 2 VCs: 1Q and the AFC under AFI, two regular VCs otherwise.
         random_case(
@@ -131,7 +142,7 @@ fn random_cases() -> Vec<Case> {
             12,
             "dmodk",
             &["--queuing", "dbbm", "--qvcs", "4", "--sl2vl", "30"],
-            m,
+            m12,
             21,
         ),
         random_case(
@@ -147,24 +158,24 @@ fn random_cases() -> Vec<Case> {
                 "--sl2vl",
                 "30",
             ],
-            m,
+            m12,
             22,
         ),
         random_case(
             12,
             "adaptive_th",
             &["--queuing", "flow2sl", "--qvcs", "4", "--qarg", "48"],
-            m,
+            m12,
             23,
         ),
         random_case(
             12,
             "adaptive_th_afi",
             &["--queuing", "vftree", "--qvcs", "3", "--qarg", "6"],
-            m,
+            m12,
             24,
         ),
-        random_case(12, "arn", &["--queuing", "dbbm", "--qvcs", "4"], m, 25),
+        random_case(12, "arn", &["--queuing", "dbbm", "--qvcs", "4"], m12, 25),
         random_case(
             12,
             "arn_afi",
@@ -178,14 +189,14 @@ fn random_cases() -> Vec<Case> {
                 "--sl2vl",
                 "30",
             ],
-            m,
+            m12,
             26,
         ),
         random_case(
             12,
             "fa",
             &["--queuing", "dbbm", "--qvcs", "4", "--sl2vl", "30"],
-            m,
+            m12,
             27,
         ),
     ]

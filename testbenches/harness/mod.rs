@@ -132,6 +132,11 @@ impl HdlConfig {
         for (k, v) in &self.params {
             cmd.arg(format!("-G{k}={v}"));
         }
+        // With ccache installed, Verilator's runtime (the same C++ in every build) is compiled
+        // once for all the builds.
+        if std::env::var_os("OBJCACHE").is_none() && has_ccache() {
+            cmd.env("OBJCACHE", "ccache");
+        }
         cmd.arg(self.rtl_source(&dir)?)
             .arg(root.join(format!("testbenches/hdl/tb_{}.sv", self.block)))
             .arg(root.join("testbenches/hdl/sim_main.cpp"));
@@ -151,6 +156,14 @@ impl HdlConfig {
         }
         Ok(dir.join("sim"))
     }
+}
+
+/// Whether `ccache` runs on this machine.
+fn has_ccache() -> bool {
+    Command::new("ccache")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// The first difference between the two traces.

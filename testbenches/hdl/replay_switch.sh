@@ -106,6 +106,10 @@ if [ -x "$dir/sim" ]; then
         [ "$s" -nt "$dir/sim" ] && need_build=1
     done
 fi
+# With ccache installed, Verilator's runtime (the same C++ in every build) is compiled once.
+if [ -z "${OBJCACHE+x}" ] && command -v ccache >/dev/null 2>&1; then
+    export OBJCACHE=ccache
+fi
 if [ $need_build = 1 ]; then
     echo "replay_switch.sh: building $dir ($gflags)" >&2
     start=$(date +%s)
