@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the model: unit tests, proptest properties, and the HDL cross-check of every
 # block against its Verilated SystemVerilog twin. Installs Verilator 5 (with ccache, which compiles
-# Verilator's runtime once for the many builds), and the OTF2 library and otf2-print for the OTF2
-# trace tests, from Debian when missing.
+# Verilator's runtime once for the many builds, and clang, which compiles the switch's models with
+# less CPU than g++), and the OTF2 library and otf2-print for the OTF2 trace tests, from Debian
+# when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 missing=""
 command -v verilator >/dev/null 2>&1 || missing="$missing verilator"
 command -v ccache >/dev/null 2>&1 || missing="$missing ccache"
+command -v clang++ >/dev/null 2>&1 || missing="$missing clang"
 command -v vcd2fst >/dev/null 2>&1 && command -v gtkwave >/dev/null 2>&1 || missing="$missing gtkwave"
 command -v xvfb-run >/dev/null 2>&1 && command -v xauth >/dev/null 2>&1 || missing="$missing xvfb xauth"
 command -v otf2-print >/dev/null 2>&1 && dpkg -s libotf2-trace-dev >/dev/null 2>&1 || missing="$missing libotf2-trace-dev otf2-tools"

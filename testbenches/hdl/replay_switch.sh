@@ -81,7 +81,17 @@ if [ -n "$opt" ]; then
 else
     cxx=(-MAKEFLAGS OPT_FAST=-O1 -MAKEFLAGS OPT_SLOW=-O0 -MAKEFLAGS OPT_GLOBAL=-O1)
 fi
-hash=$(printf '%s' "$gflags${ARNSIM_HDL_DIR:+ $hdl} ${cxx[*]}" | sha1sum | cut -c1-12)
+# The C++ compiler: ARNSIM_HDL_CXX, else clang++ when installed (it compiles the model's C++ with a
+# third less CPU than g++, which replays at the same speed), else Verilator's default (g++).
+compiler=${ARNSIM_HDL_CXX:-}
+if [ -z "$compiler" ] && command -v clang++ >/dev/null 2>&1; then compiler=clang++; fi
+if [ -n "$compiler" ]; then
+    cxx+=(-MAKEFLAGS "CXX=$compiler" -MAKEFLAGS "LINK=$compiler")
+fi
+# Modules are not inlined: one C++ class per module rather than a copy per instance (49 MB of C++
+# instead of 76 MB at 12 ports and 4 VCs, built with a fifth less CPU, replayed at the same speed).
+vflags=(--inline-mult 1)
+hash=$(printf '%s' "$gflags${ARNSIM_HDL_DIR:+ $hdl} ${cxx[*]} ${vflags[*]}" | sha1sum | cut -c1-12)
 dir="$root/target/hdl/switch-$hash"
 mkdir -p "$dir"
 srcs=(
@@ -115,7 +125,7 @@ if [ $need_build = 1 ]; then
     start=$(date +%s)
     # shellcheck disable=SC2086
     verilator --cc --exe --build -j "${VERILATOR_JOBS:-1}" --trace --assert -Wall -O3 \
-        --x-assign 0 --x-initial 0 --prefix Vtb --top-module tb_switch \
+        --x-assign 0 --x-initial 0 --prefix Vtb --top-module tb_switch "${vflags[@]}" \
         "${cxx[@]}" \
         -I"$hdl" -I"$root/testbenches/hdl" --Mdir "$dir" -o sim \
         $gflags "${srcs[@]}" > "$dir/build.log" 2>&1 || {
