@@ -82,7 +82,6 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// The first mismatch line of a failed lockstep's output.
 /// Hard links of every file under `from` at the same place under `to` (files already there are
 /// kept). A file that cannot be linked is left out: cargo then builds it anew.
 fn link_tree(from: &Path, to: &Path) {
@@ -100,6 +99,7 @@ fn link_tree(from: &Path, to: &Path) {
     }
 }
 
+/// The first mismatch line of a failed lockstep's output.
 fn first_mismatch(out: &str) -> Option<&str> {
     out.lines()
         .find(|l| l.contains("cycle ") && l.contains(", port ") && l.contains("replayed"))
