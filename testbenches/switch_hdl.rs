@@ -87,10 +87,12 @@ fn random_case(ports: u64, routing: &str, scheme: &[&str], cycles: u64, seed: u6
 /// Cycles of each 12-port random case: `ARNSIM_SWITCH_HDL_P12_CYCLES`, or 300,000 (the 4-port
 /// cases run 1,000,000; a 12-port replay runs at about a tenth of their speed).
 fn p12_cycles() -> u64 {
-    std::env::var("ARNSIM_SWITCH_HDL_P12_CYCLES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300_000)
+    match std::env::var("ARNSIM_SWITCH_HDL_P12_CYCLES") {
+        Ok(s) => s.parse().unwrap_or_else(|_| {
+            panic!("ARNSIM_SWITCH_HDL_P12_CYCLES={s}: not a whole number of cycles")
+        }),
+        Err(_) => 300_000,
+    }
 }
 
 /// The random-traffic cases: every routing mode on both switches; seven of them with 30 % of the

@@ -158,12 +158,15 @@ impl HdlConfig {
     }
 }
 
-/// Whether `ccache` runs on this machine.
+/// Whether `ccache` runs on this machine (asked once for all the builds).
 fn has_ccache() -> bool {
-    Command::new("ccache")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| {
+        Command::new("ccache")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
 }
 
 /// The first difference between the two traces.
