@@ -14,10 +14,9 @@ mod blocks;
 mod harness;
 
 use harness::case::{Case, Expect};
+use harness::jobs;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 struct Done {
@@ -32,7 +31,7 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1.0);
     let filter = std::env::var("ARNSIM_XCHECK_FILTER").unwrap_or_default();
-    let jobs: usize = std::env::var("ARNSIM_XCHECK_JOBS")
+    let threads: usize = std::env::var("ARNSIM_XCHECK_JOBS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -41,41 +40,31 @@ fn main() {
         .filter(|c| c.config.block.contains(&filter))
         .collect();
 
-    // Build every HDL configuration once, `jobs` at a time.
+    // Build every HDL configuration once, `threads` at a time.
     let mut configs: Vec<&Case> = Vec::new();
     for c in &cases {
         if !configs.iter().any(|d| d.config.tag() == c.config.tag()) {
             configs.push(c);
         }
     }
-    let next_build = AtomicUsize::new(0);
-    let builds: Mutex<BTreeMap<String, Result<PathBuf, String>>> = Mutex::new(BTreeMap::new());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| {
-                loop {
-                    let k = next_build.fetch_add(1, Ordering::Relaxed);
-                    let Some(c) = configs.get(k) else { break };
-                    let tb = Instant::now();
-                    let built = c.config.build();
-                    if built.is_ok() {
-                        println!(
-                            "built  {:<40} {:>6.1} s",
-                            c.config.label(),
-                            tb.elapsed().as_secs_f64()
-                        );
-                    }
-                    builds.lock().expect("lock").insert(c.config.tag(), built);
-                }
-            });
+    let built = jobs::at_a_time(threads, &configs, |c| {
+        let tb = Instant::now();
+        let built = c.config.build();
+        if built.is_ok() {
+            println!(
+                "built  {:<40} {:>6.1} s",
+                c.config.label(),
+                tb.elapsed().as_secs_f64()
+            );
         }
+        built
     });
     let mut exes: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut failed = 0usize;
-    for (tag, built) in builds.into_inner().expect("lock") {
+    for (c, built) in configs.iter().zip(built) {
         match built {
             Ok(exe) => {
-                exes.insert(tag, exe);
+                exes.insert(c.config.tag(), exe);
             }
             Err(e) => {
                 eprintln!("{e}");
@@ -86,28 +75,20 @@ fn main() {
     }
     let t_build = t0.elapsed();
 
-    // Run the cases, `jobs` at a time, longest first.
+    // Run the cases, `threads` at a time, longest first.
     let mut order: Vec<usize> = (0..cases.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(cases[i].cycles));
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Done>> = Mutex::new(Vec::new());
-    let out_root = harness::work_root().join("crosscheck");
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&i) = order.get(k) else { break };
-                    let c = &cases[i];
-                    let exe = &exes[&c.config.tag()];
-                    let dir = out_root.join(c.config.tag()).join(c.slug());
-                    let result = c.run(exe, &dir);
-                    done.lock().unwrap().push(Done { case: i, result });
-                }
-            });
-        }
+    let out_root = jobs::target().join("crosscheck");
+    let results = jobs::at_a_time(threads, &order, |&i| {
+        let c = &cases[i];
+        let exe = &exes[&c.config.tag()];
+        c.run(exe, &out_root.join(c.config.tag()).join(c.slug()))
     });
-    let mut done = done.into_inner().unwrap();
+    let mut done: Vec<Done> = order
+        .iter()
+        .zip(results)
+        .map(|(&case, result)| Done { case, result })
+        .collect();
     done.sort_by_key(|d| d.case);
 
     // Report.

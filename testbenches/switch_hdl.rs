@@ -21,7 +21,7 @@
 //! mismatch beside it (`<case>.waves/`: the cycle engine's and the Verilated switch's dumps with
 //! the same names, merged with a GTKWave save file that shows them port by port).
 
-#[path = "switch_hdl/jobs.rs"]
+#[path = "harness/jobs.rs"]
 mod jobs;
 #[path = "switch_hdl/random_link.rs"]
 mod random_link;
@@ -32,7 +32,7 @@ use arnsim::fabric::Fabric;
 use arnsim::fabric::record::first_root;
 use arnsim::trace::recording::record_run;
 use arnsim::wire::link::FEW_VCS;
-use jobs::{target, two_at_a_time};
+use jobs::{at_a_time, target};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -430,7 +430,7 @@ fn main() {
     let t0 = Instant::now();
 
     // 1. Recordings.
-    let recorded = two_at_a_time(&cases, |c| {
+    let recorded = at_a_time(2, &cases, |c| {
         let rec = dir.join(format!("{}.rec", c.name));
         (c.make)(&rec).map(|what| (rec, what))
     });
@@ -452,7 +452,7 @@ fn main() {
         }
     }
     sets.sort_by_key(|s| std::cmp::Reverse(s.2));
-    let built = two_at_a_time(&sets, |(_, rec, _)| build(rec));
+    let built = at_a_time(2, &sets, |(_, rec, _)| build(rec));
     for ((g, _, _), b) in sets.iter().zip(&built) {
         match b {
             Ok(secs) => println!("built  {g} in {secs:.0} s"),
@@ -462,7 +462,7 @@ fn main() {
     let t_build = t0.elapsed().as_secs_f64() - t_rec;
 
     // 3. Replays.
-    let replays = two_at_a_time(&recorded, |r| match r {
+    let replays = at_a_time(2, &recorded, |r| match r {
         Ok((rec, _)) => {
             let t = Instant::now();
             let (ok, how) = replay(rec);

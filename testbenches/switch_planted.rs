@@ -14,12 +14,12 @@
 //! `docs/switch_rtl.md` has the measurement), two at a time, the longest replay first. A copy's
 //! files are rewritten only when their text changes, so an unchanged copy reuses its build.
 
-#[path = "switch_hdl/jobs.rs"]
+#[path = "harness/jobs.rs"]
 mod jobs;
 #[path = "switch_hdl/random_link.rs"]
 mod random_link;
 
-use jobs::{target, two_at_a_time};
+use jobs::{at_a_time, target};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -361,7 +361,7 @@ fn main() {
         (b.slug, b.name, b.edits, rec)
     }))
     .collect();
-    let results = two_at_a_time(&cases, |&(slug, _, edits, (rec, setup))| {
+    let results = at_a_time(2, &cases, |&(slug, _, edits, (rec, setup))| {
         let hdl = base.join(slug).join("hdl");
         match make_copy(&root.join("hdl-ref"), &hdl, edits) {
             Ok(()) => replay(&hdl, rec, *setup),

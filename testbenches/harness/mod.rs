@@ -14,6 +14,7 @@
 //! case expects given assertions to fire.
 
 pub mod case;
+pub mod jobs;
 pub mod waves;
 
 use arnsim::blocks::Block;
@@ -33,13 +34,6 @@ pub const VCD_AROUND_MISMATCH: u64 = 200;
 /// The project root (where `hdl-ref/` and `testbenches/` are).
 pub fn project_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Where builds and case outputs go.
-pub fn work_root() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| project_root().join("target"))
 }
 
 /// A planted bug in the RTL of a block: the build uses a copy of `hdl-ref/<block>.sv` in which
@@ -115,7 +109,7 @@ impl HdlConfig {
     /// Builds (or reuses) the Verilated testbench, returning the simulator executable.
     pub fn build(&self) -> Result<PathBuf, String> {
         let root = project_root();
-        let dir = work_root().join("hdl").join(self.tag());
+        let dir = jobs::target().join("hdl").join(self.tag());
         fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut cmd = Command::new("verilator");
         cmd.args([

@@ -1,5 +1,5 @@
-//! What the switch's HDL tests share: the target folder, and work run on the machine's two cores
-//! (a Verilator build or a replay takes one core each).
+//! What the HDL suites share: the target folder they write under, and work spread over the
+//! machine's cores (a Verilator build or an HDL simulation takes one core each).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -12,13 +12,17 @@ pub fn target() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
 }
 
-/// Runs `work` on every job on two threads, taking the jobs in the order given (put the longest
-/// first); the results in the same order.
-pub fn two_at_a_time<T: Sync, R: Send>(jobs: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+/// Runs `work` on every job on `threads` threads (at least one), taking the jobs in the order
+/// given (put the longest first); the results in the same order.
+pub fn at_a_time<T: Sync, R: Send>(
+    threads: usize,
+    jobs: &[T],
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let next = AtomicUsize::new(0);
     let done = Mutex::new(Vec::new());
     std::thread::scope(|sc| {
-        for _ in 0..2 {
+        for _ in 0..threads.max(1) {
             sc.spawn(|| {
                 loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
