@@ -11,19 +11,13 @@
 //   the pool (its descriptor stored with vc = flit_vc_i), issues the read of its DLID on the LFT
 //   (lft_banks, registered) and is registered in route_q for the routing stage of the next cycle.
 //   Body flits belong to the packet in rx_q (slot and flits still due).
-// - Routing stage (the cycle after the head arrived; the LFT read is ready): det = option 0 of
-//   the read when usable, else no route. A packet not yet adapted with a route is re-routed by the
-//   mode: Oblivious takes usable option rng_k_i of rng_n_o (drawn by the switch when rng_req_o);
-//   AdaptiveTh(Afi) takes at_alt_i when the VOQ of det holds more than AdaptiveTh flits and the
-//   switch found an alternative; Fa takes the adaptive option (1 and up) whose next VC has the
-//   most credits (out_cred_i), at least its length plus that output's escape half, and records
-//   the half (res_q) and option 0 (esc_q); Arn(Afi) takes the alternative port of a consumed ARN-table entry,
-//   and a hit on a non-consumed entry sends an ARN upstream (sendARN: at most one per entry per
-//   ArnGap cycles, while the 8-deep ARN FIFO has room). A re-routed packet is marked adapted
-//   under AFI. An adapted packet that hits a non-consumed entry refreshes it upstream when
-//   cfg_i.adapted_refresh. The routed packet joins the FIFO of (its VC, its output) at the clock edge,
-//   with its next VC (the AFC when adapted under AFI, else the VL of its SL: VL = SL); a packet
-//   with no usable route stays unrouted.
+// - Routing stage (the cycle after the head arrived; the LFT read is ready): routing_stage.sv
+//   decides the output, next VC and adapted flag by the mode, with the switch's answers (the
+//   oblivious draw, Adaptive-Th's alternative, the ARN-table lookup), and the ARN sent upstream
+//   (sendARN: at most one per entry per ArnGap cycles, while the 8-deep ARN FIFO has room). The
+//   routed packet joins the FIFO of (its VC, its output) at the clock edge, with its next VC; FA
+//   records the escape half (res_q) and option 0 (esc_q); a packet with no usable route stays
+//   unrouted.
 // - Outputs' side: per (VC, output) the FIFO head (hd_*_o) for arbitration; per output the VOQ
 //   occupancy and the head of the fullest VC for the congestion detector (det_*_o). An output
 //   that wins a head pops it (pop_valid_i, pop_vc_i); a flit leaving for output o (dep_*_i)
@@ -39,7 +33,8 @@
 // - Synchronous active-low reset: the pool empty, every FIFO empty, every count 0, no packet
 //   arriving, nothing to route, the ARN FIFO empty and the gap timers 0. The descriptor memory
 //   and the list links are not reset (a slot is written when taken).
-// Assertions at the end of the module; hdl-ref/arnsim_assert.svh has the macros.
+// Assertions in input_port_ctrl_checks.svh, included at the end of the module;
+// hdl-ref/arnsim_assert.svh has the macros.
 // Parameters: those of switch.sv (P ports, V VCs, Cap flits per VC, Pool descriptors, Lmc,
 // Rows, Entries of the ARN table, ArnGap, AdaptiveTh); the routing mode and adapted refresh
 // come from the switch's configuration (cfg_i).
@@ -145,13 +140,11 @@ module input_port_ctrl
   output logic [31:0]      buffered_o
 );
   localparam logic [SlotW-1:0] Nil       = '1;
-  localparam logic [7:0]       Afc       = 8'(V - 1);
   localparam int unsigned      FifoDepth = 8;
   localparam logic [31:0]      GapLoad   = (ArnGap > 0) ? 32'(ArnGap - 1) : 32'd0;
 
   // The mode's features, from the configuration.
-  logic afi, uses_arn;
-  assign afi      = routing_afi(32'(cfg_i.routing));
+  logic uses_arn;
   assign uses_arn = routing_uses_arn(32'(cfg_i.routing));
   // The switch's identity and seed are used at switch level.
   logic unused_cfg;
@@ -273,130 +266,58 @@ module input_port_ctrl
   // ---------------------------------------------------------------------------------------------
   // Routing stage.
   desc_t          rt_desc;
-  logic           rt_adapted_in, rt_adapted;
-  logic [7:0]     rt_det, rt_out, rt_obl;
-  logic [4:0]     rt_n;
-  logic           rt_routed, rt_arn1, rt_arn2, arn_push;
-  logic [7:0]     rt_flags, rt_nvc;
-  logic [15:0]    rt_base;
   logic [VcW-1:0] rt_vc;
+  logic [7:0]     rt_det, rt_out, rt_flags;
+  logic [3:0]     rt_nvc;
+  logic [15:0]    rt_res;
+  logic           rt_routed, arn_push;
   logic [PortW-1:0] rt_oi;
   arn_t           arn_push_info;
-  logic           may_send_arn;
-  // The routing stage reads the header fields it needs; the rest of the descriptor and the high
-  // bits of the next VC (at most 15) are not used here.
-  logic           unused_rt;
-  assign unused_rt = ^{rt_desc.injected, rt_desc.id, rt_desc.src, rt_desc.sl[7:4], rt_nvc[7:4]};
+  assign rt_desc = desc_q[SIdxW'(rt_slot_q)];
+  assign rt_vc   = VcW'(rt_desc.vc);
+  assign rt_oi   = PortW'(rt_out);
 
-  always_comb begin
-    rt_desc       = desc_q[SIdxW'(rt_slot_q)];
-    rt_adapted_in = rt_desc.flags[FlagAdapted];
-    rt_vc         = VcW'(rt_desc.vc);
-    rt_base       = (rt_desc.dlid >> Lmc) << Lmc;
-    rt_det        = lft_mask[0] ? lft_ports[7:0] : NoRoute;
-    // Usable options.
-    rt_n = '0;
-    for (int b = 0; b < Banks; b++) begin
-      if (lft_mask[b]) rt_n = rt_n + 5'd1;
-    end
-    // ARN-table lookup of the head's destination (its original VC once adapted).
-    lk_en_o   = uses_arn && rt_valid_q && (!rt_adapted_in || cfg_i.adapted_refresh);
-    lk_dest_o = (uses_arn && rt_valid_q) ? rt_base : '0;
-    lk_vc_o   = (uses_arn && rt_valid_q) ? (rt_adapted_in ? rt_desc.orig_vc : rt_desc.vc) : '0;
-    // Requests to the switch.
-    rng_req_o  = rt_valid_q && !rt_adapted_in && rt_det != NoRoute
-                 && 32'(cfg_i.routing) == RtOblivious && rt_n > 5'd1;
-    rng_n_o    = rt_n;
-    at_req_o   = rt_valid_q && !rt_adapted_in && rt_det != NoRoute
-                 && (32'(cfg_i.routing) == RtAdaptiveTh || 32'(cfg_i.routing) == RtAdaptiveThAfi)
-                 && 32'(rt_det) < P && 32'(voq_q[PortW'(rt_det)]) > AdaptiveTh;
-    at_dest_o  = rt_base;
-    at_vc_o    = rt_desc.vc;
-    at_avoid_o = rt_det;
-  end
-
-  // FA (Martínez et al., section 4.4): of the adaptive options (1 and up), the one whose next VC
-  // has the most credits, at least the packet's length and the VC's escape half (half the far
-  // buffer's VC, at least 1); the first on a tie. None: option 0, the escape route.
-  logic        fa_req;
-  logic [7:0]  fa_out;
-  logic [15:0] fa_res;
-  always_comb begin
-    logic [7:0]     p;
-    logic [15:0]    c, best_c, half;
-    logic [VcW-1:0] nv;
-    p      = '0;
-    c      = '0;
-    half   = '0;
-    nv     = '0;
-    fa_req = rt_valid_q && !rt_adapted_in && rt_det != NoRoute && 32'(cfg_i.routing) == RtFa;
-    fa_out = NoRoute;
-    fa_res = '0;
-    best_c = '0;
-    for (int b = 1; b < Banks; b++) begin
-      p = lft_ports[8*b +: 8];
-      if (lft_mask[b] && 32'(p) < P) begin
-        nv   = VcW'(sl2vl_q[PortW'(p)][rt_desc.sl[3:0]]);
-        c    = out_cred_i[PortW'(p)][nv];
-        half = OutCaps[16*PortW'(p) +: 16] >> 1;
-        if (half == '0) half = 16'd1;
-        if (17'(c) >= 17'(rt_desc.len) + 17'(half) && (fa_out == NoRoute || c > best_c)) begin
-          fa_out = p;
-          fa_res = half;
-          best_c = c;
-        end
-      end
-    end
-  end
-
-  // The decision, with the switch's answers.
-  logic [15:0] rt_res;
-  always_comb begin
-    logic [4:0] k;
-    // The draw's pick among the usable options.
-    rt_obl = rt_det;
-    k      = '0;
-    for (int b = 0; b < Banks; b++) begin
-      if (lft_mask[b]) begin
-        if (k == rng_k_i) rt_obl = lft_ports[8*b +: 8];
-        k = k + 5'd1;
-      end
-    end
-    // The decision.
-    rt_out  = rt_det;
-    rt_arn1 = 1'b0;
-    if (rt_valid_q && !rt_adapted_in && rt_det != NoRoute) begin
-      if (rng_req_o) rt_out = rt_obl;
-      if (at_req_o && at_alt_i != NoRoute) rt_out = at_alt_i;
-      if (fa_req && fa_out != NoRoute) rt_out = fa_out;
-      if (uses_arn) begin
-        if (lk_consumed_i && lk_alt_port_i != NoRoute) begin
-          rt_out = lk_alt_port_i;
-        end else if (lk_hit_i && !lk_consumed_i) begin
-          rt_arn1 = 1'b1;
-        end
-      end
-    end
-    rt_flags = rt_desc.flags;
-    if (rt_valid_q && !rt_adapted_in && rt_det != NoRoute && rt_out != rt_det && afi) begin
-      rt_flags[FlagAdapted] = 1'b1;
-    end
-    rt_adapted = rt_flags[FlagAdapted];
-    rt_arn2    = rt_valid_q && rt_adapted && uses_arn && cfg_i.adapted_refresh && lk_hit_i
-                 && !lk_consumed_i;
-    rt_routed  = rt_valid_q && rt_out != NoRoute && 32'(rt_out) < P;
-    rt_res     = (fa_req && fa_out != NoRoute) ? fa_res : '0;
-    rt_oi      = PortW'(rt_out);
-    // The next VC: the AFC for an adapted packet under AFI, otherwise the VL the output port's
-    // SL-to-VL table gives the packet's SL from this input (the HCA set the SL).
-    rt_nvc     = (afi && rt_adapted) ? Afc : 8'(sl2vl_q[rt_oi][rt_desc.sl[3:0]]);
-    // sendARN.
-    may_send_arn  = gap_q[lk_idx_i] == '0 && af_cnt_q != 4'(FifoDepth);
-    arn_push      = (rt_arn1 || rt_arn2) && may_send_arn;
-    arn_push_info = '{dest: rt_base, port: lk_port_i,
-                      vc: rt_adapted ? rt_desc.orig_vc : rt_desc.vc,
-                      arn_id: lk_arn_id_i, root_info: lk_root_info_i};
-  end
+  routing_stage #(
+    .P(P), .V(V), .Lmc(Lmc), .AdaptiveTh(AdaptiveTh), .OutCaps(OutCaps)
+  ) u_route (
+    .clk_i,
+    .rst_ni,
+    .routing_i         (cfg_i.routing),
+    .adapted_refresh_i (cfg_i.adapted_refresh),
+    .valid_i           (rt_valid_q),
+    .desc_i            (rt_desc),
+    .lft_ports_i       (lft_ports),
+    .lft_mask_i        (lft_mask),
+    .voq_i             (voq_q),
+    .sl2vl_i           (sl2vl_q),
+    .out_cred_i,
+    .lk_en_o,
+    .lk_dest_o,
+    .lk_vc_o,
+    .lk_hit_i,
+    .lk_consumed_i,
+    .lk_port_i,
+    .lk_arn_id_i,
+    .lk_root_info_i,
+    .lk_alt_port_i,
+    .may_send_arn_i    (gap_q[lk_idx_i] == '0 && af_cnt_q != 4'(FifoDepth)),
+    .rng_req_o,
+    .rng_n_o,
+    .rng_k_i,
+    .at_req_o,
+    .at_dest_o,
+    .at_vc_o,
+    .at_avoid_o,
+    .at_alt_i,
+    .det_o             (rt_det),
+    .routed_o          (rt_routed),
+    .out_o             (rt_out),
+    .nvc_o             (rt_nvc),
+    .flags_o           (rt_flags),
+    .res_o             (rt_res),
+    .arn_push_o        (arn_push),
+    .arn_o             (arn_push_info)
+  );
 
   // ---------------------------------------------------------------------------------------------
   // Link receive.
@@ -570,7 +491,7 @@ module input_port_ctrl
     res_d  = res_q;
     if (rt_routed) begin
       out_d[SIdxW'(rt_slot_q)] = rt_out;
-      nvc_d[SIdxW'(rt_slot_q)] = 4'(rt_nvc);
+      nvc_d[SIdxW'(rt_slot_q)] = rt_nvc;
       res_d[SIdxW'(rt_slot_q)] = rt_res;
       if (tail_q[rt_vc][rt_oi] != Nil) next_d[SIdxW'(tail_q[rt_vc][rt_oi])] = rt_slot_q;
       next_d[SIdxW'(rt_slot_q)] = Nil;
@@ -677,101 +598,5 @@ module input_port_ctrl
 
   // ---------------------------------------------------------------------------------------------
   // Checks.
-`ifndef SYNTHESIS
-  // Packed views of this cycle's state ($isunknown and properties need packed values).
-  logic [V-1:0]  chk_occ_le_cap, chk_flits_conserved;
-  logic [P-1:0]  chk_dep_arrived, chk_dep_used, chk_pop_head;
-  logic [15:0]   chk_arr_occ;
-  logic [7:0]    chk_rx_vc;
-  logic [63:0]   chk_in_q [V], chk_out_q [V];
-  logic          chk_voq_le_occ;
-  always_comb begin
-    logic [31:0] voq_sum, occ_sum;
-    logic [15:0] arrived;
-    voq_sum = '0;
-    occ_sum = '0;
-    for (int v = 0; v < V; v++) begin
-      chk_occ_le_cap[v]      = 32'(occ_q[v]) <= Cap;
-      chk_flits_conserved[v] = chk_in_q[v] - chk_out_q[v] == 64'(occ_q[v]);
-      occ_sum                = occ_sum + 32'(occ_q[v]);
-    end
-    for (int o = 0; o < P; o++) begin
-      voq_sum = voq_sum + 32'(voq_q[o]);
-      // A flit leaves only after it arrived (cut-through: the flit arriving now may leave now).
-      arrived = desc_q[SIdxW'(dep_slot_i[o])].len;
-      if (rx_valid_q && rx_slot_q == dep_slot_i[o]) begin
-        arrived = arrived - rx_left_q + 16'(body_we);
-      end
-      chk_dep_arrived[o] = !dep_valid_i[o] || dep_sent_i[o] < arrived;
-      chk_dep_used[o]    = !dep_valid_i[o] || used_q[SIdxW'(dep_slot_i[o])];
-      chk_pop_head[o]    = !pop_valid_i[o] || head_q[VcW'(pop_vc_i[o])][o] != Nil;
-    end
-    chk_voq_le_occ = voq_sum <= occ_sum;
-    chk_arr_occ    = occ_q[VcW'(flit_vc_i)];
-    chk_rx_vc      = desc_q[SIdxW'(rx_slot_q)].vc;
-  end
-  // Flits in and out of each VC, counted since reset.
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      chk_in_q  <= '{default: '0};
-      chk_out_q <= '{default: '0};
-    end else begin
-      for (int v = 0; v < V; v++) begin
-        chk_in_q[v]  <= chk_in_q[v] + 64'(flit_valid_i && 32'(arr_vc) == v);
-        chk_out_q[v] <= chk_out_q[v] + 64'(credit_o[v]);
-      end
-    end
-  end
-`endif
-
-  // Parameters (checked at elaboration).
-  // P in 1..64, V in 1..16 (4-bit VC fields).
-  `ASSERT_INIT(a_param_ports_vcs, P >= 1 && P <= 64 && V >= 1 && V <= 16)
-  // The pool holds at least one packet, and its NIL code is no slot.
-  `ASSERT_INIT(a_param_pool, Pool >= 1 && Pool < (1 << SlotW) && Pool <= 65534)
-  // Cap in 1..65535.
-  `ASSERT_INIT(a_param_cap, Cap >= 1 && Cap <= 65535)
-
-  // Input contract: the link protocol.
-  // Every input is known outside reset.
-  `ASSUME(m_inputs_known, !$isunknown({flit_valid_i, flit_vc_i, flit_head_i, flit_tail_i,
-                                       flit_desc_i, pop_valid_i, dep_valid_i, dep_tail_i}))
-  // A flit names one of the V VCs.
-  `ASSUME(m_flit_vc_in_range, flit_valid_i |-> 32'(flit_vc_i) < V)
-  // A flit arrives only against a credit: its VC has room.
-  `ASSUME(m_no_overflow, flit_valid_i && 32'(flit_vc_i) < V |-> 32'(chk_arr_occ) < Cap)
-  // A head arrives only between packets, with a free descriptor, its tail bit telling a
-  // one-flit packet, its length non-zero.
-  `ASSUME(m_head_between_packets, flit_valid_i && flit_head_i |-> !rx_valid_q)
-  `ASSUME(m_head_has_slot, flit_valid_i && flit_head_i |-> free_found)
-  `ASSUME(m_head_tail_bit, flit_valid_i && flit_head_i |->
-                           flit_desc_i.len != '0 && flit_tail_i == (flit_desc_i.len == 16'd1))
-  // A body flit continues the packet arriving, on its VC, its tail bit on its last flit.
-  `ASSUME(m_body_in_step, flit_valid_i && !flit_head_i |->
-                          rx_valid_q && 8'(flit_vc_i) == chk_rx_vc
-                          && flit_tail_i == (rx_left_q == 16'd1))
-  // The outputs pop only FIFO heads and send only flits of held packets that have arrived.
-  `ASSUME(m_pop_head, &chk_pop_head)
-  `ASSUME(m_dep_used, &chk_dep_used)
-  `ASSUME(m_dep_arrived, &chk_dep_arrived)
-
-  // Outputs.
-  // The ARN and the credits sent upstream are known outside reset.
-  `ASSERT_KNOWN(a_outputs_known, {arn_valid_o, arn_o, lk_en_o, rng_req_o, at_req_o})
-
-  // Invariants.
-  // A VC never holds more flits than its credits upstream allow.
-  `ASSERT(a_occ_le_cap, &chk_occ_le_cap)
-  // Per VC, the flits received less the credits returned are the flits buffered.
-  `ASSERT(a_flits_conserved, &chk_flits_conserved)
-  // Routed flits never outnumber the buffered ones.
-  `ASSERT(a_voq_le_occ, chk_voq_le_occ)
-  // The ARN FIFO never holds more than its depth.
-  `ASSERT(a_arn_fifo_depth, 32'(af_cnt_q) <= FifoDepth)
-  // The routing stage holds a head only in the cycle after it arrived.
-  `ASSERT(a_route_after_head, rt_valid_q == $past(head_we))
-  // The routing stage routes only a held packet.
-  `ASSERT(a_route_slot_used, !rt_valid_q || used_q[SIdxW'(rt_slot_q)])
-  // The LFT read the routing stage uses is the head's.
-  `ASSERT(a_route_reads_lft, !rt_valid_q || (lft_rd_valid && lft_rd_dlid == rt_desc.dlid))
+  `include "input_port_ctrl_checks.svh"
 endmodule

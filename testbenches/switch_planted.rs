@@ -130,6 +130,16 @@ const BUGS: &[Bug] = &[
         sl2vl: false,
     },
     Bug {
+        slug: "arn_gap_ignored",
+        name: "sendARN ignores the entry's gap timer and the ARN FIFO's room",
+        edits: &[Edit {
+            file: "routing_stage.sv",
+            find: "arn_push_o = (arn1 || arn2) && may_send_arn_i;",
+            replace: "arn_push_o = arn1 || arn2;",
+        }],
+        sl2vl: false,
+    },
+    Bug {
         slug: "sl2vl_other_inputs",
         name: "each input keeps the SL-to-VL entries of the other inputs instead of its own",
         edits: &[Edit {

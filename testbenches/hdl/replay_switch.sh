@@ -101,6 +101,7 @@ srcs=(
     "$root/hdl-ref/credit_counter.sv"
     "$root/hdl-ref/lft_banks.sv"
     "$root/hdl-ref/rr_arbiter.sv"
+    "$root/hdl-ref/routing_stage.sv"
     "$root/hdl-ref/input_port_ctrl.sv"
     "$root/hdl-ref/output_port.sv"
     "$root/hdl-ref/switch.sv"
@@ -108,11 +109,11 @@ srcs=(
     "$root/testbenches/hdl/tb_switch_main.cpp"
 )
 srcs=("${srcs[@]/#$root\/hdl-ref\//$hdl/}")
-# Rebuild when a source is newer than the executable.
+# Rebuild when a source or an included file (hdl-ref's .svh) is newer than the executable.
 need_build=1
 if [ -x "$dir/sim" ]; then
     need_build=0
-    for s in "${srcs[@]}"; do
+    for s in "${srcs[@]}" "$hdl"/*.svh; do
         [ "$s" -nt "$dir/sim" ] && need_build=1
     done
 fi
