@@ -99,11 +99,27 @@ fn link_tree(from: &Path, to: &Path) {
     }
 }
 
-/// The first mismatch line of a failed lockstep's output.
+/// The first mismatch line of a failed lockstep's output, from the failed test first in name
+/// order (the tests run on two threads, so they finish in no fixed order; the report is the same
+/// from run to run).
 fn first_mismatch(out: &str) -> Option<&str> {
-    out.lines()
-        .find(|l| l.contains("cycle ") && l.contains(", port ") && l.contains("replayed"))
-        .map(|l| l.trim())
+    let mut test = "";
+    let mut found: Option<(&str, &str)> = None;
+    for l in out.lines() {
+        if let Some(name) = l
+            .strip_prefix("---- ")
+            .and_then(|r| r.strip_suffix(" stdout ----"))
+        {
+            test = name;
+        } else if l.contains("cycle ")
+            && l.contains(", port ")
+            && l.contains("replayed")
+            && found.is_none_or(|(first, _)| test < first)
+        {
+            found = Some((test, l.trim()));
+        }
+    }
+    found.map(|(_, line)| line)
 }
 
 fn main() {
