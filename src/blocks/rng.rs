@@ -50,6 +50,12 @@ impl SplitMix64 {
                 Err(taken) => k = taken,
             }
         }
+        self.one_at_a_time(p, k, n)
+    }
+
+    /// Draws `k..n` of [`SplitMix64::first_below`], one at a time, the state in a register.
+    #[inline]
+    fn one_at_a_time(&mut self, p: u64, mut k: u64, n: u64) -> Option<u64> {
         let mut state = self.state;
         let hit = loop {
             if k == n {
@@ -162,14 +168,24 @@ mod tests {
         assert_eq!(r.next_u64(), 0x6e78_9e6a_a1b9_65f4);
     }
 
-    /// `first_below` against the loop of single draws it stands for: the same answer and the
-    /// same state after it.
+    /// `first_below`, and its path without lanes (what a CPU without AVX2 takes), against the
+    /// loop of single draws they stand for: the same answer and the same state after it.
     fn first_below_matches_single_draws(seed: u64, p: u64, n: u64) {
-        let (mut a, mut b) = (SplitMix64::new(seed), SplitMix64::new(seed));
+        let want = {
+            let mut b = SplitMix64::new(seed);
+            let hit = (0..n).find(|_| (b.next_u64() >> 32) < p);
+            (hit, b.next_u64())
+        };
+        let mut a = SplitMix64::new(seed);
         let got = a.first_below(p, n);
-        let want = (0..n).find(|_| (b.next_u64() >> 32) < p);
-        assert_eq!(got, want, "seed {seed}, p {p}, n {n}");
-        assert_eq!(a.next_u64(), b.next_u64(), "seed {seed}: the streams part");
+        assert_eq!((got, a.next_u64()), want, "seed {seed}, p {p}, n {n}");
+        let mut c = SplitMix64::new(seed);
+        let got = c.one_at_a_time(p, 0, n);
+        assert_eq!(
+            (got, c.next_u64()),
+            want,
+            "one at a time: seed {seed}, p {p}, n {n}"
+        );
     }
 
     #[test]
