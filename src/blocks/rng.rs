@@ -15,11 +15,14 @@ impl SplitMix64 {
     /// The step between two states.
     const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
+    /// The output function's two multipliers, in order.
+    const MIX: [u64; 2] = [0xbf58_476d_1ce4_e5b9, 0x94d0_49bb_1331_11eb];
+
     /// The output of a state.
     #[inline]
     fn mix(mut z: u64) -> u64 {
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z = (z ^ (z >> 30)).wrapping_mul(Self::MIX[0]);
+        z = (z ^ (z >> 27)).wrapping_mul(Self::MIX[1]);
         z ^ (z >> 31)
     }
 
@@ -117,9 +120,9 @@ mod lanes {
     #[target_feature(enable = "avx2")]
     fn mix(z: __m256i) -> __m256i {
         let z = _mm256_xor_si256(z, _mm256_srli_epi64::<30>(z));
-        let z = product(z, 0xbf58_476d_1ce4_e5b9);
+        let z = product(z, SplitMix64::MIX[0]);
         let z = _mm256_xor_si256(z, _mm256_srli_epi64::<27>(z));
-        let z = product(z, 0x94d0_49bb_1331_11eb);
+        let z = product(z, SplitMix64::MIX[1]);
         _mm256_xor_si256(z, _mm256_srli_epi64::<31>(z))
     }
 
