@@ -266,6 +266,62 @@ impl SwitchParams {
         p.max_packets = packet_slots(p.vcs(), vc_capacity, 1);
         p
     }
+
+    /// The first parameter outside what its register or table holds, as (field name, why): a
+    /// switch is built only from parameters that pass (the blocks assert these ranges). The
+    /// scenario reader checks the same ranges key by key; this check serves parameters read
+    /// from elsewhere, such as a recording's header.
+    pub fn out_of_range(&self) -> Option<(&'static str, String)> {
+        use crate::blocks::arn_table::{MAX_ENTRIES, MAX_TTL};
+        let fail = |name, why: String| Some((name, why));
+        if self.vc_capacity == 0 {
+            return fail("vc_capacity", "0 flits: a VC holds at least one".into());
+        }
+        if !(1..u16::MAX as usize).contains(&self.max_packets) {
+            return fail(
+                "max_packets",
+                format!(
+                    "{} descriptors: an input port holds 1 to {} (16-bit slot indices)",
+                    self.max_packets,
+                    u16::MAX - 1
+                ),
+            );
+        }
+        if !(1..=MAX_ENTRIES).contains(&self.arn_entries) {
+            return fail(
+                "arn_entries",
+                format!(
+                    "{}: the ARN table holds 1 to {MAX_ENTRIES} entries",
+                    self.arn_entries
+                ),
+            );
+        }
+        if !(1..=MAX_TTL).contains(&self.arn_ttl) {
+            return fail(
+                "arn_ttl",
+                format!(
+                    "{} cycles: the TTL timers count 1 to {MAX_TTL}",
+                    self.arn_ttl
+                ),
+            );
+        }
+        if self.arn_gap == 0 {
+            return fail("arn_gap", "0 cycles: the gap is at least one cycle".into());
+        }
+        if !(1..=MAX_TTL).contains(&self.crt) {
+            return fail(
+                "crt",
+                format!("{} cycles: the CRT timer counts 1 to {MAX_TTL}", self.crt),
+            );
+        }
+        if self.lcdth > self.hcdth {
+            return fail(
+                "lcdth",
+                format!("{} flits is above HCDTh ({})", self.lcdth, self.hcdth),
+            );
+        }
+        None
+    }
 }
 
 #[cfg(test)]

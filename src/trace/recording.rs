@@ -8,7 +8,7 @@ use crate::cycle::{LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
 use crate::fabric::{Fabric, SwitchUnit};
 use crate::switch::{QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 
 /// First line of every recording.
 pub const MAGIC: &str = "arnsim-switch-recording 1";
@@ -225,6 +225,10 @@ pub struct RecordingReader<R: BufRead> {
     pub end: Option<u64>,
 }
 
+/// The longest line a recording holds (a frame of 64 ports is a few kilobytes); a longer one
+/// is refused rather than read whole.
+const MAX_LINE: u64 = 1 << 20;
+
 /// A field of a line, parsed, or an error naming the file and line.
 fn field<T: std::str::FromStr>(
     path: &str,
@@ -234,7 +238,8 @@ fn field<T: std::str::FromStr>(
 ) -> Result<T, String> {
     words.get(i).and_then(|w| w.parse().ok()).ok_or_else(|| {
         format!(
-            "{path}:{line}: field {} of `{}` is missing or not a number",
+            "{path}:{line}: field {} of `{}` is missing, not a number, or too large for its \
+             register",
             i + 1,
             words.join(" ")
         )
@@ -252,19 +257,31 @@ fn keyed<T: std::str::FromStr>(
         .iter()
         .position(|w| *w == key)
         .ok_or_else(|| format!("{path}:{line}: key `{key}` is missing"))?;
-    field(path, line, words, i + 1)
+    let v = words
+        .get(i + 1)
+        .ok_or_else(|| format!("{path}:{line}: key `{key}` has no value"))?;
+    v.parse().map_err(|_| {
+        format!("{path}:{line}: key `{key}`: `{v}` is not a number, or too large for its register")
+    })
 }
 
 impl<R: BufRead> RecordingReader<R> {
     fn next_line(&mut self) -> Result<Option<String>, String> {
         loop {
             let mut s = String::new();
-            let n = self
-                .r
+            let at = self.line + 1;
+            let n = (&mut self.r)
+                .take(MAX_LINE + 1)
                 .read_line(&mut s)
-                .map_err(|e| format!("{}: {e}", self.path))?;
+                .map_err(|e| format!("{}:{at}: {e}", self.path))?;
             if n == 0 {
                 return Ok(None);
+            }
+            if n as u64 > MAX_LINE {
+                return Err(format!(
+                    "{}:{at}: the line is longer than {MAX_LINE} bytes (not a switch recording)",
+                    self.path
+                ));
             }
             self.line += 1;
             let s = s.trim_end().to_string();
@@ -310,6 +327,8 @@ impl<R: BufRead> RecordingReader<R> {
         let (mut ports, mut vcs, mut lmc, mut rows) = (0usize, 0usize, 0u32, 0usize);
         let mut lft_lines = Vec::new();
         let mut sl2vl_lines = Vec::new();
+        // The lines of the `param` lines that size the buffers and set the ARN machinery.
+        let (mut size_line, mut arn_line) = (0, 0);
         loop {
             let Some(l) = me.next_line()? else {
                 return Err(format!("{path}: the header has no `end-header`"));
@@ -328,6 +347,7 @@ impl<R: BufRead> RecordingReader<R> {
                     h.seed = keyed(p, n, &w, "seed")?;
                 }
                 "param" if w.get(1) == Some(&"ports") => {
+                    size_line = n;
                     ports = keyed(p, n, &w, "ports")?;
                     vcs = keyed(p, n, &w, "vcs")?;
                     h.params.vc_capacity = keyed(p, n, &w, "vc_capacity")?;
@@ -361,6 +381,7 @@ impl<R: BufRead> RecordingReader<R> {
                     };
                 }
                 "param" => {
+                    arn_line = n;
                     h.params.arn_entries = keyed(p, n, &w, "arn_entries")?;
                     h.params.arn_ttl = keyed(p, n, &w, "arn_ttl")?;
                     h.params.arn_gap = keyed(p, n, &w, "arn_gap")?;
@@ -377,6 +398,11 @@ impl<R: BufRead> RecordingReader<R> {
                     if port >= 64 {
                         return Err(format!(
                             "{p}:{n}: out_capacity of port {port} (at most 64 ports)"
+                        ));
+                    }
+                    if cap == 0 {
+                        return Err(format!(
+                            "{p}:{n}: out_capacity of port {port} is 0 (a VC holds at least one flit)"
                         ));
                     }
                     if h.wiring.out_capacity.len() <= port {
@@ -403,6 +429,13 @@ impl<R: BufRead> RecordingReader<R> {
             }
         }
         let h = &mut me.header;
+        if let Some((key, why)) = h.params.out_of_range() {
+            let n = match key {
+                "vc_capacity" | "max_packets" => size_line,
+                _ => arn_line,
+            };
+            return Err(format!("{path}:{n}: key `{key}`: {why}"));
+        }
         if !(1..=64).contains(&ports) || h.wiring.out_capacity.len() != ports {
             return Err(format!(
                 "{path}: the header gives {ports} ports and {} out_capacity lines",
