@@ -50,7 +50,13 @@ impl Staged {
             .create(true)
             .truncate(true)
             .open(&tmp)
-            .map_err(|e| format!("{}: cannot write here: {e}", tmp.display()))?;
+            .map_err(|e| {
+                format!(
+                    "{}: cannot write here (its temporary file {}): {e}",
+                    dest.display(),
+                    tmp.display()
+                )
+            })?;
         Ok(Staged {
             tmp,
             dest: dest.to_path_buf(),

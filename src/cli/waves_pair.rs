@@ -3,7 +3,7 @@
 //! merged VCD and its save file, `trace::pair_writer`), and their value changes compared signal
 //! by signal (`trace::vcd_pair`).
 
-use super::outputs::Staged;
+use super::outputs::{Staged, resolved};
 use crate::trace::CLOCK_PERIOD_PS;
 use crate::trace::pair_writer::{write_pair_gtkw, write_pair_vcd};
 use crate::trace::vcd_pair::{CUR, Comparison, Pair, pair, read_file, show};
@@ -66,6 +66,23 @@ pub fn report(pair: &Pair, c: &Comparison) -> String {
 /// Merges, compares, and writes `out` with its `.gtkw` beside it. With `check`, a difference
 /// is an error and nothing is written.
 pub fn run(rust: &Path, hdl: &Path, out: &Path, check: bool) -> Result<(), String> {
+    let gtkw = out.with_extension("gtkw");
+    if gtkw == out {
+        return Err(format!(
+            "--out {}: the GTKWave save file beside the pair is named `.gtkw`: give the pair \
+             another extension (.vcd)",
+            out.display()
+        ));
+    }
+    let inputs = [resolved(rust), resolved(hdl)];
+    for (flag, p) in [("--out", out), ("--out's save file", gtkw.as_path())] {
+        if inputs.contains(&resolved(p)) {
+            return Err(format!(
+                "{flag} {}: is one of the dumps read (--rust, --hdl)",
+                p.display()
+            ));
+        }
+    }
     let pair = read_pair(rust, hdl)?;
     let c = pair.compare()?;
     let text = report(&pair, &c);
@@ -80,7 +97,6 @@ pub fn run(rust: &Path, hdl: &Path, out: &Path, check: bool) -> Result<(), Strin
             hdl_window(&pair)
         );
     }
-    let gtkw = out.with_extension("gtkw");
     let mut vcd_file = Staged::open(out)?;
     let mut gtkw_file = Staged::open(&gtkw)?;
     write_pair_vcd(BufWriter::new(vcd_file.take_file()?), &pair).map_err(io(out))?;

@@ -199,3 +199,28 @@ fn waves_pair_tells_dumps_that_differ_in_names_alignment_or_values() {
     assert!(e.contains("(recording cycle 10"), "{e}");
     assert!(!out.exists() && !dir.join("both.gtkw").exists());
 }
+
+#[test]
+fn waves_pair_refuses_an_output_named_like_its_save_file_or_its_inputs_and_changes_nothing() {
+    let dir = folder("waves-pair-out");
+    let (rust, hdl) = (dir.join("r.vcd"), dir.join("h.vcd"));
+    std::fs::write(&rust, "rust dump").unwrap();
+    std::fs::write(&hdl, "hdl dump").unwrap();
+    let kept = dir.join("m.gtkw");
+    std::fs::write(&kept, "precious").unwrap();
+    let e = waves_pair::run(&rust, &hdl, &kept, false).unwrap_err();
+    assert!(e.contains("--out") && e.contains("named `.gtkw`"), "{e}");
+    let e = waves_pair::run(&rust, &hdl, &dir.join("./h.vcd"), false).unwrap_err();
+    assert!(e.contains("is one of the dumps read"), "{e}");
+    // Unreadable dumps: refused before anything is written.
+    let e = waves_pair::run(&rust, &hdl, &dir.join("x.vcd"), false).unwrap_err();
+    assert!(!e.is_empty());
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "precious");
+    assert_eq!(std::fs::read_to_string(&hdl).unwrap(), "hdl dump");
+    let mut left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["h.vcd", "m.gtkw", "r.vcd"]);
+}
