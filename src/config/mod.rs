@@ -17,6 +17,8 @@ pub use trace_keys::TraceReplay;
 pub use units::TimeBase;
 
 #[cfg(test)]
+mod custom_refusal_tests;
+#[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
 mod refusal_tests;

@@ -37,11 +37,28 @@ fn lft_limit(r: &Reader, key: &str, shape: String, nodes: u64) -> Option<()> {
 }
 
 /// Reads `topology.*`. `None` when anything in it is in error (the errors are recorded).
+/// The keys of every topology kind (each kind reads its own, and ignores the others').
+const KIND_KEYS: &[&str] = &[
+    "topology.ports",
+    "topology.stages",
+    "topology.k",
+    "topology.a",
+    "topology.h",
+    "topology.p",
+    "topology.switches",
+    "topology.links",
+    "topology.nodes_per_switch",
+    "topology.seed",
+    "topology.nodes",
+    "topology.switch",
+    "topology.link",
+];
+
 pub(super) fn read(r: &Reader) -> Option<Topology> {
     let doc = r.doc;
     let kinds = ["rlft", "kary_ntree", "dragonfly", "irregular", "custom"];
     let Some(kind) = r.choice("topology.kind", None, &kinds) else {
-        doc.skip("topology.");
+        doc.skip(KIND_KEYS);
         return None;
     };
     // Each kind's own keys; the others' are ignored with a warning.
@@ -57,21 +74,7 @@ pub(super) fn read(r: &Reader) -> Option<Topology> {
         ],
         _ => &["topology.nodes", "topology.switch", "topology.link"],
     };
-    for k in [
-        "topology.ports",
-        "topology.stages",
-        "topology.k",
-        "topology.a",
-        "topology.h",
-        "topology.p",
-        "topology.switches",
-        "topology.links",
-        "topology.nodes_per_switch",
-        "topology.seed",
-        "topology.nodes",
-        "topology.switch",
-        "topology.link",
-    ] {
+    for &k in KIND_KEYS {
         if !own.contains(&k) {
             doc.ignore(k, &format!("`topology.kind` is `{kind}`"));
         }

@@ -124,7 +124,13 @@ pub(super) fn read(
     let load = fraction(r, "traffic.load", "a load");
     let message = message(r, "traffic.message", mtu);
     let Some(name) = name else {
-        doc.skip("traffic.");
+        doc.skip(HOT_KEYS);
+        doc.skip(&[
+            "traffic.flow",
+            "traffic.incast",
+            "traffic.trace",
+            "traffic.mapping",
+        ]);
         return None;
     };
     let random = name != "flows" && name != "bitrev";

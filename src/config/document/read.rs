@@ -19,16 +19,22 @@ impl Document {
         self.entries.contains_key(key)
     }
 
-    /// Marks every key under `prefix` as used, without a word: for the keys of a table whose
-    /// kind is in error, which would otherwise all be reported unknown.
-    pub fn skip(&self, prefix: &str) {
+    /// Marks the keys `keys` (each with what is under it) as used, without a word: for the
+    /// keys of a table whose kind is in error, which would otherwise all be reported unknown.
+    /// Keys of the table that no kind reads stay unknown (a misspelt kind key among them).
+    pub fn skip(&self, keys: &[&str]) {
         let mut taken = self.taken.borrow_mut();
-        for (k, _) in self
-            .entries
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-        {
-            taken.insert(k.clone());
+        for prefix in keys {
+            for (k, _) in self
+                .entries
+                .range(prefix.to_string()..)
+                .take_while(|(k, _)| k.starts_with(prefix))
+                .filter(|(k, _)| {
+                    k.len() == prefix.len() || matches!(k.as_bytes()[prefix.len()], b'.' | b'[')
+                })
+            {
+                taken.insert(k.clone());
+            }
         }
     }
 
