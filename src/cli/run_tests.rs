@@ -527,3 +527,44 @@ fn failures_carry_their_exit_code() {
     let f: Failure = "bad".to_string().into();
     assert_eq!((f.code, f.to_string()), (1, "error: bad".to_string()));
 }
+
+#[test]
+fn a_rank_whose_last_compute_ends_after_the_run_has_not_finished() {
+    let dir = base("late-compute");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("c.txt");
+    std::fs::write(&trace, "ranks 2\n0 compute 300us\n1 compute 1us\n").unwrap();
+    let set = |t: &str| {
+        vec![
+            format!("traffic.trace={}", trace.display()),
+            format!("sim_time={t}"),
+        ]
+    };
+    // The compute ends after the run's 200 us: rank 0 has not finished, the run went to its end.
+    go("trace_halo", &dir.join("short"), &set("200us"), 1);
+    let s = summary(&dir.join("short"));
+    let r = s.replay.unwrap();
+    assert_eq!((r.ranks_finished, r.execution_time_us), (1, None));
+    assert_eq!(r.rank_finish_us[0], None);
+    assert!(s.complete && s.simulated_us >= 200.0, "{}", s.simulated_us);
+    // With room for it, the run stops once the compute has ended, not before.
+    go("trace_halo", &dir.join("long"), &set("1ms"), 1);
+    let s = summary(&dir.join("long"));
+    let r = s.replay.unwrap();
+    assert_eq!(r.ranks_finished, 2);
+    let t = r.execution_time_us.unwrap();
+    assert!((300.0..300.1).contains(&t), "{t}");
+    assert!((t..1000.0).contains(&s.simulated_us), "{}", s.simulated_us);
+}
+
+#[test]
+fn a_path_that_exists_but_is_no_scenario_file_is_named_so() {
+    let dir = base("not-a-scenario");
+    std::fs::create_dir_all(&dir).unwrap();
+    for p in [dir.clone(), PathBuf::from("/dev/null")] {
+        let e = super::scenarios::load(p.to_str().unwrap(), &[]).unwrap_err();
+        assert!(e.contains(": not a scenario file ("), "{e}");
+    }
+    let e = super::scenarios::load(dir.join("nothing").to_str().unwrap(), &[]).unwrap_err();
+    assert!(e.contains(": no such file, and no bundled scenario"), "{e}");
+}

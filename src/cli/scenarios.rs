@@ -94,6 +94,10 @@ pub fn load(name_or_path: &str, overrides: &[String]) -> Result<Scenario, String
     match BUNDLED.iter().find(|(n, _)| *n == key) {
         Some((n, text)) => Scenario::from_text(&format!("scenarios/{n}.toml"), text, overrides)
             .map_err(|e| e.to_string()),
+        None if std::fs::symlink_metadata(name_or_path).is_ok() => Err(format!(
+            "{name_or_path}: not a scenario file (a folder, device, pipe or broken link), and no \
+             bundled scenario of that name (see `arnsim scenarios`)"
+        )),
         None => Err(format!(
             "{name_or_path}: no such file, and no bundled scenario of that name (see `arnsim scenarios`)"
         )),

@@ -26,13 +26,41 @@ pub struct TraceReplay {
     pub mapping: Mapping,
 }
 
+/// The longest line a trace or mapping file may hold; a longer one (a file that is not text,
+/// such as `/dev/zero`) is refused rather than read whole.
+const MAX_LINE: u64 = 1 << 20;
+
+/// The text of `path`, read line by line: a line that is not UTF-8 or is longer than
+/// [`MAX_LINE`] bytes is an error naming it.
+fn read_lines(path: &Path) -> std::io::Result<String> {
+    use std::io::{BufRead, BufReader, Error, Read};
+    let mut r = BufReader::new(std::fs::File::open(path)?);
+    let mut text = String::new();
+    for line in 1.. {
+        let at = text.len();
+        let n = (&mut r)
+            .take(MAX_LINE + 1)
+            .read_line(&mut text)
+            .map_err(|e| Error::new(e.kind(), format!("line {line}: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        if n as u64 > MAX_LINE && !text[at..].ends_with('\n') {
+            return Err(Error::other(format!(
+                "line {line} is longer than {MAX_LINE} bytes (not a text file)"
+            )));
+        }
+    }
+    Ok(text)
+}
+
 /// Reads the text of `name` given in the scenario `scenario`: beside it on disk, or bundled.
 fn read_text(scenario: &str, name: &str) -> Result<(String, String), String> {
     let beside = Path::new(scenario)
         .parent()
         .unwrap_or(Path::new(""))
         .join(name);
-    match std::fs::read_to_string(&beside) {
+    match read_lines(&beside) {
         Ok(t) => Ok((beside.display().to_string(), t)),
         // A bundled scenario's trace is bundled too, unless a file of that name is beside it.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => BUNDLED_TRACES

@@ -135,3 +135,34 @@ fn an_incast_can_run_beside_the_trace() {
         .0;
     assert_eq!(all.len(), 1, "{all:#?}");
 }
+
+#[test]
+fn a_trace_or_map_that_is_not_text_is_refused_with_its_line() {
+    let d = folder("not-text");
+    std::fs::write(
+        d.join("t.txt"),
+        b"ranks 2\n0 compute 1us\n1 comp\xffute 1us\n",
+    )
+    .unwrap();
+    let e = error(&d, &["traffic.trace=t.txt"], "traffic.trace");
+    assert!(
+        e.message
+            .ends_with("line 3: stream did not contain valid UTF-8"),
+        "{e}"
+    );
+    // A file with no line end is refused after its first megabyte, not read whole.
+    std::fs::write(d.join("z.txt"), vec![b'0'; (1 << 20) + 10]).unwrap();
+    let e = error(&d, &["traffic.trace=z.txt"], "traffic.trace");
+    assert!(
+        e.message
+            .ends_with("line 1 is longer than 1048576 bytes (not a text file)"),
+        "{e}"
+    );
+    std::fs::write(d.join("t.txt"), "ranks 2\n").unwrap();
+    let e = error(
+        &d,
+        &["traffic.trace=t.txt", "traffic.mapping=z.txt"],
+        "traffic.mapping",
+    );
+    assert!(e.message.contains("line 1 is longer than"), "{e}");
+}

@@ -458,11 +458,12 @@ impl<const V: usize> Fabric<V> {
         Ok(())
     }
 
-    /// Whether every node runs a trace and all their ranks have finished.
+    /// Whether every node runs a trace and all their ranks have finished in the cycles stepped.
     pub fn replay_finished(&self) -> bool {
-        self.nodes
-            .iter()
-            .all(|n| n.replay().is_some_and(|r| r.ranks().finished()))
+        self.nodes.iter().all(|n| {
+            n.replay()
+                .is_some_and(|r| r.ranks().finished_before(self.now))
+        })
     }
 
     /// Parameters as built (LMC filled in).

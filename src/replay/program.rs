@@ -88,6 +88,40 @@ struct RankBuild {
     collectives: u32,
 }
 
+/// Refuses a trace of more than [`MAX_MESSAGES`] messages (collectives expanded) at the line
+/// that passes the limit, before any of them is built: counting costs no memory.
+fn check_message_count(trace: &Trace, file: &str) -> Result<(), TraceErrors> {
+    let (mut n, mut steps) = (0u64, Vec::new());
+    for (i, rop) in trace.ops.iter().enumerate() {
+        n += match rop.op {
+            TraceOp::Send { .. } | TraceOp::Isend { .. } => 1,
+            TraceOp::Compute { .. }
+            | TraceOp::Recv { .. }
+            | TraceOp::Irecv { .. }
+            | TraceOp::Wait { .. }
+            | TraceOp::Waitall => 0,
+            _ => {
+                steps.clear();
+                collectives::expand(&rop.op, rop.rank, trace.ranks, &mut steps);
+                steps
+                    .iter()
+                    .filter(|s| matches!(s, Step::Send { .. }))
+                    .count() as u64
+            }
+        };
+        if n > MAX_MESSAGES {
+            let e = TraceError::at_line(
+                file,
+                trace.line(i),
+                None,
+                format!("more than {MAX_MESSAGES} messages (collectives expanded)"),
+            );
+            return Err(TraceErrors::capped(vec![e]));
+        }
+    }
+    Ok(())
+}
+
 impl Program {
     /// Resolves `trace` (checked first with [`Trace::check`], as a trace built in memory has
     /// not been through the parser); `file` names it in errors. Deadlock is checked separately
@@ -95,6 +129,7 @@ impl Program {
     pub fn build(trace: &Trace, file: &str) -> Result<Program, TraceErrors> {
         trace.check(file)?;
         check_collectives(trace, file)?;
+        check_message_count(trace, file)?;
         let at =
             |line, token: Option<&str>, msg: String| TraceError::at_line(file, line, token, msg);
         let mut errors = Vec::new();

@@ -367,9 +367,12 @@ impl Replayer {
             .min()
     }
 
-    /// Whether every rank of this node has finished.
-    pub fn finished(&self) -> bool {
-        self.ranks.iter().all(|r| r.finish().is_some())
+    /// Whether every rank of this node has finished before cycle `now` (a rank whose last
+    /// operation is a compute finishes when it ends, which may lie ahead).
+    pub fn finished_before(&self, now: u64) -> bool {
+        self.ranks
+            .iter()
+            .all(|r| r.finish().is_some_and(|at| at < now))
     }
 
     /// The last finish of this node's ranks, once all have finished (0 for a node without

@@ -445,3 +445,23 @@ fn five_hundred_and_twelve_ranks_run_on_432_nodes() {
         .count();
     assert_eq!(busy, 80, "512 - 432 nodes run two ranks");
 }
+
+#[test]
+fn a_trace_past_the_message_limit_is_refused_at_its_line_before_it_is_built() {
+    // 8,193 ranks each in an alltoall: 8,193 x 8,192 messages, past 2^26 at the last rank's
+    // line. Counted without building any: the refusal costs no memory.
+    let p = 8193;
+    let mut t = Trace::new(p);
+    for r in 0..p {
+        t.push(r, TraceOp::Alltoall { bytes: 1 });
+    }
+    assert!(u64::from(p) * u64::from(p - 1) > program::MAX_MESSAGES);
+    let e = Program::build(&t, "big").unwrap_err();
+    let text: Vec<String> = e.0.iter().map(|e| e.to_string()).collect();
+    assert_eq!(text.len(), 1, "{text:?}");
+    assert!(
+        text[0].starts_with(&format!("big:{}: ", p + 1))
+            && text[0].ends_with("more than 67108864 messages (collectives expanded)"),
+        "{text:?}"
+    );
+}
