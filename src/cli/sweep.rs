@@ -78,9 +78,13 @@ pub fn parse_loads(text: &str) -> Result<Vec<Load>, String> {
         .into_iter()
         .map(|value| {
             let two = format!("{value:.2}");
+            // Two decimals where they are exact, else the shortest text that reads back, in
+            // scientific notation when plain digits would run long (1e-300).
+            let plain = format!("{value}");
             let label = match two.parse::<f64>() == Ok(value) {
                 true => two,
-                false => format!("{value}"),
+                false if plain.len() <= 12 => plain,
+                false => format!("{value:e}"),
             };
             Load { value, label }
         })

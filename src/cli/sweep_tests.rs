@@ -42,6 +42,13 @@ fn loads_are_numbers_in_the_unit_interval_each_once() {
         "in increasing order"
     );
     assert_eq!(l[2].value, 0.305);
+    // A load of many digits names its folder in scientific notation, which reads back exactly.
+    let tiny = parse_loads("1e-300,0.123456789123").unwrap();
+    let labels: Vec<&str> = tiny.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(labels, ["1e-300", "1.23456789123e-1"]);
+    for l in &tiny {
+        assert_eq!(l.label.parse::<f64>(), Ok(l.value));
+    }
     for (bad, says) in [
         ("", "--loads: empty"),
         ("  ", "--loads: empty"),
