@@ -31,9 +31,33 @@ impl TraceError {
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.token {
-            Some(t) => write!(f, "{}: `{t}`: {}", self.at, self.message),
-            None => write!(f, "{}: {}", self.at, self.message),
+            Some(t) => write!(
+                f,
+                "{}: `{}`: {}",
+                self.at,
+                Visible(t),
+                Visible(&self.message)
+            ),
+            None => write!(f, "{}: {}", self.at, Visible(&self.message)),
         }
+    }
+}
+
+/// Text with its invisible characters written out (`\u{0}`, `\u{feff}`), so that a NUL byte or
+/// a byte-order mark in a trace shows in the error that blames it.
+struct Visible<'a>(&'a str);
+
+impl fmt::Display for Visible<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            let invisible = (c.is_control() && c != '\n' && c != '\t')
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{feff}');
+            match invisible {
+                true => write!(f, "{}", c.escape_unicode())?,
+                false => write!(f, "{c}")?,
+            }
+        }
+        Ok(())
     }
 }
 

@@ -465,3 +465,13 @@ fn a_trace_past_the_message_limit_is_refused_at_its_line_before_it_is_built() {
         "{text:?}"
     );
 }
+
+#[test]
+fn invisible_characters_are_written_out_in_errors() {
+    let e = errors("ranks 2\n0 send 1 4\0KB\n1 recv 0\n");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].starts_with("t.trace:2: `4\\u{0}KB`: "), "{e:?}");
+    assert!(!e[0].contains('\0'), "{e:?}");
+    let e = errors("\u{feff}ranks 2\n");
+    assert!(e[0].starts_with("t.trace:1: `\\u{feff}ranks`: "), "{e:?}");
+}
