@@ -6,6 +6,7 @@ pub mod errors;
 mod keys;
 pub mod scenario;
 mod switch_keys;
+pub mod text_lines;
 pub mod topology_keys;
 pub mod trace_keys;
 mod traffic_keys;

@@ -6,6 +6,7 @@
 //! the trace's own place (`file:line`, or the OTF2 location and event).
 
 use super::scenario::Reader;
+use super::text_lines::{LineError, MAX_LINE, read_line_capped};
 use crate::replay::{self, Mapping, Program};
 use std::path::Path;
 
@@ -26,29 +27,22 @@ pub struct TraceReplay {
     pub mapping: Mapping,
 }
 
-/// The longest line a trace or mapping file may hold; a longer one (a file that is not text,
-/// such as `/dev/zero`) is refused rather than read whole.
-const MAX_LINE: u64 = 1 << 20;
-
 /// The text of `path`, read line by line: a line that is not UTF-8 or is longer than
 /// [`MAX_LINE`] bytes is an error naming it.
 fn read_lines(path: &Path) -> std::io::Result<String> {
-    use std::io::{BufRead, BufReader, Error, Read};
+    use std::io::{BufReader, Error, ErrorKind};
     let mut r = BufReader::new(std::fs::File::open(path)?);
     let mut text = String::new();
     for line in 1.. {
-        let at = text.len();
-        let n = (&mut r)
-            .take(MAX_LINE + 1)
-            .read_line(&mut text)
-            .map_err(|e| Error::new(e.kind(), format!("line {line}: {e}")))?;
+        let n = read_line_capped(&mut r, &mut text).map_err(|e| match e {
+            LineError::TooLong => Error::new(
+                ErrorKind::InvalidData,
+                format!("line {line} is longer than {MAX_LINE} bytes (not a text file)"),
+            ),
+            LineError::Io(e) => Error::new(e.kind(), format!("line {line}: {e}")),
+        })?;
         if n == 0 {
             break;
-        }
-        if n as u64 > MAX_LINE && !text[at..].ends_with('\n') {
-            return Err(Error::other(format!(
-                "line {line} is longer than {MAX_LINE} bytes (not a text file)"
-            )));
         }
     }
     Ok(text)

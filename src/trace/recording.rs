@@ -4,11 +4,12 @@
 
 use crate::blocks::LftBanks;
 use crate::blocks::lft_banks::NO_ROUTE;
+use crate::config::text_lines::{LineError, MAX_LINE, read_line_capped};
 use crate::cycle::{LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
 use crate::fabric::{Fabric, SwitchUnit};
 use crate::switch::{QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Write};
 
 /// First line of every recording.
 pub const MAGIC: &str = "arnsim-switch-recording 1";
@@ -225,10 +226,6 @@ pub struct RecordingReader<R: BufRead> {
     pub end: Option<u64>,
 }
 
-/// The longest line a recording holds (a frame of 64 ports is a few kilobytes); a longer one
-/// is refused rather than read whole.
-const MAX_LINE: u64 = 1 << 20;
-
 /// A field of a line, parsed, or an error naming the file and line.
 fn field<T: std::str::FromStr>(
     path: &str,
@@ -270,18 +267,15 @@ impl<R: BufRead> RecordingReader<R> {
         loop {
             let mut s = String::new();
             let at = self.line + 1;
-            let n = (&mut self.r)
-                .take(MAX_LINE + 1)
-                .read_line(&mut s)
-                .map_err(|e| format!("{}:{at}: {e}", self.path))?;
-            if n == 0 {
-                return Ok(None);
-            }
-            if n as u64 > MAX_LINE {
-                return Err(format!(
+            let n = read_line_capped(&mut self.r, &mut s).map_err(|e| match e {
+                LineError::TooLong => format!(
                     "{}:{at}: the line is longer than {MAX_LINE} bytes (not a switch recording)",
                     self.path
-                ));
+                ),
+                LineError::Io(e) => format!("{}:{at}: {e}", self.path),
+            })?;
+            if n == 0 {
+                return Ok(None);
             }
             self.line += 1;
             let s = s.trim_end().to_string();
