@@ -89,6 +89,12 @@ pub struct Document {
     warnings: RefCell<Vec<(Rank, ScenarioError)>>,
 }
 
+/// Whether `--set` text starts like a TOML array or quoted string (`[3, 5`, `"abc`), so a parse
+/// error in it is reported rather than the text taken as a bare string.
+fn looks_toml(raw: &str) -> bool {
+    raw.starts_with(['[', '"', '\''])
+}
+
 /// Whether `raw` is written as a number only (sign, digits, `_`, a radix prefix, a fraction or an
 /// exponent), as opposed to a number followed by a unit.
 fn looks_numeric(raw: &str) -> bool {
@@ -352,9 +358,24 @@ impl Document {
                 Ok(v) => v,
                 // Text that only starts like a number (`1_000ns`) is a string such as a time;
                 // a number out of range stays an error.
-                Err(m) if looks_numeric(raw) => return Err(bad(Some(&key), m)),
+                Err(m) if looks_numeric(raw) || looks_toml(raw) => return Err(bad(Some(&key), m)),
                 Err(_) => Value::Str(raw.to_string()),
             },
+            // Text that starts like an array or a quoted string is meant as TOML: its syntax
+            // error is the one to report, not a type mismatch later.
+            Err(e) if looks_toml(raw) => {
+                let e = e.to_string();
+                let mut lines = e.lines().map(str::trim).filter(|l| !l.is_empty());
+                let column = lines.next().and_then(|l| l.split_once("column "));
+                let what = lines.next_back().unwrap_or("");
+                let column = column
+                    .map(|(_, c)| format!(" (column {c})"))
+                    .unwrap_or_default();
+                return Err(bad(
+                    Some(&key),
+                    format!("`{raw}` is not a TOML value: {what}{column}"),
+                ));
+            }
             Err(_) => Value::Str(raw.to_string()),
         };
         self.overrides += 1;

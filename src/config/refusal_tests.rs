@@ -303,6 +303,16 @@ fn set_errors_say_set_and_the_key() {
         e.to_string(),
         "--set: key `swich.crt`: unknown key; did you mean `switch.crt`?"
     );
+    // Broken TOML that starts like an array or a string is its syntax error, not a string.
+    let e = &errors(BASE, &["traffic.hot_spots=[3, 5"])[0];
+    assert_eq!(
+        e.to_string(),
+        "--set: key `traffic.hot_spots`: `[3, 5` is not a TOML value: unclosed array, expected `]` (column 6)"
+    );
+    let e = &errors(BASE, &["traffic.hot_spots=[99999999999999999999]"])[0];
+    assert!(e.message.ends_with("is beyond a 64-bit integer"), "{e}");
+    let e = &errors(BASE, &["routing=\"arn"])[0];
+    assert!(e.message.starts_with("`\"arn` is not a TOML value"), "{e}");
 }
 
 #[test]
