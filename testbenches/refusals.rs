@@ -1,6 +1,6 @@
 //! Bad input on the real command line: every case is refused (or warned about) with a message that
 //! names the key or flag, never with a panic or a hang, and no refused command changes a file that
-//! existed before it.
+//! existed before it or leaves a new file or folder behind.
 //!
 //! Each case runs `arnsim` in a scratch folder holding a file `precious.txt` and the scenario files
 //! the case needs; a case that has not exited after a generous bound is killed and reported as a
@@ -230,6 +230,25 @@ fn cases() -> Vec<Case> {
             &["--vcd", "not a regular file"],
         ),
         refused(
+            "a switch to record that the fabric does not have",
+            vec![],
+            &[
+                "run",
+                "default",
+                "--out",
+                "new/run",
+                "--record-switch",
+                "s9_9",
+            ],
+            &["--record-switch s9_9", "no such switch"],
+        ),
+        refused(
+            "a dump where no file can be made",
+            vec![],
+            &["run", "default", "--out", "new/run", "--vcd", "/proc/a.vcd"],
+            &["--vcd /proc/a.vcd"],
+        ),
+        refused(
             "a flit of a fraction of a byte",
             vec![],
             &["check", "default", "--set", "link.flit=0.5B"],
@@ -414,6 +433,25 @@ fn run_case(dir: &Path, c: &Case) -> Result<(), String> {
     }
     if std::fs::read_to_string(&precious).ok().as_deref() != Some("kept as it is\n") {
         return Err("precious.txt was changed".into());
+    }
+    // A refused command leaves no new file or folder behind (temporary files, new output folders).
+    if c.expect == Expect::Refused {
+        let mut expected: Vec<String> = c
+            .files
+            .iter()
+            .map(|(name, _)| name.split('/').next().unwrap().to_string())
+            .chain(["precious.txt".to_string()])
+            .collect();
+        expected.sort();
+        expected.dedup();
+        let mut found: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        found.sort();
+        if found != expected {
+            return Err(format!("left {found:?} where there was {expected:?}"));
+        }
     }
     // A name must never lead a run outside the folder it was started in.
     if dir.parent().unwrap().join("escape").exists() {

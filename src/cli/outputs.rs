@@ -162,6 +162,51 @@ pub fn make_folder(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The folders [`NewFolders::make`] created for a command's outputs. Unless kept, they are removed
+/// again when dropped (those still empty), so a command that fails before it has anything to
+/// write leaves no folder behind.
+#[must_use]
+pub struct NewFolders(Vec<PathBuf>);
+
+impl NewFolders {
+    /// [`make_folder`], remembering which of `dir` and its parents were missing.
+    pub fn make(dir: &Path) -> Result<Self, String> {
+        let mut missing = Vec::new();
+        let mut p = dir;
+        while !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err() {
+            missing.push(p.to_path_buf());
+            match p.parent() {
+                Some(up) => p = up,
+                None => break,
+            }
+        }
+        let made = NewFolders(missing);
+        make_folder(dir)?;
+        Ok(made)
+    }
+
+    /// Adds the folders of `later` (made after these, so removed first).
+    pub fn and(mut self, mut later: NewFolders) -> Self {
+        later.0.append(&mut self.0);
+        self.0 = std::mem::take(&mut later.0);
+        self
+    }
+
+    /// Keeps the folders: the command has started writing into them.
+    pub fn keep(mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for NewFolders {
+    fn drop(&mut self) {
+        for d in &self.0 {
+            // Deepest first; a folder something was written into stays.
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
 /// `summary.json` of a run: what was run, how far it got, and its counters. Written by
 /// `arnsim run` (fields in this order, two-space indented) and read back by `arnsim plot`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@ use super::Failure;
 pub use super::dump::WaveRequest;
 use super::dump::{self, DumpPlan};
 use super::interrupt::{Stop, exit_code, signal_name};
-use super::outputs::{Staged, Summary, make_folder};
+use super::outputs::{NewFolders, Staged, Summary};
 use super::record::{RecordRequest, Recording};
 use super::run_summary::{RunEnd, replay_summary, summary};
 pub use super::scenarios::{BUNDLED, check, list, load};
@@ -212,7 +212,7 @@ fn run_on<const V: usize>(
     }
     // Every output is reserved under its temporary name: a folder that cannot be written fails
     // the run here, before the first cycle.
-    make_folder(&out).map_err(|e| format!("--out {e}"))?;
+    let mut folders = NewFolders::make(&out).map_err(|e| format!("--out {e}"))?;
     let mut staged = OUTPUTS
         .iter()
         .map(|n| Staged::open(&out.join(n)).map_err(|e| format!("--out {e}")))
@@ -220,7 +220,8 @@ fn run_on<const V: usize>(
     let mut dump = match (plan, chosen) {
         (Some(plan), Some(chosen)) => {
             let vcd_flag = |e: String| format!("--vcd {e}");
-            make_folder(plan.vcd.parent().unwrap_or(Path::new(""))).map_err(vcd_flag)?;
+            let vcd_folder = plan.vcd.parent().unwrap_or(Path::new(""));
+            folders = folders.and(NewFolders::make(vcd_folder).map_err(vcd_flag)?);
             let mut vcd_file = Staged::open(&plan.vcd).map_err(vcd_flag)?;
             let gtkw_file = Staged::open(&plan.gtkw).map_err(vcd_flag)?;
             let states_file = match chosen.iter().any(|s| s.name.ends_with(".detector_state")) {
@@ -255,6 +256,7 @@ fn run_on<const V: usize>(
         Some(r) => Some(Recording::start(&s, r, &mut fabric, &out)?),
         None => None,
     };
+    folders.keep();
     let tap = dump.as_ref().map(|d| d.vcd.tap(&fabric));
     let nodes = s.topology.nodes;
     let cycle_ns = s.time_base.cycle_ns();
