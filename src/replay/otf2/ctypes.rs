@@ -8,7 +8,7 @@
 use std::ffi::{c_char, c_int, c_void};
 
 pub const SUCCESS: c_int = 0;
-pub const INTERRUPTED_BY_CALLBACK: c_int = 4;
+pub const INTERRUPTED_BY_CALLBACK: c_int = 92;
 pub const CALLBACK_SUCCESS: c_int = 0;
 pub const CALLBACK_INTERRUPT: c_int = 1;
 pub const FILEMODE_WRITE: u8 = 0;

@@ -168,6 +168,12 @@ pub fn load(names: &[String]) -> Result<Otf2, String> {
                 let f = Fns::load(&lib).map_err(|e| {
                     format!("{name} is not the OTF2 3 library (missing {e}); install OTF2 3, e.g. `apt-get install {PACKAGES}`")
                 })?;
+                // The error codes this reader tells apart, checked by the library's own names.
+                // SAFETY: the function returns a static string for any code.
+                let named = |code| unsafe { text((f.OTF2_Error_GetName)(code)) };
+                if named(INTERRUPTED_BY_CALLBACK) != "INTERRUPTED_BY_CALLBACK" {
+                    return Err(format!("{name} numbers its error codes unlike OTF2 3"));
+                }
                 // SAFETY: `on_error` has the C signature of `OTF2_ErrorCallback` and keeps no
                 // user data; it stays valid for the life of the process.
                 unsafe { (f.OTF2_Error_RegisterCallback)(Some(on_error), std::ptr::null_mut()) };

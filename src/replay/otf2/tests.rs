@@ -398,5 +398,15 @@ fn otf2_reads_a_scorep_like_archive_through_the_library() {
         expected.push(1, op);
     }
     assert_eq!(trace, expected);
+
+    // The same archive with a clock of no resolution: refused, and the message says why.
+    defs[0] = Def::Clock {
+        resolution: 0,
+        offset: 0,
+        length: 2000,
+    };
+    lib.write(&dir, "zero", &defs, &events).unwrap();
+    let err = read(&dir.join("zero.otf2")).unwrap_err().to_string();
+    assert!(err.contains("timer resolution of 0"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
