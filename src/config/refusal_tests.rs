@@ -313,6 +313,9 @@ fn set_errors_say_set_and_the_key() {
     assert!(e.message.ends_with("is beyond a 64-bit integer"), "{e}");
     let e = &errors(BASE, &["routing=\"arn"])[0];
     assert!(e.message.starts_with("`\"arn` is not a TOML value"), "{e}");
+    // A huge number is shown in scientific notation.
+    let e = &errors(BASE, &["traffic.load=1e308"])[0];
+    assert_eq!(e.message, "1e308 is not a load between 0 and 1");
 }
 
 #[test]

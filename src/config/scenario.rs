@@ -8,7 +8,7 @@
 //! warning in [`Scenario::warnings`].
 
 use super::document::{Document, ScenarioError, ScenarioErrors, Value};
-use super::units::{TimeBase, UnitError};
+use super::units::{TimeBase, UnitError, shown};
 use super::{switch_keys, topology_keys, traffic_keys};
 use crate::fabric::FabricParams;
 use crate::fabric::node::Flow;
@@ -124,7 +124,7 @@ impl Reader<'_> {
         if !(0.0..=100.0).contains(&v) {
             return self
                 .doc
-                .fail(key, format!("{v} is not a percentage (0 to 100)"));
+                .fail(key, format!("{} is not a percentage (0 to 100)", shown(v)));
         }
         Some(v)
     }

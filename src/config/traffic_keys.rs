@@ -8,6 +8,7 @@
 
 use super::scenario::Reader;
 use super::trace_keys::{self, TraceReplay};
+use super::units::shown;
 use crate::fabric::node::QP_DEPTH;
 use crate::traffic::{ExplicitFlow, Pattern, hot_senders, paper_hot_spots};
 
@@ -65,7 +66,7 @@ fn fraction(r: &Reader, key: &str, what: &str) -> Option<f64> {
     if !(0.0..=1.0).contains(&v) {
         return r
             .doc
-            .fail(key, format!("{v} is not {what} between 0 and 1"));
+            .fail(key, format!("{} is not {what} between 0 and 1", shown(v)));
     }
     Some(v)
 }

@@ -9,6 +9,16 @@
 
 use std::fmt;
 
+/// A number as an error message shows it: as Rust prints it, or in scientific notation when that
+/// runs past 21 characters (`1e308`, not 309 digits).
+pub fn shown(v: f64) -> String {
+    let plain = v.to_string();
+    match plain.len() > 21 {
+        true => format!("{v:e}"),
+        false => plain,
+    }
+}
+
 /// Flit size and link rate: what one cycle means.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimeBase {
