@@ -120,6 +120,35 @@ pub fn write_atomically(dest: &Path, bytes: &[u8]) -> Result<(), String> {
     s.commit()
 }
 
+/// Refuses a command whose outputs would replace one of its inputs, or one another: `outputs`
+/// are (flag, path) pairs, `inputs` the files read. Spellings and links of one place are one.
+pub fn refuse_overwriting_inputs(
+    outputs: &[(&str, PathBuf)],
+    inputs: &[PathBuf],
+) -> Result<(), String> {
+    let inputs: Vec<PathBuf> = inputs.iter().map(|p| resolved(p)).collect();
+    let mut seen: Vec<(PathBuf, &str, &Path)> = Vec::new();
+    for (flag, out) in outputs {
+        let r = resolved(out);
+        if let Some(i) = inputs.iter().position(|i| *i == r) {
+            return Err(format!(
+                "{flag} {}: would replace the input {}; give the output another name",
+                out.display(),
+                inputs[i].display()
+            ));
+        }
+        if let Some((_, other, first)) = seen.iter().find(|(p, ..)| *p == r) {
+            return Err(format!(
+                "{flag} {}: the same file as the output of {other} ({}); give one of them another name",
+                out.display(),
+                first.display()
+            ));
+        }
+        seen.push((r, flag, out));
+    }
+    Ok(())
+}
+
 /// `p` made absolute with its symbolic links and `..` resolved as far as it exists (the rest
 /// appended as written, `.` and `..` folded), so that two spellings of one place compare equal.
 pub fn resolved(p: &Path) -> PathBuf {

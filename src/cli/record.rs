@@ -3,7 +3,7 @@
 //! compared, its port interface dumped as the Verilated replay of `hdl-ref/switch.sv` dumps it.
 
 use super::dump::flag_cycles;
-use super::outputs::Staged;
+use super::outputs::{Staged, refuse_overwriting_inputs};
 use crate::config::Scenario;
 use crate::config::units::nanoseconds;
 use crate::cycle::compare::{Replay, ReplayError};
@@ -245,6 +245,9 @@ fn idle_to(
 /// with a dump, writes its port interface in the window as the Verilated replay dumps it.
 pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     let name = path.display().to_string();
+    if let Some(d) = dump {
+        refuse_overwriting_inputs(&[("--vcd", d.path.clone())], &[path.to_path_buf()])?;
+    }
     let f = File::open(path).map_err(|e| format!("{name}: {e}"))?;
     let mut r = RecordingReader::open(&name, BufReader::new(f))?;
     let h = &r.header;

@@ -1,7 +1,7 @@
 //! Tests of `arnsim run --record-switch` and `arnsim replay`.
 
 use super::interrupt::Stop;
-use super::record::{RecordRequest, replay};
+use super::record::{RecordRequest, ReplayDump, replay};
 use super::run::{How, run};
 
 #[test]
@@ -57,6 +57,15 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
             > 1000
     );
     replay(&file, None).unwrap();
+    // A dump named like the recording (another spelling of it) is refused before it is read.
+    let onto = ReplayDump {
+        path: out.join("../out/s2_1.rec"),
+        from: None,
+        to: None,
+    };
+    let e = replay(&file, Some(&onto)).unwrap_err();
+    assert!(e.contains("would replace the input"), "{e}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
     // One output flit's VC changed: the replay names the cycle, port and signal.
     let line = text
         .lines()

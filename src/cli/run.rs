@@ -10,7 +10,7 @@ use super::Failure;
 pub use super::dump::WaveRequest;
 use super::dump::{self, DumpPlan};
 use super::interrupt::{Stop, exit_code, signal_name};
-use super::outputs::{NewFolders, Staged, Summary};
+use super::outputs::{NewFolders, Staged, Summary, refuse_overwriting_inputs};
 use super::record::{RecordRequest, Recording};
 use super::run_summary::{RunEnd, replay_summary, summary};
 pub use super::scenarios::{BUNDLED, check, list, load};
@@ -155,6 +155,32 @@ pub fn run_loaded(
     ))
 }
 
+/// The files a run writes, each with the flag that names it.
+fn outputs_of(
+    out: &Path,
+    dump: Option<&dump::DumpPlan>,
+    record: Option<&RecordRequest>,
+) -> Vec<(&'static str, PathBuf)> {
+    let mut all: Vec<(&str, PathBuf)> = OUTPUTS.iter().map(|n| ("--out", out.join(n))).collect();
+    if let Some(d) = dump {
+        all.extend([d.vcd.clone(), d.gtkw.clone(), d.states.clone()].map(|p| ("--vcd", p)));
+    }
+    if let Some(r) = record {
+        all.push(("--record-switch", out.join(format!("{}.rec", r.switch))));
+    }
+    all
+}
+
+/// The files a run reads: its scenario, trace and map file.
+fn inputs_of(s: &Scenario) -> Vec<PathBuf> {
+    let mut all = vec![PathBuf::from(s.doc.path())];
+    if let Some(t) = &s.replay {
+        all.push(PathBuf::from(&t.file));
+        all.extend(t.map_file.iter().map(PathBuf::from));
+    }
+    all
+}
+
 /// [`run`] on a fabric of `V` VC lanes.
 fn run_on<const V: usize>(
     s: Scenario,
@@ -188,6 +214,10 @@ fn run_on<const V: usize>(
         }
         None => None,
     };
+    refuse_overwriting_inputs(
+        &outputs_of(&out, plan.as_ref(), record.as_ref()),
+        &inputs_of(&s),
+    )?;
     if let Some(c) = deadlock::of_fabric(&s.topology, &s.params)?.filter(|c| c.cycle.is_some()) {
         warnings.push(format!(
             "{c}: the routing can deadlock; the watchdog stops the run if it does"

@@ -25,6 +25,8 @@ pub struct TraceReplay {
     pub program: Program,
     /// Which node runs each rank.
     pub mapping: Mapping,
+    /// The map file the mapping was read from, if any.
+    pub map_file: Option<String>,
 }
 
 /// The text of `path`, read line by line: a line that is not UTF-8 or is longer than
@@ -98,11 +100,16 @@ pub(super) fn read(r: &Reader, nodes: Option<u32>, seed: Option<u64>) -> Option<
     };
     let (nodes, seed) = (nodes?, seed?);
     let ranks = program.ranks();
+    let mut map_file = None;
     let mapping = match mapping.as_str() {
         "linear" => Mapping::linear(ranks, nodes),
         "random" => Mapping::random(ranks, nodes, seed),
         path => match read_text(doc.path(), path) {
-            Ok((f, t)) => Mapping::from_file(&t, &f, ranks, nodes).map_err(|e| e.to_string()),
+            Ok((f, t)) => {
+                let m = Mapping::from_file(&t, &f, ranks, nodes).map_err(|e| e.to_string());
+                map_file = Some(f);
+                m
+            }
             Err(e) => Err(format!("not `linear` or `random`, and as a map file: {e}")),
         },
     }
@@ -112,5 +119,6 @@ pub(super) fn read(r: &Reader, nodes: Option<u32>, seed: Option<u64>) -> Option<
         file,
         program,
         mapping,
+        map_file,
     })
 }
