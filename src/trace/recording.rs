@@ -224,6 +224,8 @@ pub struct RecordingReader<R: BufRead> {
     outs: Vec<PortOut>,
     /// The cycle after the last one recorded, once the `end` line is read.
     pub end: Option<u64>,
+    /// The last cycle a line was read for.
+    last: Option<u64>,
 }
 
 /// A field of a line, parsed, or an error naming the file and line.
@@ -309,6 +311,7 @@ impl<R: BufRead> RecordingReader<R> {
                 to: 0,
             },
             pending: None,
+            last: None,
             ins: Vec::new(),
             outs: Vec::new(),
             end: None,
@@ -320,6 +323,7 @@ impl<R: BufRead> RecordingReader<R> {
         }
         let (mut ports, mut vcs, mut lmc, mut rows) = (0usize, 0usize, 0u32, 0usize);
         let mut lft_lines = Vec::new();
+        let mut from_line = None;
         let mut sl2vl_lines = Vec::new();
         // The lines of the `param` lines that size the buffers and set the ARN machinery.
         let (mut size_line, mut arn_line) = (0, 0);
@@ -417,12 +421,24 @@ impl<R: BufRead> RecordingReader<R> {
                 "from" => {
                     h.from = keyed(p, n, &w, "from")?;
                     h.to = keyed(p, n, &w, "to")?;
+                    if h.from > h.to {
+                        return Err(format!(
+                            "{p}:{n}: `from {} to {}`: the first cycle compared is after the last",
+                            h.from, h.to
+                        ));
+                    }
+                    from_line = Some(n);
                 }
                 "end-header" => break,
                 other => return Err(format!("{p}:{n}: unknown header line `{other}`")),
             }
         }
         let h = &mut me.header;
+        if from_line.is_none() {
+            return Err(format!(
+                "{path}: the header has no `from` line (the cycles recorded)"
+            ));
+        }
         if let Some((key, why)) = h.params.out_of_range() {
             let n = match key {
                 "vc_capacity" | "max_packets" => size_line,
@@ -451,6 +467,11 @@ impl<R: BufRead> RecordingReader<R> {
         for (lid, port, n) in lft_lines {
             if !h.lft.in_range(lid) {
                 return Err(format!("{path}:{n}: LID {lid} is beyond the LFT"));
+            }
+            if port as usize >= ports && port != NO_ROUTE {
+                return Err(format!(
+                    "{path}:{n}: `lft {lid} {port}`: port {port} of a {ports}-port switch"
+                ));
             }
             h.lft.program(lid, port);
         }
@@ -485,12 +506,29 @@ impl<R: BufRead> RecordingReader<R> {
                 None => {
                     let Some(l) = self.next_line()? else { break };
                     if let Some(e) = l.strip_prefix("end ") {
-                        self.end = Some(e.trim().parse().map_err(|_| {
+                        let end: u64 = e.trim().parse().map_err(|_| {
                             format!(
                                 "{}:{}: `end` needs the cycle after the last",
                                 self.path, self.line
                             )
-                        })?);
+                        })?;
+                        let at = format!("{}:{}: `end {end}`", self.path, self.line);
+                        if end > self.header.to.saturating_add(1) {
+                            let to = self.header.to;
+                            return Err(format!("{at} is past the header's last cycle ({to})"));
+                        }
+                        if let Some(c) = self.last.filter(|&c| end <= c) {
+                            return Err(format!("{at} is not after the last cycle recorded ({c})"));
+                        }
+                        if let Some(more) = self.next_line()? {
+                            return Err(format!(
+                                "{}:{}: `{}` after the `end` line",
+                                self.path,
+                                self.line,
+                                more.split(' ').take(3).collect::<Vec<_>>().join(" ")
+                            ));
+                        }
+                        self.end = Some(end);
                         break;
                     }
                     let t = l
@@ -503,6 +541,13 @@ impl<R: BufRead> RecordingReader<R> {
                                 self.path, self.line
                             )
                         })?;
+                    if t > self.header.to {
+                        return Err(format!(
+                            "{}:{}: cycle {t} is after the last cycle the header gives ({})",
+                            self.path, self.line, self.header.to
+                        ));
+                    }
+                    self.last = Some(t);
                     (t, l)
                 }
             };

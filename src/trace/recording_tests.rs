@@ -73,6 +73,13 @@ fn a_header_out_of_the_registers_ranges_is_refused_with_its_line_and_key() {
             "out_capacity 1 0",
             "h.rec:7: out_capacity of port 1 is 0",
         ),
+        (
+            "lft 1 0",
+            "lft 1 2",
+            "h.rec:8: `lft 1 2`: port 2 of a 2-port switch",
+        ),
+        ("from 0 to 10", "from 9 to 3", "h.rec:9: `from 9 to 3`"),
+        ("from 0 to 10\n", "", "h.rec: the header has no `from` line"),
     ];
     for (from, to, want) in cases {
         let text = header().replace(from, to);
@@ -91,4 +98,36 @@ fn a_recording_that_is_not_lines_of_text_is_refused_with_its_line() {
     let mut r = RecordingReader::open("h.rec", Cursor::new(text)).unwrap();
     let e = r.next_frame().unwrap_err();
     assert!(e.contains("h.rec:11:"), "{e}");
+}
+
+#[test]
+fn cycles_and_the_end_line_stay_within_the_header() {
+    let frames = |body: &str| -> Result<Option<u64>, String> {
+        let text = header() + body;
+        let mut r = RecordingReader::open("h.rec", Cursor::new(text.into_bytes())).unwrap();
+        while r.next_frame()?.is_some() {}
+        Ok(r.end)
+    };
+    assert_eq!(frames("3 I 0 C 0 1\nend 11\n"), Ok(Some(11)));
+    let cases = [
+        (
+            "11 I 0 C 0 1\nend 12\n",
+            "h.rec:11: cycle 11 is after the last cycle the header gives (10)",
+        ),
+        (
+            "3 I 0 C 0 1\nend 100000000000\n",
+            "h.rec:12: `end 100000000000` is past the header's last cycle (10)",
+        ),
+        (
+            "3 I 0 C 0 1\nend 3\n",
+            "h.rec:12: `end 3` is not after the last cycle recorded (3)",
+        ),
+        (
+            "end 4\n3 I 0 C 0 1\n",
+            "h.rec:12: `3 I 0` after the `end` line",
+        ),
+    ];
+    for (body, want) in cases {
+        assert_eq!(frames(body), Err(want.to_string()), "{body}");
+    }
 }
