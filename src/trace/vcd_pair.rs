@@ -66,6 +66,9 @@ impl Dump {
     }
 }
 
+/// The widest signal compared, in bits (the switch's widest port signal, a flit bus, is some 200).
+const MAX_WIDTH: u32 = 4096;
+
 /// Bits of a vector change, `width` wide: a shorter one extended on the left with 0 (or with its
 /// leading `x`/`z`), as VCD readers do.
 fn bits_of(v: &vcd::Vector, width: u32) -> String {
@@ -114,6 +117,12 @@ pub fn read_dump(
                     kept.push(false);
                 }
                 if keep.is_none_or(|k| k(&full)) {
+                    if width > MAX_WIDTH {
+                        return Err(format!(
+                            "{name}: `{full}` is declared {width} bits wide; a port signal of the \
+                             switch is at most {MAX_WIDTH}"
+                        ));
+                    }
                     kept[slot] = true;
                     d.sigs.insert(full, (width, slot));
                 }
@@ -417,6 +426,16 @@ $upscope $end\n$upscope $end\n$enddefinitions $end\n\
             )
             .is_err()
         );
+        // A signal declared wider than any port signal is refused before a value is read, unless
+        // it is not compared.
+        let wide = VCD.replace("$var wire 1 ! clk_i", "$var wire 4294967295 ! clk_i");
+        let e = read_dump("t", wide.as_bytes(), None).unwrap_err();
+        assert!(
+            e.contains("`clk_i` is declared 4294967295 bits wide"),
+            "{e}"
+        );
+        let only_v = |n: &str| n == "tb_switch.v";
+        assert!(read_dump("t", wide.as_bytes(), Some(&only_v)).is_ok());
     }
 
     #[test]
