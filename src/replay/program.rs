@@ -9,8 +9,6 @@
 use super::collectives::{self, Step};
 use super::error::{TraceError, TraceErrors};
 use super::trace::{Trace, TraceOp};
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 
 /// Most messages a program may have after collectives are expanded: 2^26.
 pub const MAX_MESSAGES: u64 = 1 << 26;
@@ -333,22 +331,45 @@ fn match_messages(
     file: &str,
     errors: &mut Vec<TraceError>,
 ) {
-    /// Per key: the sends' message ids and the receives' (rank, slot), in posting order.
-    type Queues = HashMap<Key, (Vec<u32>, Vec<(u32, u32)>)>;
-    let mut queues = Queues::new();
-    for (id, key) in sends.iter().enumerate() {
-        queues.entry(*key).or_default().0.push(id as u32);
+    // Sends and receives sorted by key (stable sorts, so each key's keep their posting order:
+    // message ids ascend as sends are posted, and a key's receives are one rank's, by slot),
+    // then walked key by key: a few bytes per message rather than a queue per key.
+    let recv_key = |&(r, slot): &(u32, u32)| ranks[r as usize].recvs[slot as usize].0;
+    let mut send_ids: Vec<u32> = (0..sends.len() as u32).collect();
+    send_ids.sort_by_key(|&id| sends[id as usize]);
+    let mut recv_slots: Vec<(u32, u32)> = ranks
+        .iter()
+        .enumerate()
+        .flat_map(|(r, rb)| (0..rb.recvs.len() as u32).map(move |slot| (r as u32, slot)))
+        .collect();
+    recv_slots.sort_by_key(recv_key);
+    let (mut i, mut j) = (0, 0);
+    while i < send_ids.len() || j < recv_slots.len() {
+        let next_send = send_ids.get(i).map(|&id| sends[id as usize]);
+        let next_recv = recv_slots.get(j).map(recv_key);
+        let key = match (next_send, next_recv) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).expect("one is left"),
+        };
+        let n = send_ids[i..].partition_point(|&id| sends[id as usize] == key);
+        let m = recv_slots[j..].partition_point(|x| recv_key(x) == key);
+        let (ids, recvs) = (&send_ids[i..i + n], &recv_slots[j..j + m]);
+        (i, j) = (i + n, j + m);
+        report_key(ranks, &key, ids, recvs, messages, file, errors);
     }
-    for (r, rb) in ranks.iter().enumerate() {
-        for (slot, (key, _)) in rb.recvs.iter().enumerate() {
-            match queues.entry(*key) {
-                Entry::Occupied(mut e) => e.get_mut().1.push((r as u32, slot as u32)),
-                Entry::Vacant(e) => {
-                    e.insert((Vec::new(), vec![(r as u32, slot as u32)]));
-                }
-            }
-        }
-    }
+}
+
+/// [`match_messages`] for one key: its sends' message ids and its receives' (rank, slot), each
+/// in posting order.
+fn report_key(
+    ranks: &[RankBuild],
+    key: &Key,
+    ids: &[u32],
+    recvs: &[(u32, u32)],
+    messages: &mut [Message],
+    file: &str,
+    errors: &mut Vec<TraceError>,
+) {
     let tag = |key: &Key| {
         if key.2 >> 32 == 0 {
             format!("tag {}", key.2)
@@ -356,49 +377,47 @@ fn match_messages(
             format!("collective #{}", (key.2 & 0xffff_ffff) + 1)
         }
     };
-    for (key, (ids, recvs)) in &queues {
-        for (i, &id) in ids.iter().enumerate() {
-            let m = &mut messages[id as usize];
-            match recvs.get(i) {
-                Some(&(r, slot)) => {
-                    m.slot = slot;
-                    m.recv_line = ranks[r as usize].recvs[slot as usize].1;
-                }
-                None => errors.push(TraceError::at_line(
-                    file,
-                    m.send_line,
-                    None,
-                    format!(
-                        "send from rank {} to rank {} ({}, {} of them) has no matching receive \
-                         (rank {} posts {})",
-                        key.0,
-                        key.1,
-                        tag(key),
-                        ids.len(),
-                        key.1,
-                        recvs.len()
-                    ),
-                )),
+    for (i, &id) in ids.iter().enumerate() {
+        let m = &mut messages[id as usize];
+        match recvs.get(i) {
+            Some(&(r, slot)) => {
+                m.slot = slot;
+                m.recv_line = ranks[r as usize].recvs[slot as usize].1;
             }
-        }
-        for &(r, slot) in recvs.iter().skip(ids.len()) {
-            errors.push(TraceError::at_line(
+            None => errors.push(TraceError::at_line(
                 file,
-                ranks[r as usize].recvs[slot as usize].1,
+                m.send_line,
                 None,
                 format!(
-                    "receive at rank {} from rank {} ({}) has no matching send (rank {} sends {} \
-                     such messages, rank {} posts {} receives)",
+                    "send from rank {} to rank {} ({}, {} of them) has no matching receive \
+                     (rank {} posts {})",
+                    key.0,
                     key.1,
-                    key.0,
                     tag(key),
-                    key.0,
                     ids.len(),
                     key.1,
                     recvs.len()
                 ),
-            ));
+            )),
         }
+    }
+    for &(r, slot) in recvs.iter().skip(ids.len()) {
+        errors.push(TraceError::at_line(
+            file,
+            ranks[r as usize].recvs[slot as usize].1,
+            None,
+            format!(
+                "receive at rank {} from rank {} ({}) has no matching send (rank {} sends {} \
+                 such messages, rank {} posts {} receives)",
+                key.1,
+                key.0,
+                tag(key),
+                key.0,
+                ids.len(),
+                key.1,
+                recvs.len()
+            ),
+        ));
     }
 }
 
