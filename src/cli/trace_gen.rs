@@ -5,6 +5,7 @@
 //! (`outputs::write_atomically`), so a failure leaves an existing file as it was.
 
 use super::outputs::write_atomically;
+use crate::replay::program::{MAX_MESSAGES, check_message_count};
 use crate::replay::workloads::inception::MIB;
 use crate::replay::workloads::{Inception, Ptrans};
 use clap::Subcommand;
@@ -100,9 +101,15 @@ pub fn run(workload: &Workload) -> Result<(), String> {
         }
     };
     let trace = trace.map_err(|e| format!("{}: {e}", out.display()))?;
-    trace
-        .check(&out.display().to_string())
-        .map_err(|e| e.to_string())?;
+    let file = out.display().to_string();
+    trace.check(&file).map_err(|e| e.to_string())?;
+    // Collectives expanded, the messages a run would load.
+    check_message_count(&trace, &file).map_err(|_| {
+        format!(
+            "{file}: the trace would send more than {MAX_MESSAGES} messages once its collectives \
+             are expanded, more than a run loads: take fewer ranks or steps"
+        )
+    })?;
     if out.extension().is_some_and(|e| e == "otf2") {
         // An OTF2 archive, written through the OTF2 library (never over an existing one).
         crate::replay::otf2::write(&trace, out).map_err(|e| e.to_string())?;
@@ -210,6 +217,19 @@ mod tests {
         let w = parse(&["ptrans", "--ranks", "4", "--out", o]).unwrap();
         let e = run(&w).unwrap_err();
         assert!(e.contains("choose a smaller N"), "{e}");
+        // Parsed, but more messages than a run loads: refused before the trace is built.
+        let w = parse(&[
+            "inception",
+            "--ranks",
+            "1048576",
+            "--steps",
+            "1000",
+            "--out",
+            o,
+        ])
+        .unwrap();
+        let e = run(&w).unwrap_err();
+        assert!(e.contains("more than a trace may hold (67108864)"), "{e}");
         // A folder is never replaced.
         let w = parse(&["inception", "--ranks", "2", "--out", d.to_str().unwrap()]).unwrap();
         assert!(run(&w).unwrap_err().contains("is a folder"));

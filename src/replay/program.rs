@@ -88,7 +88,7 @@ struct RankBuild {
 
 /// Refuses a trace of more than [`MAX_MESSAGES`] messages (collectives expanded) at the line
 /// that passes the limit, before any of them is built: counting costs no memory.
-fn check_message_count(trace: &Trace, file: &str) -> Result<(), TraceErrors> {
+pub fn check_message_count(trace: &Trace, file: &str) -> Result<(), TraceErrors> {
     let (mut n, mut steps) = (0u64, Vec::new());
     for (i, rop) in trace.ops.iter().enumerate() {
         n += match rop.op {

@@ -17,6 +17,7 @@
 //! allreduces. The collectives block, so the overlap of the backward pass with the allreduces
 //! is not modelled. The numbers and their sources: docs/workloads.md.
 
+use crate::replay::program::MAX_MESSAGES;
 use crate::replay::trace::{MAX_BYTES, MAX_COMPUTE_PS, MAX_RANKS, Trace, TraceOp};
 
 /// Bytes of an fp32 value.
@@ -256,6 +257,17 @@ impl Inception {
         }
         if state_params() * FLOAT > MAX_BYTES {
             return Err("the model state is larger than a trace's largest message".into());
+        }
+        // A ring allreduce of p ranks sends 2p(p - 1) messages; one per bucket and step.
+        let p = u128::from(self.ranks);
+        let per_step = self.bucket_sizes().len() as u128 * 2 * p * (p - 1);
+        let messages = per_step * u128::from(self.steps);
+        if messages > u128::from(MAX_MESSAGES) {
+            return Err(format!(
+                "{} steps on {} ranks send {messages} messages, more than a trace may hold \
+                 ({MAX_MESSAGES})",
+                self.steps, self.ranks
+            ));
         }
         Ok(())
     }

@@ -19,6 +19,7 @@
 //! the paper measures it.
 
 use crate::blocks::rng::SplitMix64;
+use crate::replay::program::MAX_MESSAGES;
 use crate::replay::trace::{MAX_BYTES, MAX_RANKS, Trace, TraceOp};
 
 /// Bytes of a double.
@@ -171,6 +172,14 @@ impl Ptrans {
                 self.p,
                 self.q,
                 self.message_bytes()
+            ));
+        }
+        let messages = u128::from(self.messages_per_transpose()) * u128::from(self.reps);
+        if messages > u128::from(MAX_MESSAGES) {
+            return Err(format!(
+                "{} transposes on {} x {} send {messages} messages, more than a trace may hold \
+                 ({MAX_MESSAGES})",
+                self.reps, self.p, self.q
             ));
         }
         Ok(())
