@@ -29,7 +29,18 @@ pub fn run(
         .transpose()
         .map_err(|e| format!("--to: {e}"))?;
     check_out(runs, out)?;
-    if runs.iter().all(|d| d.join("sweep.csv").is_file()) {
+    let is_sweep = |d: &PathBuf| d.join("sweep.csv").is_file();
+    if let (Some(sweep), Some(run)) = (
+        runs.iter().find(|d| is_sweep(d)),
+        runs.iter().find(|d| !is_sweep(d)),
+    ) {
+        return Err(format!(
+            "{} is a load sweep (sweep.csv) and {} is not: plot sweeps and runs apart",
+            sweep.display(),
+            run.display()
+        ));
+    }
+    if runs.iter().all(is_sweep) {
         if to.is_some() {
             return Err("--to cuts runs in time; the folders given are load sweeps".into());
         }
@@ -194,13 +205,23 @@ fn check_out(runs: &[PathBuf], out: &Path) -> Result<(), String> {
     }
     let target = super::outputs::resolved(out);
     for dir in runs {
-        if let Some(f) = super::run::OUTPUTS
-            .iter()
-            .map(|f| dir.join(f))
+        // A run's files, or a sweep's and those of its runs (`load-*/`).
+        let loads = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        let runs_of_sweep = loads.map(|e| e.path()).filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("load-"))
+        });
+        let owned: Vec<PathBuf> = std::iter::once(dir.clone())
+            .chain(runs_of_sweep)
+            .flat_map(|d| super::run::OUTPUTS.iter().map(move |f| d.join(f)))
+            .chain(super::sweep::OUTPUTS.iter().map(|f| dir.join(f)))
+            .collect();
+        if let Some(f) = owned
+            .into_iter()
             .find(|f| super::outputs::resolved(f) == target)
         {
             return Err(format!(
-                "--out {}: that is {}, an output of the run being plotted; write the plot elsewhere",
+                "--out {}: that is {}, an output of a run or sweep being plotted; write the plot elsewhere",
                 out.display(),
                 f.display()
             ));
@@ -223,7 +244,7 @@ mod tests {
         let e = run(&runs, &dir.join("notes.txt"), None, None).unwrap_err();
         assert!(e.contains("--out") && e.contains(".svg"), "{e}");
         let e = run(&runs, &dir.join("efficiency.svg"), None, None).unwrap_err();
-        assert!(e.contains("an output of the run"), "{e}");
+        assert!(e.contains("an output of a run"), "{e}");
         assert_eq!(
             std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
             "kept"
@@ -257,6 +278,43 @@ mod tests {
         assert!(svg.contains(">figure 14</text>"));
         let e = run(&[a.clone(), b.clone()], &out, None, Some("1ms")).unwrap_err();
         assert!(e.contains("load sweeps"), "{e}");
+        // A control character in the title stays out of the XML.
+        let odd = dir.join("odd.svg");
+        run(std::slice::from_ref(&a), &odd, Some("a\u{1}b"), None).unwrap();
+        assert!(
+            std::fs::read_to_string(&odd)
+                .unwrap()
+                .contains(">a\u{fffd}b</text>")
+        );
+        // A sweep's own files, and a run folder beside a sweep, are refused.
+        std::fs::write(a.join("sweep.svg"), "kept").unwrap();
+        let e = run(std::slice::from_ref(&a), &a.join("sweep.svg"), None, None).unwrap_err();
+        assert!(
+            e.contains("an output of a run or sweep being plotted"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(a.join("sweep.svg")).unwrap(),
+            "kept"
+        );
+        let e = run(&[a.clone(), dir.clone()], &odd, None, None).unwrap_err();
+        assert!(e.contains("is a load sweep (sweep.csv) and"), "{e}");
+        for (row, says) in [
+            (
+                "0.50,NaN,1.0,700.0,900.0,10,complete,",
+                "`NaN` is not a number 0 or above",
+            ),
+            ("0.50,1.5,1.0,700.0,900.0,10,complete,", "0 to 1"),
+            (
+                "0.50,0.5,1.0,700.0,900.0,10,bogus,",
+                "`bogus` is not one of complete",
+            ),
+        ] {
+            let text = format!("{}\n{row}\n", super::super::sweep::CSV_HEADER);
+            std::fs::write(b.join("sweep.csv"), text).unwrap();
+            let e = run(&[a.clone(), b.clone()], &out, None, None).unwrap_err();
+            assert!(e.contains(says), "{row}: {e}");
+        }
         std::fs::write(b.join("sweep.csv"), "offered_load,accepted_load,x\n0.5\n").unwrap();
         let e = run(&[a, b], &out, None, None).unwrap_err();
         assert!(

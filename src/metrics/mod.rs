@@ -296,11 +296,15 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Escapes text for XML.
+/// Escapes text for XML; control characters, which XML 1.0 cannot hold, become U+FFFD.
 pub fn escape(t: &str) -> String {
     t.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+        .replace(
+            |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r'),
+            "\u{fffd}",
+        )
 }
 
 #[cfg(test)]

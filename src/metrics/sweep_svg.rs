@@ -28,6 +28,9 @@ pub struct SweepSeries {
     pub points: Vec<SweepPoint>,
 }
 
+/// How a run of a sweep can end (the `status` column).
+pub const STATUSES: [&str; 4] = ["complete", "deadlock", "invariant", "stopped"];
+
 /// Reads a `sweep.csv` written by `arnsim sweep` (its first seven columns: offered and accepted
 /// load, bytes per ns per switch, mean and largest latency, packets, status); `path` names the
 /// file in errors, which give its line and field.
@@ -46,9 +49,18 @@ pub fn read_sweep_csv(path: &str, text: &str) -> Result<Vec<SweepPoint>, String>
                 .get(k)
                 .ok_or_else(|| format!("{path}:{n}: field `{name}` is missing"))?;
             v.parse::<f64>()
-                .map_err(|_| format!("{path}:{n}: field `{name}`: `{v}` is not a number"))
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| {
+                    format!("{path}:{n}: field `{name}`: `{v}` is not a number 0 or above")
+                })
         };
         let (offered, accepted) = (num(0, "offered_load")?, num(1, "accepted_load")?);
+        if offered > 1.0 || accepted > 1.0 {
+            return Err(format!(
+                "{path}:{n}: loads are fractions of the links' capacity, 0 to 1"
+            ));
+        }
         let mean_latency_ns = match f.get(3) {
             Some(&"") => None,
             _ => Some(num(3, "mean_latency_ns")?),
@@ -56,6 +68,12 @@ pub fn read_sweep_csv(path: &str, text: &str) -> Result<Vec<SweepPoint>, String>
         let status = f
             .get(6)
             .ok_or_else(|| format!("{path}:{n}: field `status` is missing"))?;
+        if !STATUSES.contains(status) {
+            return Err(format!(
+                "{path}:{n}: field `status`: `{status}` is not one of {}",
+                STATUSES.join(", ")
+            ));
+        }
         points.push(SweepPoint {
             offered,
             accepted,
@@ -336,7 +354,7 @@ mod tests {
             ]
         );
         let e = read_sweep_csv("s.csv", &text.replace("0.400000", "x")).unwrap_err();
-        assert_eq!(e, "s.csv:3: field `accepted_load`: `x` is not a number");
+        assert_eq!(e, "s.csv:3: field `accepted_load`: `x` is not a number 0 or above");
         assert!(read_sweep_csv("s.csv", "time_us,efficiency\n").is_err());
     }
 
