@@ -63,7 +63,13 @@ fn read_text(scenario: &str, name: &str) -> Result<(String, String), String> {
             .iter()
             .find(|(n, _)| *n == name && scenario.starts_with("scenarios/"))
             .map(|(n, t)| (format!("scenarios/{n}"), t.to_string()))
-            .ok_or_else(|| format!("cannot read `{}`: {e}", beside.display())),
+            .ok_or_else(|| {
+                format!(
+                    "cannot read `{}`: {e} (a relative path is read beside the scenario; give \
+                     an absolute one for a file elsewhere)",
+                    beside.display()
+                )
+            }),
         Err(e) => Err(format!("cannot read `{}`: {e}", beside.display())),
     }
 }

@@ -166,3 +166,26 @@ fn a_trace_or_map_that_is_not_text_is_refused_with_its_line() {
     );
     assert!(e.message.contains("line 1 is longer than"), "{e}");
 }
+
+#[test]
+fn a_trace_missing_beside_a_bundled_scenario_says_where_it_was_looked_for() {
+    let set = [
+        "traffic.pattern=trace".to_string(),
+        "traffic.trace=nosuch.txt".to_string(),
+    ];
+    let text = include_str!("../../scenarios/default.toml");
+    let e = Scenario::from_text("scenarios/default.toml", text, &set).unwrap_err();
+    let e =
+        e.0.iter()
+            .find(|e| e.key.as_deref() == Some("traffic.trace"))
+            .unwrap();
+    assert!(
+        e.message.starts_with("cannot read `scenarios/nosuch.txt`"),
+        "{e}"
+    );
+    assert!(
+        e.message
+            .ends_with("give an absolute one for a file elsewhere)"),
+        "{e}"
+    );
+}

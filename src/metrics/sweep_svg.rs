@@ -354,7 +354,10 @@ mod tests {
             ]
         );
         let e = read_sweep_csv("s.csv", &text.replace("0.400000", "x")).unwrap_err();
-        assert_eq!(e, "s.csv:3: field `accepted_load`: `x` is not a number 0 or above");
+        assert_eq!(
+            e,
+            "s.csv:3: field `accepted_load`: `x` is not a number 0 or above"
+        );
         assert!(read_sweep_csv("s.csv", "time_us,efficiency\n").is_err());
     }
 
