@@ -34,6 +34,8 @@ pub struct Dump {
     pub first: u64,
     /// Last time stamp.
     pub last: u64,
+    /// The `$timescale`: its number and unit.
+    pub timescale: Option<(u32, vcd::TimescaleUnit)>,
 }
 
 impl Dump {
@@ -127,9 +129,15 @@ pub fn read_dump(
                     d.sigs.insert(full, (width, slot));
                 }
             }
+            vcd::Command::Timescale(n, unit) => d.timescale = Some((n, unit)),
             vcd::Command::Timestamp(t) => {
                 if now.is_none() {
                     d.first = t;
+                } else if now.is_some_and(|n| t < n) {
+                    return Err(format!(
+                        "{name}: time #{t} after #{}: time goes back",
+                        d.last
+                    ));
                 }
                 now = Some(t);
                 d.last = t;
@@ -180,6 +188,26 @@ pub struct Pair {
 
 /// Pairs the signals of `rust` with those of `hdl`: each must be in both with one width.
 pub fn pair(rust: Dump, hdl: Dump) -> Result<Pair, String> {
+    // Seconds per tick, compared exactly: n / divisor.
+    let tick = |d: &Dump| {
+        d.timescale
+            .map(|(n, u)| (u128::from(n), u128::from(u.divisor())))
+    };
+    let same_tick = match (tick(&rust), tick(&hdl)) {
+        (Some((a, da)), Some((b, db))) => a * db == b * da,
+        (a, b) => a.is_none() && b.is_none(),
+    };
+    if !same_tick {
+        let shown = |d: &Dump| {
+            d.timescale
+                .map_or("none".to_string(), |(n, u)| format!("{n} {u}"))
+        };
+        return Err(format!(
+            "the dumps' time scales differ: {} in the Rust dump, {} in the Verilated one",
+            shown(&rust),
+            shown(&hdl)
+        ));
+    }
     let mut missing = Vec::new();
     let mut names = Vec::new();
     for (n, &(w, _)) in &rust.sigs {
@@ -436,6 +464,22 @@ $upscope $end\n$upscope $end\n$enddefinitions $end\n\
         );
         let only_v = |n: &str| n == "tb_switch.v";
         assert!(read_dump("t", wide.as_bytes(), Some(&only_v)).is_ok());
+        // Time going back is refused; dumps of two time scales are not compared.
+        let back = VCD.replace("#40", "#15");
+        let e = read_dump("t", back.as_bytes(), None).unwrap_err();
+        assert!(e.contains("time #15 after #30: time goes back"), "{e}");
+        let ps = || read_dump("t", VCD.as_bytes(), None).unwrap();
+        let other = |scale: &str| {
+            let text = VCD.replace("$timescale 1ps $end", &format!("$timescale {scale} $end"));
+            read_dump("t", text.as_bytes(), None).unwrap()
+        };
+        let e = pair(ps(), other("1 s")).unwrap_err();
+        assert!(
+            e.contains("time scales differ: 1 ps in the Rust dump, 1 s"),
+            "{e}"
+        );
+        let e = pair(ps(), other("1000 fs")).unwrap_err();
+        assert!(!e.contains("time scales"), "1000 fs is 1 ps: {e}");
     }
 
     #[test]
