@@ -323,7 +323,7 @@ impl<R: BufRead> RecordingReader<R> {
         }
         let (mut ports, mut vcs, mut lmc, mut rows) = (0usize, 0usize, 0u32, 0usize);
         let mut lft_lines = Vec::new();
-        let mut from_line = None;
+        let mut from_given = false;
         let mut sl2vl_lines = Vec::new();
         // The lines of the `param` lines that size the buffers and set the ARN machinery.
         let (mut size_line, mut arn_line) = (0, 0);
@@ -427,14 +427,14 @@ impl<R: BufRead> RecordingReader<R> {
                             h.from, h.to
                         ));
                     }
-                    from_line = Some(n);
+                    from_given = true;
                 }
                 "end-header" => break,
                 other => return Err(format!("{p}:{n}: unknown header line `{other}`")),
             }
         }
         let h = &mut me.header;
-        if from_line.is_none() {
+        if !from_given {
             return Err(format!(
                 "{path}: the header has no `from` line (the cycles recorded)"
             ));
