@@ -208,8 +208,10 @@ fn check_out(runs: &[PathBuf], out: &Path) -> Result<(), String> {
         // A run's files, or a sweep's and those of its runs (`load-*/`).
         let loads = std::fs::read_dir(dir).into_iter().flatten().flatten();
         let runs_of_sweep = loads.map(|e| e.path()).filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("load-"))
+            p.file_name().is_some_and(|n| {
+                n.to_string_lossy()
+                    .starts_with(super::sweep::LOAD_DIR_PREFIX)
+            })
         });
         let owned: Vec<PathBuf> = std::iter::once(dir.clone())
             .chain(runs_of_sweep)

@@ -91,9 +91,12 @@ pub fn parse_loads(text: &str) -> Result<Vec<Load>, String> {
         .collect())
 }
 
+/// How the folder of each load's run starts.
+pub const LOAD_DIR_PREFIX: &str = "load-";
+
 /// The folder of one load's run.
 pub fn load_dir(out: &Path, load: &Load) -> PathBuf {
-    out.join(format!("load-{}", load.label))
+    out.join(format!("{LOAD_DIR_PREFIX}{}", load.label))
 }
 
 /// The overrides of one load's run: `set`, then `traffic.load`.
