@@ -12,6 +12,7 @@ use super::interrupt::Stop;
 use super::outputs::{Staged, Summary, make_folder};
 use super::run::{self, How, default_out};
 use crate::config::Scenario;
+use crate::config::units::shown;
 use crate::fabric::Engine;
 use crate::metrics::{SweepPoint, SweepSeries, sweep_plot_svg};
 use std::fmt::Write as _;
@@ -72,7 +73,7 @@ pub fn parse_loads(text: &str) -> Result<Vec<Load>, String> {
     }
     loads.sort_by(f64::total_cmp);
     if let Some(w) = loads.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("--loads {text}: {} is given twice", w[0]));
+        return Err(format!("--loads {text}: {} is given twice", shown(w[0])));
     }
     Ok(loads
         .into_iter()

@@ -60,6 +60,7 @@ fn loads_are_numbers_in_the_unit_interval_each_once() {
         ("NaN", "`NaN` is outside (0, 1]"),
         ("inf", "`inf` is outside (0, 1]"),
         ("0.2,0.20", "0.2 is given twice"),
+        ("1e-300,1.0000000000000001e-300", ": 1e-300 is given twice"),
     ] {
         let e = parse_loads(bad).unwrap_err();
         assert!(e.starts_with("--loads") && e.contains(says), "{bad:?}: {e}");
