@@ -17,8 +17,6 @@ pub(crate) mod gtkw_check;
 mod line;
 pub mod pair_writer;
 pub mod recording;
-#[cfg(test)]
-mod recording_tests;
 pub mod switch_ports;
 pub mod vcd_pair;
 mod vcd_writer;

@@ -1,0 +1,283 @@
+//! Reading a switch recording's cycles (`docs/recording.md`): what the ports received and drove.
+//! Every field is read at the width of the register it drives; a value that does not fit, a
+//! field too many, or a port's signal given twice in one cycle is refused with its file and line.
+
+use super::RecordingHeader;
+use crate::config::text_lines::{LineError, MAX_LINE, read_line_capped};
+use crate::cycle::{LinkFlit, PortIn, PortOut};
+use crate::wire::{ArnInfo, Packet, PacketFlags};
+use std::io::BufRead;
+use std::str::FromStr;
+
+/// A recording being read: its header, then its cycles one by one.
+pub struct RecordingReader<R: BufRead> {
+    pub(super) path: String,
+    pub(super) r: R,
+    pub(super) line: usize,
+    /// The header.
+    pub header: RecordingHeader,
+    /// The switch's VCs (`vcs` of the header).
+    pub(super) vcs: usize,
+    pub(super) pending: Option<(u64, String)>,
+    pub(super) ins: Vec<PortIn>,
+    pub(super) outs: Vec<PortOut>,
+    /// The cycle after the last one recorded, once the `end` line is read.
+    pub end: Option<u64>,
+    /// The last cycle a line was read for.
+    pub(super) last: Option<u64>,
+}
+
+/// Field `i` of a line, parsed at its register's width, or an error naming the file and line.
+pub(super) fn field<T: FromStr>(
+    path: &str,
+    line: usize,
+    words: &[&str],
+    i: usize,
+) -> Result<T, String> {
+    words.get(i).and_then(|w| w.parse().ok()).ok_or_else(|| {
+        format!(
+            "{path}:{line}: field {} of `{}` is missing, not a number, or too large for its \
+             register",
+            i + 1,
+            words.join(" ")
+        )
+    })
+}
+
+/// A line of `fields` words after its first: one more is refused.
+pub(super) fn field_count(
+    path: &str,
+    line: usize,
+    words: &[&str],
+    fields: usize,
+) -> Result<(), String> {
+    match words.get(fields + 1) {
+        Some(w) => Err(format!(
+            "{path}:{line}: `{w}` after the last field of a `{}` line",
+            words[0]
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A 0 or 1 field (a one-bit signal).
+pub(super) fn bit(path: &str, line: usize, words: &[&str], i: usize) -> Result<bool, String> {
+    match field::<u8>(path, line, words, i)? {
+        0 => Ok(false),
+        1 => Ok(true),
+        v => Err(format!(
+            "{path}:{line}: field {} of `{}` is {v}, a one-bit signal is 0 or 1",
+            i + 1,
+            words.join(" ")
+        )),
+    }
+}
+
+impl<R: BufRead> RecordingReader<R> {
+    pub(super) fn next_line(&mut self) -> Result<Option<String>, String> {
+        loop {
+            let mut s = String::new();
+            let at = self.line + 1;
+            let n = read_line_capped(&mut self.r, &mut s).map_err(|e| match e {
+                LineError::TooLong => format!(
+                    "{}:{at}: the line is longer than {MAX_LINE} bytes (not a switch recording)",
+                    self.path
+                ),
+                LineError::Io(e) => format!("{}:{at}: {e}", self.path),
+            })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            let s = s.trim_end().to_string();
+            if !s.is_empty() && !s.starts_with('#') {
+                return Ok(Some(s));
+            }
+        }
+    }
+
+    /// The next recorded cycle: its number, and what the ports received and drove (idle cycles
+    /// in between are not returned). `None` at the end.
+    #[allow(clippy::type_complexity)]
+    pub fn next_frame(&mut self) -> Result<Option<(u64, &[PortIn], &[PortOut])>, String> {
+        self.ins.fill(PortIn::default());
+        self.outs.fill(PortOut::default());
+        let mut cycle = None;
+        loop {
+            let (t, l) = match self.pending.take() {
+                Some(x) => x,
+                None => {
+                    let Some(l) = self.next_line()? else { break };
+                    if let Some(e) = l.strip_prefix("end ") {
+                        let end: u64 = e.trim().parse().map_err(|_| {
+                            format!(
+                                "{}:{}: `end` needs the cycle after the last",
+                                self.path, self.line
+                            )
+                        })?;
+                        let at = format!("{}:{}: `end {end}`", self.path, self.line);
+                        if end > self.header.to.saturating_add(1) {
+                            let to = self.header.to;
+                            return Err(format!("{at} is past the header's last cycle ({to})"));
+                        }
+                        if let Some(c) = self.last.filter(|&c| end <= c) {
+                            return Err(format!("{at} is not after the last cycle recorded ({c})"));
+                        }
+                        if let Some(more) = self.next_line()? {
+                            return Err(format!(
+                                "{}:{}: `{}` after the `end` line",
+                                self.path,
+                                self.line,
+                                more.split(' ').take(3).collect::<Vec<_>>().join(" ")
+                            ));
+                        }
+                        self.end = Some(end);
+                        break;
+                    }
+                    let t = l
+                        .split(' ')
+                        .next()
+                        .and_then(|w| w.parse().ok())
+                        .ok_or_else(|| {
+                            format!(
+                                "{}:{}: a line must start with its cycle",
+                                self.path, self.line
+                            )
+                        })?;
+                    if t > self.header.to {
+                        return Err(format!(
+                            "{}:{}: cycle {t} is after the last cycle the header gives ({})",
+                            self.path, self.line, self.header.to
+                        ));
+                    }
+                    self.last = Some(t);
+                    (t, l)
+                }
+            };
+            match cycle {
+                None => cycle = Some(t),
+                Some(c) if c != t => {
+                    if t < c {
+                        return Err(format!(
+                            "{}:{}: cycle {t} after cycle {c}",
+                            self.path, self.line
+                        ));
+                    }
+                    self.pending = Some((t, l));
+                    break;
+                }
+                _ => {}
+            }
+            self.parse_line(&l)?;
+        }
+        Ok(cycle.map(|c| (c, &self.ins[..], &self.outs[..])))
+    }
+
+    fn parse_line(&mut self, l: &str) -> Result<(), String> {
+        let (path, n, vcs) = (self.path.as_str(), self.line, self.vcs);
+        let w: Vec<&str> = l.split(' ').collect();
+        let p: usize = field(path, n, &w, 2)?;
+        if p >= self.ins.len() {
+            return Err(format!(
+                "{path}:{n}: port {p} of a {}-port switch",
+                self.ins.len()
+            ));
+        }
+        let (input, side) = match w.get(1) {
+            Some(&"I") => (true, "input"),
+            Some(&"O") => (false, "output"),
+            _ => return Err(format!("{path}:{n}: the side must be `I` or `O`")),
+        };
+        let twice = |what: &str| {
+            Err(format!(
+                "{path}:{n}: {side} {p} has a second {what} in cycle {}",
+                w[0]
+            ))
+        };
+        let vc = |i: usize| -> Result<u8, String> {
+            let v: u8 = field(path, n, &w, i)?;
+            if v as usize >= vcs {
+                return Err(format!(
+                    "{path}:{n}: VC {v} of a switch of {vcs} VCs (field {})",
+                    i + 1
+                ));
+            }
+            Ok(v)
+        };
+        // `F` has 11 fields after the kind, `C` 2, an input's `A` 4 and an output's 5.
+        let kind = w.get(3).copied().unwrap_or("");
+        let fields = match kind {
+            "F" => 11,
+            "C" => 2,
+            "A" if input => 4,
+            "A" => 5,
+            _ => return Err(format!("{path}:{n}: the kind must be `F`, `C` or `A`")),
+        };
+        field_count(path, n, &w[3..], fields)?;
+        let (pin, pout) = (&mut self.ins[p], &mut self.outs[p]);
+        match kind {
+            "F" => {
+                let head = bit(path, n, &w, 5)?;
+                let flags: u8 = field(path, n, &w, 14)?;
+                let flit = LinkFlit {
+                    valid: true,
+                    vc: vc(4)?,
+                    head,
+                    tail: bit(path, n, &w, 6)?,
+                    desc: Packet {
+                        injected: field(path, n, &w, 7)?,
+                        id: field(path, n, &w, 8)?,
+                        src: field(path, n, &w, 9)?,
+                        dlid: field(path, n, &w, 10)?,
+                        len: field(path, n, &w, 11)?,
+                        sl: field(path, n, &w, 12)?,
+                        vc: if head { vc(4)? } else { 0 },
+                        orig_vc: field(path, n, &w, 13)?,
+                        flags: PacketFlags::from_bits(flags).ok_or_else(|| {
+                            format!("{path}:{n}: flags {flags}: bits above the three defined")
+                        })?,
+                    },
+                };
+                let slot = if input { &mut pin.flit } else { &mut pout.flit };
+                if slot.valid {
+                    return twice("flit");
+                }
+                *slot = flit;
+            }
+            "C" => {
+                let v = vc(4)? as usize;
+                let c: u8 = field(path, n, &w, 5)?;
+                if c == 0 {
+                    return Err(format!(
+                        "{path}:{n}: 0 credits (an idle signal has no line)"
+                    ));
+                }
+                let slot = if input {
+                    &mut pin.credit[v]
+                } else {
+                    &mut pout.credit[v]
+                };
+                if *slot != 0 {
+                    return twice(&format!("credit line for VC {v}"));
+                }
+                *slot = c;
+            }
+            _ => {
+                let at = if input { 5 } else { 6 };
+                let arn = ArnInfo {
+                    dest: field(path, n, &w, 4)?,
+                    port: if input { 0 } else { field(path, n, &w, 5)? },
+                    vc: field(path, n, &w, at)?,
+                    arn_id: field(path, n, &w, at + 1)?,
+                    root_info: field(path, n, &w, at + 2)?,
+                };
+                let slot = if input { &mut pin.arn } else { &mut pout.arn };
+                if slot.is_some() {
+                    return twice("ARN");
+                }
+                *slot = Some(arn);
+            }
+        }
+        Ok(())
+    }
+}
