@@ -98,8 +98,14 @@ pub fn read_dump(
     let mut d = Dump::default();
     let mut now: Option<u64> = None;
     let mut kept: Vec<bool> = Vec::new();
-    for cmd in &mut p {
+    // The name each identifier code was first declared with.
+    let mut names: Vec<String> = Vec::new();
+    while let Some(cmd) = p.next() {
         let cmd = cmd.map_err(|e| format!("{name}: {e}"))?;
+        let at = format!("{name}:{}", p.line());
+        let undeclared = |id: vcd::IdCode| {
+            format!("{at}: a value change of `{id}`, an identifier code no $var declares")
+        };
         match cmd {
             vcd::Command::ScopeDef(_, s) => scopes.push(s),
             vcd::Command::Upscope => {
@@ -117,11 +123,12 @@ pub fn read_dump(
                 if slot == n {
                     d.changes.push(Vec::new());
                     kept.push(false);
+                    names.push(full.clone());
                 }
                 if keep.is_none_or(|k| k(&full)) {
                     if width > MAX_WIDTH {
                         return Err(format!(
-                            "{name}: `{full}` is declared {width} bits wide; a port signal of the \
+                            "{at}: `{full}` is declared {width} bits wide; a port signal of the \
                              switch is at most {MAX_WIDTH}"
                         ));
                     }
@@ -134,25 +141,27 @@ pub fn read_dump(
                 if now.is_none() {
                     d.first = t;
                 } else if now.is_some_and(|n| t < n) {
-                    return Err(format!(
-                        "{name}: time #{t} after #{}: time goes back",
-                        d.last
-                    ));
+                    return Err(format!("{at}: time #{t} after #{}: time goes back", d.last));
                 }
                 now = Some(t);
                 d.last = t;
             }
             vcd::Command::ChangeScalar(id, v) => {
-                if let (Some(t), Some(&(slot, _))) = (now, slots.get(&id))
-                    && kept[slot]
-                {
+                let &(slot, _) = slots.get(&id).ok_or_else(|| undeclared(id))?;
+                if let Some(t) = now.filter(|_| kept[slot]) {
                     d.changes[slot].push((t, v.to_string()));
                 }
             }
             vcd::Command::ChangeVector(id, v) => {
-                if let (Some(t), Some(&(slot, width))) = (now, slots.get(&id))
-                    && kept[slot]
-                {
+                let &(slot, width) = slots.get(&id).ok_or_else(|| undeclared(id))?;
+                if v.len() > width as usize {
+                    return Err(format!(
+                        "{at}: a value of {} bits for `{}`, declared {width} bits wide",
+                        v.len(),
+                        names[slot]
+                    ));
+                }
+                if let Some(t) = now.filter(|_| kept[slot]) {
                     d.changes[slot].push((t, bits_of(&v, width)));
                 }
             }
@@ -467,7 +476,25 @@ $upscope $end\n$upscope $end\n$enddefinitions $end\n\
         // Time going back is refused; dumps of two time scales are not compared.
         let back = VCD.replace("#40", "#15");
         let e = read_dump("t", back.as_bytes(), None).unwrap_err();
-        assert!(e.contains("time #15 after #30: time goes back"), "{e}");
+        assert!(
+            e.contains("t:19: time #15 after #30: time goes back"),
+            "{e}"
+        );
+        // A change of an identifier no $var declares, or wider than its signal, is refused.
+        let stray = VCD.replace("#40\nb101 \"", "#40\nb101 #");
+        let e = read_dump("t", stray.as_bytes(), None).unwrap_err();
+        assert!(
+            e.contains("t:20: a value change of `#`, an identifier code no"),
+            "{e}"
+        );
+        let stray = VCD.replace("#20\n1!", "#20\n1?");
+        assert!(read_dump("t", stray.as_bytes(), None).is_err());
+        let wide = VCD.replace("b101 \"", "b101010101 \"");
+        let e = read_dump("t", wide.as_bytes(), None).unwrap_err();
+        assert!(
+            e.contains("t:20: a value of 9 bits for `tb_switch.v`, declared 8"),
+            "{e}"
+        );
         let ps = || read_dump("t", VCD.as_bytes(), None).unwrap();
         let other = |scale: &str| {
             let text = VCD.replace("$timescale 1ps $end", &format!("$timescale {scale} $end"));
