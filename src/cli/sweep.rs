@@ -14,7 +14,7 @@ use super::run::{self, How, default_out};
 use crate::config::Scenario;
 use crate::config::units::shown;
 use crate::fabric::Engine;
-use crate::metrics::{SweepPoint, SweepSeries, sweep_plot_svg};
+use crate::metrics::{RunStatus, SweepPoint, SweepSeries, sweep_plot_svg};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -118,17 +118,20 @@ pub struct Scale {
 
 /// How a run of the sweep ended: `complete`, `deadlock` (the progress watchdog), `invariant`
 /// (another invariant broken) or `stopped`; and why, when it did not complete.
-pub fn status(s: &Summary) -> (&'static str, String) {
+pub fn status(s: &Summary) -> (RunStatus, String) {
     if s.invariants != "ok" {
         let kind = match s.invariants.contains("invariant progress broken") {
-            true => "deadlock",
-            false => "invariant",
+            true => RunStatus::Deadlock,
+            false => RunStatus::Invariant,
         };
         return (kind, s.invariants.clone());
     }
     match s.complete {
-        true => ("complete", String::new()),
-        false => ("stopped", s.stop_reason.clone().unwrap_or_default()),
+        true => (RunStatus::Complete, String::new()),
+        false => (
+            RunStatus::Stopped,
+            s.stop_reason.clone().unwrap_or_default(),
+        ),
     }
 }
 
@@ -160,13 +163,14 @@ pub fn csv(rows: &[(Load, Summary)], scale: Scale) -> String {
         let (status, reason) = status(s);
         let _ = writeln!(
             out,
-            "{},{:.6},{:.6},{},{},{},{status},{}",
+            "{},{:.6},{:.6},{},{},{},{},{}",
             load.label,
             accepted(s),
             per_switch,
             latency(s.mean_latency_us),
             latency(s.max_latency_us),
             s.packets_delivered,
+            status.name(),
             field(&reason)
         );
     }
@@ -201,7 +205,7 @@ pub fn svg(rows: &[(Load, Summary)]) -> String {
             offered: l.value,
             accepted: accepted(s),
             mean_latency_ns: (s.packets_delivered > 0).then_some(s.mean_latency_us * 1000.0),
-            complete: status(s).0 == "complete",
+            complete: status(s).0 == RunStatus::Complete,
         })
         .collect();
     sweep_plot_svg(
@@ -348,7 +352,7 @@ pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
     csv_file.commit()?;
     let stopped = rows
         .iter()
-        .filter(|(_, s)| status(s).0 != "complete")
+        .filter(|(_, s)| status(s).0 != RunStatus::Complete)
         .count();
     println!(
         "{}: {} loads on {jobs} job(s){}; plot in {}",

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 mod execution_svg;
 mod sweep_svg;
 pub use execution_svg::{ExecutionBar, execution_plot_svg};
-pub use sweep_svg::{SweepPoint, SweepSeries, read_sweep_csv, sweep_plot_svg};
+pub use sweep_svg::{RunStatus, SweepPoint, SweepSeries, read_sweep_csv, sweep_plot_svg};
 
 /// Statistics of one time bin.
 #[derive(Clone, Copy, Debug, PartialEq)]

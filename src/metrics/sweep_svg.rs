@@ -28,8 +28,38 @@ pub struct SweepSeries {
     pub points: Vec<SweepPoint>,
 }
 
-/// How a run of a sweep can end (the `status` column).
-pub const STATUSES: [&str; 4] = ["complete", "deadlock", "invariant", "stopped"];
+/// How a run of a sweep ended (the `status` column of `sweep.csv`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Every cycle simulated, every invariant held.
+    Complete,
+    /// The progress watchdog stopped it.
+    Deadlock,
+    /// Another invariant broke.
+    Invariant,
+    /// Stopped before its last cycle (a signal, a time limit).
+    Stopped,
+}
+
+impl RunStatus {
+    /// Every status, in the order the column's values are listed.
+    pub const ALL: [RunStatus; 4] = [
+        RunStatus::Complete,
+        RunStatus::Deadlock,
+        RunStatus::Invariant,
+        RunStatus::Stopped,
+    ];
+
+    /// Its name in `sweep.csv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Complete => "complete",
+            RunStatus::Deadlock => "deadlock",
+            RunStatus::Invariant => "invariant",
+            RunStatus::Stopped => "stopped",
+        }
+    }
+}
 
 /// Reads a `sweep.csv` written by `arnsim sweep` (its first seven columns: offered and accepted
 /// load, bytes per ns per switch, mean and largest latency, packets, status); `path` names the
@@ -68,17 +98,21 @@ pub fn read_sweep_csv(path: &str, text: &str) -> Result<Vec<SweepPoint>, String>
         let status = f
             .get(6)
             .ok_or_else(|| format!("{path}:{n}: field `status` is missing"))?;
-        if !STATUSES.contains(status) {
-            return Err(format!(
-                "{path}:{n}: field `status`: `{status}` is not one of {}",
-                STATUSES.join(", ")
-            ));
-        }
+        let status = RunStatus::ALL
+            .into_iter()
+            .find(|s| s.name() == *status)
+            .ok_or_else(|| {
+                let names: Vec<&str> = RunStatus::ALL.iter().map(|s| s.name()).collect();
+                format!(
+                    "{path}:{n}: field `status`: `{status}` is not one of {}",
+                    names.join(", ")
+                )
+            })?;
         points.push(SweepPoint {
             offered,
             accepted,
             mean_latency_ns,
-            complete: *status == "complete",
+            complete: status == RunStatus::Complete,
         });
     }
     Ok(points)
