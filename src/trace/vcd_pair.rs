@@ -102,9 +102,13 @@ pub fn read_dump(
     let mut names: Vec<String> = Vec::new();
     while let Some(cmd) = p.next() {
         let cmd = cmd.map_err(|e| format!("{name}: {e}"))?;
-        let at = format!("{name}:{}", p.line());
+        let line = p.line();
+        let at = || format!("{name}:{line}");
         let undeclared = |id: vcd::IdCode| {
-            format!("{at}: a value change of `{id}`, an identifier code no $var declares")
+            format!(
+                "{}: a value change of `{id}`, an identifier code no $var declares",
+                at()
+            )
         };
         match cmd {
             vcd::Command::ScopeDef(_, s) => scopes.push(s),
@@ -128,8 +132,9 @@ pub fn read_dump(
                 if keep.is_none_or(|k| k(&full)) {
                     if width > MAX_WIDTH {
                         return Err(format!(
-                            "{at}: `{full}` is declared {width} bits wide; a port signal of the \
-                             switch is at most {MAX_WIDTH}"
+                            "{}: `{full}` is declared {width} bits wide; a port signal of the \
+                             switch is at most {MAX_WIDTH}",
+                            at()
                         ));
                     }
                     kept[slot] = true;
@@ -141,7 +146,11 @@ pub fn read_dump(
                 if now.is_none() {
                     d.first = t;
                 } else if now.is_some_and(|n| t < n) {
-                    return Err(format!("{at}: time #{t} after #{}: time goes back", d.last));
+                    return Err(format!(
+                        "{}: time #{t} after #{}: time goes back",
+                        at(),
+                        d.last
+                    ));
                 }
                 now = Some(t);
                 d.last = t;
@@ -156,7 +165,8 @@ pub fn read_dump(
                 let &(slot, width) = slots.get(&id).ok_or_else(|| undeclared(id))?;
                 if v.len() > width as usize {
                     return Err(format!(
-                        "{at}: a value of {} bits for `{}`, declared {width} bits wide",
+                        "{}: a value of {} bits for `{}`, declared {width} bits wide",
+                        at(),
                         v.len(),
                         names[slot]
                     ));

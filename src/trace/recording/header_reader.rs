@@ -8,49 +8,141 @@ use crate::blocks::LftBanks;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::cycle::{MAX_LINK_VCS, PortIn, PortOut};
 use crate::switch::{QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::BufRead;
 use std::str::FromStr;
 
-/// The value after `key` in `words` (`key value` pairs).
-fn keyed<T: FromStr>(path: &str, line: usize, words: &[&str], key: &str) -> Result<T, String> {
-    let i = words
-        .iter()
-        .position(|w| *w == key)
-        .ok_or_else(|| format!("{path}:{line}: key `{key}` is missing"))?;
-    let v = words
-        .get(i + 1)
-        .ok_or_else(|| format!("{path}:{line}: key `{key}` has no value"))?;
-    v.parse().map_err(|_| {
-        format!("{path}:{line}: key `{key}`: `{v}` is not a number, or too large for its register")
-    })
+/// The header lines that come once, each holding `key value` pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum HeaderLine {
+    Switch,
+    Sizes,
+    Routing,
+    Arn,
+    Span,
 }
 
-/// `words[skip..]` are `key value` pairs of the keys `known`, each once.
-fn known_keys(
-    path: &str,
-    line: usize,
-    words: &[&str],
-    skip: usize,
-    known: &[&str],
-) -> Result<(), String> {
-    let mut seen = HashSet::new();
-    for pair in words[skip.min(words.len())..].chunks(2) {
-        let key = pair[0];
-        if !known.contains(&key) {
-            return Err(format!(
-                "{path}:{line}: `{key}` is not a key of this line (its keys: {})",
-                known.join(" ")
-            ));
-        }
-        if !seen.insert(key) {
-            return Err(format!("{path}:{line}: key `{key}` given twice"));
+impl HeaderLine {
+    const ALL: [HeaderLine; 5] = [
+        HeaderLine::Switch,
+        HeaderLine::Sizes,
+        HeaderLine::Routing,
+        HeaderLine::Arn,
+        HeaderLine::Span,
+    ];
+
+    /// The line `words` is, if it is one of these: a `param` line by its first key.
+    fn of(words: &[&str]) -> Option<HeaderLine> {
+        match words[0] {
+            "switch" => Some(HeaderLine::Switch),
+            "from" => Some(HeaderLine::Span),
+            "param" => [HeaderLine::Sizes, HeaderLine::Routing, HeaderLine::Arn]
+                .into_iter()
+                .find(|l| words.get(1).is_some_and(|k| l.keys().contains(k))),
+            _ => None,
         }
     }
-    Ok(())
+
+    /// Its keys, in the order they are written.
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            HeaderLine::Switch => &["id", "stage", "up_ports", "seed"],
+            HeaderLine::Sizes => &[
+                "ports",
+                "vcs",
+                "vc_capacity",
+                "max_packets",
+                "lmc",
+                "banks",
+                "rows",
+            ],
+            HeaderLine::Routing => &["routing", "queuing", "qvcs", "qarg"],
+            HeaderLine::Arn => &[
+                "arn_entries",
+                "arn_ttl",
+                "arn_gap",
+                "hcdth",
+                "lcdth",
+                "fcth",
+                "crt",
+                "adaptive_threshold",
+                "adapted_refresh",
+            ],
+            HeaderLine::Span => &["from", "to"],
+        }
+    }
+
+    /// The words before its pairs (`switch <name>`, `param`).
+    fn lead(self) -> usize {
+        match self {
+            HeaderLine::Switch => 2,
+            HeaderLine::Span => 0,
+            _ => 1,
+        }
+    }
+
+    /// How `docs/recording.md` shows it, and what it holds.
+    fn spelled(self) -> (&'static str, &'static str) {
+        match self {
+            HeaderLine::Switch => ("switch", "the switch's name and place"),
+            HeaderLine::Sizes => ("param ports", "the sizes"),
+            HeaderLine::Routing => ("param routing", "the routing mode"),
+            HeaderLine::Arn => ("param arn_entries", "the ARN and detector parameters"),
+            HeaderLine::Span => ("from", "the cycles recorded"),
+        }
+    }
 }
 
-/// Records that the header line `kind` (or entry) was read on line `n`; a second one is refused.
+/// A header line's `key value` pairs: every key one of its line's, each given once.
+struct Keys<'a> {
+    at: String,
+    pairs: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> Keys<'a> {
+    fn of(at: String, words: &[&'a str], line: HeaderLine) -> Result<Self, String> {
+        let mut pairs = HashMap::new();
+        for pair in words[line.lead().min(words.len())..].chunks(2) {
+            let key = pair[0];
+            if !line.keys().contains(&key) {
+                return Err(format!(
+                    "{at}: `{key}` is not a key of this line (its keys: {})",
+                    line.keys().join(" ")
+                ));
+            }
+            let value = *pair
+                .get(1)
+                .ok_or_else(|| format!("{at}: key `{key}` has no value"))?;
+            if pairs.insert(key, value).is_some() {
+                return Err(format!("{at}: key `{key}` given twice"));
+            }
+        }
+        Ok(Keys { at, pairs })
+    }
+
+    /// The value of `key`, at its register's width.
+    fn get<T: FromStr>(&self, key: &str) -> Result<T, String> {
+        let at = &self.at;
+        let v = self
+            .pairs
+            .get(key)
+            .ok_or_else(|| format!("{at}: key `{key}` is missing"))?;
+        v.parse().map_err(|_| {
+            format!("{at}: key `{key}`: `{v}` is not a number, or too large for its register")
+        })
+    }
+
+    /// A one-bit value.
+    fn bit(&self, key: &str) -> Result<bool, String> {
+        match self.get::<u8>(key)? {
+            0 => Ok(false),
+            1 => Ok(true),
+            v => Err(format!("{}: key `{key}`: {v} is not 0 or 1", self.at)),
+        }
+    }
+}
+
+/// Records that `what` was read on line `n`; a second one is refused.
 fn once<K: std::hash::Hash + Eq>(
     seen: &mut HashMap<K, usize>,
     key: K,
@@ -65,30 +157,6 @@ fn once<K: std::hash::Hash + Eq>(
         None => Ok(()),
     }
 }
-
-const SWITCH_KEYS: [&str; 4] = ["id", "stage", "up_ports", "seed"];
-const SIZE_KEYS: [&str; 7] = [
-    "ports",
-    "vcs",
-    "vc_capacity",
-    "max_packets",
-    "lmc",
-    "banks",
-    "rows",
-];
-const ROUTING_KEYS: [&str; 4] = ["routing", "queuing", "qvcs", "qarg"];
-const ARN_KEYS: [&str; 9] = [
-    "arn_entries",
-    "arn_ttl",
-    "arn_gap",
-    "hcdth",
-    "lcdth",
-    "fcth",
-    "crt",
-    "adaptive_threshold",
-    "adapted_refresh",
-];
-const SPAN_KEYS: [&str; 2] = ["from", "to"];
 
 impl<R: BufRead> RecordingReader<R> {
     /// Reads the header of the recording `path`.
@@ -114,7 +182,6 @@ impl<R: BufRead> RecordingReader<R> {
                 from: 0,
                 to: 0,
             },
-            vcs: 0,
             pending: None,
             last: None,
             ins: Vec::new(),
@@ -123,16 +190,18 @@ impl<R: BufRead> RecordingReader<R> {
         };
         if me.next_line()?.as_deref() != Some(MAGIC) {
             return Err(format!(
-                "{path}:1: not a switch recording (the first line must be `{MAGIC}`)"
+                "{path}:{}: not a switch recording (the first line must be `{MAGIC}`)",
+                me.line.max(1)
             ));
         }
         let (mut ports, mut vcs, mut lmc, mut banks, mut rows) = (0usize, 0usize, 0u32, 0usize, 0);
         let mut lft_lines = Vec::new();
         let mut sl2vl_lines = Vec::new();
-        // Which line each header line (and each port's, LID's, SL-to-VL entry's) came on.
-        let mut lines = HashMap::new();
-        let mut entries = HashMap::new();
-        let mut capacities = HashMap::new();
+        // The line each header line, port's capacity, LID and SL-to-VL entry came on.
+        let mut header_lines = HashMap::new();
+        let mut capacity_seen = HashMap::new();
+        let mut lft_seen = HashMap::new();
+        let mut sl2vl_seen = HashMap::new();
         loop {
             let Some(l) = me.next_line()? else {
                 return Err(format!(
@@ -143,91 +212,88 @@ impl<R: BufRead> RecordingReader<R> {
             let w: Vec<&str> = l.split(' ').collect();
             let (p, n) = (path, me.line);
             let h = &mut me.header;
-            let kind: &'static str = match (w[0], w.get(1)) {
-                ("param", Some(&"ports")) => "param ports",
-                ("param", Some(&"routing")) => "param routing",
-                ("param", _) => "param arn_entries",
-                ("switch", _) => "switch",
-                ("from", _) => "from",
-                ("end-header", _) => "end-header",
-                ("out_capacity", _) => "out_capacity",
-                ("lft", _) => "lft",
-                ("sl2vl", _) => "sl2vl",
-                _ => return Err(format!("{p}:{n}: unknown header line `{}`", w[0])),
-            };
-            if matches!(w[0], "switch" | "param" | "from" | "end-header") {
-                once(&mut lines, kind, p, n, &format!("the `{kind}` line"))?;
-            }
-            match kind {
-                "switch" => {
-                    h.name = w.get(1).unwrap_or(&"").to_string();
-                    if h.name.is_empty() {
-                        return Err(format!("{p}:{n}: the `switch` line has no name"));
+            if let Some(line) = HeaderLine::of(&w) {
+                let what = format!("the `{}` line", line.spelled().0);
+                once(&mut header_lines, line, p, n, &what)?;
+                let k = Keys::of(format!("{p}:{n}"), &w, line)?;
+                match line {
+                    HeaderLine::Switch => {
+                        h.name = w.get(1).unwrap_or(&"").to_string();
+                        if h.name.is_empty() {
+                            return Err(format!("{p}:{n}: the `switch` line has no name"));
+                        }
+                        h.wiring.id = k.get("id")?;
+                        h.wiring.stage = k.get("stage")?;
+                        let up: String = k.get("up_ports")?;
+                        h.wiring.up_ports = u64::from_str_radix(&up, 16).map_err(|_| {
+                            format!("{p}:{n}: key `up_ports`: not a hexadecimal mask")
+                        })?;
+                        h.seed = k.get("seed")?;
                     }
-                    known_keys(p, n, &w, 2, &SWITCH_KEYS)?;
-                    h.wiring.id = keyed(p, n, &w, "id")?;
-                    h.wiring.stage = keyed(p, n, &w, "stage")?;
-                    let up: String = keyed(p, n, &w, "up_ports")?;
-                    h.wiring.up_ports = u64::from_str_radix(&up, 16)
-                        .map_err(|_| format!("{p}:{n}: key `up_ports`: not a hexadecimal mask"))?;
-                    h.seed = keyed(p, n, &w, "seed")?;
-                }
-                "param ports" => {
-                    known_keys(p, n, &w, 1, &SIZE_KEYS)?;
-                    ports = keyed(p, n, &w, "ports")?;
-                    vcs = keyed(p, n, &w, "vcs")?;
-                    h.params.vc_capacity = keyed(p, n, &w, "vc_capacity")?;
-                    h.params.max_packets = keyed(p, n, &w, "max_packets")?;
-                    lmc = keyed(p, n, &w, "lmc")?;
-                    banks = keyed(p, n, &w, "banks")?;
-                    rows = keyed(p, n, &w, "rows")?;
-                    h.params.lmc = lmc;
-                }
-                "param routing" => {
-                    known_keys(p, n, &w, 1, &ROUTING_KEYS)?;
-                    let r: String = keyed(p, n, &w, "routing")?;
-                    h.params.routing = RoutingMode::ALL
-                        .into_iter()
-                        .find(|m| m.name() == r)
-                        .ok_or_else(|| format!("{p}:{n}: key `routing`: unknown mode `{r}`"))?;
-                    let q: String = keyed(p, n, &w, "queuing")?;
-                    let qvcs: u8 = keyed(p, n, &w, "qvcs")?;
-                    let qarg: u32 = keyed(p, n, &w, "qarg")?;
-                    h.params.queuing = match q.as_str() {
-                        "1q" => QueuingScheme::OneQ,
-                        "dbbm" => QueuingScheme::Dbbm { vcs: qvcs },
-                        "vftree" => QueuingScheme::VFtree {
-                            vcs: qvcs,
-                            nodes_per_leaf: qarg,
-                        },
-                        "flow2sl" => QueuingScheme::Flow2Sl {
-                            vcs: qvcs,
-                            nodes: qarg,
-                        },
-                        "path_sl" => QueuingScheme::PathSl { vcs: qvcs },
-                        _ => return Err(format!("{p}:{n}: key `queuing`: unknown scheme `{q}`")),
-                    };
-                }
-                "param arn_entries" => {
-                    known_keys(p, n, &w, 1, &ARN_KEYS)?;
-                    h.params.arn_entries = keyed(p, n, &w, "arn_entries")?;
-                    h.params.arn_ttl = keyed(p, n, &w, "arn_ttl")?;
-                    h.params.arn_gap = keyed(p, n, &w, "arn_gap")?;
-                    h.params.hcdth = keyed(p, n, &w, "hcdth")?;
-                    h.params.lcdth = keyed(p, n, &w, "lcdth")?;
-                    h.params.fcth = keyed(p, n, &w, "fcth")?;
-                    h.params.crt = keyed(p, n, &w, "crt")?;
-                    h.params.adaptive_threshold = keyed(p, n, &w, "adaptive_threshold")?;
-                    h.params.adapted_refresh = match keyed::<u8>(p, n, &w, "adapted_refresh")? {
-                        0 => false,
-                        1 => true,
-                        v => {
+                    HeaderLine::Sizes => {
+                        ports = k.get("ports")?;
+                        vcs = k.get("vcs")?;
+                        h.params.vc_capacity = k.get("vc_capacity")?;
+                        h.params.max_packets = k.get("max_packets")?;
+                        lmc = k.get("lmc")?;
+                        banks = k.get("banks")?;
+                        rows = k.get("rows")?;
+                        h.params.lmc = lmc;
+                    }
+                    HeaderLine::Routing => {
+                        let r: String = k.get("routing")?;
+                        h.params.routing = RoutingMode::ALL
+                            .into_iter()
+                            .find(|m| m.name() == r)
+                            .ok_or_else(|| format!("{p}:{n}: key `routing`: unknown mode `{r}`"))?;
+                        let q: String = k.get("queuing")?;
+                        let qvcs: u8 = k.get("qvcs")?;
+                        let qarg: u32 = k.get("qarg")?;
+                        h.params.queuing = match q.as_str() {
+                            "1q" => QueuingScheme::OneQ,
+                            "dbbm" => QueuingScheme::Dbbm { vcs: qvcs },
+                            "vftree" => QueuingScheme::VFtree {
+                                vcs: qvcs,
+                                nodes_per_leaf: qarg,
+                            },
+                            "flow2sl" => QueuingScheme::Flow2Sl {
+                                vcs: qvcs,
+                                nodes: qarg,
+                            },
+                            "path_sl" => QueuingScheme::PathSl { vcs: qvcs },
+                            _ => {
+                                return Err(format!(
+                                    "{p}:{n}: key `queuing`: unknown scheme `{q}`"
+                                ));
+                            }
+                        };
+                    }
+                    HeaderLine::Arn => {
+                        h.params.arn_entries = k.get("arn_entries")?;
+                        h.params.arn_ttl = k.get("arn_ttl")?;
+                        h.params.arn_gap = k.get("arn_gap")?;
+                        h.params.hcdth = k.get("hcdth")?;
+                        h.params.lcdth = k.get("lcdth")?;
+                        h.params.fcth = k.get("fcth")?;
+                        h.params.crt = k.get("crt")?;
+                        h.params.adaptive_threshold = k.get("adaptive_threshold")?;
+                        h.params.adapted_refresh = k.bit("adapted_refresh")?;
+                    }
+                    HeaderLine::Span => {
+                        h.from = k.get("from")?;
+                        h.to = k.get("to")?;
+                        if h.from > h.to {
                             return Err(format!(
-                                "{p}:{n}: key `adapted_refresh`: {v} is not 0 or 1"
+                                "{p}:{n}: `from {} to {}`: the first cycle compared is after the \
+                                 last",
+                                h.from, h.to
                             ));
                         }
-                    };
+                    }
                 }
+                continue;
+            }
+            match w[0] {
                 "out_capacity" => {
                     field_count(p, n, &w, 2)?;
                     let port: usize = field(p, n, &w, 1)?;
@@ -242,13 +308,8 @@ impl<R: BufRead> RecordingReader<R> {
                             "{p}:{n}: out_capacity of port {port} is 0 (a VC holds at least one flit)"
                         ));
                     }
-                    once(
-                        &mut capacities,
-                        port,
-                        p,
-                        n,
-                        &format!("out_capacity of port {port}"),
-                    )?;
+                    let what = format!("out_capacity of port {port}");
+                    once(&mut capacity_seen, port, p, n, &what)?;
                     if h.wiring.out_capacity.len() <= port {
                         h.wiring.out_capacity.resize(port + 1, 0);
                     }
@@ -257,7 +318,7 @@ impl<R: BufRead> RecordingReader<R> {
                 "lft" => {
                     field_count(p, n, &w, 2)?;
                     let lid = field::<u16>(p, n, &w, 1)?;
-                    once(&mut entries, (0, lid, 0), p, n, &format!("LID {lid}"))?;
+                    once(&mut lft_seen, lid, p, n, &format!("LID {lid}"))?;
                     lft_lines.push((lid, field::<u8>(p, n, &w, 2)?, n));
                 }
                 "sl2vl" => {
@@ -272,62 +333,51 @@ impl<R: BufRead> RecordingReader<R> {
                         "the SL-to-VL entry of output {} input {} SL {}",
                         e[0], e[1], e[2]
                     );
-                    once(
-                        &mut entries,
-                        (1 + e[0] as u16, e[1] as u16, e[2]),
-                        p,
-                        n,
-                        &what,
-                    )?;
+                    once(&mut sl2vl_seen, (e[0], e[1], e[2]), p, n, &what)?;
                     sl2vl_lines.push((e, n));
-                }
-                "from" => {
-                    known_keys(p, n, &w, 0, &SPAN_KEYS)?;
-                    h.from = keyed(p, n, &w, "from")?;
-                    h.to = keyed(p, n, &w, "to")?;
-                    if h.from > h.to {
-                        return Err(format!(
-                            "{p}:{n}: `from {} to {}`: the first cycle compared is after the last",
-                            h.from, h.to
-                        ));
-                    }
                 }
                 "end-header" => {
                     field_count(p, n, &w, 0)?;
                     break;
                 }
-                _ => unreachable!("every header line kind is matched above"),
+                "param" => {
+                    return Err(format!(
+                        "{p}:{n}: a `param` line must start with `ports`, `routing` or \
+                         `arn_entries`, not `{}`",
+                        w.get(1).unwrap_or(&"")
+                    ));
+                }
+                other => return Err(format!("{p}:{n}: unknown header line `{other}`")),
             }
         }
-        let at = |kind: &str| lines.get(kind).copied();
+        let at = |line: HeaderLine| header_lines.get(&line).copied();
         let end_line = me.line;
         let h = &mut me.header;
-        for (kind, what) in [
-            ("switch", "the switch's name and place"),
-            ("param ports", "the sizes"),
-            ("param routing", "the routing mode"),
-            ("param arn_entries", "the ARN and detector parameters"),
-            ("from", "the cycles recorded"),
-        ] {
-            if at(kind).is_none() {
+        for line in HeaderLine::ALL {
+            if at(line).is_none() {
+                let (spelled, what) = line.spelled();
                 return Err(format!(
-                    "{path}:{end_line}: the header has no `{kind}` line ({what})"
+                    "{path}:{end_line}: the header has no `{spelled}` line ({what})"
                 ));
             }
         }
-        let size_line = at("param ports").unwrap_or(end_line);
+        let size_line = at(HeaderLine::Sizes).unwrap_or(end_line);
         if let Some((key, why)) = h.params.out_of_range() {
             let n = match key {
                 "vc_capacity" | "max_packets" => size_line,
-                _ => at("param arn_entries").unwrap_or(end_line),
+                _ => at(HeaderLine::Arn).unwrap_or(end_line),
             };
             return Err(format!("{path}:{n}: key `{key}`: {why}"));
         }
-        if !(1..=64).contains(&ports) || h.wiring.out_capacity.len() != ports {
+        let given = h.wiring.out_capacity.len();
+        if !(1..=64).contains(&ports) || given != ports {
+            let lines = match given {
+                0 => "no out_capacity line".to_string(),
+                _ => format!("out_capacity lines up to port {}", given - 1),
+            };
             return Err(format!(
-                "{path}:{size_line}: the header gives {ports} ports and out_capacity lines up to \
-                 port {} (one per port, 1 to 64 ports)",
-                h.wiring.out_capacity.len() as i64 - 1
+                "{path}:{size_line}: the header gives {ports} ports and {lines} (one per port, 1 \
+                 to 64 ports)"
             ));
         }
         if let Some(port) = h.wiring.out_capacity.iter().position(|&c| c == 0) {
@@ -335,7 +385,12 @@ impl<R: BufRead> RecordingReader<R> {
                 "{path}:{size_line}: port {port} has no out_capacity line"
             ));
         }
-        if h.params.vcs() != vcs || !(1..=MAX_LINK_VCS).contains(&vcs) {
+        if !(1..=MAX_LINK_VCS).contains(&vcs) {
+            return Err(format!(
+                "{path}:{size_line}: key `vcs`: {vcs}, a switch has 1 to {MAX_LINK_VCS} VCs"
+            ));
+        }
+        if h.params.vcs() != vcs {
             return Err(format!(
                 "{path}:{size_line}: `vcs {vcs}` does not match the routing mode and queuing scheme \
                  (they give {})",
@@ -379,7 +434,6 @@ impl<R: BufRead> RecordingReader<R> {
         }
         h.wiring.in_ch = vec![0; ports];
         h.wiring.out_ch = vec![0; ports];
-        me.vcs = vcs;
         me.ins = vec![PortIn::default(); ports];
         me.outs = vec![PortOut::default(); ports];
         Ok(me)

@@ -53,7 +53,6 @@ impl RecordingHeader {
         }
     }
 
-    /// Writes the header lines.
     /// The programmed LFT entries, `(lid, port)` in LID order: the header's `lft` lines.
     pub fn lft_lines(&self) -> impl Iterator<Item = (usize, u8)> + '_ {
         (0..self.lft.entries()).filter_map(|lid| {
@@ -70,6 +69,7 @@ impl RecordingHeader {
         self.lft_lines().count() + self.wiring.sl_to_vl.entries().count()
     }
 
+    /// Writes the header lines.
     pub fn write(&self, w: &mut impl Write) -> io::Result<()> {
         let (p, wi) = (&self.params, &self.wiring);
         let ports = wi.out_capacity.len();

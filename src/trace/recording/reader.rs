@@ -16,8 +16,6 @@ pub struct RecordingReader<R: BufRead> {
     pub(super) line: usize,
     /// The header.
     pub header: RecordingHeader,
-    /// The switch's VCs (`vcs` of the header).
-    pub(super) vcs: usize,
     pub(super) pending: Option<(u64, String)>,
     pub(super) ins: Vec<PortIn>,
     pub(super) outs: Vec<PortOut>,
@@ -108,8 +106,10 @@ impl<R: BufRead> RecordingReader<R> {
                 Some(x) => x,
                 None => {
                     let Some(l) = self.next_line()? else { break };
-                    if let Some(e) = l.strip_prefix("end ") {
-                        let end: u64 = e.trim().parse().map_err(|_| {
+                    if l.starts_with("end ") {
+                        let w: Vec<&str> = l.split(' ').collect();
+                        field_count(&self.path, self.line, &w, 1)?;
+                        let end: u64 = w[1].parse().map_err(|_| {
                             format!(
                                 "{}:{}: `end` needs the cycle after the last",
                                 self.path, self.line
@@ -174,7 +174,7 @@ impl<R: BufRead> RecordingReader<R> {
     }
 
     fn parse_line(&mut self, l: &str) -> Result<(), String> {
-        let (path, n, vcs) = (self.path.as_str(), self.line, self.vcs);
+        let (path, n, vcs) = (self.path.as_str(), self.line, self.header.params.vcs());
         let w: Vec<&str> = l.split(' ').collect();
         let p: usize = field(path, n, &w, 2)?;
         if p >= self.ins.len() {
@@ -217,13 +217,12 @@ impl<R: BufRead> RecordingReader<R> {
         let (pin, pout) = (&mut self.ins[p], &mut self.outs[p]);
         match kind {
             "F" => {
-                let head = bit(path, n, &w, 5)?;
-                let flags: u8 = field(path, n, &w, 14)?;
+                let (flit_vc, head, tail) = (vc(4)?, bit(path, n, &w, 5)?, bit(path, n, &w, 6)?);
                 let flit = LinkFlit {
                     valid: true,
-                    vc: vc(4)?,
+                    vc: flit_vc,
                     head,
-                    tail: bit(path, n, &w, 6)?,
+                    tail,
                     desc: Packet {
                         injected: field(path, n, &w, 7)?,
                         id: field(path, n, &w, 8)?,
@@ -231,11 +230,14 @@ impl<R: BufRead> RecordingReader<R> {
                         dlid: field(path, n, &w, 10)?,
                         len: field(path, n, &w, 11)?,
                         sl: field(path, n, &w, 12)?,
-                        vc: if head { vc(4)? } else { 0 },
+                        vc: if head { flit_vc } else { 0 },
                         orig_vc: field(path, n, &w, 13)?,
-                        flags: PacketFlags::from_bits(flags).ok_or_else(|| {
-                            format!("{path}:{n}: flags {flags}: bits above the three defined")
-                        })?,
+                        flags: {
+                            let flags: u8 = field(path, n, &w, 14)?;
+                            PacketFlags::from_bits(flags).ok_or_else(|| {
+                                format!("{path}:{n}: flags {flags}: bits above the three defined")
+                            })?
+                        },
                     },
                 };
                 let slot = if input { &mut pin.flit } else { &mut pout.flit };

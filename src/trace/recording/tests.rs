@@ -127,6 +127,10 @@ fn cycles_and_the_end_line_stay_within_the_header() {
             "h.rec:12: `end 3` is not after the last cycle recorded (3)",
         ),
         (
+            "3 I 0 C 0 1\nend 11 x\n",
+            "h.rec:12: `x` after the last field of a `end` line",
+        ),
+        (
             "end 4\n3 I 0 C 0 1\n",
             "h.rec:12: `3 I 0` after the `end` line",
         ),
@@ -182,6 +186,31 @@ fn a_header_line_or_key_given_twice_unknown_or_inconsistent_is_refused_with_its_
         ),
         ("vcs 2", "vcs 3", "h.rec:3: `vcs 3` does not match"),
         (
+            "vcs 2",
+            "vcs 17",
+            "h.rec:3: key `vcs`: 17, a switch has 1 to 16 VCs",
+        ),
+        (
+            "param ports 2",
+            "param port 2",
+            "h.rec:3: a `param` line must start with `ports`, `routing` or `arn_entries`, not `port`",
+        ),
+        (
+            "switch s1_0 id",
+            "switch id",
+            "h.rec:2: `0` is not a key of this line",
+        ),
+        (
+            MAGIC,
+            "# a comment\nnot-magic",
+            "h.rec:2: not a switch recording",
+        ),
+        (
+            "out_capacity 0 128\nout_capacity 1 128\n",
+            "",
+            "h.rec:3: the header gives 2 ports and no out_capacity line",
+        ),
+        (
             "switch s1_0 ",
             "switch  ",
             "h.rec:2: the `switch` line has no name",
@@ -195,7 +224,7 @@ fn a_header_line_or_key_given_twice_unknown_or_inconsistent_is_refused_with_its_
     for (from, to, want) in cases {
         let text = header().replace(from, to);
         assert_ne!(text, header(), "{from}");
-        let e = open(text.as_bytes()).unwrap_err();
+        let e = open(text.as_bytes()).expect_err(to);
         assert!(e.starts_with(want), "{to}: {e}");
     }
 }
@@ -254,6 +283,7 @@ fn a_port_signal_wider_than_its_register_or_given_twice_in_a_cycle_is_refused() 
             "h.rec:11: `7` after the last field",
         ),
         ("3 I 0 A 70000 0 9 2\n".into(), "h.rec:11: field 5 of"),
+        ("3 I 0 F 1 1 1 0 7\n".into(), "h.rec:11: field 10 of"),
     ];
     for (body, want) in cases {
         let e = frame(&body).unwrap_err();
