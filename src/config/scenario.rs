@@ -318,7 +318,7 @@ impl Scenario {
         let modes: Vec<&str> = RoutingMode::ALL.iter().map(|m| m.name()).collect();
         let routing = r
             .choice("routing", Some("arn_afi"), &modes)
-            .and_then(|n| RoutingMode::ALL.into_iter().find(|m| m.name() == n));
+            .and_then(|n| RoutingMode::named(&n));
 
         let topology = topology_keys::read(&r);
         let routing_engine = topology_keys::routing_engine(&r, topology.as_ref());

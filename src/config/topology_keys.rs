@@ -432,7 +432,7 @@ pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> Routing
     let names: Vec<&str> = RoutingEngine::ALL.iter().map(|e| e.name()).collect();
     let Some(mut engine) = r
         .choice("routing_engine", None, &names)
-        .and_then(|n| RoutingEngine::ALL.into_iter().find(|e| e.name() == n))
+        .and_then(|n| RoutingEngine::named(&n))
     else {
         r.doc.ignore("fa_options", "`routing_engine` is in error");
         return default;

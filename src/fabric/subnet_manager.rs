@@ -96,6 +96,11 @@ impl RoutingEngine {
         }
     }
 
+    /// The engine of that name, if any (`fa_updn` with its default options).
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.name() == name)
+    }
+
     /// The engine a topology gets when none is named: `ftree` on fat trees, `minhop` otherwise.
     pub fn default_for(topo: &Topology) -> Self {
         if topo.xgft.is_some() {

@@ -59,6 +59,11 @@ impl RunStatus {
             RunStatus::Stopped => "stopped",
         }
     }
+
+    /// The status of that name, if any.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
 }
 
 /// Reads a `sweep.csv` written by `arnsim sweep` (its first seven columns: offered and accepted
@@ -98,16 +103,13 @@ pub fn read_sweep_csv(path: &str, text: &str) -> Result<Vec<SweepPoint>, String>
         let status = f
             .get(6)
             .ok_or_else(|| format!("{path}:{n}: field `status` is missing"))?;
-        let status = RunStatus::ALL
-            .into_iter()
-            .find(|s| s.name() == *status)
-            .ok_or_else(|| {
-                let names: Vec<&str> = RunStatus::ALL.iter().map(|s| s.name()).collect();
-                format!(
-                    "{path}:{n}: field `status`: `{status}` is not one of {}",
-                    names.join(", ")
-                )
-            })?;
+        let status = RunStatus::named(status).ok_or_else(|| {
+            let names: Vec<&str> = RunStatus::ALL.iter().map(|s| s.name()).collect();
+            format!(
+                "{path}:{n}: field `status`: `{status}` is not one of {}",
+                names.join(", ")
+            )
+        })?;
         points.push(SweepPoint {
             offered,
             accepted,

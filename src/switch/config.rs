@@ -71,6 +71,11 @@ impl RoutingMode {
             RoutingMode::Fa => "fa",
         }
     }
+
+    /// The mode of that name, if any.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
 }
 
 /// Static queuing scheme: the VC a non-adapted packet uses (the SL-to-VL mapping), from its

@@ -242,9 +242,7 @@ impl<R: BufRead> RecordingReader<R> {
                     }
                     HeaderLine::Routing => {
                         let r: String = k.get("routing")?;
-                        h.params.routing = RoutingMode::ALL
-                            .into_iter()
-                            .find(|m| m.name() == r)
+                        h.params.routing = RoutingMode::named(&r)
                             .ok_or_else(|| format!("{p}:{n}: key `routing`: unknown mode `{r}`"))?;
                         let q: String = k.get("queuing")?;
                         let qvcs: u8 = k.get("qvcs")?;
