@@ -214,6 +214,7 @@ impl<R: BufRead> RecordingReader<R> {
             _ => return Err(format!("{path}:{n}: the kind must be `F`, `C` or `A`")),
         };
         field_count(path, n, &w[3..], fields)?;
+        let ports = self.outs.len();
         let (pin, pout) = (&mut self.ins[p], &mut self.outs[p]);
         match kind {
             "F" => {
@@ -266,10 +267,22 @@ impl<R: BufRead> RecordingReader<R> {
             }
             _ => {
                 let at = if input { 5 } else { 6 };
+                let port = match input {
+                    true => 0,
+                    false => {
+                        let q: u8 = field(path, n, &w, 5)?;
+                        if q as usize >= ports {
+                            return Err(format!(
+                                "{path}:{n}: ARN port {q} of a {ports}-port switch (field 6)"
+                            ));
+                        }
+                        q
+                    }
+                };
                 let arn = ArnInfo {
                     dest: field(path, n, &w, 4)?,
-                    port: if input { 0 } else { field(path, n, &w, 5)? },
-                    vc: field(path, n, &w, at)?,
+                    port,
+                    vc: vc(at)?,
                     arn_id: field(path, n, &w, at + 1)?,
                     root_info: field(path, n, &w, at + 2)?,
                 };

@@ -283,6 +283,18 @@ fn a_port_signal_wider_than_its_register_or_given_twice_in_a_cycle_is_refused() 
             "h.rec:11: `7` after the last field",
         ),
         ("3 I 0 A 70000 0 9 2\n".into(), "h.rec:11: field 5 of"),
+        (
+            "3 I 0 A 1 2 9 2\n".into(),
+            "h.rec:11: VC 2 of a switch of 2 VCs (field 6)",
+        ),
+        (
+            "3 O 1 A 1 0 2 9 2\n".into(),
+            "h.rec:11: VC 2 of a switch of 2 VCs (field 7)",
+        ),
+        (
+            "3 O 1 A 1 2 1 9 2\n".into(),
+            "h.rec:11: ARN port 2 of a 2-port switch (field 6)",
+        ),
         ("3 I 0 F 1 1 1 0 7\n".into(), "h.rec:11: field 10 of"),
     ];
     for (body, want) in cases {
