@@ -175,13 +175,11 @@ impl<R: BufRead> RecordingReader<R> {
 
     fn parse_line(&mut self, l: &str) -> Result<(), String> {
         let (path, n, vcs) = (self.path.as_str(), self.line, self.header.params.vcs());
+        let ports = self.ins.len();
         let w: Vec<&str> = l.split(' ').collect();
         let p: usize = field(path, n, &w, 2)?;
-        if p >= self.ins.len() {
-            return Err(format!(
-                "{path}:{n}: port {p} of a {}-port switch",
-                self.ins.len()
-            ));
+        if p >= ports {
+            return Err(format!("{path}:{n}: port {p} of a {ports}-port switch"));
         }
         let (input, side) = match w.get(1) {
             Some(&"I") => (true, "input"),
@@ -204,6 +202,16 @@ impl<R: BufRead> RecordingReader<R> {
             }
             Ok(v)
         };
+        let port = |i: usize| -> Result<u8, String> {
+            let q: u8 = field(path, n, &w, i)?;
+            if q as usize >= ports {
+                return Err(format!(
+                    "{path}:{n}: ARN port {q} of a {ports}-port switch (field {})",
+                    i + 1
+                ));
+            }
+            Ok(q)
+        };
         // `F` has 11 fields after the kind, `C` 2, an input's `A` 4 and an output's 5.
         let kind = w.get(3).copied().unwrap_or("");
         let fields = match kind {
@@ -214,7 +222,6 @@ impl<R: BufRead> RecordingReader<R> {
             _ => return Err(format!("{path}:{n}: the kind must be `F`, `C` or `A`")),
         };
         field_count(path, n, &w[3..], fields)?;
-        let ports = self.outs.len();
         let (pin, pout) = (&mut self.ins[p], &mut self.outs[p]);
         match kind {
             "F" => {
@@ -267,21 +274,9 @@ impl<R: BufRead> RecordingReader<R> {
             }
             _ => {
                 let at = if input { 5 } else { 6 };
-                let port = match input {
-                    true => 0,
-                    false => {
-                        let q: u8 = field(path, n, &w, 5)?;
-                        if q as usize >= ports {
-                            return Err(format!(
-                                "{path}:{n}: ARN port {q} of a {ports}-port switch (field 6)"
-                            ));
-                        }
-                        q
-                    }
-                };
                 let arn = ArnInfo {
                     dest: field(path, n, &w, 4)?,
-                    port,
+                    port: if input { 0 } else { port(5)? },
                     vc: vc(at)?,
                     arn_id: field(path, n, &w, at + 1)?,
                     root_info: field(path, n, &w, at + 2)?,
