@@ -128,8 +128,9 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
             run_end()
         ));
     }
+    // `--to` at the run's length is its end (the last cycle dumped is the run's last).
     if let Some(t) = to
-        && t >= end
+        && t > end
         && w.trigger_before.is_none()
     {
         warnings.push(format!(

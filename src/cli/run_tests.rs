@@ -523,6 +523,29 @@ fn dump_flags_without_vcd_are_named() {
 }
 
 #[test]
+fn a_dump_to_the_runs_length_is_not_past_its_end() {
+    let s = load("default", &["sim_time=20us".to_string()]).unwrap();
+    let warnings = |to: &str| {
+        let w = WaveRequest {
+            path: base("dump-to").join("w.vcd"),
+            scopes: Vec::new(),
+            from: None,
+            to: Some(to.into()),
+            trigger_before: None,
+        };
+        super::dump::plan(&s, &w, &base("dump-to-out")).unwrap().1
+    };
+    assert_eq!(warnings("20us"), Vec::<String>::new());
+    assert_eq!(warnings("19us"), Vec::<String>::new());
+    let w = warnings("20.01us");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("--to 20.01us: cycle 3908 is past the end"),
+        "{w:?}"
+    );
+}
+
+#[test]
 fn failures_carry_their_exit_code() {
     let f: Failure = "bad".to_string().into();
     assert_eq!((f.code, f.to_string()), (1, "error: bad".to_string()));
