@@ -7,7 +7,7 @@ use crate::config::Scenario;
 use crate::config::units::nanoseconds;
 use crate::fabric::Fabric;
 use crate::trace::fabric_vcd::{self, FabricSignal};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What to dump to VCD during a run.
 #[derive(Clone, Debug, Default)]
@@ -89,9 +89,9 @@ pub struct DumpPlan {
     pub trigger_before: Option<u64>,
 }
 
-/// Checks `w` against `s` and the run's output folder `out` (whose files it must not replace),
-/// returning the plan and warnings.
-pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<String>), String> {
+/// Checks `w` against `s`, returning the plan and warnings. (That the dump replaces none of the
+/// run's other outputs or inputs is checked with them, in `run`.)
+pub fn plan(s: &Scenario, w: &WaveRequest) -> Result<(DumpPlan, Vec<String>), String> {
     let mut warnings = Vec::new();
     let from = w
         .from
@@ -140,13 +140,12 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
         ));
     }
     let vcd = w.path.clone();
-    let name = vcd.file_name().map(|n| n.to_string_lossy().into_owned());
-    let Some(name) = name.filter(|_| !w.path.to_string_lossy().ends_with('/')) else {
+    if vcd.file_name().is_none() || w.path.to_string_lossy().ends_with('/') {
         return Err(format!(
             "--vcd {}: not a file name (give one such as waves/fabric.vcd)",
             vcd.display()
         ));
-    };
+    }
     if vcd.is_dir() {
         return Err(format!(
             "--vcd {}: is a folder (give a file name such as {}/fabric.vcd)",
@@ -162,20 +161,6 @@ pub fn plan(s: &Scenario, w: &WaveRequest, out: &Path) -> Result<(DumpPlan, Vec<
         ));
     }
     let states = crate::trace::states_path(&vcd);
-    // The dump and its save file must not replace one of the run's own outputs.
-    // (Both folders resolved: `out/../out` or a link to `out` is `out`.)
-    let folder = |p: &Path| super::outputs::resolved(p.parent().unwrap_or(Path::new("")));
-    if folder(&vcd) == super::outputs::resolved(out) {
-        for f in [&vcd, &gtkw, &states] {
-            let n = f.file_name().unwrap_or_default().to_string_lossy();
-            if super::run::OUTPUTS.contains(&n.as_ref()) {
-                return Err(format!(
-                    "--vcd {name}: `{n}` is one of the run's own outputs in {}",
-                    out.display()
-                ));
-            }
-        }
-    }
     Ok((
         DumpPlan {
             vcd,

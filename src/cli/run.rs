@@ -208,7 +208,7 @@ fn run_on<const V: usize>(
     let mut warnings = s.warnings.clone();
     let plan = match &waves {
         Some(w) => {
-            let (p, w) = dump::plan(&s, w, &out)?;
+            let (p, w) = dump::plan(&s, w)?;
             warnings.extend(w);
             Some(p)
         }
