@@ -7,7 +7,7 @@
 //!   stepped cycle by cycle (window 1) and in windows of the link latency (6 cycles); on one thread
 //!   also with a VCD of a few scopes written every cycle (the price of tracing).
 
-use arnsim::fabric::node::{Destination, Flow};
+use arnsim::fabric::node::{Destination, Flow, SendMemory};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
 use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams};
@@ -28,6 +28,7 @@ fn six_ary_three_tree() -> Fabric<FEW_VCS> {
         watchdog_cycles: 100_000,
         check_order: false,
         node_consumes_arns: true,
+        node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,
         routing_engine: None,
     };

@@ -1,6 +1,6 @@
 //! Criterion bench: cycles per second of one 12-port switch (12 end nodes) under full load.
 
-use arnsim::fabric::node::{Destination, Flow};
+use arnsim::fabric::node::{Destination, Flow, SendMemory};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
 use arnsim::switch::{RoutingMode, SwitchParams};
@@ -20,6 +20,7 @@ fn loaded_switch(mode: RoutingMode) -> Fabric<FEW_VCS> {
         watchdog_cycles: 1_000_000,
         check_order: false,
         node_consumes_arns: true,
+        node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,
         routing_engine: None,
     };

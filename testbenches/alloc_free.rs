@@ -9,7 +9,7 @@
 use arnsim::cli::scenarios;
 use arnsim::config::TimeBase;
 use arnsim::cycle::compare::Replay;
-use arnsim::fabric::node::{Destination, Flow};
+use arnsim::fabric::node::{Destination, Flow, SendMemory};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Fabric, FabricParams};
 use arnsim::replay::{Mapping, Replayer};
@@ -250,6 +250,7 @@ fn loaded_fabric(mode: RoutingMode) -> (Topology, FabricParams, Vec<Vec<Flow>>) 
         watchdog_cycles: 10_000,
         check_order: false,
         node_consumes_arns: true,
+        node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,
         routing_engine: None,
     };

@@ -115,6 +115,21 @@ fn cases() -> Vec<Case> {
             &["big.toml:", "topology"],
         ),
         refused(
+            "a message larger than a VC's part of a split send memory",
+            vec![],
+            &[
+                "check",
+                "default",
+                "--set",
+                "queuing=dbbm",
+                "--set",
+                "traffic.message=400KB",
+                "--set",
+                "node.send_memory=per_vc",
+            ],
+            &["node.send_memory", "85 packets", "100 packets"],
+        ),
+        refused(
             "a misspelt key is named first",
             vec![("misspelt.toml", d.replace("sim_time", "sim_tme"))],
             &["check", "misspelt.toml"],

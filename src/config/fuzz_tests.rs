@@ -108,6 +108,7 @@ const KEYS: &[&str] = &[
     "switch.hcdth",
     "switch.lcdth",
     "node.buffer",
+    "node.send_memory",
     "traffic.pattern",
     "traffic.load",
     "traffic.message",

@@ -11,7 +11,7 @@ use super::document::{Document, ScenarioError, ScenarioErrors, Value};
 use super::units::{TimeBase, UnitError, shown};
 use super::{switch_keys, topology_keys, traffic_keys};
 use crate::fabric::FabricParams;
-use crate::fabric::node::Flow;
+use crate::fabric::node::{Flow, SOURCE_QUEUE, SendMemory};
 use crate::fabric::topology::Topology;
 use crate::switch::{QueuingScheme, RoutingMode, packet_slots};
 use crate::wire::link::MAX_VCS;
@@ -417,6 +417,13 @@ impl Scenario {
             );
         }
         let node_consumes_arns = doc.bool("node.consume_arns").unwrap_or(true);
+        let node_send_memory = match r
+            .choice("node.send_memory", Some("shared"), &["shared", "per_vc"])
+            .as_deref()
+        {
+            Some("per_vc") => SendMemory::PerVc,
+            _ => SendMemory::Shared,
+        };
 
         // Flows and the packet slots they need.
         let flows = match (&traffic, nodes, sim_cycles) {
@@ -431,6 +438,11 @@ impl Scenario {
             (&flows, sim_cycles, nodes, routing)
         {
             packet_ids(&doc, flows, sim, n, mtu.unwrap_or(64));
+        }
+        if let (SendMemory::PerVc, Some(flows), Some((sw, mtu, _))) =
+            (node_send_memory, &flows, &switch)
+        {
+            per_vc_messages(&doc, flows, sw.queuing.regular_vcs(), *mtu);
         }
 
         let warnings = doc.finish()?;
@@ -478,6 +490,7 @@ impl Scenario {
                 || (routing == RoutingMode::Fa && traffic.adaptive_share < 1.0))
                 && traffic.replay.is_none(),
             node_consumes_arns,
+            node_send_memory,
             routing_engine: Some(routing_engine),
             adaptive_share: traffic.adaptive_share,
         };
@@ -516,7 +529,7 @@ fn smallest_packet(flows: &[Vec<Flow>], mtu: u64) -> u64 {
 /// (sequence number times nodes plus source), so a run must make fewer than 2^32 ids. A node
 /// injects at most one flit per cycle and holds at most its send memory ahead.
 fn packet_ids(doc: &Document, flows: &[Vec<Flow>], sim: u64, nodes: u32, mtu: u64) {
-    let per_node = sim / smallest_packet(flows, mtu) + crate::fabric::node::SOURCE_QUEUE as u64;
+    let per_node = sim / smallest_packet(flows, mtu) + SOURCE_QUEUE as u64;
     if (per_node + 1) * nodes as u64 > u32::MAX as u64 {
         doc.fail::<()>(
             "sim_time",
@@ -524,6 +537,28 @@ fn packet_ids(doc: &Document, flows: &[Vec<Flow>], sim: u64, nodes: u32, mtu: u6
                 "{sim} cycles: under dmodk the in-order check numbers packets in 32 bits \
                  (sequence × {nodes} nodes + source), and {nodes} nodes can make up to \
                  {per_node} packets each in this time, beyond 2^32 ids"
+            ),
+        );
+    }
+}
+
+/// With the send memory split per VC, a message must fit the part of one VC, or it would never
+/// be posted.
+fn per_vc_messages(doc: &Document, flows: &[Vec<Flow>], vcs: usize, mtu: u64) {
+    let part = SOURCE_QUEUE / vcs;
+    let largest = flows
+        .iter()
+        .flatten()
+        .map(|f| (f.message_flits as u64).div_ceil(mtu))
+        .max()
+        .unwrap_or(0);
+    if largest > part as u64 {
+        doc.fail::<()>(
+            "node.send_memory",
+            format!(
+                "`per_vc` gives each of the {vcs} regular VCs {part} packets of the send memory \
+                 ({SOURCE_QUEUE} / {vcs}), and the largest message is {largest} packets of the \
+                 MTU, so it would never be posted: use smaller messages, fewer VCs or `shared`"
             ),
         );
     }

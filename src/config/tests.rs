@@ -172,6 +172,33 @@ fn node_arn_consumption_is_a_switch() {
 }
 
 #[test]
+fn the_send_memory_is_shared_or_split_per_vc() {
+    use crate::fabric::node::SendMemory;
+    let s = Scenario::from_text("s.toml", SMALL, &[]).unwrap();
+    assert_eq!(
+        s.params.node_send_memory,
+        SendMemory::Shared,
+        "shared by default"
+    );
+    let text = format!("{SMALL}\n[node]\nsend_memory = \"per_vc\"\n");
+    let s = Scenario::from_text("s.toml", &text, &[]).unwrap();
+    assert_eq!(s.params.node_send_memory, SendMemory::PerVc);
+    let e = err(&format!("{SMALL}\n[node]\nsend_memory = \"split\"\n"));
+    assert_eq!(e.key.as_deref(), Some("node.send_memory"));
+    assert!(e.message.contains("shared, per_vc"), "{e}");
+    // 100 packets of the 4 KB MTU: a queue pair holds them, a VC's part (256 / 3) does not.
+    let big = SMALL.replace("load = 0.5", "load = 0.5\nmessage = \"400KB\"");
+    assert!(Scenario::from_text("s.toml", &big, &[]).is_ok());
+    let e = err(&format!("{big}\n[node]\nsend_memory = \"per_vc\"\n"));
+    assert_eq!(e.key.as_deref(), Some("node.send_memory"));
+    assert!(
+        e.message.contains("3 regular VCs 85 packets") && e.message.contains("100 packets"),
+        "{e}"
+    );
+    assert!(e.at.starts_with("s.toml:"), "{e}");
+}
+
+#[test]
 fn adapted_refresh_is_a_switch_key() {
     let s = Scenario::from_text("s.toml", SMALL, &[]).unwrap();
     assert!(s.params.switch.adapted_refresh, "on by default");

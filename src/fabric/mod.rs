@@ -83,6 +83,8 @@ pub struct FabricParams {
     /// End nodes consume the ARNs that reach them and, under ARN+AFI, inject matching packets
     /// into the AFC (see `node`).
     pub node_consumes_arns: bool,
+    /// How each end node's send memory is shared among the regular VCs (`node::SendMemory`).
+    pub node_send_memory: node::SendMemory,
     /// The subnet manager's routing engine (`None`: `ftree` on fat trees, `minhop` otherwise).
     pub routing_engine: Option<subnet_manager::RoutingEngine>,
     /// Share of packets whose DLID asks for every routing option (the others take the
@@ -311,6 +313,7 @@ impl<const V: usize> Fabric<V> {
                     node.set_path_sls(sls.row(sw as usize));
                 }
                 node.set_adaptive_share(params.adaptive_share);
+                node.set_send_memory(params.node_send_memory);
                 Ok(node)
             })
             .collect::<Result<Vec<_>, _>>()?;

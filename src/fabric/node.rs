@@ -184,6 +184,10 @@ pub struct EndNode<const V: usize> {
     afc_last: bool,
     /// The oldest packet of each channel (state kept for speed, `node::send`).
     heads: send::ChannelHeads,
+    /// Packets in the send memory per regular VC, and the part of the memory each VC may fill
+    /// (0: the memory is shared, [`SendMemory`]).
+    vc_queued: [u16; V],
+    vc_part: u16,
     /// The queue pair last counted and its packets in the send memory (state kept for speed,
     /// `node::send`).
     qp_counted: send::QpCount,
@@ -259,6 +263,8 @@ impl<const V: usize> EndNode<V> {
             queue: Deque::new(),
             afc_last: false,
             heads: send::ChannelHeads::default(),
+            vc_queued: [0; V],
+            vc_part: 0,
             qp_counted: send::QpCount::default(),
             credits: OutputCredits::new(params.vc_capacity),
             tx: None,
@@ -526,7 +532,7 @@ mod skip;
 mod source;
 
 pub use replay::NodeReplay;
-pub use send::QP_DEPTH;
+pub use send::{QP_DEPTH, SendMemory};
 
 #[cfg(test)]
 mod tests;

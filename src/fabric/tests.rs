@@ -1,6 +1,6 @@
 //! Whole-fabric tests: conservation, ordering and draining under every routing mode.
 
-use super::node::{Destination, Flow};
+use super::node::{Destination, Flow, SendMemory};
 use super::topology::Topology;
 use super::*;
 use crate::switch::{QueuingScheme, RoutingMode};
@@ -20,6 +20,7 @@ pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
         watchdog_cycles: 5000,
         check_order: routing == RoutingMode::DModK,
         node_consumes_arns: true,
+        node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,
         routing_engine: None,
     }
@@ -479,4 +480,60 @@ fn the_dump_reads_a_probe_whenever_it_changes() {
     }
     assert!(roots > 0, "no root");
     assert!(changes > 1000, "{changes} key changes");
+}
+
+/// Two hot spots on VC 0 (DBBM over 2 VCs: even destinations on VC 0): nodes 2, 4 and 6 send to
+/// node 0 at line rate, nodes 10, 12 and 14 to node 8. Node 3 offers them a flit per cycle each
+/// too, and 0.3 each to nodes 5 and 11, on VC 1, which receive from nobody else. With one send
+/// memory the queue pairs to 0 and 8 fill it (128 packets each) and the messages to 5 and 11 are
+/// posted only as packets to the hot nodes leave; split per VC, VC 1's part keeps room and nodes
+/// 5 and 11 get what node 3 offers them.
+#[test]
+fn a_send_memory_split_per_vc_keeps_posting_on_the_free_vc() {
+    let topo = Topology::kary_ntree(2, 4);
+    let (warm, cycles) = (10_000, 20_000);
+    let to_5_and_11 = |memory| {
+        let mut p = small_params(RoutingMode::DModK, 5);
+        p.switch.queuing = QueuingScheme::Dbbm { vcs: 2 };
+        p.node_send_memory = memory;
+        let flow = |dest, rate| Flow {
+            dest: Destination::Node(dest),
+            rate,
+            message_flits: 16,
+            start: 0,
+            stop: warm + cycles,
+            hot: false,
+        };
+        let flows: Vec<Vec<Flow>> = (0..16)
+            .map(|n| match n {
+                2 | 4 | 6 => vec![flow(0, 1.0)],
+                10 | 12 | 14 => vec![flow(8, 1.0)],
+                3 => vec![flow(0, 1.0), flow(8, 1.0), flow(5, 0.3), flow(11, 0.3)],
+                _ => vec![],
+            })
+            .collect();
+        let mut f = Fabric::<FEW_VCS>::build(&topo, p, &flows).unwrap();
+        let got = |f: &Fabric<FEW_VCS>| -> u64 {
+            [5, 11]
+                .iter()
+                .map(|&n| f.nodes()[n].stats().delivered_flits)
+                .sum()
+        };
+        f.run(warm, &mut ()).unwrap_or_else(|v| panic!("{v}"));
+        let before = got(&f);
+        f.run(cycles, &mut ()).unwrap_or_else(|v| panic!("{v}"));
+        f.check().unwrap();
+        got(&f) - before
+    };
+    let shared = to_5_and_11(SendMemory::Shared);
+    let per_vc = to_5_and_11(SendMemory::PerVc);
+    // Node 3 offers nodes 5 and 11 0.6 flits per cycle: 12,000 flits in 20,000 cycles.
+    assert!(
+        per_vc >= 11_000,
+        "split per VC: {per_vc} flits to nodes 5 and 11"
+    );
+    assert!(
+        shared * 2 < per_vc,
+        "one memory: {shared} flits, split: {per_vc}"
+    );
 }

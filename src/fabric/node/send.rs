@@ -60,6 +60,18 @@ impl QpCount {
 /// posted (counted in `generation_stalls`).
 pub const QP_DEPTH: usize = 128;
 
+/// How the HCA's send memory ([`SOURCE_QUEUE`] packets) is shared among the regular VCs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SendMemory {
+    /// One memory for every VC: a message is posted when the memory as a whole has room.
+    #[default]
+    Shared,
+    /// An equal part per regular VC (`SOURCE_QUEUE / VCs` packets, rounded down): a message is
+    /// posted when the part of its VC has room, so packets waiting on one VC never hold back
+    /// the posting of messages on another.
+    PerVc,
+}
+
 impl<const V: usize> EndNode<V> {
     /// Whether a live entry may isolate a packet in cycle `now` (ARN+AFI with an entry alive).
     #[inline]
@@ -204,26 +216,44 @@ impl<const V: usize> EndNode<V> {
         self.forget_heads();
         let pkt = self.queue.pop_front().unwrap_or_default();
         self.qp_counted.note((pkt.dlid >> self.lmc) as u32, false);
+        self.vc_queued[pkt.orig_vc as usize % V] -= 1;
         pkt
     }
 
-    /// Whether the send memory and the queue pair to `dest` have room for `packets` more (the
-    /// queue pair is counted only when it could be short of room).
+    /// Whether the send memory (the part of the destination's VC, when it is split) and the
+    /// queue pair to `dest` have room for `packets` more (the queue pair is counted only when
+    /// it could be short of room).
     pub(super) fn has_room(&self, dest: u32, packets: usize) -> bool {
         let len = self.queue.len();
         SOURCE_QUEUE - len >= packets
+            && (self.vc_part == 0
+                || self.vc_queued[self.vc_to(dest) as usize % V] as usize + packets
+                    <= self.vc_part as usize)
             && (len + packets <= QP_DEPTH || self.qp_len(dest) + packets <= QP_DEPTH)
+    }
+
+    /// The regular VC of this node's packets to `dest`: the routing engine's SL of the path, or
+    /// else the queuing scheme's. The HCA sends on the VL of the same number; each switch's
+    /// SL-to-VL tables choose the next.
+    fn vc_to(&self, dest: u32) -> u8 {
+        match &self.path_sls {
+            Some(sls) => sls[dest as usize],
+            None => self.params.queuing.vc_for(self.id, dest),
+        }
+    }
+
+    /// Splits the send memory per regular VC, or shares it ([`SendMemory`]).
+    pub fn set_send_memory(&mut self, memory: SendMemory) {
+        self.vc_part = match memory {
+            SendMemory::Shared => 0,
+            SendMemory::PerVc => (SOURCE_QUEUE / self.params.queuing.regular_vcs()) as u16,
+        };
     }
 
     /// Appends a packet of `len` flits to `dest` to the send memory in cycle `now`: the queue
     /// pair of `dest` has room (see [`EndNode::has_room`]).
     pub(super) fn post(&mut self, dest: u32, len: u16, id: u32, flags: PacketFlags, now: u64) {
-        // The SL policy: the routing engine's SL of the path, or else the queuing scheme's. The
-        // HCA sends on the VL of the same number; each switch's SL-to-VL tables choose the next.
-        let vc = match &self.path_sls {
-            Some(sls) => sls[dest as usize],
-            None => self.params.queuing.vc_for(self.id, dest),
-        };
+        let vc = self.vc_to(dest);
         let pkt = Packet {
             injected: now,
             id,
@@ -239,6 +269,7 @@ impl<const V: usize> EndNode<V> {
         };
         let _ = self.queue.push_back(pkt);
         self.qp_counted.note(dest, true);
+        self.vc_queued[vc as usize % V] += 1;
         self.note_posted(now);
         self.stats.generated_packets += 1;
     }

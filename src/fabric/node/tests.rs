@@ -124,3 +124,40 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The send memory's room, shared or split per VC (DBBM over 3 VCs): a message is posted
+    /// only when the memory, or its VC's part of it, and its queue pair have room for all its
+    /// packets, whatever was posted and taken before.
+    #[test]
+    fn the_send_memory_has_room_as_its_parts_say(
+        ops in prop::collection::vec((0u32..6, 1usize..=40, prop::bool::ANY), 0..80),
+        per_vc in prop::bool::ANY,
+    ) {
+        let mut params = SwitchParams::with_paper_ratios(RoutingMode::DModK, 16, 10);
+        params.queuing = QueuingScheme::Dbbm { vcs: 3 };
+        let mut node = EndNode::<FEW_VCS>::new(7, 8, 0, 1, &params, 8, &[], 1, false);
+        node.set_send_memory(if per_vc { SendMemory::PerVc } else { SendMemory::Shared });
+        for (k, &(dest, packets, take)) in ops.iter().enumerate() {
+            if take {
+                if !node.queue.is_empty() {
+                    node.take(k % node.queue.len());
+                }
+                continue;
+            }
+            let vc = params.queuing.vc_for(7, dest);
+            let count = |f: &dyn Fn(&Packet) -> bool| node.queue.iter().filter(|p| f(p)).count();
+            let on_vc = count(&|p| p.orig_vc == vc);
+            let in_qp = count(&|p| (p.dlid >> node.lmc) as u32 == dest);
+            let room = node.queue.len() + packets <= SOURCE_QUEUE
+                && in_qp + packets <= QP_DEPTH
+                && (!per_vc || on_vc + packets <= SOURCE_QUEUE / 3);
+            prop_assert_eq!(node.has_room(dest, packets), room, "op {}", k);
+            if room {
+                for _ in 0..packets {
+                    node.post(dest, 8, k as u32, PacketFlags::default(), 100);
+                }
+            }
+        }
+    }
+}
