@@ -217,6 +217,7 @@ impl<const V: usize> EndNode<V> {
         let pkt = self.queue.pop_front().unwrap_or_default();
         self.qp_counted.note((pkt.dlid >> self.lmc) as u32, false);
         self.vc_queued[pkt.orig_vc as usize % V] -= 1;
+        self.debug_check_vc_counts();
         pkt
     }
 
@@ -240,6 +241,17 @@ impl<const V: usize> EndNode<V> {
             Some(sls) => sls[dest as usize],
             None => self.params.queuing.vc_for(self.id, dest),
         }
+    }
+
+    /// Debug builds: the per-VC counts add up to the packets in the send memory.
+    #[inline]
+    fn debug_check_vc_counts(&self) {
+        debug_assert_eq!(
+            self.vc_queued.iter().map(|&n| n as usize).sum::<usize>(),
+            self.queue.len(),
+            "per-VC counts of node {}'s send memory",
+            self.id
+        );
     }
 
     /// Splits the send memory per regular VC, or shares it ([`SendMemory`]).
@@ -270,6 +282,7 @@ impl<const V: usize> EndNode<V> {
         let _ = self.queue.push_back(pkt);
         self.qp_counted.note(dest, true);
         self.vc_queued[vc as usize % V] += 1;
+        self.debug_check_vc_counts();
         self.note_posted(now);
         self.stats.generated_packets += 1;
     }

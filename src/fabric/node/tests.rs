@@ -41,10 +41,12 @@ proptest! {
                 }
             }
             // Keep the queues from filling up, and record what was queued.
-            while let Some(p) = node.queue.pop_front() {
+            while !node.queue.is_empty() {
+                let p = node.take(0);
                 got.push((p.injected, p.dlid, p.id));
             }
-            while let Some(p) = reference.queue.pop_front() {
+            while !reference.queue.is_empty() {
+                let p = reference.take(0);
                 want.push((p.injected, p.dlid, p.id));
             }
         }
@@ -70,9 +72,8 @@ proptest! {
         let mut node = EndNode::<FEW_VCS>::new(7, 8, 0, 1, &params, 8, &[], 1, true);
         let now = 100;
         for (k, &(dest, len)) in queued.iter().enumerate() {
-            let vc = params.queuing.vc_for(7, dest);
-            let pkt = Packet { id: k as u32, dlid: dest as u16, len, vc, orig_vc: vc, ..Packet::default() };
-            prop_assert!(node.queue.push_back(pkt).is_ok());
+            prop_assert!(node.has_room(dest, 1));
+            node.post(dest, len, k as u32, PacketFlags::default(), now);
         }
         for &d in &isolated {
             node.consume_arn(ArnInfo { dest: d as u16, vc: params.queuing.vc_for(7, d), ..ArnInfo::default() }, now - 10);
