@@ -439,10 +439,11 @@ impl Scenario {
         {
             packet_ids(&doc, flows, sim, n, mtu.unwrap_or(64));
         }
-        if let (SendMemory::PerVc, Some(flows), Some((sw, mtu, _))) =
-            (node_send_memory, &flows, &switch)
-        {
-            per_vc_messages(&doc, flows, sw.queuing.regular_vcs(), *mtu);
+        if let (Some(flows), Some((sw, mtu, _))) = (&flows, &switch) {
+            let vcs = sw.queuing.regular_vcs();
+            if let Some(part) = node_send_memory.part(vcs) {
+                per_vc_messages(&doc, flows, vcs, part, *mtu);
+            }
         }
 
         let warnings = doc.finish()?;
@@ -544,8 +545,7 @@ fn packet_ids(doc: &Document, flows: &[Vec<Flow>], sim: u64, nodes: u32, mtu: u6
 
 /// With the send memory split per VC, a message must fit the part of one VC, or it would never
 /// be posted.
-fn per_vc_messages(doc: &Document, flows: &[Vec<Flow>], vcs: usize, mtu: u64) {
-    let part = SOURCE_QUEUE / vcs;
+fn per_vc_messages(doc: &Document, flows: &[Vec<Flow>], vcs: usize, part: usize, mtu: u64) {
     let largest = flows
         .iter()
         .flatten()

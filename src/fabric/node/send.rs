@@ -72,6 +72,17 @@ pub enum SendMemory {
     PerVc,
 }
 
+impl SendMemory {
+    /// The packets of the send memory one of `vcs` regular VCs may fill when it is split, or
+    /// `None` when it is shared.
+    pub fn part(self, vcs: usize) -> Option<usize> {
+        match self {
+            SendMemory::Shared => None,
+            SendMemory::PerVc => Some(SOURCE_QUEUE / vcs.max(1)),
+        }
+    }
+}
+
 impl<const V: usize> EndNode<V> {
     /// Whether a live entry may isolate a packet in cycle `now` (ARN+AFI with an entry alive).
     #[inline]
@@ -216,7 +227,7 @@ impl<const V: usize> EndNode<V> {
         self.forget_heads();
         let pkt = self.queue.pop_front().unwrap_or_default();
         self.qp_counted.note((pkt.dlid >> self.lmc) as u32, false);
-        self.vc_queued[pkt.orig_vc as usize % V] -= 1;
+        self.vc_queued[pkt.orig_vc as usize] -= 1;
         self.debug_check_vc_counts();
         pkt
     }
@@ -228,7 +239,7 @@ impl<const V: usize> EndNode<V> {
         let len = self.queue.len();
         SOURCE_QUEUE - len >= packets
             && (self.vc_part == 0
-                || self.vc_queued[self.vc_to(dest) as usize % V] as usize + packets
+                || self.vc_queued[self.vc_to(dest) as usize] as usize + packets
                     <= self.vc_part as usize)
             && (len + packets <= QP_DEPTH || self.qp_len(dest) + packets <= QP_DEPTH)
     }
@@ -256,10 +267,7 @@ impl<const V: usize> EndNode<V> {
 
     /// Splits the send memory per regular VC, or shares it ([`SendMemory`]).
     pub fn set_send_memory(&mut self, memory: SendMemory) {
-        self.vc_part = match memory {
-            SendMemory::Shared => 0,
-            SendMemory::PerVc => (SOURCE_QUEUE / self.params.queuing.regular_vcs()) as u16,
-        };
+        self.vc_part = memory.part(self.params.queuing.regular_vcs()).unwrap_or(0) as u16;
     }
 
     /// Appends a packet of `len` flits to `dest` to the send memory in cycle `now`: the queue
@@ -281,7 +289,7 @@ impl<const V: usize> EndNode<V> {
         };
         let _ = self.queue.push_back(pkt);
         self.qp_counted.note(dest, true);
-        self.vc_queued[vc as usize % V] += 1;
+        self.vc_queued[vc as usize] += 1;
         self.debug_check_vc_counts();
         self.note_posted(now);
         self.stats.generated_packets += 1;
