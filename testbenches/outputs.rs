@@ -158,3 +158,46 @@ fn sigkill_leaves_the_previous_outputs_as_they_were() {
     assert!(new.iter().all(|p| is_partial(p)), "{new:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_signal_while_the_trace_loads_ends_the_process_at_once_with_nothing_written() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = base("load");
+    let trace = dir.join("big.trace");
+    let mut text = String::from("ranks 2\n");
+    for _ in 0..2_000_000 {
+        text.push_str("0 send 1 64\n1 recv 0\n");
+    }
+    std::fs::write(&trace, &text).unwrap();
+    // An earlier complete run in the same folder stays as it was.
+    let done = arnsim(&dir, "5us").output().unwrap();
+    assert!(done.status.success(), "{done:?}");
+    let before = snapshot(&dir);
+    let mut child = arnsim(&dir, "1ms")
+        .args(["--set", "traffic.pattern=trace", "--set"])
+        .arg(format!("traffic.trace={}", trace.display()))
+        .spawn()
+        .unwrap();
+    // Once the trace's text is read, its parsing and checks take a second or more.
+    let io = format!("/proc/{}/io", child.id());
+    let read = || {
+        std::fs::read_to_string(&io)
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("rchar: ")?.parse().ok())
+            })
+            .unwrap_or(0u64)
+    };
+    let t0 = Instant::now();
+    while read() < text.len() as u64 && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    signal(&child, "INT");
+    let status = child.wait().unwrap();
+    // Ended by the signal itself, not by a run that waited for the load and then stopped (exit
+    // code 130, "stopped by SIGINT before the first cycle").
+    assert_eq!(status.signal(), Some(2), "{status:?}");
+    assert_eq!(snapshot(&dir), before, "no file changed or added");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

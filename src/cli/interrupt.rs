@@ -1,7 +1,9 @@
 //! Stopping a run early: SIGINT (Ctrl-C) or SIGTERM ask the run loop to stop at the end of the
 //! chunk of cycles it is stepping; it then writes what it has gathered, marked incomplete. A
 //! second signal of either kind ends the process at once (its outputs stay under their
-//! temporary names).
+//! temporary names). Until a run starts listening (once its scenario, trace and fabric are
+//! loaded, before it touches a file) a signal ends the process at once: nothing is written yet,
+//! and a long load is not waited for.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -19,6 +21,10 @@ pub struct Stop {
     /// signal would.
     at_cycle: u64,
     at_cycle_signal: i32,
+    /// Whether [`Stop::listen`] installs the handlers of SIGINT and SIGTERM.
+    signals: bool,
+    /// Set once they are installed.
+    listening: Arc<AtomicBool>,
 }
 
 impl Default for Stop {
@@ -35,13 +41,28 @@ impl Stop {
             armed: Arc::new(AtomicBool::new(false)),
             at_cycle: u64::MAX,
             at_cycle_signal: SIGINT,
+            signals: false,
+            listening: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// A request set by SIGINT or SIGTERM; a second one of either ends the process as the
-    /// default action does.
-    pub fn on_signals() -> Result<Self, String> {
-        let stop = Self::never();
+    /// A request set by SIGINT or SIGTERM once [`Stop::listen`] is called (before that they
+    /// take their default action); a second one of either ends the process as the default
+    /// action does.
+    pub fn on_signals() -> Self {
+        Stop {
+            signals: true,
+            ..Self::never()
+        }
+    }
+
+    /// Installs the handlers of SIGINT and SIGTERM, for a request made by [`Stop::on_signals`]
+    /// (once; a request made otherwise has none to install).
+    pub fn listen(&self) -> Result<(), String> {
+        if !self.signals || self.listening.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let stop = self;
         for sig in [SIGINT, SIGTERM] {
             let e = |e: std::io::Error| format!("cannot handle {}: {e}", signal_name(sig));
             // The default action goes first: it only acts once a first signal armed it.
@@ -51,7 +72,7 @@ impl Stop {
                 .map_err(e)?;
             signal_hook::flag::register(sig, Arc::clone(&stop.armed)).map_err(e)?;
         }
-        Ok(stop)
+        Ok(())
     }
 
     /// A request that the run makes itself once it reaches `cycle` (as if `signal` arrived while

@@ -283,7 +283,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                     None
                 }
             };
-            let stop = interrupt::Stop::on_signals()?;
+            let stop = interrupt::Stop::on_signals();
             // More threads than the machine runs at once only make the threads wait for each
             // other at every window; the outputs are the same for any count.
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -326,7 +326,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 set,
                 jobs: jobs.unwrap_or(0) as usize,
             };
-            sweep::sweep(&req, &interrupt::Stop::on_signals()?)
+            let stop = interrupt::Stop::on_signals();
+            stop.listen()?;
+            sweep::sweep(&req, &stop)
         }
         Command::Replay {
             file,

@@ -240,8 +240,10 @@ fn run_on<const V: usize>(
     for w in warnings.iter().filter(|_| !how.quiet) {
         eprintln!("arnsim: warning: {w}");
     }
-    // Every output is reserved under its temporary name: a folder that cannot be written fails
-    // the run here, before the first cycle.
+    // From here a signal asks the run to stop (until now it ended the process: nothing was
+    // written, and a long load is not waited for). Every output is reserved under its temporary
+    // name: a folder that cannot be written fails the run here, before the first cycle.
+    stop.listen()?;
     let mut folders = NewFolders::make(&out).map_err(|e| format!("--out {e}"))?;
     let mut staged = OUTPUTS
         .iter()
