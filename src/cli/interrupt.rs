@@ -62,15 +62,14 @@ impl Stop {
         if !self.signals || self.listening.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        let stop = self;
         for sig in [SIGINT, SIGTERM] {
             let e = |e: std::io::Error| format!("cannot handle {}: {e}", signal_name(sig));
             // The default action goes first: it only acts once a first signal armed it.
-            signal_hook::flag::register_conditional_default(sig, Arc::clone(&stop.armed))
+            signal_hook::flag::register_conditional_default(sig, Arc::clone(&self.armed))
                 .map_err(e)?;
-            signal_hook::flag::register_usize(sig, Arc::clone(&stop.signal), sig as usize)
+            signal_hook::flag::register_usize(sig, Arc::clone(&self.signal), sig as usize)
                 .map_err(e)?;
-            signal_hook::flag::register(sig, Arc::clone(&stop.armed)).map_err(e)?;
+            signal_hook::flag::register(sig, Arc::clone(&self.armed)).map_err(e)?;
         }
         Ok(())
     }
