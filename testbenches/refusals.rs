@@ -384,6 +384,44 @@ fn cases() -> Vec<Case> {
             &["--out", "precious.txt"],
         ),
         refused(
+            "a sweep whose table would replace its scenario",
+            vec![("sw/sweep.csv", d.clone())],
+            &[
+                "sweep",
+                "sw/sweep.csv",
+                "--loads",
+                "0.1",
+                "--set",
+                "sim_time=2us",
+                "--out",
+                "sw",
+            ],
+            &["--out sw/sweep.csv", "would replace the input"],
+        ),
+        refused(
+            "a sweep whose second load's summary would replace its scenario",
+            vec![
+                (
+                    "sw/load-0.10/summary.json",
+                    "an earlier run's\n".to_string(),
+                ),
+                ("sw/load-0.20/summary.json", d.clone()),
+            ],
+            &[
+                "sweep",
+                "sw/load-0.20/summary.json",
+                "--loads",
+                "0.1,0.2",
+                "--jobs",
+                "1",
+                "--set",
+                "sim_time=2us",
+                "--out",
+                "sw",
+            ],
+            &["--out sw/load-0.20/summary.json", "would replace the input"],
+        ),
+        refused(
             "bit reversal on 9 nodes",
             vec![],
             &[
@@ -481,8 +519,14 @@ fn run_case(dir: &Path, c: &Case) -> Result<(), String> {
     if std::fs::read_to_string(&precious).ok().as_deref() != Some("kept as it is\n") {
         return Err("precious.txt was changed".into());
     }
-    // A refused command leaves no new file or folder behind (temporary files, new output folders).
+    // A refused command changes none of the files there were, and leaves no new file or folder
+    // behind (temporary files, new output folders).
     if c.expect == Expect::Refused {
+        for (name, text) in c.files.iter().filter(|(_, t)| t != FIFO) {
+            if std::fs::read_to_string(dir.join(name)).ok().as_ref() != Some(text) {
+                return Err(format!("{name} was changed"));
+            }
+        }
         let mut expected: Vec<String> = c
             .files
             .iter()

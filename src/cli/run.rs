@@ -172,7 +172,7 @@ fn outputs_of(
 }
 
 /// The files a run reads: its scenario, trace and map file.
-fn inputs_of(s: &Scenario) -> Vec<PathBuf> {
+pub(super) fn inputs_of(s: &Scenario) -> Vec<PathBuf> {
     let mut all = vec![PathBuf::from(s.doc.path())];
     if let Some(t) = &s.replay {
         all.push(PathBuf::from(&t.file));

@@ -9,7 +9,7 @@
 
 use super::Failure;
 use super::interrupt::Stop;
-use super::outputs::{Staged, Summary, make_folder};
+use super::outputs::{Staged, Summary, make_folder, refuse_overwriting_inputs};
 use super::run::{self, How, default_out};
 use crate::config::Scenario;
 use crate::config::units::shown;
@@ -300,6 +300,14 @@ pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
             d.with_file_name(format!("{}-sweep", first.name))
         }
     };
+    // No output of the sweep or of any load's run may be one of the files the runs read.
+    let mut outputs: Vec<(&str, PathBuf)> =
+        OUTPUTS.iter().map(|n| ("--out", out.join(n))).collect();
+    for l in &loads {
+        let dir = load_dir(&out, l);
+        outputs.extend(run::OUTPUTS.iter().map(|n| ("--out", dir.join(n))));
+    }
+    refuse_overwriting_inputs(&outputs, &run::inputs_of(&first))?;
     let scale = Scale {
         flit_bytes: first.time_base.flit_bytes,
         cycle_ns: first.time_base.cycle_ns(),
