@@ -71,6 +71,10 @@ fn args(a: &[&str]) -> Vec<String> {
 fn cases() -> Vec<Case> {
     let d = default_text();
     let f4 = figure4_text();
+    let halo = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/trace_halo.toml"),
+    )
+    .unwrap();
     let rlft = d
         .replace("kind = \"kary_ntree\"", "kind = \"rlft\"")
         .replace("k = 4\n", "ports = 28\n")
@@ -243,6 +247,51 @@ fn cases() -> Vec<Case> {
                 "pipe.vcd",
             ],
             &["--vcd", "not a regular file"],
+        ),
+        refused(
+            "a trace that is a pipe",
+            vec![
+                (
+                    "t.toml",
+                    halo.replace("traces/halo_allreduce_16.txt", "pipe.txt"),
+                ),
+                ("pipe.txt", FIFO.to_string()),
+            ],
+            &["check", "t.toml"],
+            &["traffic.trace", "pipe.txt", "not a regular file"],
+        ),
+        refused(
+            "a map file that is a pipe",
+            vec![
+                (
+                    "t.toml",
+                    halo.replace("\"linear\"", "\"pipe.map\"").replace(
+                        "traces/halo_allreduce_16.txt",
+                        concat!(
+                            env!("CARGO_MANIFEST_DIR"),
+                            "/scenarios/traces/halo_allreduce_16.txt"
+                        ),
+                    ),
+                ),
+                ("pipe.map", FIFO.to_string()),
+            ],
+            &["check", "t.toml"],
+            &["traffic.mapping", "pipe.map", "not a regular file"],
+        ),
+        refused(
+            "a recording that is a pipe",
+            vec![("s.rec", FIFO.to_string())],
+            &["replay", "s.rec"],
+            &["s.rec", "not a regular file"],
+        ),
+        refused(
+            "a run folder whose files are pipes",
+            vec![
+                ("r/efficiency.csv", FIFO.to_string()),
+                ("r/summary.json", FIFO.to_string()),
+            ],
+            &["plot", "--out", "p.svg", "r"],
+            &["r/", "not a regular file"],
         ),
         refused(
             "a switch to record that the fabric does not have",

@@ -5,6 +5,7 @@
 //! execution times as bars with the incast's overhead, as in figure 8 of Rocher-Gonzalez et al.
 
 use super::outputs::{Summary, write_atomically};
+use crate::config::text_lines::open_input;
 use crate::config::units::nanoseconds;
 use crate::metrics::{
     Curve, ExecutionBar, SweepSeries, efficiency_plot_svg, execution_plot_svg, read_efficiency_csv,
@@ -13,7 +14,11 @@ use crate::metrics::{
 use std::path::{Path, PathBuf};
 
 fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+    let mut text = String::new();
+    open_input(path)
+        .and_then(|mut f| std::io::Read::read_to_string(&mut f, &mut text))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(text)
 }
 
 /// Reads every run directory and writes the panel to `out` (through a temporary file: nothing is

@@ -5,6 +5,7 @@
 use super::dump::flag_cycles;
 use super::outputs::{Staged, refuse_overwriting_inputs};
 use crate::config::Scenario;
+use crate::config::text_lines::open_input;
 use crate::config::units::nanoseconds;
 use crate::cycle::compare::{Replay, ReplayError};
 use crate::cycle::{CycleSwitch, PortIn, PortOut};
@@ -248,7 +249,7 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     if let Some(d) = dump {
         refuse_overwriting_inputs(&[("--vcd", d.path.clone())], &[path.to_path_buf()])?;
     }
-    let f = File::open(path).map_err(|e| format!("{name}: {e}"))?;
+    let f = open_input(path).map_err(|e| format!("{name}: {e}"))?;
     let mut r = RecordingReader::open(&name, BufReader::new(f))?;
     let h = &r.header;
     let mut vcd = dump.map(|d| ReplayVcd::open(d, h)).transpose()?;

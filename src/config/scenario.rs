@@ -268,7 +268,15 @@ fn latency(r: &Reader) -> Option<u64> {
 impl Scenario {
     /// Reads a scenario from `path`, applying `overrides` (`key=value`).
     pub fn load(path: &str, overrides: &[String]) -> Result<Self, ScenarioErrors> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let read = |p: &str| -> std::io::Result<String> {
+            let mut text = String::new();
+            std::io::Read::read_to_string(
+                &mut super::text_lines::open_input(p.as_ref())?,
+                &mut text,
+            )?;
+            Ok(text)
+        };
+        let text = read(path).map_err(|e| ScenarioError {
             at: path.to_string(),
             key: None,
             message: format!("cannot read: {e}"),

@@ -7,6 +7,25 @@ use std::io::{self, BufRead, Read};
 /// The longest line a text input may hold, in bytes, its newline not counted.
 pub const MAX_LINE: u64 = 1 << 20;
 
+/// Opens the input file at `path` for reading, refusing what is not a regular file: a named
+/// pipe would block the run until something writes to it, and a device or socket is no input.
+pub fn open_input(path: &std::path::Path) -> io::Result<std::fs::File> {
+    let m = std::fs::metadata(path)?;
+    if m.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a folder, not a file",
+        ));
+    }
+    if !m.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a pipe, device or socket is not read)",
+        ));
+    }
+    std::fs::File::open(path)
+}
+
 /// Why a line could not be read.
 #[derive(Debug)]
 pub enum LineError {

@@ -6,7 +6,7 @@
 //! the trace's own place (`file:line`, or the OTF2 location and event).
 
 use super::scenario::Reader;
-use super::text_lines::{LineError, MAX_LINE, read_line_capped};
+use super::text_lines::{LineError, MAX_LINE, open_input, read_line_capped};
 use crate::replay::{self, Mapping, Program};
 use std::path::Path;
 
@@ -33,7 +33,7 @@ pub struct TraceReplay {
 /// [`MAX_LINE`] bytes is an error naming it.
 fn read_lines(path: &Path) -> std::io::Result<String> {
     use std::io::{BufReader, Error, ErrorKind};
-    let mut r = BufReader::new(std::fs::File::open(path)?);
+    let mut r = BufReader::new(open_input(path)?);
     let mut text = String::new();
     for line in 1.. {
         let n = read_line_capped(&mut r, &mut text).map_err(|e| match e {

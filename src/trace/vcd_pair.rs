@@ -190,7 +190,7 @@ pub fn read_file(
     keep: Option<&dyn Fn(&str) -> bool>,
 ) -> Result<Dump, String> {
     let name = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
+    let f = crate::config::text_lines::open_input(path).map_err(|e| format!("{name}: {e}"))?;
     read_dump(&name, std::io::BufReader::new(f), keep)
 }
 
