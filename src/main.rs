@@ -1,6 +1,8 @@
 //! `arnsim`: command-line entry point. Exit codes: 0 done, 1 error (nothing changed, or a run
-//! whose invariants broke), 2 bad usage, 130 / 143 a run stopped by SIGINT / SIGTERM.
+//! whose invariants broke, or stdout or stderr could not be written), 2 bad usage, 130 / 143 a
+//! run stopped by SIGINT / SIGTERM.
 
+use arnsim::cli::console;
 use clap::Parser;
 
 fn main() {
@@ -10,11 +12,16 @@ fn main() {
         for line in e.to_string().lines() {
             let line = line.strip_prefix("error: ").unwrap_or(line);
             if e.code == 1 {
-                eprintln!("arnsim: error: {line}");
+                arnsim::errln!("arnsim: error: {line}");
             } else {
-                eprintln!("arnsim: {line}");
+                arnsim::errln!("arnsim: {line}");
             }
         }
         std::process::exit(e.code);
+    }
+    if let Some(f) = console::failure() {
+        // Said on stderr if it still takes it; the exit code says it in any case.
+        arnsim::errln!("arnsim: error: {f}");
+        std::process::exit(1);
     }
 }

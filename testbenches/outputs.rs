@@ -201,3 +201,36 @@ fn a_signal_while_the_trace_loads_ends_the_process_at_once_with_nothing_written(
     assert_eq!(snapshot(&dir), before, "no file changed or added");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_stdout_that_cannot_be_written_fails_the_command_without_a_panic() {
+    let dir = base("full");
+    let full = || {
+        Stdio::from(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+    };
+    // A listing, and a run whose outputs are all written although its report line is not.
+    let list = Command::new(env!("CARGO_BIN_EXE_arnsim"))
+        .arg("scenarios")
+        .stdout(full())
+        .output()
+        .unwrap();
+    let mut run = arnsim(&dir, "5us");
+    let run = run.stdout(full()).output().unwrap();
+    for out in [list, run] {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(
+            stderr.contains("arnsim: error: cannot write to stdout: No space left on device"),
+            "{stderr}"
+        );
+    }
+    let summary = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
+    assert_eq!(field(&summary, "complete"), "true", "{summary}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

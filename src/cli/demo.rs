@@ -102,11 +102,11 @@ pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
         return Err("--out: an empty path (give a folder)".into());
     }
     make_folder(out).map_err(|e| format!("--out {e}"))?;
-    println!(
+    crate::outln!(
         "block-level demo: {cycles} cycles per block, seed {seed}, into {}",
         out.display()
     );
-    println!(
+    crate::outln!(
         "(the fabric command line is not there yet; this runs each block on its seeded stimulus)"
     );
     let t0 = Instant::now();
@@ -114,7 +114,7 @@ pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
     let mut row = |name: &str, params: &str, r: Result<(usize, Vec<Staged>), String>| {
         let (n, f) = r?;
         files.extend(f);
-        println!("  {name:<22} {params:<42} {n:>4} signals  {name}.vcd  {name}.gtkw");
+        crate::outln!("  {name:<22} {params:<42} {n:>4} signals  {name}.vcd  {name}.gtkw");
         Ok::<(), String>(())
     };
     let n = 24;
@@ -170,7 +170,7 @@ pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
     for f in files {
         f.commit()?;
     }
-    println!(
+    crate::outln!(
         "done in {:.2} s; open with: gtkwave {}/<block>.gtkw",
         t0.elapsed().as_secs_f64(),
         out.display()

@@ -5,6 +5,7 @@
 //! the MPI `trace` of a paper workload (PTRANS, Inception-v3). No command changes a file that
 //! existed before it unless it succeeds (`docs/outputs.md`).
 
+pub mod console;
 pub mod demo;
 pub mod dump;
 #[cfg(test)]
@@ -278,7 +279,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                     let ignored =
                         dump::ignored_without_vcd(&scope, f, t, trigger_before.as_deref())?;
                     if let Some(w) = ignored {
-                        eprintln!("arnsim: warning: {w}");
+                        crate::errln!("arnsim: warning: {w}");
                     }
                     None
                 }
@@ -288,7 +289,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             // other at every window; the outputs are the same for any count.
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             let threads = if threads as usize > cores {
-                eprintln!(
+                crate::errln!(
                     "arnsim: warning: --threads {threads}: this machine runs {cores} threads at once; stepping on {cores} (the outputs do not depend on the thread count)"
                 );
                 cores
@@ -340,7 +341,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 Some(path) => Some(record::ReplayDump { path, from, to }),
                 None => {
                     if from.is_some() || to.is_some() {
-                        eprintln!(
+                        crate::errln!(
                             "arnsim: warning: --from/--to given without --vcd: ignored (nothing is dumped without --vcd FILE)"
                         );
                     }

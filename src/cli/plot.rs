@@ -74,7 +74,7 @@ pub fn run(
         let csv_path = dir.join("efficiency.csv");
         let csv = read(&csv_path)?;
         if !sum.complete {
-            eprintln!(
+            crate::errln!(
                 "arnsim: warning: {}: the run stopped at cycle {} ({}): its curve ends there",
                 dir.display(),
                 sum.stopped_at_cycle.unwrap_or(sum.simulated_cycles),
@@ -96,7 +96,7 @@ pub fn run(
         .or(default_title)
         .unwrap_or_default();
     write_atomically(out, efficiency_plot_svg(&title, &curves).as_bytes())?;
-    println!("{}: {} runs", out.display(), curves.len());
+    crate::outln!("{}: {} runs", out.display(), curves.len());
     Ok(())
 }
 
@@ -143,7 +143,7 @@ fn execution_times(
             .and_then(|r| r.execution_time_us)
             .map(|us| us / 1e6);
         if seconds.is_none() {
-            eprintln!(
+            crate::errln!(
                 "arnsim: warning: {}: not every rank finished within the run: left out",
                 dir.display()
             );
@@ -167,7 +167,7 @@ fn execution_times(
         str::to_string,
     );
     write_atomically(out, execution_plot_svg(&title, &bars).as_bytes())?;
-    println!(
+    crate::outln!(
         "{}: {} runs, {} bars",
         out.display(),
         dirs.len(),
@@ -189,7 +189,7 @@ fn sweeps(dirs: &[PathBuf], out: &Path, title: Option<&str>) -> Result<(), Strin
     }
     let svg = sweep_plot_svg(title.unwrap_or("load sweeps"), &series);
     write_atomically(out, svg.as_bytes())?;
-    println!("{}: {} sweeps", out.display(), series.len());
+    crate::outln!("{}: {} sweeps", out.display(), series.len());
     Ok(())
 }
 

@@ -175,7 +175,7 @@ impl ReplayVcd {
                 .transpose()?
                 .unwrap_or(h.to);
         if to > h.to {
-            eprintln!(
+            crate::errln!(
                 "arnsim: warning: --to: cycle {to} is past the recording's last cycle, {}: the dump ends there",
                 h.to
             );
@@ -270,7 +270,7 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     idle_to(&mut replay, end, &mut vcd, &fail)?;
     // A run stopped early ends its recording before the header's last cycle.
     let to = to.min(end.saturating_sub(1));
-    println!(
+    crate::outln!(
         "{switch}: {} cycles replayed on the cycle engine (compared from cycle {from} to {to}): 0 mismatches",
         replay.cycles()
     );
@@ -279,7 +279,7 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
         let out = d.staged.dest().display().to_string();
         d.vcd.finish().map_err(|e| format!("{out}: {e}"))?;
         d.staged.commit()?;
-        println!(
+        crate::outln!(
             "{out}: recording cycles {}..={} on clock cycles {a}..={b} (after reset and {} LFT writes); \
              the Verilated replay dumps the same window with\n  \
              testbenches/hdl/replay_switch.sh {name} --vcd HDL.vcd -- +vcd_from={a} +vcd_to={b}",

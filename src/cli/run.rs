@@ -238,7 +238,7 @@ fn run_on<const V: usize>(
         None => None,
     };
     for w in warnings.iter().filter(|_| !how.quiet) {
-        eprintln!("arnsim: warning: {w}");
+        crate::errln!("arnsim: warning: {w}");
     }
     // From here a signal asks the run to stop (until now it ended the process: nothing was
     // written, and a long load is not waited for). Every output is reserved under its temporary
@@ -280,7 +280,7 @@ fn run_on<const V: usize>(
     if dump.is_some() && window.is_none() {
         // (A first pass that was stopped: the run below stops before its first cycle.)
         if stop.requested(0).is_none() {
-            println!("no congestion root was detected: nothing to dump");
+            crate::outln!("no congestion root was detected: nothing to dump");
         }
         dump = None;
     }
@@ -386,7 +386,7 @@ fn run_on<const V: usize>(
         bar.finish();
     }
     if !bar.is_hidden() {
-        eprintln!();
+        crate::errln!();
     }
     let finished = s.replay.is_some() && fabric.replay_finished();
     let complete = signal.is_none() && result.is_ok() && (reached == s.sim_cycles || finished);
@@ -477,7 +477,7 @@ fn run_on<const V: usize>(
     put_in_place(&out, summary_file, others, &summary)?;
     *written = Some(summary);
     let _ = std::io::stdout().flush();
-    println!(
+    crate::outln!(
         "{}: {} cycles ({:.3} ms) in {wall:.2} s on {threads} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted, {} isolated at sources; invariants {}; outputs in {}{}",
         s.name,
         reached,

@@ -109,7 +109,7 @@ pub fn list() -> Result<(), String> {
     for (name, text) in BUNDLED {
         let s = Scenario::from_text(&format!("scenarios/{name}.toml"), text, &[])
             .map_err(|e| e.to_string())?;
-        println!("{name:<22} {}", s.description);
+        crate::outln!("{name:<22} {}", s.description);
     }
     Ok(())
 }
@@ -118,12 +118,12 @@ pub fn list() -> Result<(), String> {
 pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
     let s = load(name_or_path, overrides)?;
     for w in &s.warnings {
-        eprintln!("arnsim: warning: {w}");
+        crate::errln!("arnsim: warning: {w}");
     }
     if let Err(e) = super::run::default_out(&s) {
-        eprintln!("arnsim: warning: {e}");
+        crate::errln!("arnsim: warning: {e}");
     }
-    println!(
+    crate::outln!(
         "{}: ok: {} nodes, {} switches, {} links, {} cycles ({:.3} ms) of {} traffic, routing {}, queuing {}, {} VCs of {} flits",
         s.doc.path(),
         s.topology.nodes,
@@ -142,13 +142,13 @@ pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
         .routing_engine
         .unwrap_or_else(|| RoutingEngine::default_for(&s.topology));
     match deadlock::of_fabric(&s.topology, &s.params)? {
-        None => println!(
+        None => crate::outln!(
             "routing engine {}: deadlock-free: a fat tree routed up, then down",
             engine.name()
         ),
-        Some(c) => println!("routing engine {}: {c}", engine.name()),
+        Some(c) => crate::outln!("routing engine {}: {c}", engine.name()),
     }
-    println!("{}", options_line(&s, engine)?);
+    crate::outln!("{}", options_line(&s, engine)?);
     Ok(())
 }
 

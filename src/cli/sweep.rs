@@ -315,7 +315,7 @@ pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
     drop(first);
     let mut staged = reserve(&out, &loads)?;
     for w in &warnings {
-        eprintln!("arnsim: warning: {w}");
+        crate::errln!("arnsim: warning: {w}");
     }
     let jobs = match req.jobs {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -362,7 +362,7 @@ pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
         .iter()
         .filter(|(_, s)| status(s).0 != RunStatus::Complete)
         .count();
-    println!(
+    crate::outln!(
         "{}: {} loads on {jobs} job(s){}; plot in {}",
         out.join("sweep.csv").display(),
         rows.len(),
@@ -424,7 +424,7 @@ fn run_one(req: &Request, l: &Load, out: &Path, stop: &Stop) -> Result<Summary, 
         (Ok(()), Some(s)) => Ok(s),
         // A broken invariant: the run wrote its outputs, marked; a point of the sweep.
         (Err(f), Some(s)) if f.code == 1 && s.invariants != "ok" => {
-            eprintln!("arnsim: load {}: {}", l.label, f.message);
+            crate::errln!("arnsim: load {}: {}", l.label, f.message);
             Ok(s)
         }
         (Err(f), _) => Err(f),

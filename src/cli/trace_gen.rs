@@ -116,7 +116,7 @@ pub fn run(workload: &Workload) -> Result<(), String> {
     } else {
         write(out, &trace.to_string())?;
     }
-    println!(
+    crate::outln!(
         "{}: {what}: {} ranks, {} operations",
         out.display(),
         trace.ranks,

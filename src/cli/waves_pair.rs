@@ -89,9 +89,9 @@ pub fn run(rust: &Path, hdl: &Path, out: &Path, check: bool) -> Result<(), Strin
     if check && !c.differences.is_empty() {
         return Err(format!("waves-pair: {text}"));
     }
-    println!("waves-pair: {text}");
+    crate::outln!("waves-pair: {text}");
     if rust_window(&pair) != hdl_window(&pair) {
-        eprintln!(
+        crate::errln!(
             "arnsim: warning: the dumps cover different windows (rust {:?} ps, hdl {:?} ps): compared on the common one",
             rust_window(&pair),
             hdl_window(&pair)
@@ -115,7 +115,7 @@ pub fn run(rust: &Path, hdl: &Path, out: &Path, check: bool) -> Result<(), Strin
     gtkw_file.write(&g)?;
     vcd_file.commit()?;
     gtkw_file.commit()?;
-    println!(
+    crate::outln!(
         "waves-pair: {} and {} written: gtkwave {}",
         out.display(),
         gtkw.display(),
