@@ -287,6 +287,13 @@ impl<R: BufRead> RecordingReader<R> {
                                 h.from, h.to
                             ));
                         }
+                        if h.to >= crate::config::units::MAX_CYCLES {
+                            return Err(format!(
+                                "{p}:{n}: `to {}`: past the longest run, 2^40 cycles (no run \
+                                 records that far)",
+                                h.to
+                            ));
+                        }
                     }
                 }
                 continue;

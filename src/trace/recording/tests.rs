@@ -80,6 +80,11 @@ fn a_header_out_of_the_registers_ranges_is_refused_with_its_line_and_key() {
         ),
         ("from 0 to 10", "from 9 to 3", "h.rec:9: `from 9 to 3`"),
         (
+            "from 0 to 10",
+            "from 0 to 18446744073709551614",
+            "h.rec:9: `to 18446744073709551614`: past the longest run, 2^40 cycles",
+        ),
+        (
             "from 0 to 10\n",
             "",
             "h.rec:9: the header has no `from` line",
