@@ -186,6 +186,13 @@ impl Document {
                         "not valid TOML: keys or tables nested more deeply than the reader allows"
                             .to_string()
                     }
+                    // A key given twice: its name, as the parser's place holds it.
+                    "duplicate key" => match e.span().and_then(|s| text.get(s)).map(str::trim) {
+                        Some(k) if !k.is_empty() && k.len() <= 80 && !k.contains('\n') => {
+                            format!("not valid TOML: `{k}` is given twice")
+                        }
+                        _ => "not valid TOML: duplicate key".to_string(),
+                    },
                     m => format!("not valid TOML: {m}"),
                 },
             }

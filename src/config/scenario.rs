@@ -268,18 +268,22 @@ fn latency(r: &Reader) -> Option<u64> {
 impl Scenario {
     /// Reads a scenario from `path`, applying `overrides` (`key=value`).
     pub fn load(path: &str, overrides: &[String]) -> Result<Self, ScenarioErrors> {
-        let read = |p: &str| -> std::io::Result<String> {
-            let mut text = String::new();
-            std::io::Read::read_to_string(
-                &mut super::text_lines::open_input(p.as_ref())?,
-                &mut text,
-            )?;
-            Ok(text)
-        };
-        let text = read(path).map_err(|e| ScenarioError {
-            at: path.to_string(),
-            key: None,
-            message: format!("cannot read: {e}"),
+        let mut bytes = Vec::new();
+        super::text_lines::open_input(path.as_ref())
+            .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
+            .map_err(|e| ScenarioError {
+                at: path.to_string(),
+                key: None,
+                message: format!("cannot read: {e}"),
+            })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = 1 + good.iter().filter(|&&b| b == b'\n').count();
+            ScenarioError {
+                at: format!("{path}:{line}"),
+                key: None,
+                message: "not UTF-8 text (a scenario is a TOML file)".to_string(),
+            }
         })?;
         Self::from_text(path, &text, overrides)
     }

@@ -115,6 +115,29 @@ fn broken_toml_names_the_line() {
 }
 
 #[test]
+fn a_key_given_twice_is_named_with_its_line() {
+    let e = err(&SMALL.replace("k = 2", "k = 2\nk = 3"));
+    assert!(e.message.contains("`k` is given twice"), "{e}");
+    let line = SMALL.lines().position(|l| l == "k = 2").unwrap() + 2;
+    assert_eq!(e.at, format!("s.toml:{line}"));
+}
+
+#[test]
+fn a_scenario_file_that_is_not_utf8_is_refused_with_its_line() {
+    let dir = std::env::temp_dir().join(format!("arnsim-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    std::fs::write(&p, b"seed = 1\n# caf\xe9\n").unwrap();
+    let e = Scenario::load(p.to_str().unwrap(), &[])
+        .unwrap_err()
+        .0
+        .remove(0);
+    assert_eq!(e.at, format!("{}:2", p.display()));
+    assert!(e.message.contains("not UTF-8"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn missing_required_keys() {
     let e = err("[topology]\nkind = \"rlft\"\nports = 12\nstages = 3\n");
     assert_eq!(e.key.as_deref(), Some("sim_time"));
