@@ -249,6 +249,33 @@ fn cases() -> Vec<Case> {
             &["--vcd", "not a regular file"],
         ),
         refused(
+            "a run into a file",
+            vec![],
+            &[
+                "run",
+                "default",
+                "--set",
+                "sim_time=2us",
+                "--out",
+                "precious.txt",
+            ],
+            &["--out precious.txt", "a file, not a folder"],
+        ),
+        refused(
+            "a dump pair into a folder",
+            vec![("w/keep.txt", "kept\n".to_string())],
+            &[
+                "waves-pair",
+                "--rust",
+                "a.vcd",
+                "--hdl",
+                "b.vcd",
+                "--out",
+                "w",
+            ],
+            &["--out w", "is a folder"],
+        ),
+        refused(
             "a trace that is a pipe",
             vec![
                 (

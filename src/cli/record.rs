@@ -187,7 +187,7 @@ impl ReplayVcd {
             ));
         }
         let setup = clock_cycle(h.setup_writes(), 0);
-        let mut staged = Staged::open(&d.path)?;
+        let mut staged = Staged::open(&d.path).map_err(|e| format!("--vcd {e}"))?;
         let file = staged.take_file()?;
         let (ports, vcs) = (h.wiring.out_capacity.len(), h.params.vcs());
         let ins = vec![PortIn::default(); ports];

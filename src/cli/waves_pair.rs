@@ -83,6 +83,9 @@ pub fn run(rust: &Path, hdl: &Path, out: &Path, check: bool) -> Result<(), Strin
             ));
         }
     }
+    // Both outputs can be written, tried before the dumps are read and compared.
+    let mut vcd_file = Staged::open(out).map_err(|e| format!("--out {e}"))?;
+    let mut gtkw_file = Staged::open(&gtkw).map_err(|e| format!("--out's save file {e}"))?;
     let pair = read_pair(rust, hdl)?;
     let c = pair.compare()?;
     let text = report(&pair, &c);
@@ -97,8 +100,6 @@ pub fn run(rust: &Path, hdl: &Path, out: &Path, check: bool) -> Result<(), Strin
             hdl_window(&pair)
         );
     }
-    let mut vcd_file = Staged::open(out)?;
-    let mut gtkw_file = Staged::open(&gtkw)?;
     write_pair_vcd(BufWriter::new(vcd_file.take_file()?), &pair).map_err(io(out))?;
     let start = pair.rust.first.min(pair.hdl.first);
     let end = pair.rust.last.max(pair.hdl.last) + CLOCK_PERIOD_PS / 2;
