@@ -247,6 +247,11 @@ impl<R: BufRead> RecordingReader<R> {
                         let q: String = k.get("queuing")?;
                         let qvcs: u8 = k.get("qvcs")?;
                         let qarg: u32 = k.get("qarg")?;
+                        if qvcs == 0 && q != "1q" {
+                            return Err(format!(
+                                "{p}:{n}: key `qvcs`: 0, a queuing scheme with VCs has at least one"
+                            ));
+                        }
                         h.params.queuing = match q.as_str() {
                             "1q" => QueuingScheme::OneQ,
                             "dbbm" => QueuingScheme::Dbbm { vcs: qvcs },
@@ -393,6 +398,14 @@ impl<R: BufRead> RecordingReader<R> {
         if !(1..=MAX_LINK_VCS).contains(&vcs) {
             return Err(format!(
                 "{path}:{size_line}: key `vcs`: {vcs}, a switch has 1 to {MAX_LINK_VCS} VCs"
+            ));
+        }
+        let switch_line = at(HeaderLine::Switch).unwrap_or(end_line);
+        if ports < 64 && h.wiring.up_ports >> ports != 0 {
+            return Err(format!(
+                "{path}:{switch_line}: key `up_ports`: {:x} names a port beyond the switch's \
+                 {ports}",
+                h.wiring.up_ports
             ));
         }
         if h.params.vcs() != vcs {

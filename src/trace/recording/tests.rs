@@ -80,6 +80,16 @@ fn a_header_out_of_the_registers_ranges_is_refused_with_its_line_and_key() {
         ),
         ("from 0 to 10", "from 9 to 3", "h.rec:9: `from 9 to 3`"),
         (
+            "up_ports 2 ",
+            "up_ports 4 ",
+            "h.rec:2: key `up_ports`: 4 names a port beyond the switch's 2",
+        ),
+        (
+            "param routing arn_afi queuing 1q qvcs 1 qarg 0",
+            "param routing arn_afi queuing dbbm qvcs 0 qarg 0",
+            "h.rec:4: key `qvcs`: 0",
+        ),
+        (
             "from 0 to 10",
             "from 0 to 18446744073709551614",
             "h.rec:9: `to 18446744073709551614`: past the longest run, 2^40 cycles",
