@@ -189,3 +189,25 @@ fn a_trace_missing_beside_a_bundled_scenario_says_where_it_was_looked_for() {
         "{e}"
     );
 }
+
+#[test]
+fn a_trace_key_under_another_pattern_is_ignored_with_a_warning() {
+    let d = folder("other");
+    let set = [
+        "traffic.pattern=uniform",
+        "traffic.trace=t.txt",
+        "traffic.mapping=random",
+        "traffic.incast=h10",
+    ];
+    let s = load_in(&d, &set).unwrap();
+    for k in ["traffic.trace", "traffic.mapping", "traffic.incast"] {
+        assert!(
+            s.warnings
+                .iter()
+                .any(|w| w.to_string().contains(k) && w.to_string().contains("`uniform`")),
+            "{k}: {:?}",
+            s.warnings
+        );
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

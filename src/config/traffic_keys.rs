@@ -145,6 +145,10 @@ pub(super) fn read(
     if name != "flows" {
         doc.ignore("traffic.flow", &why);
     }
+    // The keys of a trace replay.
+    for k in ["traffic.trace", "traffic.mapping", "traffic.incast"] {
+        doc.ignore(k, &why);
+    }
     let pattern = match name.as_str() {
         "uniform" | "rnd" => {
             for k in HOT_KEYS {
