@@ -10,14 +10,9 @@ use std::sync::Mutex;
 /// The first write to stdout or stderr that failed, as a message.
 static FAILED: Mutex<Option<String>> = Mutex::new(None);
 
-/// Writes `args` to stdout, then a newline when `newline`.
-pub fn out(args: Arguments<'_>, newline: bool) {
-    let mut o = std::io::stdout().lock();
-    let r = match newline {
-        true => writeln!(o, "{args}"),
-        false => write!(o, "{args}").and_then(|_| o.flush()),
-    };
-    note("stdout", r);
+/// Writes `args` and a newline to stdout.
+pub fn out(args: Arguments<'_>) {
+    note("stdout", writeln!(std::io::stdout().lock(), "{args}"));
 }
 
 /// Writes `args` and a newline to stderr.
@@ -41,14 +36,8 @@ pub fn failure() -> Option<String> {
 /// `println!` to stdout through [`out`].
 #[macro_export]
 macro_rules! outln {
-    () => { $crate::cli::console::out(format_args!(""), true) };
-    ($($t:tt)*) => { $crate::cli::console::out(format_args!($($t)*), true) };
-}
-
-/// `print!` to stdout through [`out`].
-#[macro_export]
-macro_rules! out {
-    ($($t:tt)*) => { $crate::cli::console::out(format_args!($($t)*), false) };
+    () => { $crate::cli::console::out(format_args!("")) };
+    ($($t:tt)*) => { $crate::cli::console::out(format_args!($($t)*)) };
 }
 
 /// `eprintln!` to stderr through [`err`].

@@ -14,11 +14,9 @@ use crate::metrics::{
 use std::path::{Path, PathBuf};
 
 fn read(path: &Path) -> Result<String, String> {
-    let mut text = String::new();
     open_input(path)
-        .and_then(|mut f| std::io::Read::read_to_string(&mut f, &mut text))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(text)
+        .and_then(std::io::read_to_string)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Reads every run directory and writes the panel to `out` (through a temporary file: nothing is

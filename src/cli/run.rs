@@ -156,7 +156,7 @@ pub fn run_loaded(
 }
 
 /// The files a run writes, each with the flag that names it.
-fn outputs_of(
+pub(super) fn outputs_of(
     out: &Path,
     dump: Option<&dump::DumpPlan>,
     record: Option<&RecordRequest>,

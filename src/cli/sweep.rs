@@ -304,8 +304,7 @@ pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
     let mut outputs: Vec<(&str, PathBuf)> =
         OUTPUTS.iter().map(|n| ("--out", out.join(n))).collect();
     for l in &loads {
-        let dir = load_dir(&out, l);
-        outputs.extend(run::OUTPUTS.iter().map(|n| ("--out", dir.join(n))));
+        outputs.extend(run::outputs_of(&load_dir(&out, l), None, None));
     }
     refuse_overwriting_inputs(&outputs, &run::inputs_of(&first))?;
     let scale = Scale {
