@@ -259,7 +259,17 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     let fail = |e: ReplayError| format!("{name}: switch {switch}: {e}");
     while let Some((c, ins, outs)) = r.next_frame()? {
         idle_to(&mut replay, c, &mut vcd, &fail)?;
-        replay.check(c, ins, outs).map_err(fail)?;
+        if let Err(e) = replay.check(c, ins, outs) {
+            // Name the recording's line of the port and side concerned, where there is one.
+            let (port, input) = match &e {
+                ReplayError::Fault { fault, .. } => (usize::from(fault.port), true),
+                ReplayError::Mismatch(m) => (m.port, false),
+            };
+            return Err(match r.line_of(port, input) {
+                Some(l) => format!("{name}:{l}: switch {switch}: {e}"),
+                None => fail(e),
+            });
+        }
         if let Some(d) = vcd.as_mut().filter(|d| (d.from..=d.to).contains(&c)) {
             d.sample(c, ins, replay.outputs())?;
         }

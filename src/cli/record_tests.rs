@@ -83,6 +83,36 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
         e.contains(&format!("cycle {cycle}, port {port}, out_flit[{port}]")),
         "{e}"
     );
+    // The message names a line of that cycle giving that port's outputs.
+    let at_line = |e: &str, side: &str, cycle: &str, port: &str| {
+        let rest = e.strip_prefix(&format!("{}:", bad.display())).unwrap_or("");
+        let n: usize = rest.split(':').next().unwrap_or("").parse().unwrap_or(0);
+        assert!(
+            n >= 1 && lines[n - 1].starts_with(&format!("{cycle} {side} {port} ")),
+            "{e}"
+        );
+    };
+    at_line(&e, "O", &cycle, &port);
+    // An input credit line returning more credits than were taken: a protocol fault of the
+    // replaying switch, named with the recording's line of that port's inputs.
+    let credit = text
+        .lines()
+        .position(|l| l.split(' ').nth(1) == Some("I") && l.split(' ').nth(3) == Some("C"))
+        .unwrap();
+    let mut faulty = text.lines().map(String::from).collect::<Vec<_>>();
+    let mut w: Vec<String> = faulty[credit].split(' ').map(String::from).collect();
+    w[5] = "255".into();
+    let (ccycle, cport) = (w[0].clone(), w[2].clone());
+    faulty[credit] = w.join(" ");
+    std::fs::write(&bad, faulty.join("\n") + "\n").unwrap();
+    let e = replay(&bad, None).unwrap_err();
+    assert!(
+        e.contains(&format!(
+            "cycle {ccycle}, port {cport}: credit counter of VC"
+        )),
+        "{e}"
+    );
+    at_line(&e, "I", &ccycle, &cport);
     // A malformed line is refused with its file and line.
     lines[line] = "12 O x F".into();
     std::fs::write(&bad, lines.join("\n") + "\n").unwrap();

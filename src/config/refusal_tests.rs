@@ -454,3 +454,21 @@ fn fa_needs_a_packet_in_each_half_of_a_vc_and_two_to_sixteen_options() {
         "{e}"
     );
 }
+
+#[test]
+fn a_table_array_given_as_a_value_names_what_it_must_be() {
+    let text = BASE.replace(
+        "pattern = \"uniform\"",
+        "pattern = \"flows\"\nflow = [1, 2]",
+    );
+    let e = about(&errors(&text, &[]), "traffic.flow");
+    assert_eq!(e.at, "s.toml:8");
+    assert_eq!(
+        e.message,
+        "expected tables `[[traffic.flow]]`, found an array"
+    );
+    let set = ["traffic.pattern=\"flows\"", "traffic.flow=3"];
+    let e = about(&errors(BASE, &set), "traffic.flow");
+    assert_eq!(e.at, "--set");
+    assert!(e.message.ends_with("found an integer"), "{e}");
+}

@@ -86,6 +86,18 @@ fn bits_of(v: &vcd::Vector, width: u32) -> String {
     s
 }
 
+/// A parse failure as `file:line: what` (the parser's own errors carry their line; a cut-off
+/// file is reported at the line where it ends).
+fn parse_error(name: &str, line: u64, e: &std::io::Error) -> String {
+    match e
+        .get_ref()
+        .and_then(|i| i.downcast_ref::<vcd::ParseError>())
+    {
+        Some(p) => format!("{name}:{}: {}", p.line(), p.kind()),
+        None => format!("{name}:{line}: {e}"),
+    }
+}
+
 /// Reads dump `name`, keeping the changes of the signals `keep` accepts (all without it).
 pub fn read_dump(
     name: &str,
@@ -101,7 +113,7 @@ pub fn read_dump(
     // The name each identifier code was first declared with.
     let mut names: Vec<String> = Vec::new();
     while let Some(cmd) = p.next() {
-        let cmd = cmd.map_err(|e| format!("{name}: {e}"))?;
+        let cmd = cmd.map_err(|e| parse_error(name, p.line(), &e))?;
         let line = p.line();
         let at = || format!("{name}:{line}");
         let undeclared = |id: vcd::IdCode| {
@@ -498,7 +510,15 @@ $upscope $end\n$upscope $end\n$enddefinitions $end\n\
             "{e}"
         );
         let stray = VCD.replace("#20\n1!", "#20\n1?");
-        assert!(read_dump("t", stray.as_bytes(), None).is_err());
+        let e = read_dump("t", stray.as_bytes(), None).unwrap_err();
+        assert!(
+            e.starts_with("t:14: "),
+            "the parser's error at its line: {e}"
+        );
+        // A dump cut off inside its header names the line where it ends.
+        let cut = &VCD[..VCD.find("$upscope").unwrap() + 3];
+        let e = read_dump("t", cut.as_bytes(), None).unwrap_err();
+        assert!(e.starts_with("t:7: unexpected end of VCD file"), "{e}");
         let wide = VCD.replace("b101 \"", "b101010101 \"");
         let e = read_dump("t", wide.as_bytes(), None).unwrap_err();
         assert!(

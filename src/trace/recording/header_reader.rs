@@ -186,6 +186,7 @@ impl<R: BufRead> RecordingReader<R> {
             last: None,
             ins: Vec::new(),
             outs: Vec::new(),
+            lines: Vec::new(),
             end: None,
         };
         if me.next_line()?.as_deref() != Some(MAGIC) {
@@ -454,6 +455,7 @@ impl<R: BufRead> RecordingReader<R> {
         h.wiring.out_ch = vec![0; ports];
         me.ins = vec![PortIn::default(); ports];
         me.outs = vec![PortOut::default(); ports];
+        me.lines = vec![[0; 2]; ports];
         Ok(me)
     }
 }

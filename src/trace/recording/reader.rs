@@ -19,6 +19,8 @@ pub struct RecordingReader<R: BufRead> {
     pub(super) pending: Option<(u64, String)>,
     pub(super) ins: Vec<PortIn>,
     pub(super) outs: Vec<PortOut>,
+    /// The first line of the current cycle for each port's inputs and outputs (0: none).
+    pub(super) lines: Vec<[usize; 2]>,
     /// The cycle after the last one recorded, once the `end` line is read.
     pub end: Option<u64>,
     /// The last cycle a line was read for.
@@ -100,6 +102,7 @@ impl<R: BufRead> RecordingReader<R> {
     pub fn next_frame(&mut self) -> Result<Option<(u64, &[PortIn], &[PortOut])>, String> {
         self.ins.fill(PortIn::default());
         self.outs.fill(PortOut::default());
+        self.lines.fill([0; 2]);
         let mut cycle = None;
         loop {
             let (t, l) = match self.pending.take() {
@@ -173,6 +176,13 @@ impl<R: BufRead> RecordingReader<R> {
         Ok(cycle.map(|c| (c, &self.ins[..], &self.outs[..])))
     }
 
+    /// The first line of the cycle last returned that gives port `p`'s inputs (`input`) or its
+    /// outputs; `None` when the port was idle on that side.
+    pub fn line_of(&self, p: usize, input: bool) -> Option<usize> {
+        let l = self.lines.get(p)?[usize::from(!input)];
+        (l != 0).then_some(l)
+    }
+
     fn parse_line(&mut self, l: &str) -> Result<(), String> {
         let (path, n, vcs) = (self.path.as_str(), self.line, self.header.params.vcs());
         let ports = self.ins.len();
@@ -186,6 +196,10 @@ impl<R: BufRead> RecordingReader<R> {
             Some(&"O") => (false, "output"),
             _ => return Err(format!("{path}:{n}: the side must be `I` or `O`")),
         };
+        let first = &mut self.lines[p][usize::from(!input)];
+        if *first == 0 {
+            *first = n;
+        }
         let twice = |what: &str| {
             Err(format!(
                 "{path}:{n}: {side} {p} has a second {what} in cycle {}",
