@@ -256,19 +256,20 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     let sw = CycleSwitch::new(h.params.clone(), h.wiring.clone(), h.lft.clone(), h.seed);
     let (switch, from, to) = (h.name.clone(), h.from, h.to);
     let mut replay = Replay::new(sw);
-    let fail = |e: ReplayError| format!("{name}: switch {switch}: {e}");
+    // `file:line:` where the recording has a line for the port and side concerned.
+    let report = |line: Option<usize>, e: ReplayError| match line {
+        Some(l) => format!("{name}:{l}: switch {switch}: {e}"),
+        None => format!("{name}: switch {switch}: {e}"),
+    };
+    let fail = |e: ReplayError| report(None, e);
     while let Some((c, ins, outs)) = r.next_frame()? {
         idle_to(&mut replay, c, &mut vcd, &fail)?;
         if let Err(e) = replay.check(c, ins, outs) {
-            // Name the recording's line of the port and side concerned, where there is one.
-            let (port, input) = match &e {
-                ReplayError::Fault { fault, .. } => (usize::from(fault.port), true),
-                ReplayError::Mismatch(m) => (m.port, false),
+            let line = match &e {
+                ReplayError::Fault { fault, .. } => r.line_of(usize::from(fault.port), true),
+                ReplayError::Mismatch(m) => r.line_of(m.port, false),
             };
-            return Err(match r.line_of(port, input) {
-                Some(l) => format!("{name}:{l}: switch {switch}: {e}"),
-                None => fail(e),
-            });
+            return Err(report(line, e));
         }
         if let Some(d) = vcd.as_mut().filter(|d| (d.from..=d.to).contains(&c)) {
             d.sample(c, ins, replay.outputs())?;

@@ -509,17 +509,16 @@ impl Document {
                 .collect()
         };
         for k in unread {
-            let tables = format!("{}[]", generic(&k));
-            if self.asked.borrow().contains(&tables) {
+            // A key read as an array of tables (`[[k]]`) but given as a plain value.
+            let tables = self.asked.borrow().contains(&format!("{}[]", generic(&k)));
+            let message = if tables {
                 let found = self.entries.get(&k).map_or("a value", |(v, _)| v.kind());
-                let message = format!("expected tables `[[{k}]]`, found {found}");
-                let o = self.origin(&k);
-                self.record(o.as_ref(), Some(&k), message, true);
-                continue;
-            }
-            let message = match self.suggestion(&k, &mut cache) {
-                Some(s) => format!("unknown key; did you mean `{s}`?"),
-                None => "unknown key".to_string(),
+                format!("expected tables `[[{k}]]`, found {found}")
+            } else {
+                match self.suggestion(&k, &mut cache) {
+                    Some(s) => format!("unknown key; did you mean `{s}`?"),
+                    None => "unknown key".to_string(),
+                }
             };
             let o = self.origin(&k);
             self.record(o.as_ref(), Some(&k), message, true);
