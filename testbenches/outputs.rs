@@ -3,6 +3,7 @@
 //! outputs byte for byte and nothing that claims to be complete (docs/outputs.md).
 
 use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,6 +28,20 @@ fn arnsim(dir: &Path, sim_time: &str) -> Command {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // SIGINT and SIGTERM as a terminal's foreground job has them, whoever started the tests: a
+    // background job of a non-interactive shell (as CI may be) inherits SIGINT ignored, and a
+    // signal ignored before the run listens would not end the load.
+    // SAFETY: signal(2) is async-signal-safe, and nothing else runs between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM] {
+                if libc::signal(sig, libc::SIG_DFL) == libc::SIG_ERR {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
     c
 }
 
@@ -51,7 +66,11 @@ fn is_partial(p: &Path) -> bool {
 
 /// Starts a long run and returns once it is stepping (its VCD has grown past the header).
 fn start_long_run(dir: &Path) -> Child {
-    let mut child = arnsim(dir, "500ms").spawn().unwrap();
+    wait_until_it_writes(dir, arnsim(dir, "500ms").spawn().unwrap())
+}
+
+/// `child` (a long run into `dir`) once it has written 64 KiB of an output.
+fn wait_until_it_writes(dir: &Path, mut child: Child) -> Child {
     let t0 = Instant::now();
     let growing = || {
         std::fs::read_dir(dir).unwrap().any(|e| {
@@ -71,13 +90,14 @@ fn start_long_run(dir: &Path) -> Child {
 }
 
 fn signal(child: &Child, sig: &str) {
-    let ok = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(child.id().to_string())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill -{sig}");
+    let number = match sig {
+        "INT" => libc::SIGINT,
+        "TERM" => libc::SIGTERM,
+        _ => panic!("no signal {sig}"),
+    };
+    // SAFETY: kill(2) on the child's pid, which stays the child's until it is waited for.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, number) };
+    assert_eq!(rc, 0, "kill -{sig}: {}", std::io::Error::last_os_error());
 }
 
 fn field<'a>(summary: &'a str, key: &str) -> &'a str {
@@ -132,6 +152,44 @@ fn sigint_and_sigterm_stop_the_run_with_its_outputs_marked_incomplete() {
         assert!(left.is_empty(), "{left:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+#[test]
+fn a_run_started_with_sigint_ignored_keeps_it_ignored_and_sigterm_stops_it() {
+    let dir = base("ignored");
+    let mut c = arnsim(&dir, "500ms");
+    // SAFETY: signal(2) is async-signal-safe, and nothing else runs between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = wait_until_it_writes(&dir, c.spawn().unwrap());
+    signal(&child, "INT");
+    // Still stepping after the signal: its partial VCD keeps growing.
+    let len = || -> u64 {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| is_partial(&e.path()))
+            .map(|e| e.metadata().unwrap().len())
+            .sum()
+    };
+    let at_signal = len();
+    let t0 = Instant::now();
+    while len() <= at_signal && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(len() > at_signal, "the dump stopped growing after SIGINT");
+    signal(&child, "TERM");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("stopped by SIGTERM at cycle"), "{stderr}");
+    let summary = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
+    assert_eq!(field(&summary, "stop_reason"), "\"SIGTERM\"");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -191,6 +249,11 @@ fn a_signal_while_the_trace_loads_ends_the_process_at_once_with_nothing_written(
     };
     let t0 = Instant::now();
     while read() < text.len() as u64 && t0.elapsed() < Duration::from_secs(60) {
+        let ended = child.try_wait().unwrap();
+        assert!(
+            ended.is_none(),
+            "the run ended before its trace was read: {ended:?}"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     signal(&child, "INT");

@@ -3,7 +3,7 @@
 //! second signal of either kind ends the process at once (its outputs stay under their
 //! temporary names). Until a run starts listening (once its scenario, trace and fabric are
 //! loaded, before it touches a file) a signal ends the process at once: nothing is written yet,
-//! and a long load is not waited for.
+//! and a long load is not waited for. A signal ignored when the process starts stays ignored.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -64,6 +64,12 @@ impl Stop {
         }
         for sig in [SIGINT, SIGTERM] {
             let e = |e: std::io::Error| format!("cannot handle {}: {e}", signal_name(sig));
+            // A signal the run was started with ignored stays ignored, as a Unix tool leaves it
+            // (a background job of a non-interactive shell is started with SIGINT ignored, so
+            // that a Ctrl-C meant for the shell does not reach it).
+            if ignored(sig).map_err(e)? {
+                continue;
+            }
             // The default action goes first: it only acts once a first signal armed it.
             signal_hook::flag::register_conditional_default(sig, Arc::clone(&self.armed))
                 .map_err(e)?;
@@ -99,6 +105,19 @@ impl Stop {
             0 => None,
             s => Some(s as i32),
         }
+    }
+}
+
+/// Whether `sig` is ignored (`SIG_IGN`) in this process.
+fn ignored(sig: i32) -> std::io::Result<bool> {
+    // SAFETY: sigaction(2) with no new action only reads the current one into `old`, which is a
+    // plain C struct for which all zeroes is a valid value.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(old.sa_sigaction == libc::SIG_IGN)
     }
 }
 
