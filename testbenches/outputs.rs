@@ -31,18 +31,22 @@ fn arnsim(dir: &Path, sim_time: &str) -> Command {
     // SIGINT and SIGTERM as a terminal's foreground job has them, whoever started the tests: a
     // background job of a non-interactive shell (as CI may be) inherits SIGINT ignored, and a
     // signal ignored before the run listens would not end the load.
+    start_with(&mut c, libc::SIGINT, libc::SIG_DFL);
+    start_with(&mut c, libc::SIGTERM, libc::SIG_DFL);
+    c
+}
+
+/// Has `c` start its process with `sig` set to `disposition` (`SIG_DFL` or `SIG_IGN`).
+fn start_with(c: &mut Command, sig: libc::c_int, disposition: libc::sighandler_t) {
     // SAFETY: signal(2) is async-signal-safe, and nothing else runs between fork and exec.
     unsafe {
-        c.pre_exec(|| {
-            for sig in [libc::SIGINT, libc::SIGTERM] {
-                if libc::signal(sig, libc::SIG_DFL) == libc::SIG_ERR {
-                    return Err(std::io::Error::last_os_error());
-                }
+        c.pre_exec(move || {
+            if libc::signal(sig, disposition) == libc::SIG_ERR {
+                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
     }
-    c
 }
 
 /// Every file in `dir` and below, with its bytes.
@@ -64,6 +68,16 @@ fn is_partial(p: &Path) -> bool {
     n.starts_with('.') && n.ends_with(".partial")
 }
 
+/// The sizes of the partial outputs in `dir`.
+fn partial_sizes(dir: &Path) -> Vec<u64> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| is_partial(&e.path()))
+        .map(|e| e.metadata().unwrap().len())
+        .collect()
+}
+
 /// Starts a long run and returns once it is stepping (its VCD has grown past the header).
 fn start_long_run(dir: &Path) -> Child {
     wait_until_it_writes(dir, arnsim(dir, "500ms").spawn().unwrap())
@@ -72,12 +86,7 @@ fn start_long_run(dir: &Path) -> Child {
 /// `child` (a long run into `dir`) once it has written 64 KiB of an output.
 fn wait_until_it_writes(dir: &Path, mut child: Child) -> Child {
     let t0 = Instant::now();
-    let growing = || {
-        std::fs::read_dir(dir).unwrap().any(|e| {
-            let e = e.unwrap();
-            is_partial(&e.path()) && e.metadata().unwrap().len() > 1 << 16
-        })
-    };
+    let growing = || partial_sizes(dir).iter().any(|&n| n > 1 << 16);
     while !growing() {
         if t0.elapsed() > Duration::from_secs(60) {
             child.kill().unwrap();
@@ -158,24 +167,11 @@ fn sigint_and_sigterm_stop_the_run_with_its_outputs_marked_incomplete() {
 fn a_run_started_with_sigint_ignored_keeps_it_ignored_and_sigterm_stops_it() {
     let dir = base("ignored");
     let mut c = arnsim(&dir, "500ms");
-    // SAFETY: signal(2) is async-signal-safe, and nothing else runs between fork and exec.
-    unsafe {
-        c.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_IGN);
-            Ok(())
-        });
-    }
+    start_with(&mut c, libc::SIGINT, libc::SIG_IGN);
     let child = wait_until_it_writes(&dir, c.spawn().unwrap());
     signal(&child, "INT");
     // Still stepping after the signal: its partial VCD keeps growing.
-    let len = || -> u64 {
-        std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap())
-            .filter(|e| is_partial(&e.path()))
-            .map(|e| e.metadata().unwrap().len())
-            .sum()
-    };
+    let len = || partial_sizes(&dir).iter().sum::<u64>();
     let at_signal = len();
     let t0 = Instant::now();
     while len() <= at_signal && t0.elapsed() < Duration::from_secs(30) {
