@@ -31,6 +31,8 @@ pub mod cycle;
 pub mod fabric;
 pub mod metrics;
 pub mod replay;
+#[cfg(test)]
+mod scratch;
 pub mod stimulus;
 pub mod switch;
 pub mod trace;

@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn demo_writes_vcd_and_gtkw_per_block() {
-        let dir = std::env::temp_dir().join(format!("arnsim-demo-{}", std::process::id()));
+        let (_tmp, dir) = crate::scratch::folder("demo");
         run(&dir, 200, 3).unwrap();
         let vcd = std::fs::read_to_string(dir.join("rr_arbiter.vcd")).unwrap();
         assert!(vcd.contains("$scope module tb_rr_arbiter $end"));
@@ -281,8 +281,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_bytes() {
-        let a = std::env::temp_dir().join(format!("arnsim-demo-a-{}", std::process::id()));
-        let b = std::env::temp_dir().join(format!("arnsim-demo-b-{}", std::process::id()));
+        let (_tmp, dir) = crate::scratch::folder("demo-same");
+        let (a, b) = (dir.join("a"), dir.join("b"));
         run(&a, 300, 9).unwrap();
         run(&b, 300, 9).unwrap();
         for f in DEMO_FILES {

@@ -64,8 +64,7 @@ fn same_bytes(base: &Path, name: &str, set: &[String], dump: bool) {
 
 #[test]
 fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
-    let base = std::env::temp_dir().join(format!("arnsim-engines-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let (_tmp, base) = crate::scratch::folder("engines");
     for (name, _) in BUNDLED {
         // The 16,000-node fabric is left to the fast engine (the cycle engine holds it in 3.7 GB
         // and steps it at some 8 cycles/s): `the_largest_bundled_fabric_builds_and_runs`.
@@ -106,8 +105,7 @@ fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
 /// same bytes on both engines.
 #[test]
 fn both_engines_write_the_same_bytes_under_routings_that_layer_paths_over_vls() {
-    let base = std::env::temp_dir().join(format!("arnsim-engines-sl-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let (_tmp, base) = crate::scratch::folder("engines-sl");
     for set in [
         &["routing_engine=d3r_3vl", "routing=oblivious"][..],
         // The VL changes after the global hop in the routers' SL-to-VL tables.
@@ -131,8 +129,7 @@ fn both_engines_write_the_same_bytes_under_routings_that_layer_paths_over_vls() 
 /// 2-tree: the run, its waveform dump included, is the same on both engines.
 #[test]
 fn both_engines_write_the_same_bytes_with_16_vcs() {
-    let base = std::env::temp_dir().join(format!("arnsim-engines16-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let (_tmp, base) = crate::scratch::folder("engines16");
     let set = ["queuing=dbbm", "queuing_vcs=15"].map(String::from);
     same_bytes(&base, "default", &set, true);
     let _ = std::fs::remove_dir_all(&base);

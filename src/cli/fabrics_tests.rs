@@ -6,8 +6,13 @@ use super::interrupt::Stop;
 use super::run::*;
 use super::run_tests::{base, summary};
 
-fn go(name: &str, tag: &str, set: &[&str]) -> (std::path::PathBuf, Result<(), String>) {
-    let out = base(tag);
+/// The run's outputs (in a scratch folder removed when the guard is dropped) and its result.
+fn go(
+    name: &str,
+    tag: &str,
+    set: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, Result<(), String>) {
+    let (guard, out) = base(tag);
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let r = run(
         name,
@@ -17,12 +22,12 @@ fn go(name: &str, tag: &str, set: &[&str]) -> (std::path::PathBuf, Result<(), St
         None,
         &How::fast(1, &Stop::never()),
     );
-    (out, r.map(|_| ()).map_err(|e| e.message))
+    (guard, out, r.map(|_| ()).map_err(|e| e.message))
 }
 
 #[test]
 fn minimal_routing_on_one_vl_deadlocks_a_dragonfly_and_the_watchdog_says_where() {
-    let (out, r) = go("dragonfly72", "df72-min", &["traffic.load=0.9"]);
+    let (_tmp, out, r) = go("dragonfly72", "df72-min", &["traffic.load=0.9"]);
     let e = r.expect_err("MIN-1VL at load 0.9 must deadlock");
     assert!(
         e.contains("invariant progress") && e.contains("deadlock"),
@@ -37,7 +42,7 @@ fn minimal_routing_on_one_vl_deadlocks_a_dragonfly_and_the_watchdog_says_where()
 
 #[test]
 fn updn_on_the_same_dragonfly_and_load_runs_to_the_end() {
-    let (out, r) = go(
+    let (_tmp, out, r) = go(
         "dragonfly72",
         "df72-updn",
         &["traffic.load=0.9", "routing_engine=updn"],
@@ -50,7 +55,7 @@ fn updn_on_the_same_dragonfly_and_load_runs_to_the_end() {
 
 #[test]
 fn the_irregular_fabric_runs_under_updn_at_full_load() {
-    let (out, r) = go(
+    let (_tmp, out, r) = go(
         "irregular16",
         "irr16",
         &["traffic.load=1.0", "sim_time=500us"],
@@ -68,7 +73,7 @@ fn layered_routings_on_the_same_dragonfly_and_load_run_to_the_end() {
             format!("routing_engine={engine}"),
         ];
         let set: Vec<&str> = set.iter().map(|s| s.as_str()).collect();
-        let (out, r) = go("dragonfly72", &format!("df72-{engine}"), &set);
+        let (_tmp, out, r) = go("dragonfly72", &format!("df72-{engine}"), &set);
         r.unwrap_or_else(|e| panic!("{engine}: {e}"));
         let s = summary(&out);
         assert!(s.complete, "{engine}");

@@ -66,8 +66,7 @@ pub(super) fn check_fabric_save_file(gtkw: &str, vcd: &str, states: Option<&str>
 /// The dump a user asks for first: two stages' outputs and one leaf switch whole, 40 us to 80 us.
 #[test]
 fn a_fabric_window_opens_whole_with_named_decimal_rows() {
-    let dir = std::env::temp_dir().join(format!("arnsim-gtkw-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let (_tmp, dir) = crate::scratch::folder("gtkw");
     let waves = WaveRequest {
         path: dir.join("x/f.vcd"),
         scopes: vec!["fabric.s2_*.out*".into(), "fabric.s1_0.*".into()],

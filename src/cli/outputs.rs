@@ -383,8 +383,7 @@ mod tests {
 
     #[test]
     fn staged_files_appear_only_when_committed() {
-        let dir = std::env::temp_dir().join(format!("arnsim-staged-{}", std::process::id()));
-        make_folder(&dir).unwrap();
+        let (_tmp, dir) = crate::scratch::folder("staged");
         let dest = dir.join("a.txt");
         std::fs::write(&dest, "old").unwrap();
         let mut s = Staged::open(&dest).unwrap();

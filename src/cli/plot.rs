@@ -241,8 +241,7 @@ mod tests {
 
     #[test]
     fn a_plot_never_writes_over_a_run_or_a_file_that_is_not_svg() {
-        let dir = std::env::temp_dir().join(format!("arnsim-plot-out-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let (_tmp, dir) = crate::scratch::folder("plot-out");
         std::fs::write(dir.join("efficiency.svg"), "<svg/>").unwrap();
         std::fs::write(dir.join("notes.txt"), "kept").unwrap();
         let runs = [dir.clone()];
@@ -263,7 +262,7 @@ mod tests {
 
     #[test]
     fn plots_sweeps_labelled_by_their_folders() {
-        let dir = std::env::temp_dir().join(format!("arnsim-plot-sweeps-{}", std::process::id()));
+        let (_tmp, dir) = crate::scratch::folder("plot-sweeps");
         let (a, b) = (dir.join("MIN-1VL"), dir.join("D3R-2VL"));
         for d in [&a, &b] {
             std::fs::create_dir_all(d).unwrap();
@@ -336,7 +335,7 @@ mod tests {
 
     #[test]
     fn plots_runs_and_names_the_broken_file() {
-        let dir = std::env::temp_dir().join(format!("arnsim-plot-{}", std::process::id()));
+        let (_tmp, dir) = crate::scratch::folder("plot");
         let (a, b) = (dir.join("a"), dir.join("b"));
         for (d, routing) in [(&a, "dmodk"), (&b, "arn_afi")] {
             std::fs::create_dir_all(d).unwrap();
@@ -399,7 +398,7 @@ mod tests {
     #[test]
     fn plots_replays_as_execution_times_with_the_incasts_overhead() {
         use super::super::outputs::ReplaySummary;
-        let dir = std::env::temp_dir().join(format!("arnsim-plot-bars-{}", std::process::id()));
+        let (_tmp, dir) = crate::scratch::folder("plot-bars");
         let runs = [
             ("dmodk", "trace", Some(200_000.0)),
             ("dmodk", "trace+h10", Some(290_000.0)),

@@ -6,8 +6,7 @@ use super::run::{How, run};
 
 #[test]
 fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_refused() {
-    let base = std::env::temp_dir().join(format!("arnsim-record-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let (_tmp, base) = crate::scratch::folder("record");
     let out = base.join("out");
     let rec = |switch: &str| {
         Some(RecordRequest {

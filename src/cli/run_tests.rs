@@ -11,10 +11,10 @@ use crate::wire::link::FEW_VCS;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub(super) fn base(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("arnsim-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A path `tag` not yet made, inside a scratch folder removed when the guard is dropped.
+pub(super) fn base(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let (guard, folder) = crate::scratch::folder(tag);
+    (guard, folder.join(tag))
 }
 
 pub(super) fn summary(dir: &Path) -> Summary {
@@ -70,7 +70,7 @@ fn assert_same_outputs(a: &Path, b: &Path) {
 
 #[test]
 fn outputs_do_not_depend_on_the_thread_count() {
-    let base = base("threads");
+    let (_tmp, base) = base("threads");
     // Incast with ARNs (default), adaptation (figure4), and a paper fabric under uniform load.
     for (name, set) in [
         ("default", vec!["sim_time=60us".to_string()]),
@@ -113,7 +113,7 @@ fn outputs_do_not_depend_on_the_thread_count() {
 
 #[test]
 fn run_writes_every_output_and_is_deterministic() {
-    let base = base("run");
+    let (_tmp, base) = base("run");
     let set = vec!["sim_time=30us".to_string()];
     go("default", &base.join("a"), &set, 1);
     go("default", &base.join("b"), &set, 1);
@@ -152,7 +152,7 @@ fn run_writes_every_output_and_is_deterministic() {
 fn windowed_dump_matches_the_cycle_by_cycle_dump() {
     // Configuration 1 has 6-cycle links, so the tapped run steps windows of 6 cycles.
     let s = load("paper/config1_h10", &["sim_time=3us".to_string()]).unwrap();
-    let base = base("tap");
+    let (_tmp, base) = base("tap");
     std::fs::create_dir_all(&base).unwrap();
     // Units of both halves of the fabric, so that two threads hand on samples out of signal
     // order.
@@ -221,7 +221,7 @@ fn waves(path: PathBuf, trigger_before: Option<&str>) -> Option<WaveRequest> {
 
 #[test]
 fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
-    let base = base("vcd");
+    let (_tmp, base) = base("vcd");
     let set = vec!["sim_time=80us".to_string()];
     let r = base.join("r");
     let stop = Stop::never();
@@ -310,7 +310,7 @@ fn check_save_file(gtkw: &str, vcd: &str) {
 
 #[test]
 fn figure4_scenario_adapts_the_flow_through_c() {
-    let dir = base("fig4");
+    let (_tmp, dir) = base("fig4");
     go("figure4", &dir, &[], 2);
     let s = summary(&dir);
     assert!(s.roots_detected >= 1, "{s:?}");
@@ -325,7 +325,7 @@ fn figure4_scenario_adapts_the_flow_through_c() {
 /// them, and leave no new one.
 #[test]
 fn a_failed_run_changes_no_file() {
-    let base = base("fail");
+    let (_tmp, base) = base("fail");
     let out = base.join("out");
     let set = vec!["sim_time=20us".to_string()];
     go("default", &out, &set, 1);
@@ -394,7 +394,7 @@ fn a_scenario_name_is_one_folder_inside_waves() {
         assert!(e.contains(&format!("{bad:?}")), "{e}");
     }
     // In a file, the error gives its line.
-    let dir = base("name");
+    let (_tmp, dir) = base("name");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("x.toml");
     let text = BUNDLED[0]
@@ -426,7 +426,7 @@ fn a_scenario_name_is_one_folder_inside_waves() {
 /// incomplete, the VCD ends with the last cycle stepped, and the exit code is the signal's.
 #[test]
 fn a_stopped_run_writes_what_it_has_marked_incomplete() {
-    let base = base("stop");
+    let (_tmp, base) = base("stop");
     // Bins of 3906 cycles, stepped in chunks of 1024: the run stops inside a bin.
     let set = vec!["sim_time=100us".to_string(), "bin=20us".to_string()];
     let (out, vcd) = (base.join("out"), base.join("f.vcd"));
@@ -525,9 +525,10 @@ fn dump_flags_without_vcd_are_named() {
 #[test]
 fn a_dump_to_the_runs_length_is_not_past_its_end() {
     let s = load("default", &["sim_time=20us".to_string()]).unwrap();
+    let (_tmp, dir) = base("dump-to");
     let warnings = |to: &str| {
         let w = WaveRequest {
-            path: base("dump-to").join("w.vcd"),
+            path: dir.join("w.vcd"),
             scopes: Vec::new(),
             from: None,
             to: Some(to.into()),
@@ -553,7 +554,7 @@ fn failures_carry_their_exit_code() {
 
 #[test]
 fn a_rank_whose_last_compute_ends_after_the_run_has_not_finished() {
-    let dir = base("late-compute");
+    let (_tmp, dir) = base("late-compute");
     std::fs::create_dir_all(&dir).unwrap();
     let trace = dir.join("c.txt");
     std::fs::write(&trace, "ranks 2\n0 compute 300us\n1 compute 1us\n").unwrap();
@@ -582,7 +583,7 @@ fn a_rank_whose_last_compute_ends_after_the_run_has_not_finished() {
 
 #[test]
 fn a_path_that_exists_but_is_no_scenario_file_is_named_so() {
-    let dir = base("not-a-scenario");
+    let (_tmp, dir) = base("not-a-scenario");
     std::fs::create_dir_all(&dir).unwrap();
     for p in [dir.clone(), PathBuf::from("/dev/null")] {
         let e = super::scenarios::load(p.to_str().unwrap(), &[]).unwrap_err();

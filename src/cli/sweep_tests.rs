@@ -6,10 +6,10 @@ use super::outputs::Summary;
 use super::sweep::*;
 use std::path::{Path, PathBuf};
 
-fn base(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("arnsim-sweep-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A path `tag` not yet made, inside a scratch folder removed when the guard is dropped.
+fn base(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let (guard, folder) = crate::scratch::folder(&format!("sweep-{tag}"));
+    (guard, folder.join(tag))
 }
 
 /// A few microseconds of `default` under uniform traffic.
@@ -69,7 +69,7 @@ fn loads_are_numbers_in_the_unit_interval_each_once() {
 
 #[test]
 fn a_sweep_has_a_row_per_load_and_does_not_depend_on_jobs() {
-    let dir = base("jobs");
+    let (_tmp, dir) = base("jobs");
     let loads = "0.5,0.1,0.3";
     let one = dir.join("one");
     let two = dir.join("two");
@@ -151,7 +151,7 @@ fn a_sweep_has_a_row_per_load_and_does_not_depend_on_jobs() {
 
 #[test]
 fn refusals_name_the_flag_and_change_no_file() {
-    let dir = base("refused");
+    let (_tmp, dir) = base("refused");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("sweep.csv"), "kept").unwrap();
     let refused = |req: &Request| {
@@ -292,7 +292,7 @@ fn ring() -> String {
 
 #[test]
 fn a_deadlocked_load_is_a_row_of_the_sweep() {
-    let dir = base("ring");
+    let (_tmp, dir) = base("ring");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("ring.toml");
     std::fs::write(&file, ring()).unwrap();

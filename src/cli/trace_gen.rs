@@ -138,11 +138,8 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("arnsim-trace-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    fn dir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+        crate::scratch::folder(&format!("trace-gen-{tag}"))
     }
 
     fn parse(args: &[&str]) -> Result<Workload, String> {
@@ -170,7 +167,7 @@ mod tests {
 
     #[test]
     fn trace_command_writes_a_loadable_trace_the_same_every_time() {
-        let d = dir("ok");
+        let (_tmp, d) = dir("ok");
         let out = d.join("inc.trace");
         let o = out.to_str().unwrap();
         let args = ["inception", "--ranks", "8", "--steps", "2", "--out", o];
@@ -194,7 +191,7 @@ mod tests {
 
     #[test]
     fn trace_command_refuses_bad_flags_and_writes_nothing() {
-        let d = dir("bad");
+        let (_tmp, d) = dir("bad");
         let out = d.join("keep.trace");
         std::fs::write(&out, "ranks 1\n").unwrap();
         let o = out.to_str().unwrap();

@@ -15,14 +15,6 @@ use crate::trace::gtkw_check::{shown_name, vcd_names};
 use crate::trace::vcd_pair::{CUR, read_file, show};
 use std::path::{Path, PathBuf};
 
-/// A fresh folder for test `name`.
-fn folder(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("arnsim-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// Records switch s2_1 of `default` (4 ports, 2 VCs) for 20 us into `dir`.
 fn record(dir: &Path) -> PathBuf {
     let rec = Some(RecordRequest {
@@ -57,7 +49,7 @@ const VERILATOR_HEADER: &str = include_str!("../trace/testdata/tb_switch_p4_v2_h
 
 #[test]
 fn a_replay_dumps_the_port_interface_as_the_verilated_replay_names_and_times_it() {
-    let dir = folder("replay-vcd");
+    let (_tmp, dir) = crate::scratch::folder("replay-vcd");
     let rec = record(&dir);
     let vcd = dir.join("rust.vcd");
     dump(&rec, &vcd, "1000", "1100");
@@ -94,7 +86,7 @@ fn a_replay_dumps_the_port_interface_as_the_verilated_replay_names_and_times_it(
 
 #[test]
 fn the_merged_dump_shows_each_rust_row_above_its_hdl_row_named_by_model_and_port() {
-    let dir = folder("waves-pair");
+    let (_tmp, dir) = crate::scratch::folder("waves-pair");
     let rec = record(&dir);
     let (rust, hdl) = (dir.join("rust.vcd"), dir.join("hdl.vcd"));
     dump(&rec, &rust, "1000", "1100");
@@ -152,7 +144,7 @@ fn the_merged_dump_shows_each_rust_row_above_its_hdl_row_named_by_model_and_port
 
 #[test]
 fn waves_pair_tells_dumps_that_differ_in_names_alignment_or_values() {
-    let dir = folder("waves-pair-differ");
+    let (_tmp, dir) = crate::scratch::folder("waves-pair-differ");
     let rec = record(&dir);
     let rust = dir.join("rust.vcd");
     dump(&rec, &rust, "1000", "1100");
@@ -202,7 +194,7 @@ fn waves_pair_tells_dumps_that_differ_in_names_alignment_or_values() {
 
 #[test]
 fn waves_pair_refuses_an_output_named_like_its_save_file_or_its_inputs_and_changes_nothing() {
-    let dir = folder("waves-pair-out");
+    let (_tmp, dir) = crate::scratch::folder("waves-pair-out");
     let (rust, hdl) = (dir.join("r.vcd"), dir.join("h.vcd"));
     std::fs::write(&rust, "rust dump").unwrap();
     std::fs::write(&hdl, "hdl dump").unwrap();

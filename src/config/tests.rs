@@ -124,8 +124,7 @@ fn a_key_given_twice_is_named_with_its_line() {
 
 #[test]
 fn a_scenario_file_that_is_not_utf8_is_refused_with_its_line() {
-    let dir = std::env::temp_dir().join(format!("arnsim-utf8-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let (_tmp, dir) = crate::scratch::folder("utf8");
     let p = dir.join("s.toml");
     std::fs::write(&p, b"seed = 1\n# caf\xe9\n").unwrap();
     let e = Scenario::load(p.to_str().unwrap(), &[])

@@ -6,12 +6,9 @@ use super::*;
 /// A trace scenario on the 16-node 4-ary 2-tree; the trace path is set by each test.
 const BASE: &str = "sim_time = \"100us\"\n[topology]\nkind = \"kary_ntree\"\nk = 4\nstages = 2\n[traffic]\npattern = \"trace\"\n";
 
-/// A folder of its own for a test's files, emptied first.
-fn folder(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("arnsim-trace-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch folder of the test's own, removed when the guard is dropped.
+fn folder(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    crate::scratch::folder(&format!("trace-{name}"))
 }
 
 fn load_in(dir: &std::path::Path, set: &[&str]) -> Result<Scenario, ScenarioErrors> {
@@ -31,7 +28,7 @@ fn error(dir: &std::path::Path, set: &[&str], key: &str) -> ScenarioError {
 
 #[test]
 fn a_trace_beside_the_scenario_loads_with_every_mapping() {
-    let d = folder("ok");
+    let (_tmp, d) = folder("ok");
     std::fs::write(d.join("t.txt"), "ranks 20\n").unwrap();
     std::fs::write(
         d.join("map.txt"),
@@ -53,7 +50,7 @@ fn a_trace_beside_the_scenario_loads_with_every_mapping() {
 
 #[test]
 fn trace_errors_name_the_key_and_the_traces_line() {
-    let d = folder("bad");
+    let (_tmp, d) = folder("bad");
     let e = error(&d, &[], "traffic.trace");
     assert!(e.message.contains("missing"), "{e}");
     let e = error(&d, &["traffic.trace=\"nope.txt\""], "traffic.trace");
@@ -93,7 +90,7 @@ fn trace_errors_name_the_key_and_the_traces_line() {
 
 #[test]
 fn an_incast_can_run_beside_the_trace() {
-    let d = folder("incast");
+    let (_tmp, d) = folder("incast");
     std::fs::write(d.join("t.txt"), "ranks 16\n").unwrap();
     let s = load_in(
         &d,
@@ -138,7 +135,7 @@ fn an_incast_can_run_beside_the_trace() {
 
 #[test]
 fn a_trace_or_map_that_is_not_text_is_refused_with_its_line() {
-    let d = folder("not-text");
+    let (_tmp, d) = folder("not-text");
     std::fs::write(
         d.join("t.txt"),
         b"ranks 2\n0 compute 1us\n1 comp\xffute 1us\n",
@@ -192,7 +189,7 @@ fn a_trace_missing_beside_a_bundled_scenario_says_where_it_was_looked_for() {
 
 #[test]
 fn a_trace_key_under_another_pattern_is_ignored_with_a_warning() {
-    let d = folder("other");
+    let (_tmp, d) = folder("other");
     let set = [
         "traffic.pattern=uniform",
         "traffic.trace=t.txt",

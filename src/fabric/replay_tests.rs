@@ -149,9 +149,7 @@ fn a_replay_is_the_same_on_one_and_two_threads() {
 fn an_otf2_archive_replays_as_its_text_does() {
     let text = crate::config::trace_keys::BUNDLED_TRACES[0].1;
     let trace = crate::replay::parse(text, "halo.txt").unwrap();
-    let dir = std::env::temp_dir().join(format!("arnsim-otf2-replay-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let (_tmp, dir) = crate::scratch::folder("otf2-replay");
     let anchor = dir.join("halo.otf2");
     crate::replay::otf2::write(&trace, &anchor).unwrap_or_else(|e| {
         panic!("this test needs the OTF2 library (apt-get install libotf2-trace-dev): {e}")

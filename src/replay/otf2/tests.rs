@@ -16,11 +16,8 @@ fn need_library() {
 }
 
 /// A fresh, empty folder for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arnsim-otf2-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(test: &str) -> (tempfile::TempDir, PathBuf) {
+    crate::scratch::folder(&format!("otf2-{test}"))
 }
 
 /// Every operation kind on three ranks, rank by rank: computes (leading, inner, trailing, sub-ns),
@@ -108,7 +105,7 @@ const EVERY_OP_MPI_RECORDS: usize = 5 + 5 + 4 + 3 * 5 * 2;
 #[test]
 fn otf2_round_trip_every_op_kind() {
     need_library();
-    let dir = scratch("round-trip");
+    let (_tmp, dir) = scratch("round-trip");
     let anchor = dir.join("traces.otf2");
     let trace = every_op();
     write(&trace, &anchor).unwrap_or_else(|e| panic!("{e}"));
@@ -124,7 +121,7 @@ fn otf2_round_trip_every_op_kind() {
 #[test]
 fn otf2_print_lists_the_written_records() {
     need_library();
-    let dir = scratch("print");
+    let (_tmp, dir) = scratch("print");
     let anchor = dir.join("traces.otf2");
     write(&every_op(), &anchor).unwrap_or_else(|e| panic!("{e}"));
     let out = Command::new("otf2-print")
@@ -157,7 +154,8 @@ fn otf2_print_lists_the_written_records() {
 
 #[test]
 fn otf2_missing_archive_names_the_file() {
-    let anchor = scratch("missing").join("nothing-here.otf2");
+    let (_tmp, dir) = scratch("missing");
+    let anchor = dir.join("nothing-here.otf2");
     let err = read(&anchor).unwrap_err().to_string();
     assert!(
         err.contains("nothing-here.otf2") && err.contains("no such OTF2 anchor file"),
@@ -168,7 +166,7 @@ fn otf2_missing_archive_names_the_file() {
 #[test]
 fn otf2_corrupt_anchor_names_the_file() {
     need_library();
-    let dir = scratch("corrupt");
+    let (_tmp, dir) = scratch("corrupt");
     let anchor = dir.join("broken.otf2");
     std::fs::write(&anchor, "this is not an OTF2 anchor file\n").unwrap();
     let err = read(&anchor).unwrap_err();
@@ -202,7 +200,7 @@ fn otf2_missing_library_names_it_and_the_package() {
 #[test]
 fn otf2_write_refuses_bad_traces_and_existing_archives() {
     need_library();
-    let dir = scratch("refuse");
+    let (_tmp, dir) = scratch("refuse");
     let mut t = Trace::new(2);
     t.push(1, Recv { src: 0, tag: 4 });
     t.push(
@@ -238,7 +236,7 @@ fn otf2_write_refuses_bad_traces_and_existing_archives() {
 fn otf2_reads_a_scorep_like_archive_through_the_library() {
     need_library();
     let lib = library().unwrap();
-    let dir = scratch("scorep-like");
+    let (_tmp, dir) = scratch("scorep-like");
     // A 1 ns clock; rank 0 on location 5, rank 1 on location 2 with a thread (location 9);
     // regions: MPI_Init, MPI_Send, MPI_Allreduce, a user function, MPI_Recv.
     let names = [
