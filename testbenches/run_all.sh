@@ -30,10 +30,17 @@ echo "using $(verilator --version)"
 
 cargo test --all-features "$@"
 
+# The checks below run the program the tests ran: built with the tests' dependencies and features
+# (`cargo run` would build the library and program again without them, minutes on two cores); a
+# no-op after a whole `cargo test`, a build of the program and that test after a filtered one.
+cargo test --all-features --no-run --quiet --test outputs
+arnsim="${CARGO_TARGET_DIR:-target}/debug/arnsim"
+test -x "$arnsim"
+
 # A fabric waveform that GTKWave's own converter must accept.
 smoke=target/smoke
 rm -rf "$smoke"
-cargo run --quiet --profile test -- run default --out "$smoke" --set sim_time=100us \
+"$arnsim" run default --out "$smoke" --set sim_time=100us \
     --vcd "$smoke/fabric.vcd" --scope 'fabric.s2_*.out*' --scope 'fabric.n5.*' --trigger-before 5us
 vcd2fst "$smoke/fabric.vcd" "$smoke/fabric.fst" >/dev/null
 test -s "$smoke/fabric.fst"
@@ -41,9 +48,9 @@ echo "waveform check: vcd2fst converted $smoke/fabric.vcd"
 
 # The save files as GTKWave opens them, headless under Xvfb (testbenches/gtkw_open.tcl): the dump
 # above, a 40 us window of two stages' outputs and a leaf switch, and every block of the demo.
-cargo run --quiet --profile test -- run default --out "$smoke/window-run" --set sim_time=100us \
+"$arnsim" run default --out "$smoke/window-run" --set sim_time=100us \
     --vcd "$smoke/window/f.vcd" --scope 'fabric.s2_*.out*' --scope 'fabric.s1_0.*' --from 40us --to 80us
-cargo run --quiet --profile test -- demo --out "$smoke/demo" >/dev/null
+"$arnsim" demo --out "$smoke/demo" >/dev/null
 opened=0
 for g in "$smoke/fabric.gtkw" "$smoke/window/f.gtkw" "$smoke"/demo/*.gtkw; do
     line=$(timeout 60 xvfb-run -a gtkwave -S testbenches/gtkw_open.tcl "$g" 2>&1 | grep '^gtkw-open: ' || true)
@@ -63,9 +70,9 @@ echo "waveforms: $((1 + opened)) passed, 0 failed"
 # (--check), and the merged save file opened in GTKWave.
 start=$(date +%s)
 pair=target/smoke/pair
-cargo run --quiet --profile test -- run default --out "$pair" --set sim_time=80us \
+"$arnsim" run default --out "$pair" --set sim_time=80us \
     --record-switch s2_1 >/dev/null
-if ! said=$(ARNSIM="cargo run --quiet --profile test --" bash testbenches/hdl/waves_pair.sh \
+if ! said=$(ARNSIM="$arnsim" bash testbenches/hdl/waves_pair.sh \
     "$pair/s2_1.rec" --from 15280 --to 15600 --out "$pair" --check 2>&1); then
     echo "$said" >&2
     echo "waves side by side of $pair/s2_1.rec failed" >&2
