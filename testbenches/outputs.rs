@@ -162,7 +162,6 @@ fn sigint_and_sigterm_stop_the_run_with_its_outputs_marked_incomplete() {
             .filter(|p| is_partial(p))
             .collect();
         assert!(left.is_empty(), "{left:?}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 
@@ -188,7 +187,6 @@ fn a_run_started_with_sigint_ignored_keeps_it_ignored_and_sigterm_stops_it() {
     assert!(stderr.contains("stopped by SIGTERM at cycle"), "{stderr}");
     let summary = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
     assert_eq!(field(&summary, "stop_reason"), "\"SIGTERM\"");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -213,7 +211,6 @@ fn sigkill_leaves_the_previous_outputs_as_they_were() {
     let new: Vec<_> = after.keys().filter(|p| !before.contains_key(*p)).collect();
     assert!(!new.is_empty());
     assert!(new.iter().all(|p| is_partial(p)), "{new:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -261,7 +258,6 @@ fn a_signal_while_the_trace_loads_ends_the_process_at_once_with_nothing_written(
     // code 130, "stopped by SIGINT before the first cycle").
     assert_eq!(status.signal(), Some(2), "{status:?}");
     assert_eq!(snapshot(&dir), before, "no file changed or added");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -294,5 +290,4 @@ fn a_stdout_that_cannot_be_written_fails_the_command_without_a_panic() {
     }
     let summary = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
     assert_eq!(field(&summary, "complete"), "true", "{summary}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

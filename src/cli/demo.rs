@@ -276,7 +276,6 @@ mod tests {
         let e = run(&blocker.join("sub"), 10, 1).unwrap_err();
         assert!(e.contains("rr_arbiter.vcd"), "{e}");
         assert_eq!(std::fs::read_to_string(&blocker).unwrap(), vcd);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -292,7 +291,5 @@ mod tests {
                 "{f}"
             );
         }
-        std::fs::remove_dir_all(&a).unwrap();
-        std::fs::remove_dir_all(&b).unwrap();
     }
 }

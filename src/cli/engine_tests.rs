@@ -97,7 +97,6 @@ fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
         };
         same_bytes(&base, name, &set, *name == "default");
     }
-    let _ = std::fs::remove_dir_all(&base);
 }
 
 /// Paths layered over VLs by their SL (D3R-3VL, DFSSSP on its eight VLs under ARN+AFI) or by the
@@ -122,7 +121,6 @@ fn both_engines_write_the_same_bytes_under_routings_that_layer_paths_over_vls() 
         set.extend(["sim_time=10us", "bin=1us", "traffic.load=0.9"].map(String::from));
         same_bytes(&base, "dragonfly72", &set, false);
     }
-    let _ = std::fs::remove_dir_all(&base);
 }
 
 /// Sixteen VCs per port (DBBM over 15 regular VCs and the AFC, ARN+AFI) on the default 4-ary
@@ -132,5 +130,4 @@ fn both_engines_write_the_same_bytes_with_16_vcs() {
     let (_tmp, base) = crate::scratch::folder("engines16");
     let set = ["queuing=dbbm", "queuing_vcs=15"].map(String::from);
     same_bytes(&base, "default", &set, true);
-    let _ = std::fs::remove_dir_all(&base);
 }

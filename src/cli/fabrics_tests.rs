@@ -37,7 +37,6 @@ fn minimal_routing_on_one_vl_deadlocks_a_dragonfly_and_the_watchdog_says_where()
     let s = summary(&out);
     assert!(!s.complete);
     assert!(s.stopped_at_cycle.is_some_and(|c| c < 39_063));
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -50,7 +49,6 @@ fn updn_on_the_same_dragonfly_and_load_runs_to_the_end() {
     r.unwrap();
     let s = summary(&out);
     assert!(s.complete);
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -62,7 +60,6 @@ fn the_irregular_fabric_runs_under_updn_at_full_load() {
     );
     r.unwrap();
     assert!(summary(&out).complete);
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -78,7 +75,6 @@ fn layered_routings_on_the_same_dragonfly_and_load_run_to_the_end() {
         let s = summary(&out);
         assert!(s.complete, "{engine}");
         assert_eq!(s.queuing, "path_sl", "{engine}");
-        let _ = std::fs::remove_dir_all(&out);
     }
 }
 

@@ -152,5 +152,4 @@ fn a_fabric_window_opens_whole_with_named_decimal_rows() {
         ],
         "a group per switch and port"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

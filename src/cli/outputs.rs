@@ -403,7 +403,6 @@ mod tests {
             "nothing left beside"
         );
         assert!(Staged::open(&dir).unwrap_err().ends_with("is a folder"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

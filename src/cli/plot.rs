@@ -257,7 +257,6 @@ mod tests {
             std::fs::read_to_string(dir.join("efficiency.svg")).unwrap(),
             "<svg/>"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -330,7 +329,6 @@ mod tests {
             svg,
             "a failed plot writes nothing"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -392,7 +390,6 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left.len(), 3, "{left:?}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -449,6 +446,5 @@ mod tests {
             svg,
             "nothing written"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -108,7 +108,6 @@ fn outputs_do_not_depend_on_the_thread_count() {
         assert_same_outputs(&dir(1), &dir(2));
         assert_same_outputs(&dir(1), &dir(3));
     }
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 #[test]
@@ -145,7 +144,6 @@ fn run_writes_every_output_and_is_deterministic() {
         "{text}"
     );
     assert!(text.contains("\n  \"complete\": true,\n"), "{text}");
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 #[test]
@@ -206,7 +204,6 @@ fn windowed_dump_matches_the_cycle_by_cycle_dump() {
     );
     // A dump dropped unfinished (a run cut short) keeps every cycle it was given.
     assert!(dump("dropped.vcd", true, 1, false) == reference, "dropped");
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 fn waves(path: PathBuf, trigger_before: Option<&str>) -> Option<WaveRequest> {
@@ -287,7 +284,6 @@ fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
         10,
         "r/, three dumps, their save files and state filters, no temporary file"
     );
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 /// What a fabric save file shows on opening (`gtkw_tests::check_fabric_save_file`), and the
@@ -318,7 +314,6 @@ fn figure4_scenario_adapts_the_flow_through_c() {
     assert!(s.packets_adapted > 0, "{s:?}");
     assert!(s.packets_delivered_adapted > 0, "{s:?}");
     assert_eq!(s.invariants, "ok");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Runs that fail on their arguments or their output folders change no file that existed before
@@ -382,7 +377,6 @@ fn a_failed_run_changes_no_file() {
     // An output folder that cannot be made (a file is in the way) fails before the first cycle.
     let e = fail(&base.join("precious.txt").join("sub"), None);
     assert!(e.contains("precious.txt"), "{e}");
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 #[test]
@@ -419,7 +413,6 @@ fn a_scenario_name_is_one_folder_inside_waves() {
     );
     let s = load("default", &["name=\"mine\"".into()]).unwrap();
     assert_eq!(default_out(&s).unwrap(), Path::new("waves/mine"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A stop request ends the run after the chunk it is stepping: its outputs are written, marked
@@ -504,7 +497,6 @@ fn a_stopped_run_writes_what_it_has_marked_incomplete() {
         4,
         "no temporary file"
     );
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 #[test]

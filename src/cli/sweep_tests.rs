@@ -146,7 +146,6 @@ fn a_sweep_has_a_row_per_load_and_does_not_depend_on_jobs() {
         .parse()
         .unwrap();
     assert!(accepted < 0.4 * 12.0 / 16.0 * 1.05, "{csv}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -200,7 +199,6 @@ fn refusals_name_the_flag_and_change_no_file() {
         .filter(|n| n.ends_with(".partial"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -321,5 +319,4 @@ fn a_deadlocked_load_is_a_row_of_the_sweep() {
     .unwrap();
     assert!(!s.complete && s.stop_reason.as_deref() == Some("invariant violated"));
     assert!(read(&dir.join("sweep").join("sweep.svg")).contains("stopped early"));
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -138,10 +138,6 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn dir(tag: &str) -> (tempfile::TempDir, PathBuf) {
-        crate::scratch::folder(&format!("trace-gen-{tag}"))
-    }
-
     fn parse(args: &[&str]) -> Result<Workload, String> {
         let mut all = vec!["arnsim", "trace"];
         all.extend_from_slice(args);
@@ -167,7 +163,7 @@ mod tests {
 
     #[test]
     fn trace_command_writes_a_loadable_trace_the_same_every_time() {
-        let (_tmp, d) = dir("ok");
+        let (_tmp, d) = crate::scratch::folder("trace-gen-ok");
         let out = d.join("inc.trace");
         let o = out.to_str().unwrap();
         let args = ["inception", "--ranks", "8", "--steps", "2", "--out", o];
@@ -186,12 +182,11 @@ mod tests {
         crate::replay::load(&text, "p.trace").unwrap();
         assert!(text.starts_with("ranks 12\n"));
         assert_eq!(listing(&d).len(), 2, "no temporary file left");
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn trace_command_refuses_bad_flags_and_writes_nothing() {
-        let (_tmp, d) = dir("bad");
+        let (_tmp, d) = crate::scratch::folder("trace-gen-bad");
         let out = d.join("keep.trace");
         std::fs::write(&out, "ranks 1\n").unwrap();
         let o = out.to_str().unwrap();
@@ -234,6 +229,5 @@ mod tests {
             listing(&d),
             [("keep.trace".to_string(), "ranks 1\n".to_string())]
         );
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

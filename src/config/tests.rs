@@ -133,7 +133,6 @@ fn a_scenario_file_that_is_not_utf8_is_refused_with_its_line() {
         .remove(0);
     assert_eq!(e.at, format!("{}:2", p.display()));
     assert!(e.message.contains("not UTF-8"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

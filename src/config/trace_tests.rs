@@ -6,11 +6,6 @@ use super::*;
 /// A trace scenario on the 16-node 4-ary 2-tree; the trace path is set by each test.
 const BASE: &str = "sim_time = \"100us\"\n[topology]\nkind = \"kary_ntree\"\nk = 4\nstages = 2\n[traffic]\npattern = \"trace\"\n";
 
-/// A scratch folder of the test's own, removed when the guard is dropped.
-fn folder(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    crate::scratch::folder(&format!("trace-{name}"))
-}
-
 fn load_in(dir: &std::path::Path, set: &[&str]) -> Result<Scenario, ScenarioErrors> {
     let path = dir.join("s.toml");
     std::fs::write(&path, BASE).unwrap();
@@ -28,7 +23,7 @@ fn error(dir: &std::path::Path, set: &[&str], key: &str) -> ScenarioError {
 
 #[test]
 fn a_trace_beside_the_scenario_loads_with_every_mapping() {
-    let (_tmp, d) = folder("ok");
+    let (_tmp, d) = crate::scratch::folder("trace-ok");
     std::fs::write(d.join("t.txt"), "ranks 20\n").unwrap();
     std::fs::write(
         d.join("map.txt"),
@@ -50,7 +45,7 @@ fn a_trace_beside_the_scenario_loads_with_every_mapping() {
 
 #[test]
 fn trace_errors_name_the_key_and_the_traces_line() {
-    let (_tmp, d) = folder("bad");
+    let (_tmp, d) = crate::scratch::folder("trace-bad");
     let e = error(&d, &[], "traffic.trace");
     assert!(e.message.contains("missing"), "{e}");
     let e = error(&d, &["traffic.trace=\"nope.txt\""], "traffic.trace");
@@ -90,7 +85,7 @@ fn trace_errors_name_the_key_and_the_traces_line() {
 
 #[test]
 fn an_incast_can_run_beside_the_trace() {
-    let (_tmp, d) = folder("incast");
+    let (_tmp, d) = crate::scratch::folder("trace-incast");
     std::fs::write(d.join("t.txt"), "ranks 16\n").unwrap();
     let s = load_in(
         &d,
@@ -135,7 +130,7 @@ fn an_incast_can_run_beside_the_trace() {
 
 #[test]
 fn a_trace_or_map_that_is_not_text_is_refused_with_its_line() {
-    let (_tmp, d) = folder("not-text");
+    let (_tmp, d) = crate::scratch::folder("trace-not-text");
     std::fs::write(
         d.join("t.txt"),
         b"ranks 2\n0 compute 1us\n1 comp\xffute 1us\n",
@@ -189,7 +184,7 @@ fn a_trace_missing_beside_a_bundled_scenario_says_where_it_was_looked_for() {
 
 #[test]
 fn a_trace_key_under_another_pattern_is_ignored_with_a_warning() {
-    let (_tmp, d) = folder("other");
+    let (_tmp, d) = crate::scratch::folder("trace-other");
     let set = [
         "traffic.pattern=uniform",
         "traffic.trace=t.txt",
@@ -206,5 +201,4 @@ fn a_trace_key_under_another_pattern_is_ignored_with_a_warning() {
             s.warnings
         );
     }
-    std::fs::remove_dir_all(&d).unwrap();
 }

@@ -175,7 +175,6 @@ fn an_otf2_archive_replays_as_its_text_does() {
     let (a, b) = (run(&from_otf2), run(&from_text));
     assert!(a.iter().all(|r| r.1.is_some()), "{a:?}");
     assert_eq!(a, b);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Bernoulli traffic beside the ranks (as an incast beside an application): the other packets

@@ -5,7 +5,6 @@ use super::ffi::{self, Def, Event};
 use super::read::OP_ALLREDUCE;
 use super::*;
 use crate::replay::trace::TraceOp::{self, *};
-use std::path::PathBuf;
 use std::process::Command;
 
 /// Fails the test unless the library loads.
@@ -13,11 +12,6 @@ fn need_library() {
     if let Err(e) = library_available() {
         panic!("this test needs the OTF2 library: {e}");
     }
-}
-
-/// A fresh, empty folder for one test.
-fn scratch(test: &str) -> (tempfile::TempDir, PathBuf) {
-    crate::scratch::folder(&format!("otf2-{test}"))
 }
 
 /// Every operation kind on three ranks, rank by rank: computes (leading, inner, trailing, sub-ns),
@@ -105,7 +99,7 @@ const EVERY_OP_MPI_RECORDS: usize = 5 + 5 + 4 + 3 * 5 * 2;
 #[test]
 fn otf2_round_trip_every_op_kind() {
     need_library();
-    let (_tmp, dir) = scratch("round-trip");
+    let (_tmp, dir) = crate::scratch::folder("otf2-round-trip");
     let anchor = dir.join("traces.otf2");
     let trace = every_op();
     write(&trace, &anchor).unwrap_or_else(|e| panic!("{e}"));
@@ -115,13 +109,12 @@ fn otf2_round_trip_every_op_kind() {
     // And it is a valid replay program.
     let program = load(&anchor).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(program.ranks(), 3);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn otf2_print_lists_the_written_records() {
     need_library();
-    let (_tmp, dir) = scratch("print");
+    let (_tmp, dir) = crate::scratch::folder("otf2-print");
     let anchor = dir.join("traces.otf2");
     write(&every_op(), &anchor).unwrap_or_else(|e| panic!("{e}"));
     let out = Command::new("otf2-print")
@@ -149,12 +142,11 @@ fn otf2_print_lists_the_written_records() {
     // and MPI_Finalize on each rank.
     assert_eq!(count("ENTER"), 3 * 10 + 3 * 2);
     assert_eq!(count("ENTER"), count("LEAVE"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn otf2_missing_archive_names_the_file() {
-    let (_tmp, dir) = scratch("missing");
+    let (_tmp, dir) = crate::scratch::folder("otf2-missing");
     let anchor = dir.join("nothing-here.otf2");
     let err = read(&anchor).unwrap_err().to_string();
     assert!(
@@ -166,14 +158,13 @@ fn otf2_missing_archive_names_the_file() {
 #[test]
 fn otf2_corrupt_anchor_names_the_file() {
     need_library();
-    let (_tmp, dir) = scratch("corrupt");
+    let (_tmp, dir) = crate::scratch::folder("otf2-corrupt");
     let anchor = dir.join("broken.otf2");
     std::fs::write(&anchor, "this is not an OTF2 anchor file\n").unwrap();
     let err = read(&anchor).unwrap_err();
     let text = err.to_string();
     assert_eq!(err.first().at, anchor.display().to_string());
     assert!(text.contains("not a readable OTF2 archive"), "{text}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -200,7 +191,7 @@ fn otf2_missing_library_names_it_and_the_package() {
 #[test]
 fn otf2_write_refuses_bad_traces_and_existing_archives() {
     need_library();
-    let (_tmp, dir) = scratch("refuse");
+    let (_tmp, dir) = crate::scratch::folder("otf2-refuse");
     let mut t = Trace::new(2);
     t.push(1, Recv { src: 0, tag: 4 });
     t.push(
@@ -229,14 +220,13 @@ fn otf2_write_refuses_bad_traces_and_existing_archives() {
     write(&trace, &anchor).unwrap_or_else(|e| panic!("{e}"));
     let err = write(&trace, &anchor).unwrap_err().to_string();
     assert!(err.contains("already exists"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn otf2_reads_a_scorep_like_archive_through_the_library() {
     need_library();
     let lib = library().unwrap();
-    let (_tmp, dir) = scratch("scorep-like");
+    let (_tmp, dir) = crate::scratch::folder("otf2-scorep-like");
     // A 1 ns clock; rank 0 on location 5, rank 1 on location 2 with a thread (location 9);
     // regions: MPI_Init, MPI_Send, MPI_Allreduce, a user function, MPI_Recv.
     let names = [
@@ -406,5 +396,4 @@ fn otf2_reads_a_scorep_like_archive_through_the_library() {
     lib.write(&dir, "zero", &defs, &events).unwrap();
     let err = read(&dir.join("zero.otf2")).unwrap_err().to_string();
     assert!(err.contains("timer resolution of 0"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
