@@ -8,15 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A scratch folder of the test's own, removed when the guard is dropped (passed or failed).
-fn base(tag: &str) -> (tempfile::TempDir, PathBuf) {
-    let guard = tempfile::Builder::new()
-        .prefix(&format!("arnsim-it-{tag}-"))
-        .tempdir()
-        .unwrap();
-    let path = guard.path().to_path_buf();
-    (guard, path)
-}
+/// Each test's own scratch folder, the library's tests' helper.
+#[path = "../src/scratch.rs"]
+mod scratch;
 
 /// `arnsim run default` into `dir/out`, dumping into `dir/f.vcd`, for `sim_time`.
 fn arnsim(dir: &Path, sim_time: &str) -> Command {
@@ -125,7 +119,7 @@ fn field<'a>(summary: &'a str, key: &str) -> &'a str {
 #[test]
 fn sigint_and_sigterm_stop_the_run_with_its_outputs_marked_incomplete() {
     for (sig, code) in [("INT", 130), ("TERM", 143)] {
-        let (_tmp, dir) = base(&format!("sig{sig}"));
+        let (_tmp, dir) = scratch::folder(&format!("it-sig{sig}"));
         let child = start_long_run(&dir);
         signal(&child, sig);
         let out = child.wait_with_output().unwrap();
@@ -167,7 +161,7 @@ fn sigint_and_sigterm_stop_the_run_with_its_outputs_marked_incomplete() {
 
 #[test]
 fn a_run_started_with_sigint_ignored_keeps_it_ignored_and_sigterm_stops_it() {
-    let (_tmp, dir) = base("ignored");
+    let (_tmp, dir) = scratch::folder("it-ignored");
     let mut c = arnsim(&dir, "500ms");
     start_with(&mut c, libc::SIGINT, libc::SIG_IGN);
     let child = wait_until_it_writes(&dir, c.spawn().unwrap());
@@ -191,7 +185,7 @@ fn a_run_started_with_sigint_ignored_keeps_it_ignored_and_sigterm_stops_it() {
 
 #[test]
 fn sigkill_leaves_the_previous_outputs_as_they_were() {
-    let (_tmp, dir) = base("kill");
+    let (_tmp, dir) = scratch::folder("it-kill");
     let done = arnsim(&dir, "20us").output().unwrap();
     assert!(done.status.success(), "{done:?}");
     let before = snapshot(&dir);
@@ -216,7 +210,7 @@ fn sigkill_leaves_the_previous_outputs_as_they_were() {
 #[test]
 fn a_signal_while_the_trace_loads_ends_the_process_at_once_with_nothing_written() {
     use std::os::unix::process::ExitStatusExt;
-    let (_tmp, dir) = base("load");
+    let (_tmp, dir) = scratch::folder("it-load");
     let trace = dir.join("big.trace");
     let mut text = String::from("ranks 2\n");
     for _ in 0..2_000_000 {
@@ -262,7 +256,7 @@ fn a_signal_while_the_trace_loads_ends_the_process_at_once_with_nothing_written(
 
 #[test]
 fn a_stdout_that_cannot_be_written_fails_the_command_without_a_panic() {
-    let (_tmp, dir) = base("full");
+    let (_tmp, dir) = scratch::folder("it-full");
     let full = || {
         Stdio::from(
             std::fs::OpenOptions::new()

@@ -3,14 +3,9 @@
 
 use super::interrupt::Stop;
 use super::outputs::Summary;
+use super::run_tests::base;
 use super::sweep::*;
-use std::path::{Path, PathBuf};
-
-/// A path `tag` not yet made, inside a scratch folder removed when the guard is dropped.
-fn base(tag: &str) -> (tempfile::TempDir, PathBuf) {
-    let (guard, folder) = crate::scratch::folder(&format!("sweep-{tag}"));
-    (guard, folder.join(tag))
-}
+use std::path::Path;
 
 /// A few microseconds of `default` under uniform traffic.
 fn request(out: &Path, loads: &str, jobs: usize, extra: &[&str]) -> Request {
@@ -69,7 +64,7 @@ fn loads_are_numbers_in_the_unit_interval_each_once() {
 
 #[test]
 fn a_sweep_has_a_row_per_load_and_does_not_depend_on_jobs() {
-    let (_tmp, dir) = base("jobs");
+    let (_tmp, dir) = base("sweep-jobs");
     let loads = "0.5,0.1,0.3";
     let one = dir.join("one");
     let two = dir.join("two");
@@ -150,7 +145,7 @@ fn a_sweep_has_a_row_per_load_and_does_not_depend_on_jobs() {
 
 #[test]
 fn refusals_name_the_flag_and_change_no_file() {
-    let (_tmp, dir) = base("refused");
+    let (_tmp, dir) = base("sweep-refused");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("sweep.csv"), "kept").unwrap();
     let refused = |req: &Request| {
@@ -290,7 +285,7 @@ fn ring() -> String {
 
 #[test]
 fn a_deadlocked_load_is_a_row_of_the_sweep() {
-    let (_tmp, dir) = base("ring");
+    let (_tmp, dir) = base("sweep-ring");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("ring.toml");
     std::fs::write(&file, ring()).unwrap();
