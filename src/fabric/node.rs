@@ -400,16 +400,20 @@ impl<const V: usize> EndNode<V> {
     fn consume_arn(&mut self, info: ArnInfo, now: u64) {
         self.stats.arns_consumed += 1;
         let expires = now + self.params.arn_ttl as u64;
-        let k = self
+        let live = self
             .arn
             .iter()
-            .position(|e| e.expires > now && e.dest == info.dest && e.vc == info.vc)
-            .unwrap_or_else(|| {
-                (0..NODE_ARN_ENTRIES)
-                    .min_by_key(|&k| (self.arn[k].expires, k))
-                    .unwrap_or(0)
-            });
-        self.forget_heads();
+            .position(|e| e.expires > now && e.dest == info.dest && e.vc == info.vc);
+        let k = live.unwrap_or_else(|| {
+            (0..NODE_ARN_ENTRIES)
+                .min_by_key(|&k| (self.arn[k].expires, k))
+                .unwrap_or(0)
+        });
+        // A live entry refreshed isolates what it did: the channel heads hold until the expiry
+        // they were scanned for. Any other change scans them again.
+        if live.is_none() {
+            self.forget_heads();
+        }
         self.arn[k] = NodeArnEntry {
             dest: info.dest,
             vc: info.vc,
@@ -488,7 +492,7 @@ impl<const V: usize> EndNode<V> {
         if self.tx.is_none()
             && let Some((i, from_afc)) = self.pick(now)
         {
-            let mut pkt = self.take(i);
+            let mut pkt = self.take(i, now);
             if from_afc {
                 // The header keeps the original VC; the packet travels in the AFC.
                 pkt.flags |= PacketFlags::ADAPTED;

@@ -15,20 +15,27 @@ use std::cell::Cell;
 /// Channel heads: (channel, place in the send memory, isolated), in posting order.
 type Heads = heapless::Vec<(u8, u16, bool), 16>;
 
+/// The (destination, VC) keys of the ARN entries live in one cycle, gathered once for a scan of
+/// the send memory (state kept for speed: each packet is then checked against the live entries
+/// only, not against every entry and its expiry).
+type LiveKeys = heapless::Vec<(u16, u8), NODE_ARN_ENTRIES>;
+
 /// The channel heads as of the cycles `from .. until`, in which the ARN entries isolate the
 /// same destinations (state kept for speed: `EndNode::pick` would scan the send memory every
-/// cycle an entry lives). An empty range (`until` 0) means they must be scanned again.
+/// cycle an entry lives, and every time a packet leaves). Posting and taking a packet keep them;
+/// a new entry empties the range (`until` 0) and the first expiry ends it: they are then
+/// scanned again.
 #[derive(Clone, Debug, Default)]
 pub(super) struct ChannelHeads {
     from: u64,
     until: u64,
-    list: Heads,
+    pub(super) list: Heads,
 }
 
 impl ChannelHeads {
     /// Whether the heads hold in cycle `now`.
     #[inline]
-    fn hold(&self, now: u64) -> bool {
+    pub(super) fn hold(&self, now: u64) -> bool {
         (self.from..self.until).contains(&now)
     }
 }
@@ -96,7 +103,9 @@ impl<const V: usize> EndNode<V> {
         (1u32 << self.params.queuing.regular_vcs().min(31)) - 1
     }
 
-    /// Whether `pkt` matches a live entry in cycle `now` and so leaves in the AFC (ARN+AFI only).
+    /// Whether `pkt` matches a live entry in cycle `now` and so leaves in the AFC (ARN+AFI only):
+    /// the definition the scans by [`EndNode::live_keys`] are checked against.
+    #[cfg(test)]
     pub(super) fn isolates(&self, pkt: &Packet, now: u64) -> bool {
         if !self.isolating(now) {
             return false;
@@ -107,11 +116,23 @@ impl<const V: usize> EndNode<V> {
             .any(|e| e.expires > now && e.dest == dest && e.vc == pkt.orig_vc)
     }
 
-    /// The channel `pkt` would leave on in cycle `now`, and whether that is the AFC because a
-    /// live entry isolates it.
+    /// The keys of the entries live in cycle `now` (none unless a live entry may isolate).
+    fn live_keys(&self, now: u64) -> LiveKeys {
+        let mut keys = LiveKeys::new();
+        if self.isolating(now) {
+            for e in self.arn.iter().filter(|e| e.expires > now) {
+                let _ = keys.push((e.dest, e.vc));
+            }
+        }
+        keys
+    }
+
+    /// The channel `pkt` would leave on in the cycle whose live entries are `keys`, and whether
+    /// that is the AFC because one of them isolates it ([`EndNode::isolates`]).
     #[inline]
-    fn channel(&self, pkt: &Packet, now: u64) -> (u8, bool) {
-        match self.isolates(pkt, now) {
+    fn channel(&self, pkt: &Packet, keys: &LiveKeys) -> (u8, bool) {
+        let dest = pkt.dlid >> self.lmc << self.lmc;
+        match keys.iter().any(|&(d, v)| d == dest && v == pkt.orig_vc) {
             true => (self.params.afc().unwrap_or(0), true),
             false => (pkt.vc, false),
         }
@@ -126,14 +147,15 @@ impl<const V: usize> EndNode<V> {
 
     /// The oldest queued packet of each channel it would leave on in cycle `now`, in posting
     /// order: (channel, place in the send memory, isolated).
-    fn scan_heads(&self, now: u64) -> Heads {
+    pub(super) fn scan_heads(&self, now: u64) -> Heads {
         let isolating = self.isolating(now);
         let afc = self.params.afc().unwrap_or(0);
         let all = self.regular_channels() | if isolating { 1u32 << afc } else { 0 };
+        let keys = self.live_keys(now);
         let mut seen = 0u32;
         let mut heads = Heads::new();
         for (i, p) in self.queue.iter().enumerate() {
-            let (ch, iso) = self.channel(p, now);
+            let (ch, iso) = self.channel(p, &keys);
             let bit = 1u32 << ch;
             if seen & bit != 0 {
                 continue;
@@ -185,7 +207,7 @@ impl<const V: usize> EndNode<V> {
         let Some(&p) = self.queue.get(i) else {
             return;
         };
-        let (ch, iso) = self.channel(&p, now);
+        let (ch, iso) = self.channel(&p, &self.live_keys(now));
         if !self.heads.list.iter().any(|h| h.0 == ch) {
             let _ = self.heads.list.push((ch, i as u16, iso));
         }
@@ -219,12 +241,40 @@ impl<const V: usize> EndNode<V> {
         }
     }
 
-    /// Takes the packet at place `i` out of the send memory, the others keeping their order.
-    pub(super) fn take(&mut self, i: usize) -> Packet {
+    /// Takes the packet at place `i` out of the send memory in cycle `now`, the others keeping
+    /// their order. When it heads its channel in heads that hold in `now`, the heads stay up to
+    /// date: the others move up a place and the channel's next packet, the first of it after
+    /// place `i`, heads it (the older packets are on other channels); else they are scanned
+    /// again at the next pick.
+    pub(super) fn take(&mut self, i: usize, now: u64) -> Packet {
         for j in (1..=i).rev() {
             self.queue.swap(j, j - 1);
         }
-        self.forget_heads();
+        let head = self.heads.list.iter().position(|h| h.1 as usize == i);
+        match head.filter(|_| self.heads.hold(now)) {
+            Some(k) => {
+                let ch = self.heads.list.remove(k).0;
+                for h in self.heads.list.iter_mut().filter(|h| h.1 as usize > i) {
+                    h.1 -= 1;
+                }
+                let keys = self.live_keys(now);
+                // The pop below moves what is now at place `j` to `j - 1`.
+                let next = (i + 1..self.queue.len())
+                    .filter_map(|j| self.queue.get(j).map(|p| (j, p)))
+                    .map(|(j, p)| (j, self.channel(p, &keys)))
+                    .find(|&(_, (c, _))| c == ch);
+                if let Some((j, (_, iso))) = next {
+                    let at = self
+                        .heads
+                        .list
+                        .iter()
+                        .position(|h| h.1 as usize > j - 1)
+                        .unwrap_or(self.heads.list.len());
+                    let _ = self.heads.list.insert(at, (ch, (j - 1) as u16, iso));
+                }
+            }
+            None => self.forget_heads(),
+        }
         let pkt = self.queue.pop_front().unwrap_or_default();
         self.qp_counted.note((pkt.dlid >> self.lmc) as u32, false);
         self.vc_queued[pkt.orig_vc as usize] -= 1;

@@ -42,11 +42,11 @@ proptest! {
             }
             // Keep the queues from filling up, and record what was queued.
             while !node.queue.is_empty() {
-                let p = node.take(0);
+                let p = node.take(0, now);
                 got.push((p.injected, p.dlid, p.id));
             }
             while !reference.queue.is_empty() {
-                let p = reference.take(0);
+                let p = reference.take(0, now);
                 want.push((p.injected, p.dlid, p.id));
             }
         }
@@ -115,12 +115,60 @@ proptest! {
                 // No older packet of its queue pair, nor of its channel.
                 prop_assert!(before[..i].iter().all(|q| q.dlid != p.dlid));
                 prop_assert!(before[..i].iter().all(|q| channel(&node, q) != channel(&node, &p)));
-                let took = node.take(i);
+                let took = node.take(i, now);
                 prop_assert_eq!(took, p);
                 let after: Vec<Packet> = node.queue.iter().copied().collect();
                 let mut want = before.clone();
                 want.remove(i);
                 prop_assert_eq!(after, want);
+            }
+        }
+    }
+}
+
+proptest! {
+    /// Packets taken one after another, as the scheduler picks them, while ARN entries expire
+    /// and new ones are consumed: whenever the channel heads are held, they are those a scan of
+    /// the send memory finds, and every pick is the oldest fitting head.
+    #[test]
+    fn channel_heads_kept_across_takes_are_those_of_a_scan(
+        queued in prop::collection::vec((0u32..6, 1u16..=8), 0..60),
+        entries in prop::collection::vec(0u32..6, 0..4),
+        arrivals in prop::collection::vec((0u64..60, 0u32..6), 0..6),
+        posted in prop::collection::vec((0u64..60, 0u32..6), 0..10),
+    ) {
+        // Credits for every packet queued here, and entries living 12 cycles.
+        let mut params = SwitchParams::with_paper_ratios(RoutingMode::ArnAfi, 1024, 20);
+        params.queuing = QueuingScheme::Dbbm { vcs: 2 };
+        params.arn_ttl = 12;
+        let vc_of = |d: u32| params.queuing.vc_for(7, d);
+        let mut node = EndNode::<FEW_VCS>::new(7, 8, 0, 1, &params, 8, &[], 1, true);
+        for (k, &(dest, len)) in queued.iter().enumerate() {
+            node.post(dest, len, k as u32, PacketFlags::default(), 0);
+        }
+        for &d in &entries {
+            node.consume_arn(ArnInfo { dest: d as u16, vc: vc_of(d), ..ArnInfo::default() }, 0);
+        }
+        for now in 1..60u64 {
+            for &(_, d) in arrivals.iter().filter(|a| a.0 == now) {
+                node.consume_arn(ArnInfo { dest: d as u16, vc: vc_of(d), ..ArnInfo::default() }, now);
+            }
+            for &(_, d) in posted.iter().filter(|p| p.0 == now) {
+                if node.has_room(d, 1) {
+                    node.post(d, 4, 1000 + now as u32, PacketFlags::default(), now);
+                }
+            }
+            // Credits never run short here: every cycle takes what the scheduler picks.
+            let Some((i, from_afc)) = node.pick(now) else {
+                prop_assert!(node.queue.is_empty(), "nothing picked from {} packets at {}", node.queue.len(), now);
+                continue;
+            };
+            let p = *node.queue.get(i).unwrap();
+            prop_assert_eq!(from_afc, node.isolates(&p, now));
+            let took = node.take(i, now);
+            prop_assert_eq!(took, p);
+            if node.heads.hold(now) {
+                prop_assert_eq!(&node.heads.list, &node.scan_heads(now), "heads after a take at {}", now);
             }
         }
     }
@@ -142,7 +190,7 @@ proptest! {
         for (k, &(dest, packets, take)) in ops.iter().enumerate() {
             if take {
                 if !node.queue.is_empty() {
-                    node.take(k % node.queue.len());
+                    node.take(k % node.queue.len(), 100);
                 }
                 continue;
             }
