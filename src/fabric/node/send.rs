@@ -148,10 +148,9 @@ impl<const V: usize> EndNode<V> {
     /// The oldest queued packet of each channel it would leave on in cycle `now`, in posting
     /// order: (channel, place in the send memory, isolated).
     pub(super) fn scan_heads(&self, now: u64) -> Heads {
-        let isolating = self.isolating(now);
-        let afc = self.params.afc().unwrap_or(0);
-        let all = self.regular_channels() | if isolating { 1u32 << afc } else { 0 };
         let keys = self.live_keys(now);
+        let afc = self.params.afc().unwrap_or(0);
+        let all = self.regular_channels() | if keys.is_empty() { 0 } else { 1u32 << afc };
         let mut seen = 0u32;
         let mut heads = Heads::new();
         for (i, p) in self.queue.iter().enumerate() {
@@ -259,8 +258,7 @@ impl<const V: usize> EndNode<V> {
                 }
                 let keys = self.live_keys(now);
                 // The pop below moves what is now at place `j` to `j - 1`.
-                let next = (i + 1..self.queue.len())
-                    .filter_map(|j| self.queue.get(j).map(|p| (j, p)))
+                let next = (self.queue.iter().enumerate().skip(i + 1))
                     .map(|(j, p)| (j, self.channel(p, &keys)))
                     .find(|&(_, (c, _))| c == ch);
                 if let Some((j, (_, iso))) = next {
@@ -268,7 +266,7 @@ impl<const V: usize> EndNode<V> {
                         .heads
                         .list
                         .iter()
-                        .position(|h| h.1 as usize > j - 1)
+                        .position(|h| h.1 as usize >= j)
                         .unwrap_or(self.heads.list.len());
                     let _ = self.heads.list.insert(at, (ch, (j - 1) as u16, iso));
                 }
