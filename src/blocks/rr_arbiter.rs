@@ -51,14 +51,16 @@ pub struct RrArbiterRegs {
     pub ptr: u8,
 }
 
-/// The arbiter.
+/// The arbiter: three bytes, so that a switch's arbiters (one per output and one per (output,
+/// input) pair for the VCs) take a few cache lines.
 #[derive(Clone, Debug)]
 pub struct RrArbiter {
     n: u8,
-    mask: u128,
     q: RrArbiterRegs,
     d: RrArbiterRegs,
 }
+
+const _: () = assert!(std::mem::size_of::<RrArbiter>() == 3);
 
 impl RrArbiter {
     /// An arbiter over `n` requesters (1 to 128), in its reset state.
@@ -67,15 +69,9 @@ impl RrArbiter {
             (1..=MAX_REQUESTERS).contains(&n),
             "rr_arbiter: N = {n} is outside 1..=128"
         );
-        let mask = if n == 128 {
-            u128::MAX
-        } else {
-            (1u128 << n) - 1
-        };
         RrArbiter {
             // Stored minus one so that 128 fits in a byte.
             n: (n - 1) as u8,
-            mask,
             q: RrArbiterRegs::default(),
             d: RrArbiterRegs::default(),
         }
@@ -86,6 +82,12 @@ impl RrArbiter {
         self.n as usize + 1
     }
 
+    /// The requesters' bits: the low N.
+    #[inline]
+    fn mask(&self) -> u128 {
+        u128::MAX >> (127 - self.n)
+    }
+
     /// Current registers.
     pub fn regs(&self) -> RrArbiterRegs {
         self.q
@@ -94,7 +96,7 @@ impl RrArbiter {
     /// The grant for `req` under the current pointer, without touching any state.
     #[inline]
     pub fn decide(&self, req: u128) -> RrArbiterOut {
-        let req = req & self.mask;
+        let req = req & self.mask();
         if req == 0 {
             return RrArbiterOut::default();
         }
@@ -138,7 +140,7 @@ impl Block for RrArbiter {
     }
 
     fn probe_inputs(&self, inp: &RrArbiterIn, v: &mut dyn Visit) {
-        v.bits("req_i", self.requesters() as u32, inp.req & self.mask);
+        v.bits("req_i", self.requesters() as u32, inp.req & self.mask());
         v.bit("ack_i", inp.ack);
     }
 

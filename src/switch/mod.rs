@@ -178,13 +178,18 @@ struct InputPort<const V: usize> {
     arn_ok_at: Vec<u64>,
 }
 
+/// The fields are laid out in the order written (`repr(C)`): what a grant touches (the packet
+/// sending and the next, the input arbiter and the VC arbiter of each input, three bytes each)
+/// first and together, then the credits.
+#[repr(C)]
 struct OutputPort<const V: usize> {
-    /// Per VC of the next buffer.
-    credits: OutputCredits<V>,
     tx: Option<Tx>,
     next: Option<Tx>,
     in_arb: RrArbiter,
-    vc_arb: Vec<RrArbiter>,
+    /// Per input: the arbiter over its VCs.
+    vc_arb: [RrArbiter; MAX_PORTS],
+    /// Per VC of the next buffer.
+    credits: OutputCredits<V>,
     detector: CongestionDetector,
     root: Option<RootReg>,
 }
@@ -240,7 +245,7 @@ impl<const V: usize> Switch<V> {
                 tx: None,
                 next: None,
                 in_arb: RrArbiter::new(ports),
-                vc_arb: (0..ports).map(|_| RrArbiter::new(vcs)).collect(),
+                vc_arb: std::array::from_fn(|_| RrArbiter::new(vcs)),
                 detector: CongestionDetector::new(params.detector(ports)),
                 root: None,
             })

@@ -258,7 +258,7 @@ impl<const V: usize> Switch<V> {
                         ack: true,
                     });
                     let i = gi.idx as usize;
-                    let gv = out.vc_arb[i].step(&RrArbiterIn {
+                    let gv = out.vc_arb[port_ix(i)].step(&RrArbiterIn {
                         req: req.vcs_of(i) as u128,
                         ack: true,
                     });

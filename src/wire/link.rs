@@ -109,8 +109,10 @@ impl Flit {
     }
 }
 
-/// One register of a delay line.
+/// One register of a delay line, in a cache line of its own: a record written or read touches
+/// one line, not two.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Slot<T> {
     arrival: u64,
     value: T,
