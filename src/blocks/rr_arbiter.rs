@@ -77,6 +77,19 @@ impl RrArbiter {
         }
     }
 
+    /// An arbiter over `n` requesters whose pointer register holds `ptr`: for a bank of
+    /// arbiters of one size kept as their pointer registers alone.
+    #[inline]
+    pub fn with_ptr(n: usize, ptr: u8) -> Self {
+        debug_assert!((1..=MAX_REQUESTERS).contains(&n) && (ptr as usize) < n);
+        let q = RrArbiterRegs { ptr };
+        RrArbiter {
+            n: (n - 1) as u8,
+            q,
+            d: q,
+        }
+    }
+
     /// Number of requesters N.
     pub fn requesters(&self) -> usize {
         self.n as usize + 1

@@ -48,6 +48,7 @@ impl<const V: usize> Switch<V> {
         if now >= inp.arn_ok_at[e] && inp.arn_out.push_back(info).is_ok() {
             inp.arn_ok_at[e] = now + self.params.arn_gap as u64;
             self.skip.in_pending |= 1 << i;
+            self.skip.arn_queued |= 1 << i;
         }
     }
 
@@ -103,7 +104,7 @@ impl<const V: usize> Switch<V> {
             while scan != 0 {
                 let i = scan.trailing_zeros() as usize;
                 scan &= scan - 1;
-                if let Some(s) = self.inputs[i].route_q {
+                if let Some(s) = self.route_q[port_ix(i)] {
                     let p = &self.inputs[i].buf.slot(s).pkt;
                     // Adapted packets look up by their original VC, only to notify upstream.
                     self.arn_in.lk[i] = ArnLookup {
@@ -156,14 +157,15 @@ impl<const V: usize> Switch<V> {
             );
         }
 
-        debug_assert!((0..self.ports).all(|i| {
-            (self.skip.route_pending >> i & 1 == 1) == self.inputs[i].route_q.is_some()
-        }));
+        debug_assert!(
+            (0..self.ports)
+                .all(|i| { (self.skip.route_pending >> i & 1 == 1) == self.route_q[i].is_some() })
+        );
         let mut scan = std::mem::take(&mut self.skip.route_pending);
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            let Some(s) = self.inputs[i].route_q.take() else {
+            let Some(s) = self.route_q[port_ix(i)].take() else {
                 continue;
             };
             let mut pkt = self.inputs[i].buf.slot(s).pkt;
@@ -295,7 +297,7 @@ impl<const V: usize> Switch<V> {
             let inp = &mut self.inputs[i];
             match inp.buf.arrive_head(f.pkt, now) {
                 Ok(s) => {
-                    inp.route_q = Some(s);
+                    self.route_q[port_ix(i)] = Some(s);
                     self.skip.route_pending |= 1 << i;
                 }
                 Err(fault) => {
@@ -331,14 +333,22 @@ impl<const V: usize> Switch<V> {
         obs: &mut O,
     ) {
         debug_assert!((0..self.ports).all(|i| self.skip.in_pending >> i & 1 == 1
-            || (!self.inputs[i].freed.has_credits() && self.inputs[i].arn_out.is_empty())));
+            || (!self.freed[i].has_credits() && self.inputs[i].arn_out.is_empty())));
         let mut scan = self.skip.in_pending;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             let inp = &mut self.inputs[i];
-            let arn = inp.arn_out.pop_front();
-            let b = Backward { arn, ..inp.freed };
+            let queued = self.skip.arn_queued >> i & 1 == 1;
+            debug_assert_eq!(queued, !inp.arn_out.is_empty());
+            let arn = if queued {
+                inp.arn_out.pop_front()
+            } else {
+                None
+            };
+            let freed = &mut self.freed[port_ix(i)];
+            let b = Backward { arn, ..*freed };
+            freed.clear_credits();
             if let Some(info) = arn {
                 self.stats.arns_sent += 1;
                 obs.event(
@@ -353,9 +363,9 @@ impl<const V: usize> Switch<V> {
             if !b.is_empty() {
                 link.send_back(now, self.wiring.in_ch[i], b);
             }
-            inp.freed.clear_credits();
-            if inp.arn_out.is_empty() {
+            if !queued || inp.arn_out.is_empty() {
                 self.skip.in_pending &= !(1 << i);
+                self.skip.arn_queued &= !(1 << i);
             }
         }
     }

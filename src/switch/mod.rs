@@ -168,26 +168,22 @@ struct RootReg {
 
 struct InputPort<const V: usize> {
     buf: VoqBuffer<V>,
-    /// Head flit registered for the routing stage (slot), one cycle after arrival.
-    route_q: Option<u16>,
-    /// Credit streams started and stopped this cycle (packets leaving the buffer), to go back
-    /// upstream.
-    freed: Backward<V>,
     arn_out: Deque<ArnInfo, 8>,
     /// Per ARN-table entry: the first cycle this input may send an ARN for it again.
     arn_ok_at: Vec<u64>,
 }
 
 /// The fields are laid out in the order written (`repr(C)`): what a grant touches (the packet
-/// sending and the next, the input arbiter and the VC arbiter of each input, three bytes each)
-/// first and together, then the credits.
+/// sending and the next, the input arbiter, and the VC arbiters' pointer registers, a byte each
+/// in one cache line) first and together, then the credits.
 #[repr(C)]
 struct OutputPort<const V: usize> {
     tx: Option<Tx>,
     next: Option<Tx>,
     in_arb: RrArbiter,
-    /// Per input: the arbiter over its VCs.
-    vc_arb: [RrArbiter; MAX_PORTS],
+    /// Per input: the pointer register (`ptr_q`) of the round-robin arbiter over its VCs, all of
+    /// one size (the switch's VCs).
+    vc_ptr: [u8; MAX_PORTS],
     /// Per VC of the next buffer.
     credits: OutputCredits<V>,
     detector: CongestionDetector,
@@ -209,6 +205,13 @@ pub struct Switch<const V: usize> {
     arn_res: Box<ArnTableOut>,
     arn_cmds: Deque<(ArnInfo, bool), 64>,
     arn_seq: u32,
+    /// Per input: the head registered for the routing stage (its slot), one cycle after its
+    /// arrival. One array for all inputs, as every head's arrival and routing touch it.
+    route_q: [Option<u16>; MAX_PORTS],
+    /// Per input: the credit streams its buffer started and stopped this cycle (packets
+    /// leaving it), to go back upstream. One array for all inputs, as every packet's departure
+    /// writes it.
+    freed: [Backward<V>; MAX_PORTS],
     inputs: Vec<InputPort<V>>,
     outputs: Vec<OutputPort<V>>,
     /// What exists only to skip work (activity masks, wake cycles, the detectors' cached
@@ -233,8 +236,6 @@ impl<const V: usize> Switch<V> {
         let inputs = (0..ports)
             .map(|_| InputPort {
                 buf: VoqBuffer::new(vcs, ports, params.vc_capacity, params.max_packets),
-                route_q: None,
-                freed: Backward::default(),
                 arn_out: Deque::new(),
                 arn_ok_at: vec![0; params.arn_entries],
             })
@@ -245,7 +246,7 @@ impl<const V: usize> Switch<V> {
                 tx: None,
                 next: None,
                 in_arb: RrArbiter::new(ports),
-                vc_arb: std::array::from_fn(|_| RrArbiter::new(vcs)),
+                vc_ptr: [0; MAX_PORTS],
                 detector: CongestionDetector::new(params.detector(ports)),
                 root: None,
             })
@@ -262,6 +263,8 @@ impl<const V: usize> Switch<V> {
             ports,
             vcs,
             lft,
+            route_q: [None; MAX_PORTS],
+            freed: [Backward::default(); MAX_PORTS],
             inputs,
             outputs,
             all_ports: port_mask(ports),

@@ -221,7 +221,7 @@ impl<const V: usize> Switch<V> {
                     let Some(vc) = inp.buf.start_departure(tx.slot, now) else {
                         return Err(underrun(inp));
                     };
-                    inp.freed.start_stream(vc, tx.len);
+                    self.freed[port_ix(tx.input as usize)].start_stream(vc, tx.len);
                     self.skip.in_pending |= 1 << tx.input;
                     let mut pkt = inp.buf.slot(tx.slot).pkt;
                     pkt.vc = tx.next_vc;
@@ -234,7 +234,7 @@ impl<const V: usize> Switch<V> {
                     let Some(vc) = inp.buf.finish_departure(o, now) else {
                         return Err(underrun(inp));
                     };
-                    inp.freed.stop_stream(vc);
+                    self.freed[port_ix(tx.input as usize)].stop_stream(vc);
                     self.skip.in_pending |= 1 << tx.input;
                     self.note_voq(tx.input as usize, o, now);
                     self.skip.det_credits_stale |= 1 << o;
@@ -258,10 +258,13 @@ impl<const V: usize> Switch<V> {
                         ack: true,
                     });
                     let i = gi.idx as usize;
-                    let gv = out.vc_arb[port_ix(i)].step(&RrArbiterIn {
+                    let ptr = &mut out.vc_ptr[port_ix(i)];
+                    let mut vc_arb = RrArbiter::with_ptr(self.vcs, *ptr);
+                    let gv = vc_arb.step(&RrArbiterIn {
                         req: req.vcs_of(i) as u128,
                         ack: true,
                     });
+                    *ptr = vc_arb.regs().ptr;
                     let v = gv.idx as usize;
                     let buf = &mut self.inputs[i].buf;
                     let s = buf.pop(v, o);

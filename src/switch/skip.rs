@@ -36,6 +36,8 @@ pub(super) struct SkipState {
     pub(super) arb_blocked: u64,
     /// Bit i: input i has credits to return or an ARN to send upstream.
     pub(super) in_pending: u64,
+    /// Bit i: input i has an ARN queued to go upstream (`arn_out` is not empty).
+    pub(super) arn_queued: u64,
     /// Bit i: input i holds a head for the routing stage (`route_q`).
     pub(super) route_pending: u64,
     /// Bit i: input i's ARN-table lookup port was enabled last cycle (cleared before the next).
@@ -74,6 +76,7 @@ impl SkipState {
             waiting_any: 0,
             arb_blocked: 0,
             in_pending: 0,
+            arn_queued: 0,
             route_pending: 0,
             lookups_set: 0,
             filling: [0; MAX_PORTS],
