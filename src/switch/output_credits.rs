@@ -54,14 +54,22 @@ struct Sending {
     len: u16,
 }
 
+/// One VC's counters: the flits of whole packets sent on it and the credit streams coming back,
+/// in one cache line, as a credit read touches both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(align(64))]
+struct VcCredits {
+    /// Flits of whole packets sent.
+    sent: u64,
+    returns: Returns,
+}
+
 /// The credit counters of one output, per VC lane (`V`, see `wire::link::FEW_VCS`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutputCredits<const V: usize> {
     cap: u16,
-    /// Flits of whole packets sent, per VC.
-    sent: [u64; V],
     sending: Option<Sending>,
-    returns: [Returns; V],
+    vcs: [VcCredits; V],
 }
 
 /// The credit streams of a return record do not add up: more stopped than were running.
@@ -77,9 +85,8 @@ impl<const V: usize> OutputCredits<V> {
         let () = Lanes::<V>::OK;
         OutputCredits {
             cap,
-            sent: [0; V],
             sending: None,
-            returns: [Returns::default(); V],
+            vcs: [VcCredits::default(); V],
         }
     }
 
@@ -92,7 +99,7 @@ impl<const V: usize> OutputCredits<V> {
     #[inline]
     pub fn sent(&self, vc: usize, through: u64) -> u64 {
         let vc = vc & (V - 1);
-        let mut n = self.sent[vc];
+        let mut n = self.vcs[vc].sent;
         if let Some(s) = self.sending
             && s.vc as usize == vc
         {
@@ -104,13 +111,13 @@ impl<const V: usize> OutputCredits<V> {
     /// Credits returned on `vc` by the end of cycle `through`.
     #[inline]
     pub fn returned(&self, vc: usize, through: u64) -> u64 {
-        self.returns[vc & (V - 1)].returned(through)
+        self.vcs[vc & (V - 1)].returns.returned(through)
     }
 
     /// Credits on `vc` whose streams have started and that have not come back by the end of
     /// cycle `through`.
     pub fn pending(&self, vc: usize, through: u64) -> u64 {
-        let r = &self.returns[vc & (V - 1)];
+        let r = &self.vcs[vc & (V - 1)].returns;
         r.announced - r.returned(through)
     }
 
@@ -146,14 +153,14 @@ impl<const V: usize> OutputCredits<V> {
     /// The packet being sent has sent its tail.
     pub fn finish_sending(&mut self) {
         if let Some(s) = self.sending.take() {
-            self.sent[s.vc as usize & (V - 1)] += s.len as u64;
+            self.vcs[s.vc as usize & (V - 1)].sent += s.len as u64;
         }
     }
 
     /// Takes in the credit streams of a record arriving in cycle `now`.
     pub fn arrive(&mut self, b: &Backward<V>, now: u64) -> Result<(), StreamsOutOfStep> {
         for v in 0..V {
-            let r = &mut self.returns[v];
+            let r = &mut self.vcs[v].returns;
             let (start, stop) = (b.start[v] as u64, b.stop[v] as u64);
             if start > 0 {
                 r.running += start;
@@ -176,12 +183,12 @@ impl<const V: usize> OutputCredits<V> {
     /// Credit streams running on `vc` after the records taken in so far: credits that come back
     /// per cycle from the next cycle on, until a record changes it.
     pub fn running(&self, vc: usize) -> u64 {
-        self.returns[vc & (V - 1)].running
+        self.vcs[vc & (V - 1)].returns.running
     }
 
     /// Whether credits come back in cycle `now` (on any VC).
     pub fn arriving(&self, now: u64) -> bool {
-        self.returns.iter().any(|r| r.arriving(now))
+        self.vcs.iter().any(|c| c.returns.arriving(now))
     }
 }
 

@@ -43,6 +43,10 @@ pub struct Slot {
     pub reserve: u16,
     /// First cycle in which it may request its output.
     pub ready: u64,
+    /// The next slot of its list: its VOQ's FIFO while queued, the free list while free (`NIL`
+    /// at the end). Kept in the slot, so that taking a packet from either list touches the
+    /// slot's own cache line and no other.
+    next: u16,
 }
 
 /// No output chosen yet (of the packet arriving).
@@ -108,21 +112,23 @@ impl Departure {
     }
 }
 
-/// The queues of one output: flits waiting for it over all VCs and per VC, and each VC's FIFO
-/// of slots (first and last). An output's bookkeeping sits in one 32-byte block with 4 VC lanes
-/// (128 bytes with 16), so that the counters and list ends a head's routing or a packet's
-/// departure updates share a cache line.
+/// The queues of one output: flits waiting for it over all VCs and per VC, each VC's FIFO of
+/// slots (first and last), and the packet leaving for it. An output's bookkeeping sits in one
+/// 64-byte block with 4 VC lanes (128 bytes with 16), so that what a head's routing, a grant and
+/// a packet's departure update share a cache line.
 #[derive(Clone, Copy, Debug)]
-#[repr(align(32))]
+#[repr(align(64))]
 struct Voq<const V: usize> {
     occ: u16,
     vc_occ: [u16; V],
     head: [u16; V],
     tail: [u16; V],
+    /// The packet leaving for the output (at most one at a time), valid where the buffer's
+    /// `departing` has the output's bit.
+    dep: Departure,
 }
 
-const _: () =
-    assert!(std::mem::size_of::<Voq<4>>() <= 64 && 64 % std::mem::align_of::<Voq<4>>() == 0);
+const _: () = assert!(std::mem::size_of::<Voq<4>>() == 64);
 
 impl<const V: usize> Voq<V> {
     const EMPTY: Self = Voq {
@@ -130,6 +136,12 @@ impl<const V: usize> Voq<V> {
         vc_occ: [0; V],
         head: [NIL; V],
         tail: [NIL; V],
+        dep: Departure {
+            start: 0,
+            slot: 0,
+            len: 0,
+            vc: 0,
+        },
     };
 }
 
@@ -151,15 +163,11 @@ pub struct VoqBuffer<const V: usize> {
     occ: [u16; V],
     free: u16,
     used: u16,
-    next: Vec<u16>,
     slots: Vec<Slot>,
     /// Flits received per VC, of the packets settled.
     received: [u64; V],
-    /// Per output: its queues.
+    /// Per output: its queues and the packet leaving for it.
     voqs: [Voq<V>; MAX_PORTS],
-    /// Per output: the packet leaving for it (at most one at a time), valid where `departing`
-    /// has the output's bit.
-    dep: [Departure; MAX_PORTS],
 }
 
 impl<const V: usize> VoqBuffer<V> {
@@ -169,18 +177,20 @@ impl<const V: usize> VoqBuffer<V> {
         assert!(max_packets < NIL as usize);
         let () = Lanes::<V>::OK;
         assert!((1..=V).contains(&vcs) && (1..=MAX_PORTS).contains(&outs));
-        let mut next: Vec<u16> = (1..=max_packets as u16).collect();
-        if let Some(last) = next.last_mut() {
-            *last = NIL;
+        let mut slots = vec![Slot::default(); max_packets];
+        for (s, slot) in slots.iter_mut().enumerate() {
+            slot.next = if s + 1 < max_packets {
+                s as u16 + 1
+            } else {
+                NIL
+            };
         }
         VoqBuffer {
             vcs,
             cap: [cap_per_vc; V],
             occ: [0; V],
             voqs: [Voq::EMPTY; MAX_PORTS],
-            next,
-            slots: vec![Slot::default(); max_packets],
-            dep: [Departure::default(); MAX_PORTS],
+            slots,
             departing: 0,
             arr: None,
             received: [0; V],
@@ -207,7 +217,7 @@ impl<const V: usize> VoqBuffer<V> {
         while scan != 0 {
             let o = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            let d = &self.dep[o];
+            let d = &self.voqs[o].dep;
             if d.vc as usize == vc {
                 occ -= d.gone(through);
             }
@@ -219,7 +229,7 @@ impl<const V: usize> VoqBuffer<V> {
     #[inline]
     fn gone(&self, out: usize, through: u64) -> u16 {
         if self.departing >> out & 1 == 1 {
-            self.dep[out].gone(through)
+            self.voqs[out].dep.gone(through)
         } else {
             0
         }
@@ -285,7 +295,7 @@ impl<const V: usize> VoqBuffer<V> {
     #[inline]
     pub fn vc_voq_occupancy(&self, vc: usize, out: usize, through: u64) -> u16 {
         let (vc, out) = (vc_ix::<V>(vc), port_ix(out));
-        let gone = if self.dep[out].vc as usize == vc {
+        let gone = if self.voqs[out].dep.vc as usize == vc {
             self.gone(out, through)
         } else {
             0
@@ -339,11 +349,11 @@ impl<const V: usize> VoqBuffer<V> {
         if self.occupancy(vc, now.saturating_sub(1)) >= self.cap[vc] {
             return Err(ArrivalFault::Overflow);
         }
-        self.free = self.next[s as usize];
-        self.next[s as usize] = NIL;
+        self.free = self.slots[s as usize].next;
         self.used += 1;
         self.slots[s as usize] = Slot {
             pkt,
+            next: NIL,
             ..Slot::default()
         };
         self.arr = Some(Arrival {
@@ -404,9 +414,9 @@ impl<const V: usize> VoqBuffer<V> {
         if last == NIL {
             q.head[vc] = s;
         } else {
-            self.next[last as usize] = s;
+            self.slots[last as usize].next = s;
         }
-        self.next[s as usize] = NIL;
+        self.slots[s as usize].next = NIL;
     }
 
     /// FA: the packet in slot `s` took an adaptive option whose next VC keeps `reserve` (at
@@ -452,11 +462,12 @@ impl<const V: usize> VoqBuffer<V> {
         let q = &mut self.voqs[out];
         let s = q.head[vc];
         debug_assert!(s != NIL);
-        q.head[vc] = self.next[s as usize];
+        let slot = &mut self.slots[s as usize];
+        q.head[vc] = slot.next;
+        slot.next = NIL;
         if q.head[vc] == NIL {
             q.tail[vc] = NIL;
         }
-        self.next[s as usize] = NIL;
         s
     }
 
@@ -473,7 +484,7 @@ impl<const V: usize> VoqBuffer<V> {
             self.departing >> out & 1 == 0,
             "two packets leave for one output"
         );
-        self.dep[out] = Departure {
+        self.voqs[out].dep = Departure {
             start,
             slot: s,
             len: slot.pkt.len,
@@ -490,7 +501,7 @@ impl<const V: usize> VoqBuffer<V> {
     pub fn finish_departure(&mut self, out: usize, now: u64) -> Option<usize> {
         let out = port_ix(out);
         debug_assert!(self.departing >> out & 1 == 1);
-        let d = self.dep[out];
+        let d = self.voqs[out].dep;
         debug_assert_eq!(d.gone(now), d.len, "tail leaves before its time");
         if self.arrived(d.slot, now) < d.len {
             return None;
@@ -504,7 +515,7 @@ impl<const V: usize> VoqBuffer<V> {
         let q = &mut self.voqs[out];
         q.occ -= d.len;
         q.vc_occ[vc] -= d.len;
-        self.next[d.slot as usize] = self.free;
+        self.slots[d.slot as usize].next = self.free;
         self.free = d.slot;
         self.used -= 1;
         Some(vc)
