@@ -159,7 +159,7 @@ impl<const V: usize> Switch<V> {
 
         debug_assert!(
             (0..self.ports)
-                .all(|i| { (self.skip.route_pending >> i & 1 == 1) == self.route_q[i].is_some() })
+                .all(|i| (self.skip.route_pending >> i & 1 == 1) == self.route_q[i].is_some())
         );
         let mut scan = std::mem::take(&mut self.skip.route_pending);
         while scan != 0 {

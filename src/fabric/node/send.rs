@@ -258,7 +258,11 @@ impl<const V: usize> EndNode<V> {
                 }
                 let keys = self.live_keys(now);
                 // The pop below moves what is now at place `j` to `j - 1`.
-                let next = (self.queue.iter().enumerate().skip(i + 1))
+                let next = self
+                    .queue
+                    .iter()
+                    .enumerate()
+                    .skip(i + 1)
                     .map(|(j, p)| (j, self.channel(p, &keys)))
                     .find(|&(_, (c, _))| c == ch);
                 if let Some((j, (_, iso))) = next {
