@@ -32,8 +32,6 @@ pub struct Slot {
     pub out: u8,
     /// VC the packet will use in the next buffer (set when routed).
     pub next_vc: u8,
-    /// Flits received so far.
-    pub arrived: u16,
     /// Whether the routing stage has placed it in a VOQ.
     pub routed: bool,
     /// FA: the escape route (option 0) of an adaptive packet.
@@ -47,6 +45,7 @@ pub struct Slot {
     /// at the end). Kept in the slot, so that taking a packet from either list touches the
     /// slot's own cache line and no other.
     next: u16,
+    _pad: u16,
 }
 
 /// No output chosen yet (of the packet arriving).
@@ -282,11 +281,24 @@ impl<const V: usize> VoqBuffer<V> {
         n
     }
 
-    /// Flits of the packet in slot `s` come by the end of cycle `through`.
-    fn arrived(&self, s: u16, through: u64) -> u16 {
+    /// Flits of the packet in slot `s`, `len` flits long, come by the end of cycle `through`.
+    /// Every packet but the one arriving has come whole, so the slot itself is not read.
+    #[inline]
+    fn arrived(&self, s: u16, len: u16, through: u64) -> u16 {
         match self.arr {
             Some(a) if a.slot == s => a.got(through),
-            _ => self.slots[s as usize].arrived,
+            _ => len,
+        }
+    }
+
+    /// Flits of the packet in slot `s`, `len` flits long, counted in the buffer's counters: all
+    /// of them once settled, none while it is the packet arriving (whose flits the closed form
+    /// counts).
+    #[inline]
+    fn settled(&self, s: u16, len: u16) -> u16 {
+        match self.arr {
+            Some(a) if a.slot == s => 0,
+            _ => len,
         }
     }
 
@@ -372,7 +384,6 @@ impl<const V: usize> VoqBuffer<V> {
             return;
         };
         let vc = vc_ix::<V>(a.vc as usize);
-        self.slots[a.slot as usize].arrived = a.len;
         self.occ[vc] += a.len;
         self.received[vc] += a.len as u64;
         if a.out != NO_OUT {
@@ -398,9 +409,13 @@ impl<const V: usize> VoqBuffer<V> {
         slot.out = out;
         slot.next_vc = next_vc;
         slot.ready = ready;
-        let (vc, o) = (vc_ix::<V>(slot.pkt.vc as usize), port_ix(out as usize));
+        let (vc, o, len) = (
+            vc_ix::<V>(slot.pkt.vc as usize),
+            port_ix(out as usize),
+            slot.pkt.len,
+        );
         // Flits of the packet still arriving count in the VOQ through the closed form.
-        let arrived = slot.arrived;
+        let arrived = self.settled(s, len);
         if let Some(a) = &mut self.arr
             && a.slot == s
         {
@@ -439,7 +454,8 @@ impl<const V: usize> VoqBuffer<V> {
         let e = slot.escape;
         slot.reserve = 0;
         slot.routed = false;
-        let arrived = slot.arrived;
+        let len = slot.pkt.len;
+        let arrived = self.settled(s, len);
         let (v, o) = (vc_ix::<V>(vc), port_ix(out));
         let q = &mut self.voqs[o];
         q.occ -= arrived;
@@ -475,10 +491,10 @@ impl<const V: usize> VoqBuffer<V> {
     /// per cycle from cycle `start`. Returns its VC here, or `None` when its head has not arrived
     /// (a cut-through underrun).
     pub fn start_departure(&mut self, s: u16, start: u64) -> Option<usize> {
-        if self.arrived(s, start) == 0 {
+        let slot = &self.slots[s as usize];
+        if self.arrived(s, slot.pkt.len, start) == 0 {
             return None;
         }
-        let slot = &self.slots[s as usize];
         let out = port_ix(slot.out as usize);
         debug_assert!(
             self.departing >> out & 1 == 0,
@@ -503,7 +519,7 @@ impl<const V: usize> VoqBuffer<V> {
         debug_assert!(self.departing >> out & 1 == 1);
         let d = self.voqs[out].dep;
         debug_assert_eq!(d.gone(now), d.len, "tail leaves before its time");
-        if self.arrived(d.slot, now) < d.len {
+        if self.arrived(d.slot, d.len, now) < d.len {
             return None;
         }
         if self.arr.is_some_and(|a| a.slot == d.slot) {
