@@ -188,7 +188,15 @@ pub struct Fabric<const V: usize> {
     /// Threads asked for by [`Fabric::set_threads`].
     threads: usize,
     pool: Pool,
+    /// Whether the scheduler asks for the lines of the units ahead before stepping each one
+    /// (fabrics larger than the caches: [`PREFETCH_UNITS`]).
+    prefetch: bool,
 }
+
+/// Fabrics of at least this many units (switches and nodes) have the lines of the units ahead
+/// prefetched as they step (`wire::prefetch`): below it their state mostly stays in the caches,
+/// and the prefetches only add instructions.
+pub const PREFETCH_UNITS: usize = 2048;
 
 impl<const V: usize> Fabric<V> {
     /// Builds a fabric: cables, LFTs (by the routing engine of `params`), switches
@@ -354,7 +362,9 @@ impl<const V: usize> Fabric<V> {
             recorders: Vec::new(),
             threads: 1,
             pool: Pool::new(1),
+            prefetch: false,
         };
+        fabric.prefetch = fabric.switches.len() + fabric.nodes.len() >= PREFETCH_UNITS;
         fabric.set_threads(1);
         Ok(fabric)
     }
@@ -368,6 +378,12 @@ impl<const V: usize> Fabric<V> {
                 *s = SwitchUnit::Cycle(Box::new(CycleUnit::new(s.cycle_twin())));
             }
         }
+    }
+
+    /// Whether the units ahead are prefetched as each steps (set at build from the fabric's size,
+    /// [`PREFETCH_UNITS`]); outputs are the same either way.
+    pub fn set_prefetch(&mut self, on: bool) {
+        self.prefetch = on;
     }
 
     /// Steps the fabric on `threads` threads from now on (1 to [`MAX_THREADS`]; more threads

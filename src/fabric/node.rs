@@ -530,6 +530,7 @@ impl<const V: usize> EndNode<V> {
     }
 }
 
+mod prefetch;
 mod replay;
 mod send;
 mod skip;

@@ -14,9 +14,11 @@
 //! ([`Arriving`](crate::wire::link::Arriving)).
 
 mod arrivals;
+mod lookahead;
 mod outbox;
 
 pub use arrivals::Arrivals;
+use lookahead::Lookahead;
 pub use outbox::{Outbox, SharedChannels};
 
 use super::invariants::switch_fault;
@@ -145,6 +147,41 @@ impl PartLog {
 #[inline(always)]
 pub(super) fn visits(pace: &Pace, unit: u32, t0: u64, w: u64, arrivals: &Arrivals) -> bool {
     pace.tapped || pace.due < t0 + w || !arrivals.none_in(unit, t0, w)
+}
+
+/// One part's units step the window `t0..t0 + w` on the thread given the part, the units ahead
+/// prefetched (`PF`) or not.
+#[inline(always)]
+fn step_part<const PF: bool, const V: usize>(
+    part: &mut PartRef<'_, V>,
+    t0: u64,
+    w: u64,
+    u: Units<'_, V>,
+) {
+    part.log.moved = 0;
+    let (s0, n0) = part.first;
+    let mut look = Lookahead::default();
+    for (j, pace) in part.switch_pace.iter_mut().enumerate() {
+        let unit = s0 + j as u32;
+        if PF {
+            look.switches(part.switches, j, s0, (t0, w), u.arrivals, u.channels);
+        }
+        if visits(pace, unit, t0, w, u.arrivals) {
+            let (s, out) = (&mut part.switches[j], &mut part.switch_out[j]);
+            part.log.step_switch(s, pace, out, t0, w, u, None);
+        }
+    }
+    let mut look = Lookahead::default();
+    for (j, pace) in part.node_pace.iter_mut().enumerate() {
+        let unit = n0 + j as u32;
+        if PF {
+            look.nodes(part.nodes, j, n0, (t0, w), u.arrivals, u.channels);
+        }
+        if visits(pace, unit, t0, w, u.arrivals) {
+            let (n, out) = (&mut part.nodes[j], &mut part.node_out[j]);
+            part.log.step_node(n, unit, pace, out, t0, w, u);
+        }
+    }
 }
 
 /// When a switch or node next has to be visited, and how far it has stepped. A unit with nothing
@@ -394,49 +431,68 @@ impl<const V: usize> Fabric<V> {
         });
     }
 
+    /// [`Fabric::step_parts`] on one thread, the units ahead prefetched (`PF`) or not.
+    #[inline(always)]
+    fn step_one_thread<const PF: bool>(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap<V>>) {
+        let node_base = self.switches.len() as u32;
+        // One thread: each unit's sends are written as soon as it has stepped the window,
+        // while they are still in cache. This gives the same channels as writing them all
+        // afterwards, since what is sent in the window is read from its first cycle plus the
+        // latency on, after the window.
+        let log = &mut self.logs[0];
+        log.moved = 0;
+        let channels = &mut self.channels;
+        let arrivals = &self.arrivals;
+        let mut look = Lookahead::default();
+        for (k, pace) in self.switch_pace.iter_mut().enumerate() {
+            let unit = k as u32;
+            if PF {
+                look.switches(&self.switches, k, 0, (t0, w), arrivals, &channels[..]);
+            }
+            if !visits(pace, unit, t0, w, arrivals) {
+                debug_assert!(self.switches[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
+                continue;
+            }
+            let u = Units {
+                channels: &channels[..],
+                arrivals,
+                tap,
+            };
+            let (s, out) = (&mut self.switches[k], &mut self.switch_out[k]);
+            let rec = self.recorders.get_mut(k).and_then(|r| r.as_deref_mut());
+            log.step_switch(s, pace, out, t0, w, u, rec);
+            out.write_into(channels, arrivals);
+        }
+        let mut look = Lookahead::default();
+        for (k, pace) in self.node_pace.iter_mut().enumerate() {
+            let unit = node_base + k as u32;
+            if PF {
+                look.nodes(&self.nodes, k, node_base, (t0, w), arrivals, &channels[..]);
+            }
+            if !visits(pace, unit, t0, w, arrivals) {
+                debug_assert!(self.nodes[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
+                continue;
+            }
+            let u = Units {
+                channels: &channels[..],
+                arrivals,
+                tap,
+            };
+            let (n, out) = (&mut self.nodes[k], &mut self.node_out[k]);
+            log.step_node(n, unit, pace, out, t0, w, u);
+            out.write_into(channels, arrivals);
+        }
+    }
+
     /// The first half of a window: every part's switches and nodes step through it on its
     /// thread, each unit through all `w` cycles before the next.
     pub(super) fn step_parts(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap<V>>) {
         let node_base = self.switches.len() as u32;
         if self.parts.len() == 1 {
-            // One thread: each unit's sends are written as soon as it has stepped the window,
-            // while they are still in cache. This gives the same channels as writing them all
-            // afterwards, since what is sent in the window is read from its first cycle plus the
-            // latency on, after the window.
-            let log = &mut self.logs[0];
-            log.moved = 0;
-            let channels = &mut self.channels;
-            let arrivals = &self.arrivals;
-            for (k, pace) in self.switch_pace.iter_mut().enumerate() {
-                let unit = k as u32;
-                if !visits(pace, unit, t0, w, arrivals) {
-                    debug_assert!(self.switches[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
-                    continue;
-                }
-                let u = Units {
-                    channels: &channels[..],
-                    arrivals,
-                    tap,
-                };
-                let (s, out) = (&mut self.switches[k], &mut self.switch_out[k]);
-                let rec = self.recorders.get_mut(k).and_then(|r| r.as_deref_mut());
-                log.step_switch(s, pace, out, t0, w, u, rec);
-                out.write_into(channels, arrivals);
-            }
-            for (k, pace) in self.node_pace.iter_mut().enumerate() {
-                let unit = node_base + k as u32;
-                if !visits(pace, unit, t0, w, arrivals) {
-                    debug_assert!(self.nodes[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
-                    continue;
-                }
-                let u = Units {
-                    channels: &channels[..],
-                    arrivals,
-                    tap,
-                };
-                let (n, out) = (&mut self.nodes[k], &mut self.node_out[k]);
-                log.step_node(n, unit, pace, out, t0, w, u);
-                out.write_into(channels, arrivals);
+            if self.prefetch {
+                self.step_one_thread::<true>(t0, w, tap);
+            } else {
+                self.step_one_thread::<false>(t0, w, tap);
             }
             return;
         }
@@ -482,24 +538,13 @@ impl<const V: usize> Fabric<V> {
                 unreachable!("at most MAX_THREADS parts");
             }
         }
+        let prefetch = self.prefetch;
         self.pool.broadcast(&|k| {
             let mut guard = refs[k].lock().unwrap_or_else(|e| e.into_inner());
-            let part = &mut *guard;
-            part.log.moved = 0;
-            let (s0, n0) = part.first;
-            for (j, pace) in part.switch_pace.iter_mut().enumerate() {
-                let unit = s0 + j as u32;
-                if visits(pace, unit, t0, w, u.arrivals) {
-                    let (s, out) = (&mut part.switches[j], &mut part.switch_out[j]);
-                    part.log.step_switch(s, pace, out, t0, w, u, None);
-                }
-            }
-            for (j, pace) in part.node_pace.iter_mut().enumerate() {
-                let unit = n0 + j as u32;
-                if visits(pace, unit, t0, w, u.arrivals) {
-                    let (n, out) = (&mut part.nodes[j], &mut part.node_out[j]);
-                    part.log.step_node(n, unit, pace, out, t0, w, u);
-                }
+            if prefetch {
+                step_part::<true, V>(&mut guard, t0, w, u);
+            } else {
+                step_part::<false, V>(&mut guard, t0, w, u);
             }
         });
     }

@@ -176,6 +176,31 @@ impl<const V: usize> SwitchUnit<V> {
         }
     }
 
+    /// Asks for the lines the switch reads first in a window, from its own address (see
+    /// `wire::prefetch`).
+    #[inline]
+    pub fn prefetch_head(&self) {
+        if let SwitchUnit::Fast(s) = self {
+            s.prefetch_head();
+        }
+    }
+
+    /// Asks for the lines of the ports with something arriving in the window.
+    #[inline]
+    pub fn prefetch_ports(&self, flits: u64, back: u64, channels: &[Channel<V>]) {
+        if let SwitchUnit::Fast(s) = self {
+            s.prefetch_ports(flits, back, channels);
+        }
+    }
+
+    /// Asks for the delay-line registers read in cycle `c` by the ports `flits` and `back`.
+    #[inline]
+    pub fn prefetch_registers(&self, c: u64, flits: u64, back: u64, channels: &[Channel<V>]) {
+        if let SwitchUnit::Fast(s) = self {
+            s.prefetch_registers(c, flits, back, channels);
+        }
+    }
+
     /// Passes the cycles `from..=to` in which nothing arrived and nothing was due.
     #[inline]
     pub fn skip_through(&mut self, from: u64, to: u64) {

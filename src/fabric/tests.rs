@@ -330,14 +330,16 @@ fn arn_incast_case() -> (Topology, FabricParams, Vec<Vec<Flow>>) {
 }
 
 /// [`arn_incast_case`] on a fabric of `V` VC lanes, `threads` threads and windows of `window`
-/// cycles: the events and the final state.
+/// cycles, the units ahead prefetched or not: the events and the final state.
 fn run_arn_incast<const V: usize>(
     threads: usize,
     window: u64,
+    prefetch: bool,
 ) -> (Vec<(u64, u32, SwitchEvent)>, Vec<u64>) {
     let (topo, params, flows) = arn_incast_case();
     let mut f = Fabric::<V>::build(&topo, params, &flows).unwrap();
     f.set_threads(threads);
+    f.set_prefetch(prefetch);
     f.set_window(window);
     assert_eq!(f.window(), window.min(5));
     let mut ev: Vec<(u64, u32, SwitchEvent)> = Vec::new();
@@ -346,12 +348,13 @@ fn run_arn_incast<const V: usize>(
     (ev, fingerprint(&f))
 }
 
-/// Stepping every unit through windows of cycles, on any number of threads, gives the same
-/// events in the same order and the same state as stepping the fabric cycle by cycle.
+/// Stepping every unit through windows of cycles, on any number of threads, with the units
+/// ahead prefetched or not, gives the same events in the same order and the same state as
+/// stepping the fabric cycle by cycle.
 #[test]
-fn windows_and_threads_change_nothing() {
+fn windows_threads_and_prefetches_change_nothing() {
     let run = run_arn_incast::<FEW_VCS>;
-    let (ev, print) = run(1, 1);
+    let (ev, print) = run(1, 1, false);
     assert!(
         ev.iter()
             .any(|e| matches!(e.2, SwitchEvent::RootDetected { .. }))
@@ -364,15 +367,26 @@ fn windows_and_threads_change_nothing() {
         ev.windows(2).all(|w| w[0].0 <= w[1].0),
         "events in cycle order"
     );
-    for (threads, window) in [(1, 5), (1, 3), (2, 1), (2, 5), (3, 2), (1, 99)] {
-        let (e, p) = run(threads, window);
+    for (threads, window, prefetch) in [
+        (1, 5, false),
+        (1, 3, false),
+        (2, 1, false),
+        (2, 5, false),
+        (3, 2, false),
+        (1, 99, false),
+        (1, 1, true),
+        (1, 5, true),
+        (2, 5, true),
+        (3, 2, true),
+    ] {
+        let (e, p) = run(threads, window, prefetch);
         assert!(
             e == ev,
-            "events differ on {threads} threads, window {window}"
+            "events differ on {threads} threads, window {window}, prefetch {prefetch}"
         );
         assert!(
             p == print,
-            "state differs on {threads} threads, window {window}"
+            "state differs on {threads} threads, window {window}, prefetch {prefetch}"
         );
     }
 }
@@ -436,7 +450,7 @@ fn a_lost_credit_return_is_reported() {
 /// on a case of 4 VCs (the lanes change only the width of the credit records and counters).
 #[test]
 fn a_fabric_of_16_lanes_runs_like_one_of_4() {
-    assert!(run_arn_incast::<MAX_VCS>(2, 5) == run_arn_incast::<FEW_VCS>(2, 5));
+    assert!(run_arn_incast::<MAX_VCS>(2, 5, true) == run_arn_incast::<FEW_VCS>(2, 5, false));
     let (topo, mut params, flows) = arn_incast_case();
     params.switch.queuing = QueuingScheme::Dbbm { vcs: 5 };
     let e = Fabric::<FEW_VCS>::build(&topo, params, &flows).err();

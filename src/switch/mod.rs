@@ -35,6 +35,7 @@ mod events;
 mod input_port_ctrl;
 pub mod output_credits;
 mod output_port;
+mod prefetch;
 mod skip;
 pub mod sl_to_vl;
 pub mod voq_buffer;

@@ -198,6 +198,14 @@ impl<const V: usize> VoqBuffer<V> {
         }
     }
 
+    /// Asks for the cache line of the slot the next head will take.
+    #[inline]
+    pub fn prefetch_free(&self) {
+        if let Some(s) = self.slots.get(self.free as usize) {
+            crate::wire::prefetch::prefetch(s);
+        }
+    }
+
     /// Capacity of VC `vc` in flits.
     pub fn capacity(&self, vc: usize) -> u16 {
         self.cap[vc_ix::<V>(vc)]

@@ -136,6 +136,49 @@ impl Arrivals {
         }
     }
 
+    /// Asks for the cache lines of `unit`'s masks and summary for cycles `t0 .. t0 + w`.
+    #[inline]
+    pub fn prefetch_window(&self, unit: u32, t0: u64, w: u64) {
+        use crate::wire::prefetch::prefetch;
+        if let Some(any) = self.any.get(unit as usize) {
+            prefetch(any);
+        }
+        for c in [t0, t0 + w - 1] {
+            let (line, _) = self.index(unit, c);
+            if let (Some(f), Some(b)) = (self.fwd.get(line), self.bwd.get(line)) {
+                prefetch(f);
+                prefetch(b);
+            }
+        }
+    }
+
+    /// The cycles of `t0 .. t0 + w` in which something arrives for `unit`, as bits from `t0`
+    /// (every cycle when the masks keep no summary).
+    #[inline]
+    pub fn cycles_in(&self, unit: u32, t0: u64, w: u64) -> u64 {
+        let Some(any) = self.any.get(unit as usize) else {
+            return u64::MAX >> (64 - w);
+        };
+        let bits = any.0.load(Ordering::Relaxed);
+        // The ring's bits from t0's on, wrapped (`w` is at most the ring, itself at most 64).
+        let r = self.ring;
+        let shift = t0 & (r - 1);
+        let ring_mask = if r == 64 { u64::MAX } else { (1 << r) - 1 };
+        let rot = ((bits >> shift) | (bits << ((r - shift) % r))) & ring_mask;
+        rot & (u64::MAX >> (64 - w))
+    }
+
+    /// `unit`'s two masks for cycle `c` (ports with a flit arriving, ports with a return), without
+    /// clearing them.
+    #[inline]
+    pub fn peek(&self, unit: u32, c: u64) -> (u64, u64) {
+        let ix = self.index(unit, c);
+        (
+            Self::word(&self.fwd, ix).load(Ordering::Relaxed),
+            Self::word(&self.bwd, ix).load(Ordering::Relaxed),
+        )
+    }
+
     /// Reads and clears `unit`'s mask in `masks` for cycle `now`.
     #[inline]
     fn take_mask(&self, masks: &[MaskLine], unit: u32, now: u64) -> u64 {
