@@ -77,6 +77,18 @@ pub(crate) fn port_ix(port: usize) -> usize {
     port & (MAX_PORTS - 1)
 }
 
+/// The bits set in `mask` (ports of a port mask, cycles of a window), lowest first.
+#[inline]
+pub(crate) fn set_bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            i
+        })
+    })
+}
+
 /// The mask with one bit per port of a `ports`-port switch.
 fn port_mask(ports: usize) -> u64 {
     if ports >= 64 {

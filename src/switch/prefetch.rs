@@ -1,7 +1,7 @@
 //! The cache lines a switch reads first when it steps a window, asked for before it steps (see
 //! `wire::prefetch`).
 
-use super::Switch;
+use super::{Switch, set_bits};
 use crate::wire::link::Channel;
 use crate::wire::prefetch::prefetch;
 
@@ -22,10 +22,7 @@ impl<const V: usize> Switch<V> {
     /// window (`flits`, `back`).
     #[inline]
     pub fn prefetch_ports(&self, flits: u64, back: u64, channels: &[Channel<V>]) {
-        let mut scan = flits;
-        while scan != 0 {
-            let p = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
+        for p in set_bits(flits) {
             if let (Some(&ch), Some(inp)) = (self.wiring.in_ch.get(p), self.inputs.get(p)) {
                 if let Some(c) = channels.get(ch as usize) {
                     prefetch(c);
@@ -34,10 +31,7 @@ impl<const V: usize> Switch<V> {
                 inp.buf.prefetch_free();
             }
         }
-        let mut scan = back;
-        while scan != 0 {
-            let p = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
+        for p in set_bits(back) {
             if let (Some(&ch), Some(out)) = (self.wiring.out_ch.get(p), self.outputs.get(p)) {
                 if let Some(c) = channels.get(ch as usize) {
                     prefetch(c);
@@ -52,22 +46,15 @@ impl<const V: usize> Switch<V> {
     /// ports with a flit arriving (`flits`) and those with a return arriving (`back`).
     #[inline]
     pub fn prefetch_registers(&self, c: u64, flits: u64, back: u64, channels: &[Channel<V>]) {
-        for (mut scan, fwd) in [(flits, true), (back, false)] {
-            while scan != 0 {
-                let p = scan.trailing_zeros() as usize;
-                scan &= scan - 1;
-                let chs = if fwd {
-                    &self.wiring.in_ch
-                } else {
-                    &self.wiring.out_ch
-                };
-                if let Some(c_) = chs.get(p).and_then(|&ch| channels.get(ch as usize)) {
-                    if fwd {
-                        c_.prefetch_flit(c);
-                    } else {
-                        c_.prefetch_back(c);
-                    }
-                }
+        let channel = |chs: &[u32], p: usize| chs.get(p).and_then(|&ch| channels.get(ch as usize));
+        for p in set_bits(flits) {
+            if let Some(ch) = channel(&self.wiring.in_ch, p) {
+                ch.prefetch_flit(c);
+            }
+        }
+        for p in set_bits(back) {
+            if let Some(ch) = channel(&self.wiring.out_ch, p) {
+                ch.prefetch_back(c);
             }
         }
     }

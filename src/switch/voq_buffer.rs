@@ -45,7 +45,6 @@ pub struct Slot {
     /// at the end). Kept in the slot, so that taking a packet from either list touches the
     /// slot's own cache line and no other.
     next: u16,
-    _pad: u16,
 }
 
 /// No output chosen yet (of the packet arriving).

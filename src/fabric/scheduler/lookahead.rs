@@ -5,6 +5,7 @@
 use super::Arrivals;
 use crate::fabric::node::EndNode;
 use crate::fabric::switch_unit::SwitchUnit;
+use crate::switch::set_bits;
 use crate::wire::link::Channel;
 
 /// Prefetching for the units ahead of the one stepping (see `wire::prefetch`): which cycles of
@@ -101,12 +102,6 @@ impl Lookahead {
 
 /// The cycles `t0 + i` for the bits `i` set in `bits`, in order.
 #[inline(always)]
-fn window_cycles(t0: u64, mut bits: u64) -> impl Iterator<Item = u64> {
-    std::iter::from_fn(move || {
-        (bits != 0).then(|| {
-            let c = t0 + bits.trailing_zeros() as u64;
-            bits &= bits - 1;
-            c
-        })
-    })
+fn window_cycles(t0: u64, bits: u64) -> impl Iterator<Item = u64> {
+    set_bits(bits).map(move |i| t0 + i as u64)
 }
