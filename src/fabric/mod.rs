@@ -134,7 +134,7 @@ enum Far {
 }
 
 /// One recorded value of a tapped signal: (cycle, signal index, value).
-pub type Sample = (u64, u32, u128);
+pub type Sample = (u64, u32, u64);
 
 /// Chosen signals of switches and nodes, recorded by each unit after every cycle it steps, so that
 /// a waveform dump keeps the speed of stepping in windows: the window's samples are then handed

@@ -63,6 +63,11 @@ impl<const V: usize> Switch<V> {
         self.inputs[port].buf.occupancy(vc, self.now)
     }
 
+    /// Flits in each VC lane of input `port` ([`Switch::buffered`] of every lane at once).
+    pub fn buffered_lanes(&self, port: usize) -> [u16; V] {
+        self.inputs[port].buf.occupancies(self.now)
+    }
+
     /// Flits in input `port`'s buffer, over all VCs.
     pub fn buffered_flits(&self, port: usize) -> u32 {
         self.inputs[port].buf.flits(self.now)

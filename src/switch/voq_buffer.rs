@@ -231,6 +231,23 @@ impl<const V: usize> VoqBuffer<V> {
         occ
     }
 
+    /// [`VoqBuffer::occupancy`] of every VC lane, the packets arriving and leaving visited once
+    /// (for a waveform reading all of a port's VCs each cycle).
+    pub fn occupancies(&self, through: u64) -> [u16; V] {
+        let mut occ = self.occ;
+        if let Some(a) = self.arr {
+            occ[vc_ix::<V>(a.vc as usize)] += a.got(through);
+        }
+        let mut scan = self.departing;
+        while scan != 0 {
+            let o = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            let d = &self.voqs[o].dep;
+            occ[vc_ix::<V>(d.vc as usize)] -= d.gone(through);
+        }
+        occ
+    }
+
     /// Flits of the packet leaving for `out` gone by the end of cycle `through`.
     #[inline]
     fn gone(&self, out: usize, through: u64) -> u16 {

@@ -32,7 +32,7 @@ impl Field {
     fn record(&self, value: u64, cycle: u64, out: &mut Vec<Sample>) {
         if self.last.load(Ordering::Relaxed) != value {
             self.last.store(value, Ordering::Relaxed);
-            out.push((cycle, self.k, value as u128));
+            out.push((cycle, self.k, value));
         }
     }
 }
@@ -42,7 +42,8 @@ impl Field {
 /// inlined into [`SwitchPlan::record`].
 trait Probed {
     fn entries(&self) -> u64;
-    fn occupancy(&self, port: usize, vc: usize) -> u64;
+    /// The occupancy of input `port`'s VCs.
+    fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_;
     /// Words that differ whenever the probe of output `port` does (never [`UNRECORDED`] all
     /// three: the second is below 2^57), and the output's credits per VC.
     fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_);
@@ -55,8 +56,9 @@ impl<const V: usize> Probed for Switch<V> {
         self.arn_table().count() as u64
     }
     #[inline(always)]
-    fn occupancy(&self, port: usize, vc: usize) -> u64 {
-        self.buffered(port, vc) as u64
+    fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_ {
+        let lanes = self.buffered_lanes(port);
+        move |vc| lanes[vc & (V - 1)] as u64
     }
     #[inline(always)]
     fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
@@ -76,8 +78,8 @@ impl Probed for CycleSwitch {
         self.arn_table().count() as u64
     }
     #[inline(always)]
-    fn occupancy(&self, port: usize, vc: usize) -> u64 {
-        self.buffered(port, vc) as u64
+    fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_ {
+        move |vc| self.buffered(port, vc) as u64
     }
     #[inline(always)]
     fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
@@ -177,8 +179,11 @@ impl SwitchPlan {
         }
         for pp in &self.ports {
             let p = pp.port as usize;
-            for (v, f) in &pp.occupancy {
-                f.record(s.occupancy(p, *v), cycle, out);
+            if !pp.occupancy.is_empty() {
+                let occupancy = s.occupancy(p);
+                for (v, f) in &pp.occupancy {
+                    f.record(occupancy(*v), cycle, out);
+                }
             }
             if pp.probe.is_empty() && pp.credits.is_empty() {
                 continue;

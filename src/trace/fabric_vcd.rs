@@ -204,11 +204,12 @@ pub struct FabricVcd {
     clk: IdText,
     cycle: IdText,
     sigs: Vec<(Src, IdText, u32)>,
-    /// Per signal: the value written last.
-    last: Vec<Option<u128>>,
+    /// Per signal: the value written last by [`FabricVcd::change`]. The windows of
+    /// [`FabricVcd::samples`] write every sample as a change; debug builds check that against it.
+    last: Vec<Option<u64>>,
     /// Per signal, until the first cycle is written: its value after the last cycle handed to
     /// [`FabricVcd::samples`] (the changes before the dumped window keep it current).
-    current: Vec<Option<u128>>,
+    current: Vec<Option<u64>>,
     /// Whether a cycle has been written.
     started: bool,
     /// Text of the cycles written since the last spill into the file.
@@ -330,7 +331,7 @@ impl FabricVcd {
     pub fn sample<const V: usize>(&mut self, f: &Fabric<V>, cycle: u64) -> io::Result<()> {
         self.open_cycle(cycle);
         for k in 0..self.sigs.len() {
-            let v = read(f, self.sigs[k].0) as u128;
+            let v = read(f, self.sigs[k].0);
             self.change(k, v);
         }
         self.started = true;
@@ -364,8 +365,10 @@ impl FabricVcd {
                     self.open_cycle(c);
                     for &(_, k, v) in now {
                         let k = k as usize;
-                        debug_assert_ne!(self.last[k], Some(v), "signal {k} recorded unchanged");
-                        self.last[k] = Some(v);
+                        if cfg!(debug_assertions) {
+                            assert_ne!(self.last[k], Some(v), "signal {k} recorded unchanged");
+                            self.last[k] = Some(v);
+                        }
                         let (_, id, width) = &self.sigs[k];
                         append_change(&mut self.body, id, *width, v);
                     }
@@ -409,11 +412,11 @@ impl FabricVcd {
         let out = &mut self.body;
         append_timestamp(out, cycle_time_ps(cycle + 1));
         append_change(out, &self.clk, 1, 1);
-        append_change(out, &self.cycle, 64, (cycle + 1) as u128);
+        append_change(out, &self.cycle, 64, cycle + 1);
     }
 
     /// Appends signal `k`'s change to `v`, if it differs from the value written last.
-    fn change(&mut self, k: usize, v: u128) {
+    fn change(&mut self, k: usize, v: u64) {
         if self.last[k] != Some(v) {
             self.last[k] = Some(v);
             let (_, id, width) = &self.sigs[k];

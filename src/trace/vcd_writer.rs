@@ -104,30 +104,63 @@ pub(crate) fn write_change(
     out.write_all(&text[..n])
 }
 
-/// Appends the text of [`write_change`] to `buf`. A change of up to 64 bits is copied as one
+/// Appends the text of [`write_change`] of a signal of at most 64 bits to `buf`, copied as one
 /// block of fixed size and then cut to its length: a few vector moves rather than a call.
-#[inline]
-pub(crate) fn append_change(buf: &mut Vec<u8>, id: &IdText, width: u32, value: u128) {
-    // 64 bits, `b`, a space, an identifier of up to 8 characters and the newline.
-    const SHORT: usize = 80;
-    if width > 64 {
-        let mut text = [0u8; 140];
-        let n = change_text(&mut text, id, width, value);
-        buf.extend_from_slice(&text[..n]);
-        return;
+#[inline(always)]
+pub(crate) fn append_change(buf: &mut Vec<u8>, id: &IdText, width: u32, value: u64) {
+    debug_assert!(width <= 64, "a {width}-bit signal");
+    // The bits, `b`, a space, an identifier of up to 8 characters and the newline.
+    if width <= 32 {
+        append_block::<48>(buf, id, width, value);
+    } else {
+        append_block::<80>(buf, id, width.min(64), value);
     }
-    let mut text = [0u8; SHORT];
+}
+
+/// [`append_change`] through a block of `N` bytes.
+#[inline(always)]
+fn append_block<const N: usize>(buf: &mut Vec<u8>, id: &IdText, width: u32, value: u64) {
+    let mut text = [0u8; N];
     let n = change_text(&mut text, id, width, value);
     let len = buf.len();
     buf.extend_from_slice(&text);
     buf.truncate(len + n);
 }
 
-/// The text of [`write_change`] in `text` (at least `width + 11` bytes); returns its length.
-#[inline]
-fn change_text(text: &mut [u8], id: &IdText, width: u32, value: u128) -> usize {
+/// A signal's value as [`change_text`] writes it: one bit, or a byte, counted from the right.
+trait Word: Copy {
+    fn bit(self, i: usize) -> u8;
+    fn byte(self, i: usize) -> u8;
+}
+
+impl Word for u64 {
+    #[inline]
+    fn bit(self, i: usize) -> u8 {
+        (self >> i) as u8 & 1
+    }
+    #[inline]
+    fn byte(self, i: usize) -> u8 {
+        (self >> (8 * i)) as u8
+    }
+}
+
+impl Word for u128 {
+    #[inline]
+    fn bit(self, i: usize) -> u8 {
+        (self >> i) as u8 & 1
+    }
+    #[inline]
+    fn byte(self, i: usize) -> u8 {
+        (self >> (8 * i)) as u8
+    }
+}
+
+/// The text of [`write_change`] in `text` (at least `width + 11` bytes, `width` at most the
+/// bits of `W`); returns its length.
+#[inline(always)]
+fn change_text<W: Word>(text: &mut [u8], id: &IdText, width: u32, value: W) -> usize {
     let mut n = if width == 1 {
-        text[0] = b'0' + (value & 1) as u8;
+        text[0] = b'0' + value.bit(0);
         1
     } else {
         let width = width.min(128) as usize;
@@ -136,10 +169,10 @@ fn change_text(text: &mut [u8], id: &IdText, width: u32, value: u128) -> usize {
         let whole = width / 8;
         let lead = width - 8 * whole;
         for (k, c) in text[1..=lead].iter_mut().enumerate() {
-            *c = b'0' + ((value >> (width - 1 - k)) & 1) as u8;
+            *c = b'0' + value.bit(width - 1 - k);
         }
         for b in 0..whole {
-            let byte = (value >> (8 * (whole - 1 - b))) as u8;
+            let byte = value.byte(whole - 1 - b);
             let at = 1 + lead + 8 * b;
             text[at..at + 8].copy_from_slice(&BITS[byte as usize]);
         }
@@ -445,13 +478,15 @@ mod tests {
                 crate_text(id, width, Some(value), None),
                 "width {width}, value {value:#x}, id {id}"
             );
-            let mut appended = b"#5\n".to_vec();
-            append_change(&mut appended, &IdText::new(id), width, value);
-            assert_eq!(
-                appended[3..],
-                ours[..],
-                "width {width}, value {value:#x}, id {id}"
-            );
+            if width <= 64 {
+                let mut appended = b"#5\n".to_vec();
+                append_change(&mut appended, &IdText::new(id), width, value as u64);
+                assert_eq!(
+                    appended[3..],
+                    ours[..],
+                    "width {width}, value {value:#x}, id {id}"
+                );
+            }
             let ts = rng.next_u64() >> (k % 64);
             let mut appended = b"b1 !\n".to_vec();
             append_timestamp(&mut appended, ts);

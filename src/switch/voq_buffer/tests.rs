@@ -57,6 +57,10 @@ fn voq_fifo_and_accounting() {
     // Packet a leaves in cycles 10 and 11.
     assert_eq!(b.start_departure(a, 10), Some(0));
     assert_eq!(b.occupancy(0, 9), 3);
+    for t in 9..=11 {
+        let each: [u16; FEW_VCS] = std::array::from_fn(|v| b.occupancy(v, t));
+        assert_eq!(b.occupancies(t), each, "cycle {t}");
+    }
     assert_eq!(b.voq_occupancy(2, 10), 2);
     assert_eq!(b.vc_voq_occupancy(0, 2, 10), 2);
     assert_eq!(b.occupancy(1, 11), 0);
