@@ -133,27 +133,23 @@ trait Word: Copy {
     fn byte(self, i: usize) -> u8;
 }
 
-impl Word for u64 {
-    #[inline]
-    fn bit(self, i: usize) -> u8 {
-        (self >> i) as u8 & 1
-    }
-    #[inline]
-    fn byte(self, i: usize) -> u8 {
-        (self >> (8 * i)) as u8
-    }
+/// [`Word`] for an unsigned integer type.
+macro_rules! word_impl {
+    ($($t:ty),*) => {$(
+        impl Word for $t {
+            #[inline]
+            fn bit(self, i: usize) -> u8 {
+                (self >> i) as u8 & 1
+            }
+            #[inline]
+            fn byte(self, i: usize) -> u8 {
+                (self >> (8 * i)) as u8
+            }
+        }
+    )*};
 }
 
-impl Word for u128 {
-    #[inline]
-    fn bit(self, i: usize) -> u8 {
-        (self >> i) as u8 & 1
-    }
-    #[inline]
-    fn byte(self, i: usize) -> u8 {
-        (self >> (8 * i)) as u8
-    }
-}
+word_impl!(u64, u128);
 
 /// The text of [`write_change`] in `text` (at least `width + 11` bytes, `width` at most the
 /// bits of `W`); returns its length.
