@@ -309,12 +309,19 @@ impl CongestionDetector {
     /// evaluated: the caller keeps `crt_q` above 1), `Root` only when the crossed set empties.
     #[inline]
     pub fn hold(&mut self) {
+        self.hold_for(1);
+    }
+
+    /// [`CongestionDetector::hold`] for `cycles` cycles in a row (the timer's last cycle, which
+    /// declares the root, not among them).
+    #[inline]
+    pub fn hold_for(&mut self, cycles: u32) {
         if self.q.state == DetectorState::Wait {
             debug_assert!(
-                self.q.crt.value() > 1,
+                self.q.crt.value() > cycles,
                 "a held cycle would declare the root"
             );
-            self.q.crt -= u24::new(1);
+            self.q.crt = u24::new(self.q.crt.value().saturating_sub(cycles));
         }
     }
 

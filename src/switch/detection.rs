@@ -256,6 +256,43 @@ impl<const V: usize> Switch<V> {
         }
     }
 
+    /// The first cycle in which [`Switch::detect`] must visit a detector again if no event marks
+    /// an input stale: before it every detector that is not quiet, or whose output has a VOQ
+    /// that may be above HCDTh, would hold (its `det_wake` is ahead, its inputs are not stale,
+    /// a root's refresh is not due), so the cycle can pass as a quiet one with
+    /// [`Switch::hold_detectors`]. 0 when an input is stale (the next cycle evaluates),
+    /// `u64::MAX` when every detector is quiet and no VOQ is above HCDTh.
+    #[inline]
+    pub(super) fn detectors_hold_until(&self) -> u64 {
+        let all = self.all_ports;
+        let mut scan = (!self.skip.det_quiet | self.skip.hot_outputs) & all;
+        let mut until = u64::MAX;
+        while scan != 0 {
+            let o = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            if self.skip.det_stale[o] & all != 0 || self.skip.det_credits_stale >> o & 1 == 1 {
+                return 0;
+            }
+            until = until.min(self.skip.det_wake[o]);
+            if let Some(r) = self.outputs[o].root {
+                until = until.min(r.next_refresh);
+            }
+        }
+        until
+    }
+
+    /// Passes `cycles` cycles before [`Switch::detectors_hold_until`] on the detectors: each
+    /// that is not quiet holds (only a timer in `Wait` counts down).
+    #[inline]
+    pub(super) fn hold_detectors(&mut self, cycles: u32) {
+        let mut scan = !self.skip.det_quiet & self.all_ports;
+        while scan != 0 {
+            let o = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            self.outputs[o].detector.hold_for(cycles);
+        }
+    }
+
     /// While output `o` is a root, it keeps its own ARN-table entry alive.
     #[inline]
     fn refresh_root(&mut self, o: usize, now: u64) {

@@ -313,7 +313,9 @@ impl<const V: usize> Switch<V> {
         if flits == 0 && self.quiet(now) && !self.arns_back(now, channels, back) {
             // A quiet cycle in which nothing but credit records arrives: they change the output
             // credits alone, since the outputs they wake arbitrate from the next cycle on and the
-            // detectors they mark stale are quiet, so the other phases would keep every register.
+            // detectors they mark stale are evaluated from the next cycle on, so the other phases
+            // would keep every register but the timers of the detectors that hold.
+            self.hold_detectors(1);
             self.receive_back(now, channels, back, obs)?;
             debug_assert!(
                 self.skip.next_wake > now,

@@ -92,16 +92,18 @@ impl SkipState {
 
 impl<const V: usize> Switch<V> {
     /// Whether, with nothing arriving, cycle `now` would change no register but for the ARN
-    /// table's TTLs counting down: every detector is quiet with no VOQ that may be above HCDTh,
-    /// nothing is to be routed, the ARN table has no command and no entry expiring, no output
-    /// has anything to do before `next_wake`, and no input has credits or an ARN to send back.
-    /// The table owes such cycles' ageing until its next evaluation
-    /// ([`ArnTable::age_idle`]).
+    /// table's TTLs and the detectors' CRT timers counting down: every detector is quiet or
+    /// holds (`now` is before [`Switch::detectors_hold_until`]), nothing is to be routed, the
+    /// ARN table has no command and no entry expiring, no output has anything to do before
+    /// `next_wake`, and no input has credits or an ARN to send back. The table owes such
+    /// cycles' ageing until its next evaluation ([`ArnTable::age_idle`]); the detectors are
+    /// held by the caller ([`Switch::hold_detectors`]).
     #[inline]
     pub(super) fn quiet(&self, now: u64) -> bool {
         self.still()
-            && (!self.params.routing.uses_arn() || self.arn.idle_for() >= 1)
             && now < self.skip.next_wake
+            && (!self.params.routing.uses_arn()
+                || (self.arn.idle_for() >= 1 && now < self.detectors_hold_until()))
     }
 
     /// Whether one of the returns arriving in cycle `now` on the outputs in `ports` carries an
@@ -122,24 +124,35 @@ impl<const V: usize> Switch<V> {
         false
     }
 
-    /// The part of [`Switch::quiet`] that no passing cycle changes: detectors, routing stage,
-    /// ARN commands and credits or ARNs to send back are all at rest.
+    /// The part of [`Switch::quiet`] that no passing cycle changes: routing stage, ARN
+    /// commands and credits or ARNs to send back are all at rest.
     #[inline]
     pub(super) fn still(&self) -> bool {
         // The masks first: under load one of them mostly settles it.
         self.skip.route_pending == 0
             && self.skip.lookups_set == 0
             && self.skip.in_pending == 0
-            && (!self.params.routing.uses_arn()
-                || ((!self.skip.det_quiet | self.skip.hot_outputs) & self.all_ports == 0
-                    && self.arn_cmds.is_empty()))
+            && (!self.params.routing.uses_arn() || self.arn_cmds.is_empty())
+    }
+
+    /// The first cycle the detectors need a visit (`u64::MAX` when the routing uses none).
+    #[inline]
+    fn detectors_due(&self) -> u64 {
+        if self.params.routing.uses_arn() {
+            self.detectors_hold_until()
+        } else {
+            u64::MAX
+        }
     }
 
     /// Whether, with nothing arriving, the cycles `from ..= to` would change no register (see
     /// [`Switch::quiet`]: nothing in it changes without an arrival, but for `next_wake`).
     #[inline]
     pub fn quiet_through(&self, from: u64, to: u64) -> bool {
-        self.quiet(from) && to < self.skip.next_wake && self.arn.idle_for() as u64 > to - from
+        self.quiet(from)
+            && to < self.skip.next_wake
+            && self.arn.idle_for() as u64 > to - from
+            && to < self.detectors_due()
     }
 
     /// After stepping cycle `last`: the first cycle the switch has to step if nothing arrives
@@ -153,15 +166,18 @@ impl<const V: usize> Switch<V> {
         self.skip
             .next_wake
             .min(last + 1 + self.arn.idle_for() as u64)
+            .min(self.detectors_due())
             .max(last + 1)
     }
 
     /// Passes the quiet cycles `from ..= to` (see [`Switch::quiet_through`]).
     #[inline]
     pub fn skip_through(&mut self, from: u64, to: u64) {
-        // Only the live entries' TTLs count, and they never owe more than `u32` cycles.
-        self.arn
-            .age_idle(u32::try_from(to - from + 1).unwrap_or(u32::MAX));
+        // Only the live entries' TTLs and the timers in `Wait` count, and they never pass more
+        // than `u32` cycles.
+        let cycles = u32::try_from(to - from + 1).unwrap_or(u32::MAX);
+        self.arn.age_idle(cycles);
+        self.hold_detectors(cycles);
         self.now = to;
     }
 }
