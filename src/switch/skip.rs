@@ -1,5 +1,6 @@
 //! When a switch may skip cycles: the tests that a cycle with nothing arriving would change no
-//! register but the ARN table's TTLs, and the passing of such cycles in one step. This is state
+//! register but the ARN table's TTLs and the CRT timers of detectors that hold, and the passing
+//! of such cycles in one step. This is state
 //! kept for speed; the hardware registers are in the switch itself.
 
 use super::*;
