@@ -193,10 +193,7 @@ impl<const V: usize> Switch<V> {
                 }
                 continue;
             }
-            if now < self.skip.det_wake[o]
-                && self.skip.det_stale[o] & all == 0
-                && self.skip.det_credits_stale >> o & 1 == 0
-            {
+            if now < self.skip.det_wake[o] && !self.detector_inputs_stale(o) {
                 // Nothing its inputs' moving flits and credits can do before `det_wake`
                 // changes its next state: it holds.
                 #[cfg(debug_assertions)]
@@ -256,6 +253,13 @@ impl<const V: usize> Switch<V> {
         }
     }
 
+    /// Whether an event marked one of output `o`'s detector inputs stale since its last
+    /// evaluation (a VOQ moved, or its credits changed): then it cannot hold.
+    #[inline]
+    fn detector_inputs_stale(&self, o: usize) -> bool {
+        self.skip.det_stale[o] & self.all_ports != 0 || self.skip.det_credits_stale >> o & 1 == 1
+    }
+
     /// The first cycle in which [`Switch::detect`] must visit a detector again if no event marks
     /// an input stale: before it every detector that is not quiet, or whose output has a VOQ
     /// that may be above HCDTh, would hold (its `det_wake` is ahead, its inputs are not stale,
@@ -270,7 +274,7 @@ impl<const V: usize> Switch<V> {
         while scan != 0 {
             let o = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            if self.skip.det_stale[o] & all != 0 || self.skip.det_credits_stale >> o & 1 == 1 {
+            if self.detector_inputs_stale(o) {
                 return 0;
             }
             until = until.min(self.skip.det_wake[o]);

@@ -1,7 +1,7 @@
 //! When a switch may skip cycles: the tests that a cycle with nothing arriving would change no
 //! register but the ARN table's TTLs and the CRT timers of detectors that hold, and the passing
-//! of such cycles in one step. This is state
-//! kept for speed; the hardware registers are in the switch itself.
+//! of such cycles in one step. This is state kept for speed; the hardware registers are in the
+//! switch itself.
 
 use super::*;
 
@@ -103,8 +103,8 @@ impl<const V: usize> Switch<V> {
     pub(super) fn quiet(&self, now: u64) -> bool {
         self.still()
             && now < self.skip.next_wake
-            && (!self.params.routing.uses_arn()
-                || (self.arn.idle_for() >= 1 && now < self.detectors_hold_until()))
+            && (!self.params.routing.uses_arn() || self.arn.idle_for() >= 1)
+            && now < self.detectors_due()
     }
 
     /// Whether one of the returns arriving in cycle `now` on the outputs in `ports` carries an
