@@ -184,11 +184,20 @@ pub fn make_folder(dir: &Path) -> Result<(), String> {
     if dir.as_os_str().is_empty() {
         return Ok(());
     }
-    // A file where the folder (or one of its parents) would go: said so, not as the OS's error.
-    if let Some(f) = dir.ancestors().find(|p| p.is_file()) {
+    // A file (or a device, pipe or socket) where the folder or one of its parents would go:
+    // said so, not as the OS's error.
+    if let Some(f) = dir
+        .ancestors()
+        .find(|p| !p.as_os_str().is_empty() && p.exists() && !p.is_dir())
+    {
+        let what = if f.is_file() {
+            "a file"
+        } else {
+            "a device, pipe or socket"
+        };
         return Err(match f == dir {
-            true => format!("{}: a file, not a folder", dir.display()),
-            false => format!("{}: {} is a file, not a folder", dir.display(), f.display()),
+            true => format!("{}: {what}, not a folder", dir.display()),
+            false => format!("{}: {} is {what}, not a folder", dir.display(), f.display()),
         });
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -138,8 +138,14 @@ pub struct ReplayDump {
 /// A `--from`/`--to` of `arnsim replay`: a recording cycle (`1953`) or a time (`10us`), read as
 /// `arnsim run` reads times, at the dumps' [`CLOCK_PERIOD_PS`] per cycle.
 pub fn replay_cycle(flag: &str, text: &str) -> Result<u64, String> {
-    if let Ok(c) = text.trim().parse::<u64>() {
-        return Ok(c);
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse::<u64>().map_err(|_| {
+            format!(
+                "--{flag}: cycle `{t}` is beyond the largest cycle number ({})",
+                u64::MAX
+            )
+        });
     }
     let ns = nanoseconds(text).map_err(|e| format!("--{flag}: {e} (or a cycle number)"))?;
     let c = (ns * 1000.0 / CLOCK_PERIOD_PS as f64).round();
@@ -250,6 +256,15 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
         refuse_overwriting_inputs(&[("--vcd", d.path.clone())], &[path.to_path_buf()])?;
     }
     let f = open_input(path).map_err(|e| format!("{name}: {e}"))?;
+    // A recording cut short on a line boundary would replay up to its cut and then report the
+    // cycles it lacks as mismatches: its last line is checked first.
+    let last = last_line(&f).map_err(|e| format!("{name}: {e}"))?;
+    if !last.starts_with("end ") {
+        return Err(format!(
+            "{name}: the recording does not end with its `end` line (cut short?); its last line is `{}`",
+            last.chars().take(80).collect::<String>()
+        ));
+    }
     let mut r = RecordingReader::open(&name, BufReader::new(f))?;
     let h = &r.header;
     let mut vcd = dump.map(|d| ReplayVcd::open(d, h)).transpose()?;
@@ -281,10 +296,18 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     idle_to(&mut replay, end, &mut vcd, &fail)?;
     // A run stopped early ends its recording before the header's last cycle.
     let to = to.min(end.saturating_sub(1));
-    crate::outln!(
-        "{switch}: {} cycles replayed on the cycle engine (compared from cycle {from} to {to}): 0 mismatches",
-        replay.cycles()
-    );
+    if end <= from {
+        crate::outln!(
+            "{switch}: {} cycles replayed on the cycle engine; the recording ends at cycle {end}, \
+             before its first compared cycle ({from}): nothing compared",
+            replay.cycles()
+        );
+    } else {
+        crate::outln!(
+            "{switch}: {} cycles replayed on the cycle engine (compared from cycle {from} to {to}): 0 mismatches",
+            replay.cycles()
+        );
+    }
     if let Some(d) = vcd {
         let (a, b) = (d.setup + d.from, d.setup + d.to);
         let out = d.staged.dest().display().to_string();
@@ -300,4 +323,24 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The last line of `f` that is not blank (read from its end), trimmed; `f` is left where it was.
+fn last_line(f: &File) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = f;
+    let len = f.metadata()?.len();
+    let at = f.stream_position()?;
+    f.seek(SeekFrom::Start(len.saturating_sub(4096)))?;
+    let mut tail = Vec::new();
+    f.read_to_end(&mut tail)?;
+    f.seek(SeekFrom::Start(at))?;
+    let text = String::from_utf8_lossy(&tail);
+    Ok(text
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string())
 }

@@ -1,7 +1,7 @@
 //! Tests of `arnsim run --record-switch` and `arnsim replay`.
 
 use super::interrupt::Stop;
-use super::record::{RecordRequest, ReplayDump, replay};
+use super::record::{RecordRequest, ReplayDump, replay, replay_cycle};
 use super::run::{How, run};
 
 #[test]
@@ -56,6 +56,23 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
             > 1000
     );
     replay(&file, None).unwrap();
+    // Cut short on a line boundary: refused as such before it is replayed, not reported as the
+    // mismatches of the cycles it lacks.
+    let cut = base.join("cut.rec");
+    let half: Vec<&str> = text.lines().take(text.lines().count() / 2).collect();
+    std::fs::write(&cut, half.join("\n") + "\n").unwrap();
+    let e = replay(&cut, None).unwrap_err();
+    assert!(
+        e.contains("cut.rec: the recording does not end with its `end` line (cut short?)"),
+        "{e}"
+    );
+    // A cycle number beyond 64 bits is said to be one, not taken for a time without a unit.
+    let e = replay_cycle("to", "99999999999999999999").unwrap_err();
+    assert!(
+        e.contains("--to: cycle `99999999999999999999` is beyond"),
+        "{e}"
+    );
+    assert_eq!(replay_cycle("to", " 1953 "), Ok(1953));
     // A dump named like the recording (another spelling of it) is refused before it is read.
     let onto = ReplayDump {
         path: out.join("../out/s2_1.rec"),

@@ -110,7 +110,7 @@ pub fn run(workload: &Workload) -> Result<(), String> {
              are expanded, more than a run loads: take fewer ranks or steps"
         )
     })?;
-    if out.extension().is_some_and(|e| e == "otf2") {
+    if otf2_name(out)? {
         // An OTF2 archive, written through the OTF2 library (never over an existing one).
         crate::replay::otf2::write(&trace, out).map_err(|e| e.to_string())?;
     } else {
@@ -123,6 +123,27 @@ pub fn run(workload: &Workload) -> Result<(), String> {
         trace.ops.len()
     );
     Ok(())
+}
+
+/// Whether `--out` names an OTF2 archive's anchor file (`NAME.otf2`, as `traffic.trace` reads
+/// it) rather than a text trace; a name ending in `.otf2` in another case is refused, since it
+/// would be read back as a text trace.
+fn otf2_name(out: &Path) -> Result<bool, String> {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    if name.ends_with(".otf2") {
+        Ok(true)
+    } else if name.to_ascii_lowercase().ends_with(".otf2") {
+        Err(format!(
+            "--out {}: an OTF2 archive is named NAME.otf2, in lower case (a text trace takes \
+             another name)",
+            out.display()
+        ))
+    } else {
+        Ok(false)
+    }
 }
 
 fn write(out: &Path, text: &str) -> Result<(), String> {

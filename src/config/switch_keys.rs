@@ -105,7 +105,15 @@ pub(super) fn read(
     let timer = |key: &str, default: &str| {
         r.time(key, default).filter(|&v| {
             doc.holds(key, (1..=max24).contains(&v), || {
-                format!("{v} cycles: the timer is 24 bits (1 to {max24} cycles)")
+                // A default too long for the timer comes from the link's cycle time.
+                let given = if doc.has(key) {
+                    String::new()
+                } else {
+                    format!(" ({default}, the default, at this link's rate and flit size)")
+                };
+                format!(
+                    "{v} cycles{given}: the timer is 24 bits (1 to {max24} cycles); set `{key}` shorter"
+                )
             })
         })
     };

@@ -39,6 +39,12 @@ impl IrregularShape {
                 "{l} links per switch among {n} switches: between 1 and {} (one link per pair of switches)",
                 n - 1
             ))
+        } else if l == 1 && n > 2 {
+            Some(format!(
+                "1 link per switch cannot connect {n} switches: they would make {} separate pairs \
+                 (a connected fabric of more than 2 switches needs at least 2 links per switch)",
+                n / 2
+            ))
         } else if (n * l) % 2 == 1 {
             Some(format!(
                 "{n} switches of {l} links make {} link ends, an odd number",

@@ -164,9 +164,15 @@ impl Ptrans {
             return Err("at least one transpose".into());
         }
         if self.message_bytes() > MAX_BYTES {
+            // The buffers are at least NB x NB doubles, whatever N.
+            let smaller = if self.nb.saturating_mul(self.nb).saturating_mul(DOUBLE) > MAX_BYTES {
+                "NB"
+            } else {
+                "N"
+            };
             return Err(format!(
                 "N = {}, NB = {} on {} x {} swaps buffers of {} bytes, more than a trace's \
-                 {MAX_BYTES}; choose a smaller N",
+                 {MAX_BYTES}; choose a smaller {smaller}",
                 self.n,
                 self.nb,
                 self.p,
