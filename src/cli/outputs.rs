@@ -188,10 +188,12 @@ pub fn make_folder(dir: &Path) -> Result<(), String> {
     // said so, not as the OS's error.
     if let Some(f) = dir
         .ancestors()
-        .find(|p| !p.as_os_str().is_empty() && p.exists() && !p.is_dir())
+        .find(|p| std::fs::symlink_metadata(p).is_ok() && !p.is_dir())
     {
         let what = if f.is_file() {
             "a file"
+        } else if std::fs::symlink_metadata(f).is_ok_and(|m| m.file_type().is_symlink()) {
+            "a symbolic link to nothing"
         } else {
             "a device, pipe or socket"
         };

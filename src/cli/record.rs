@@ -138,14 +138,16 @@ pub struct ReplayDump {
 /// A `--from`/`--to` of `arnsim replay`: a recording cycle (`1953`) or a time (`10us`), read as
 /// `arnsim run` reads times, at the dumps' [`CLOCK_PERIOD_PS`] per cycle.
 pub fn replay_cycle(flag: &str, text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        return t.parse::<u64>().map_err(|_| {
-            format!(
-                "--{flag}: cycle `{t}` is beyond the largest cycle number ({})",
+    match text.trim().parse::<u64>() {
+        Ok(c) => return Ok(c),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+            return Err(format!(
+                "--{flag}: cycle `{}` is beyond the largest cycle number ({})",
+                text.trim(),
                 u64::MAX
-            )
-        });
+            ));
+        }
+        Err(_) => {}
     }
     let ns = nanoseconds(text).map_err(|e| format!("--{flag}: {e} (or a cycle number)"))?;
     let c = (ns * 1000.0 / CLOCK_PERIOD_PS as f64).round();
@@ -257,15 +259,15 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     }
     let f = open_input(path).map_err(|e| format!("{name}: {e}"))?;
     // A recording cut short on a line boundary would replay up to its cut and then report the
-    // cycles it lacks as mismatches: its last line is checked first.
-    let last = last_line(&f).map_err(|e| format!("{name}: {e}"))?;
-    if !last.starts_with("end ") {
+    // cycles it lacks as mismatches: its last record is checked once its header is read.
+    let last = last_record(&f).map_err(|e| format!("{name}: {e}"))?;
+    let mut r = RecordingReader::open(&name, BufReader::new(f))?;
+    if let Some(last) = last.filter(|l| !l.starts_with("end ")) {
         return Err(format!(
             "{name}: the recording does not end with its `end` line (cut short?); its last line is `{}`",
-            last.chars().take(80).collect::<String>()
+            last.chars().take(80).collect::<String>().escape_debug()
         ));
     }
-    let mut r = RecordingReader::open(&name, BufReader::new(f))?;
     let h = &r.header;
     let mut vcd = dump.map(|d| ReplayVcd::open(d, h)).transpose()?;
     let sw = CycleSwitch::new(h.params.clone(), h.wiring.clone(), h.lft.clone(), h.seed);
@@ -296,11 +298,15 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     idle_to(&mut replay, end, &mut vcd, &fail)?;
     // A run stopped early ends its recording before the header's last cycle.
     let to = to.min(end.saturating_sub(1));
+    // Every cycle is compared, those before `from` included; `from..=to` are the cycles of
+    // interest the run was asked to record.
     if end <= from {
         crate::outln!(
-            "{switch}: {} cycles replayed on the cycle engine; the recording ends at cycle {end}, \
-             before its first compared cycle ({from}): nothing compared",
-            replay.cycles()
+            "{switch}: {} cycles replayed on the cycle engine and compared: 0 mismatches; the \
+             recording ends at cycle {end}, {} its first cycle of interest ({from}), so it holds \
+             none of them",
+            replay.cycles(),
+            if end == from { "at" } else { "before" }
         );
     } else {
         crate::outln!(
@@ -325,8 +331,9 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     Ok(())
 }
 
-/// The last line of `f` that is not blank (read from its end), trimmed; `f` is left where it was.
-fn last_line(f: &File) -> std::io::Result<String> {
+/// The last line of `f` that is neither blank nor a comment, trimmed, read from its last 4 kB
+/// (`None` when those hold none); `f` is left where it was.
+fn last_record(f: &File) -> std::io::Result<Option<String>> {
     use std::io::{Read, Seek, SeekFrom};
     let mut f = f;
     let len = f.metadata()?.len();
@@ -340,7 +347,6 @@ fn last_line(f: &File) -> std::io::Result<String> {
         .lines()
         .rev()
         .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-        .to_string())
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string))
 }

@@ -66,6 +66,17 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
         e.contains("cut.rec: the recording does not end with its `end` line (cut short?)"),
         "{e}"
     );
+    // Comments and blank lines after the `end` line are not a cut; a file that is no recording
+    // is named as such, not as a cut one.
+    let commented = base.join("commented.rec");
+    std::fs::write(&commented, format!("{text}# replayed\n\n")).unwrap();
+    replay(&commented, None).unwrap();
+    let e = replay(
+        &cut_of(&base, "not_a_recording.rec", "hello\nworld\n"),
+        None,
+    )
+    .unwrap_err();
+    assert!(e.contains("not a switch recording"), "{e}");
     // A cycle number beyond 64 bits is said to be one, not taken for a time without a unit.
     let e = replay_cycle("to", "99999999999999999999").unwrap_err();
     assert!(
@@ -73,6 +84,7 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
         "{e}"
     );
     assert_eq!(replay_cycle("to", " 1953 "), Ok(1953));
+    assert_eq!(replay_cycle("from", "+2000"), Ok(2000));
     // A dump named like the recording (another spelling of it) is refused before it is read.
     let onto = ReplayDump {
         path: out.join("../out/s2_1.rec"),
@@ -134,4 +146,11 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
     std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
     let e = replay(&bad, None).unwrap_err();
     assert!(e.contains(&format!("bad.rec:{}:", line + 1)), "{e}");
+}
+
+/// Writes `text` to `base/name` and returns its path.
+fn cut_of(base: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = base.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
 }

@@ -62,6 +62,9 @@ pub enum Workload {
 
 /// Builds the workload's trace and writes it to its `--out`; prints what was written.
 pub fn run(workload: &Workload) -> Result<(), String> {
+    // The output's kind is settled before the trace is built.
+    let (Workload::Ptrans { out, .. } | Workload::Inception { out, .. }) = workload;
+    let otf2 = otf2_name(out)?;
     let (what, trace, out) = match *workload {
         Workload::Ptrans {
             ranks,
@@ -110,7 +113,7 @@ pub fn run(workload: &Workload) -> Result<(), String> {
              are expanded, more than a run loads: take fewer ranks or steps"
         )
     })?;
-    if otf2_name(out)? {
+    if otf2 {
         // An OTF2 archive, written through the OTF2 library (never over an existing one).
         crate::replay::otf2::write(&trace, out).map_err(|e| e.to_string())?;
     } else {

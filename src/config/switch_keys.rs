@@ -111,8 +111,9 @@ pub(super) fn read(
                 } else {
                     format!(" ({default}, the default, at this link's rate and flit size)")
                 };
+                let fix = if v == 0 { "longer" } else { "shorter" };
                 format!(
-                    "{v} cycles{given}: the timer is 24 bits (1 to {max24} cycles); set `{key}` shorter"
+                    "{v} cycles{given}: the timer is 24 bits (1 to {max24} cycles); set `{key}` {fix}"
                 )
             })
         })

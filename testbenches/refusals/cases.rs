@@ -519,7 +519,7 @@ pub fn cases() -> Vec<Case> {
                 "--set",
                 "traffic.pattern=uniform",
             ],
-            &["topology.links", "cannot connect 4096 switches"],
+            &["topology.links", "4096 switches cannot all be connected"],
         ),
         refused(
             "a default timer too long for a fast link",
@@ -530,6 +530,12 @@ pub fn cases() -> Vec<Case> {
             )],
             &["check", "timers.toml", "--set", "link.rate=10Tb/s"],
             &["switch.crt", "the default", "24 bits"],
+        ),
+        refused(
+            "a timer of no cycle",
+            vec![],
+            &["check", "default", "--set", "switch.crt=0ns"],
+            &["switch.crt", "0 cycles", "set `switch.crt` longer"],
         ),
         refused(
             "an output folder that is a device",

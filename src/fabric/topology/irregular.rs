@@ -41,9 +41,8 @@ impl IrregularShape {
             ))
         } else if l == 1 && n > 2 {
             Some(format!(
-                "1 link per switch cannot connect {n} switches: they would make {} separate pairs \
-                 (a connected fabric of more than 2 switches needs at least 2 links per switch)",
-                n / 2
+                "1 link per switch only pairs switches off two by two: {n} switches cannot all be \
+                 connected (more than 2 switches need at least 2 links per switch)"
             ))
         } else if (n * l) % 2 == 1 {
             Some(format!(
