@@ -186,13 +186,13 @@ pub fn make_folder(dir: &Path) -> Result<(), String> {
     }
     // A file (or a device, pipe or socket) where the folder or one of its parents would go:
     // said so, not as the OS's error.
-    if let Some(f) = dir
-        .ancestors()
-        .find(|p| std::fs::symlink_metadata(p).is_ok() && !p.is_dir())
-    {
+    if let Some((f, link)) = dir.ancestors().find_map(|p| {
+        let m = std::fs::symlink_metadata(p).ok()?;
+        (!p.is_dir()).then_some((p, m.file_type().is_symlink()))
+    }) {
         let what = if f.is_file() {
             "a file"
-        } else if std::fs::symlink_metadata(f).is_ok_and(|m| m.file_type().is_symlink()) {
+        } else if link {
             "a symbolic link to nothing"
         } else {
             "a device, pipe or socket"

@@ -71,11 +71,9 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
     let commented = base.join("commented.rec");
     std::fs::write(&commented, format!("{text}# replayed\n\n")).unwrap();
     replay(&commented, None).unwrap();
-    let e = replay(
-        &cut_of(&base, "not_a_recording.rec", "hello\nworld\n"),
-        None,
-    )
-    .unwrap_err();
+    let not_one = base.join("not_a_recording.rec");
+    std::fs::write(&not_one, "hello\nworld\n").unwrap();
+    let e = replay(&not_one, None).unwrap_err();
     assert!(e.contains("not a switch recording"), "{e}");
     // A cycle number beyond 64 bits is said to be one, not taken for a time without a unit.
     let e = replay_cycle("to", "99999999999999999999").unwrap_err();
@@ -146,11 +144,4 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
     std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
     let e = replay(&bad, None).unwrap_err();
     assert!(e.contains(&format!("bad.rec:{}:", line + 1)), "{e}");
-}
-
-/// Writes `text` to `base/name` and returns its path.
-fn cut_of(base: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = base.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
 }
