@@ -15,6 +15,10 @@ use arnsim::trace::fabric_vcd::FabricVcd;
 use arnsim::wire::link::FEW_VCS;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
+/// The binary's allocator (`src/main.rs`), so the fabrics lie in the pages a run gives them.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn six_ary_three_tree() -> Fabric<FEW_VCS> {
     let mut sw = SwitchParams::with_paper_ratios(RoutingMode::DModK, 64, 1000);
     sw.queuing = QueuingScheme::Dbbm { vcs: 2 };

@@ -5,6 +5,12 @@
 use arnsim::cli::console;
 use clap::Parser;
 
+/// mimalloc maps its segments with `MADV_HUGEPAGE`, so the fabric's state lies in 2 MB pages where
+/// the kernel allows them (`docs/performance.md`, "Huge pages"); the library leaves the allocator
+/// to its user.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let cli = arnsim::cli::Cli::parse();
     if let Err(e) = arnsim::cli::run(cli) {
