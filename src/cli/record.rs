@@ -4,6 +4,7 @@
 
 use super::dump::flag_cycles;
 use super::outputs::{Staged, refuse_overwriting_inputs};
+use super::run::progress_bar;
 use crate::config::Scenario;
 use crate::config::text_lines::open_input;
 use crate::config::units::nanoseconds;
@@ -13,6 +14,7 @@ use crate::fabric::Fabric;
 use crate::trace::recording::{RecordingHeader, RecordingReader, write_frame};
 use crate::trace::switch_ports::{COUNTER, TESTBENCH, clock_cycle, probe_ports};
 use crate::trace::{BlockVcd, CLOCK_PERIOD_PS, VcdWindow};
+use indicatif::{ProgressBar, ProgressFinish};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -233,21 +235,28 @@ fn idle_to(
     until: u64,
     dump: &mut Option<ReplayVcd>,
     fail: &dyn Fn(ReplayError) -> String,
+    bar: &ProgressBar,
 ) -> Result<(), String> {
     let idle = vec![PortIn::default(); replay.switch().ports()];
     while replay.switch().cycle() < until {
         let c = replay.switch().cycle();
+        // A long idle stretch in pieces, so that the progress bar moves.
+        let piece = until.min(c.saturating_add(PROGRESS_CYCLES));
         match dump {
             Some(d) if (d.from..=d.to).contains(&c) => {
                 replay.idle_until(c + 1).map_err(fail)?;
                 d.sample(c, &idle, replay.outputs())?;
             }
-            Some(d) if c < d.from => replay.idle_until(until.min(d.from)).map_err(fail)?,
-            _ => replay.idle_until(until).map_err(fail)?,
+            Some(d) if c < d.from => replay.idle_until(piece.min(d.from)).map_err(fail)?,
+            _ => replay.idle_until(piece).map_err(fail)?,
         }
+        bar.set_position(replay.switch().cycle());
     }
     Ok(())
 }
+
+/// Cycles between two moves of a replay's progress bar.
+const PROGRESS_CYCLES: u64 = 1 << 16;
 
 /// `arnsim replay FILE [--vcd OUT]`: rebuilds the recorded switch on the cycle engine, drives it
 /// with the recorded inputs and compares every output of every cycle with the recorded ones;
@@ -262,7 +271,7 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     // cycles it lacks as mismatches: its last record is checked once its header is read.
     let last = last_record(&f).map_err(|e| format!("{name}: {e}"))?;
     let mut r = RecordingReader::open(&name, BufReader::new(f))?;
-    if let Some(last) = last.filter(|l| !l.starts_with("end ")) {
+    if let Some(last) = last.as_ref().filter(|l| !l.starts_with("end ")) {
         return Err(format!(
             "{name}: the recording does not end with its `end` line (cut short?); its last line is `{}`",
             last.chars().take(80).collect::<String>().escape_debug()
@@ -273,6 +282,14 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     let sw = CycleSwitch::new(h.params.clone(), h.wiring.clone(), h.lft.clone(), h.seed);
     let (switch, from, to) = (h.name.clone(), h.from, h.to);
     let mut replay = Replay::new(sw);
+    // On a terminal, the cycles replayed against the recording's `end`; gone once it is done.
+    let bar = progress_bar(
+        last.as_deref()
+            .and_then(|l| l.strip_prefix("end "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0),
+    )
+    .with_finish(ProgressFinish::AndClear);
     // `file:line:` where the recording has a line for the port and side concerned.
     let report = |line: Option<usize>, e: ReplayError| match line {
         Some(l) => format!("{name}:{l}: switch {switch}: {e}"),
@@ -280,7 +297,10 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     };
     let fail = |e: ReplayError| report(None, e);
     while let Some((c, ins, outs)) = r.next_frame()? {
-        idle_to(&mut replay, c, &mut vcd, &fail)?;
+        idle_to(&mut replay, c, &mut vcd, &fail, &bar)?;
+        if c % PROGRESS_CYCLES == 0 {
+            bar.set_position(c);
+        }
         if let Err(e) = replay.check(c, ins, outs) {
             let line = match &e {
                 ReplayError::Fault { fault, .. } => r.line_of(usize::from(fault.port), true),
@@ -295,7 +315,8 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     let end = r
         .end
         .ok_or_else(|| format!("{name}: the recording has no `end` line (cut short?)"))?;
-    idle_to(&mut replay, end, &mut vcd, &fail)?;
+    idle_to(&mut replay, end, &mut vcd, &fail, &bar)?;
+    drop(bar);
     // A run stopped early ends its recording before the header's last cycle.
     let to = to.min(end.saturating_sub(1));
     // Every cycle is compared, those before `from` included; `from..=to` are the cycles of

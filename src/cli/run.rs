@@ -79,7 +79,7 @@ struct Dump {
 }
 
 /// The progress bar on stderr, when stderr is a terminal.
-fn progress_bar(cycles: u64) -> ProgressBar {
+pub(super) fn progress_bar(cycles: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
