@@ -282,14 +282,9 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     let sw = CycleSwitch::new(h.params.clone(), h.wiring.clone(), h.lft.clone(), h.seed);
     let (switch, from, to) = (h.name.clone(), h.from, h.to);
     let mut replay = Replay::new(sw);
-    // On a terminal, the cycles replayed against the recording's `end`; gone once it is done.
-    let bar = progress_bar(
-        last.as_deref()
-            .and_then(|l| l.strip_prefix("end "))
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or(0),
-    )
-    .with_finish(ProgressFinish::AndClear);
+    // On a terminal, the cycles replayed against the header's last cycle (a run stopped early
+    // ends sooner); gone once it is done.
+    let bar = progress_bar(to.saturating_add(1)).with_finish(ProgressFinish::AndClear);
     // `file:line:` where the recording has a line for the port and side concerned.
     let report = |line: Option<usize>, e: ReplayError| match line {
         Some(l) => format!("{name}:{l}: switch {switch}: {e}"),
