@@ -510,10 +510,19 @@ impl Document {
         };
         for k in unread {
             // A key read as an array of tables (`[[k]]`) but given as a plain value.
-            let tables = self.asked.borrow().contains(&format!("{}[]", generic(&k)));
+            let g = generic(&k);
+            let found = || self.entries.get(&k).map_or("a value", |(v, _)| v.kind());
+            let tables = self.asked.borrow().contains(&format!("{g}[]"));
+            // A key the readers asked into: a table given a plain value (`switch = 5`).
+            let table = self
+                .asked
+                .borrow()
+                .iter()
+                .any(|a| a.starts_with(&g) && a[g.len()..].starts_with(['.', '[']));
             let message = if tables {
-                let found = self.entries.get(&k).map_or("a value", |(v, _)| v.kind());
-                format!("expected tables `[[{k}]]`, found {found}")
+                format!("expected tables `[[{k}]]`, found {}", found())
+            } else if table {
+                format!("expected a table, found {}", found())
             } else {
                 match self.suggestion(&k, &mut cache) {
                     Some(s) => format!("unknown key; did you mean `{s}`?"),

@@ -262,6 +262,34 @@ fn misplaced_keys_suggest_their_table() {
 }
 
 #[test]
+fn a_table_given_a_plain_value_is_named_so() {
+    let e = about(&errors(&format!("switch = 5\n{BASE}"), &[]), "switch");
+    assert_eq!(
+        e.to_string(),
+        "s.toml:1: key `switch`: expected a table, found an integer"
+    );
+    let e = about(&errors(BASE, &["link=\"fast\""]), "link");
+    assert_eq!(e.message, "expected a table, found a string");
+    let set = ["traffic.pattern=flows", "traffic.flow[0]=1"];
+    let e = about(&errors(BASE, &set), "traffic.flow[0]");
+    assert_eq!(e.message, "expected a table, found an integer");
+}
+
+#[test]
+fn a_bad_trace_key_leaves_the_mapping_known() {
+    let text = BASE.replace(
+        "pattern = \"uniform\"\nload = 0.5",
+        "pattern = \"trace\"\ntrace = 5\nmapping = \"linear\"",
+    );
+    let all = errors(&text, &[]);
+    let shown: Vec<String> = all.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        shown,
+        ["s.toml:8: key `traffic.trace`: expected a string, found an integer"]
+    );
+}
+
+#[test]
 fn a_64_bit_seed_is_taken() {
     let s = load(BASE, &["seed=18446744073709551615"]).unwrap();
     assert_eq!(s.seed, u64::MAX);

@@ -81,10 +81,12 @@ pub(super) fn read(r: &Reader, nodes: Option<u32>, seed: Option<u64>) -> Option<
         doc.missing("traffic.trace", "the trace file the ranks replay");
         return None;
     }
-    let name = doc.str("traffic.trace")?;
+    // Both read before either can end the reading, so a bad trace key leaves the mapping known.
+    let name = doc.str("traffic.trace");
     let mapping = doc
         .str("traffic.mapping")
         .unwrap_or_else(|| "linear".into());
+    let name = name?;
     let (file, program) = if name.ends_with(".otf2") {
         // An OTF2 archive's anchor file, read through the OTF2 library.
         let anchor = Path::new(doc.path())
