@@ -99,7 +99,7 @@ impl Default for ArnTableRegs {
 }
 
 /// The ARN table.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArnTable {
     entries: u8,
     ports: u8,

@@ -209,7 +209,7 @@ pub struct RootChoice {
 }
 
 /// The detector of one output port.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CongestionDetector {
     cfg: DetectorConfig,
     mask: u64,

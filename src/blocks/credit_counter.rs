@@ -73,7 +73,7 @@ pub struct CreditCounterRegs {
 }
 
 /// The credit counter of one (output port, VC).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CreditCounter {
     cap: u16,
     q: CreditCounterRegs,

@@ -149,7 +149,7 @@ struct MemWrite {
 }
 
 /// The interleaved forwarding table.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LftBanks {
     lmc: u8,
     rows: u16,

@@ -1,7 +1,7 @@
 //! SplitMix64: a tiny, fixed, well-mixed pseudo-random stream.
 
 /// SplitMix64 generator (Steele, Lea, Flood 2014). Its output for a seed never changes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitMix64 {
     state: u64,
 }

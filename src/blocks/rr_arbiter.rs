@@ -53,7 +53,7 @@ pub struct RrArbiterRegs {
 
 /// The arbiter: three bytes, so that a switch's arbiters (one per output and one per (output,
 /// input) pair for the VCs) take a few cache lines.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RrArbiter {
     n: u8,
     q: RrArbiterRegs,

@@ -247,8 +247,8 @@ fn idle_to(
                 replay.idle_until(c + 1).map_err(fail)?;
                 d.sample(c, &idle, replay.outputs())?;
             }
-            Some(d) if c < d.from => replay.idle_until(piece.min(d.from)).map_err(fail)?,
-            _ => replay.idle_until(piece).map_err(fail)?,
+            Some(d) if c < d.from => replay.idle_until_settled(piece.min(d.from)).map_err(fail)?,
+            _ => replay.idle_until_settled(piece).map_err(fail)?,
         }
         bar.set_position(replay.switch().cycle());
     }
@@ -316,9 +316,14 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     let to = to.min(end.saturating_sub(1));
     // Every cycle is compared, those before `from` included; `from..=to` are the cycles of
     // interest the run was asked to record.
+    // Idle cycles after the switch settled are not stepped: they could not change anything.
+    let skipped = match replay.skipped() {
+        0 => String::new(),
+        n => format!(" ({n} idle cycles skipped once an idle cycle changed no register)"),
+    };
     if end <= from {
         crate::outln!(
-            "{switch}: {} cycles replayed on the cycle engine and compared: 0 mismatches; the \
+            "{switch}: {} cycles replayed on the cycle engine{skipped} and compared: 0 mismatches; the \
              recording ends at cycle {end}, {} its first cycle of interest ({from}), so it holds \
              none of them",
             replay.cycles(),
@@ -326,7 +331,7 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
         );
     } else {
         crate::outln!(
-            "{switch}: {} cycles replayed on the cycle engine (compared from cycle {from} to {to}): 0 mismatches",
+            "{switch}: {} cycles replayed on the cycle engine{skipped} (compared from cycle {from} to {to}): 0 mismatches",
             replay.cycles()
         );
     }

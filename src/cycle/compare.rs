@@ -101,11 +101,21 @@ pub fn first_difference(cycle: u64, p: usize, want: &PortOut, got: &PortOut) -> 
     None
 }
 
+/// Most idle cycles between two looks at whether a replaying switch has settled.
+const SETTLE_CHECK: u64 = 4096;
+
+/// Fewest idle cycles in a row worth a look at whether a replaying switch has settled.
+const SETTLE_MIN: u64 = 256;
+
 /// A cycle-engine switch replaying recorded traffic.
 pub struct Replay {
     sw: CycleSwitch,
     got: Vec<PortOut>,
     cycles: u64,
+    /// Whether the last idle cycle left every register as it was (and drove nothing): the idle
+    /// cycles that follow would too, so they are skipped until an input comes.
+    settled: bool,
+    skipped: u64,
 }
 
 impl Replay {
@@ -116,6 +126,8 @@ impl Replay {
             sw,
             got: vec![PortOut::default(); ports],
             cycles: 0,
+            settled: false,
+            skipped: 0,
         }
     }
 
@@ -127,10 +139,8 @@ impl Replay {
         ins: &[PortIn],
         want: &[PortOut],
     ) -> Result<(), ReplayError> {
-        while self.sw.cycle() < cycle {
-            let c = self.sw.cycle();
-            self.step(c, None, None)?;
-        }
+        self.idle_until(cycle)?;
+        self.settled = false;
         self.step(cycle, Some(ins), Some(want))
     }
 
@@ -166,9 +176,48 @@ impl Replay {
         Ok(())
     }
 
-    /// Cycles replayed.
+    /// [`Replay::idle_until`], skipping the idle cycles that cannot change anything: once an
+    /// idle cycle drives nothing and leaves every register as it was, the switch has settled and
+    /// every idle cycle after it would do the same. A stretch of at least [`SETTLE_MIN`] idle
+    /// cycles is looked at (a copy of the registers, which allocates, unlike the stepping) in its
+    /// first cycle, then after 64, 128, ... cycles, at most [`SETTLE_CHECK`] apart, until the
+    /// switch settles.
+    pub fn idle_until_settled(&mut self, end: u64) -> Result<(), ReplayError> {
+        let start = self.sw.cycle();
+        let mut next = if end.saturating_sub(start) >= SETTLE_MIN {
+            start
+        } else {
+            u64::MAX
+        };
+        let mut wait = 32;
+        while self.sw.cycle() < end {
+            let c = self.sw.cycle();
+            if self.settled {
+                self.skipped += end - c;
+                self.sw.set_cycle(end);
+                break;
+            }
+            if c == next {
+                let before = self.sw.registers();
+                self.step(c, None, None)?;
+                self.settled = self.sw.registers() == before;
+                wait = (2 * wait).min(SETTLE_CHECK);
+                next = c + wait;
+            } else {
+                self.step(c, None, None)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Cycles replayed (stepped).
     pub fn cycles(&self) -> u64 {
         self.cycles
+    }
+
+    /// Idle cycles skipped once the switch had settled (see [`Replay::idle_until`]).
+    pub fn skipped(&self) -> u64 {
+        self.skipped
     }
 
     /// What the switch drove in the last cycle replayed, per port.

@@ -81,6 +81,7 @@ pub enum ArrivalWrite {
 }
 
 /// The controller of one input port.
+#[derive(Clone, PartialEq, Eq)]
 pub struct InputPortCtrl {
     vcs: usize,
     ports: usize,

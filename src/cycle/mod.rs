@@ -86,6 +86,18 @@ struct Writes {
     escapes: Vec<u16>,
 }
 
+/// Every register of a switch, the programmed LFT aside: what a clock edge may change. Two
+/// equal sets step alike, so an idle cycle that leaves them as they were leaves them so for good.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Registers {
+    inputs: Vec<InputPortCtrl>,
+    outputs: Vec<OutputPort>,
+    arn: ArnTable,
+    cmds: Deque<(ArnInfo, bool), ARN_CMD_DEPTH>,
+    arn_seq: u32,
+    rng: SplitMix64,
+}
+
 /// One switch, stepped one clock cycle at a time.
 pub struct CycleSwitch {
     params: SwitchParams,
@@ -173,6 +185,19 @@ impl CycleSwitch {
     /// Sets the cycle the next step is (a switch built to join a run under way, or a replay).
     pub fn set_cycle(&mut self, cycle: u64) {
         self.cycle = cycle;
+    }
+
+    /// A copy of its registers (the cycle count, the statistics and the writes of a cycle are
+    /// not registers of the hardware).
+    pub fn registers(&self) -> Registers {
+        Registers {
+            inputs: self.inputs.clone(),
+            outputs: self.outputs.clone(),
+            arn: self.arn.clone(),
+            cmds: self.cmds.clone(),
+            arn_seq: self.arn_seq,
+            rng: self.rng.clone(),
+        }
     }
 
     /// The cycle the next step is.

@@ -36,6 +36,7 @@ pub struct Root {
 }
 
 /// One output port.
+#[derive(Clone, PartialEq, Eq)]
 pub struct OutputPort {
     /// Per VC of the far buffer.
     pub(super) credits: Vec<CreditCounter>,
