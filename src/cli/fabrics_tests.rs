@@ -37,6 +37,41 @@ fn minimal_routing_on_one_vl_deadlocks_a_dragonfly_and_the_watchdog_says_where()
     let s = summary(&out);
     assert!(!s.complete);
     assert!(s.stopped_at_cycle.is_some_and(|c| c < 39_063));
+    // The report's cycle is the last one the run stepped.
+    let cycle: u64 = e
+        .split("cycle ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no cycle in {e}"));
+    assert_eq!(s.stopped_at_cycle, Some(cycle + 1), "{e}");
+    assert_eq!(s.simulated_cycles, cycle + 1);
+}
+
+/// Buffers of one small packet on every VC: the dragonfly fills and deadlocks within a
+/// microsecond, with more blocked inputs than the report lists; it says how many it leaves out.
+#[test]
+fn a_deadlock_report_says_how_many_blocked_inputs_it_leaves_out() {
+    let set = [
+        "sim_time=5us",
+        "traffic.load=1",
+        "routing=dmodk",
+        "switch.mtu=128B",
+        "switch.buffer=4flits",
+        "node.buffer=4flits",
+        "watchdog=100ns",
+        "traffic.message=128B",
+    ];
+    let (_tmp, _out, r) = go("dragonfly72", "df72-tiny", &set);
+    let e = r.expect_err("must deadlock");
+    let listed = e.matches("; switch ").count() + e.matches("blocked: switch ").count();
+    assert_eq!(listed, 32, "{e}");
+    let more = e.rsplit("; and ").next().unwrap_or("");
+    let n: usize = more
+        .strip_suffix(" more")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of those left out: {e}"));
+    assert!(n > 0);
 }
 
 #[test]

@@ -135,7 +135,11 @@ impl<const V: usize> Fabric<V> {
                 }
             }
         }
+        let more = blocked.len().saturating_sub(32);
         blocked.truncate(32);
+        if more > 0 {
+            blocked.push(format!("and {more} more"));
+        }
         Err(Violation {
             cycle: now,
             invariant: "progress",
