@@ -314,6 +314,23 @@ fn collectives_must_agree_across_ranks() {
              `allreduce 8` at line 5; every rank lists the same collectives in the same order",
         ]
     );
+    // One line's errors in rank order, 2 before 10.
+    let e = errors("ranks 12\n0 barrier\n");
+    let ranks: Vec<&str> = e
+        .iter()
+        .map(|m| {
+            m.split("missing on rank ")
+                .nth(1)
+                .unwrap_or("")
+                .split(',')
+                .next()
+                .unwrap_or("")
+        })
+        .collect();
+    assert_eq!(
+        ranks,
+        ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"]
+    );
     let e = errors("ranks 2\n0 barrier\n1 barrier\n1 bcast 1 8\n");
     assert_eq!(
         e,
