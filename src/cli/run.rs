@@ -198,6 +198,12 @@ fn run_on<const V: usize>(
         n => n,
     };
     // Everything is checked before a file is touched.
+    // How errors about the output folder name it: the flag, or where the folder came from.
+    let out_flag = if out.is_some() {
+        "--out"
+    } else {
+        "output folder (no --out given)"
+    };
     let out = match out {
         Some(o) if o.as_os_str().is_empty() => {
             return Err("--out: an empty path (give a folder)".to_string().into());
@@ -244,10 +250,10 @@ fn run_on<const V: usize>(
     // written, and a long load is not waited for). Every output is reserved under its temporary
     // name: a folder that cannot be written fails the run here, before the first cycle.
     stop.listen()?;
-    let mut folders = NewFolders::make(&out).map_err(|e| format!("--out {e}"))?;
+    let mut folders = NewFolders::make(&out).map_err(|e| format!("{out_flag} {e}"))?;
     let mut staged = OUTPUTS
         .iter()
-        .map(|n| Staged::open(&out.join(n)).map_err(|e| format!("--out {e}")))
+        .map(|n| Staged::open(&out.join(n)).map_err(|e| format!("{out_flag} {e}")))
         .collect::<Result<Vec<_>, _>>()?;
     let mut dump = match (plan, chosen) {
         (Some(plan), Some(chosen)) => {
@@ -279,8 +285,18 @@ fn run_on<const V: usize>(
     };
     if dump.is_some() && window.is_none() {
         // (A first pass that was stopped: the run below stops before its first cycle.)
-        if stop.requested(0).is_none() {
-            crate::outln!("no congestion root was detected: nothing to dump");
+        if stop.requested(0).is_none()
+            && let Some(d) = &dump
+        {
+            let vcd = d.plan.vcd.display();
+            let earlier = if d.plan.vcd.exists() {
+                " (the file there is an earlier one, left as it was)"
+            } else {
+                ""
+            };
+            crate::outln!(
+                "no congestion root was detected: nothing to dump; {vcd} not written{earlier}"
+            );
         }
         dump = None;
     }
