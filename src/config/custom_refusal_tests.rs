@@ -74,6 +74,18 @@ fn custom_topologies_are_checked_at_the_offending_line() {
             "switch 1 does not exist",
         ),
         (
+            &["[[topology.link]]", "a = \"n0\"", "b = \"s0:+1\""],
+            "topology.link[2].b",
+            "s.toml:15",
+            "`s0:+1` is not an endpoint",
+        ),
+        (
+            &["[[topology.link]]", "a = \"n01\"", "b = \"s0:0\""],
+            "topology.link[2].a",
+            "s.toml:14",
+            "`n01` is not an endpoint",
+        ),
+        (
             &sw,
             "topology.switch[1]",
             "s.toml:13",

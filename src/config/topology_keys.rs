@@ -203,15 +203,22 @@ fn endpoint(r: &Reader, key: &str) -> Option<Endpoint> {
         return None;
     }
     let s = doc.str(key)?;
+    // An index as written in an endpoint: decimal digits, no sign, no leading zero.
+    fn index<T: std::str::FromStr>(d: &str) -> Option<T> {
+        let plain = !d.is_empty()
+            && d.bytes().all(|b| b.is_ascii_digit())
+            && (d == "0" || !d.starts_with('0'));
+        plain.then(|| d.parse().ok()).flatten()
+    }
     let parsed = if let Some(n) = s.strip_prefix('n') {
-        n.parse().ok().map(Endpoint::Node)
+        index(n).map(Endpoint::Node)
     } else {
         s.strip_prefix('s')
             .and_then(|x| x.split_once(':'))
             .and_then(|(sw, port)| {
                 Some(Endpoint::Switch {
-                    sw: sw.parse().ok()?,
-                    port: port.parse().ok()?,
+                    sw: index(sw)?,
+                    port: index(port)?,
                 })
             })
     };
