@@ -427,6 +427,19 @@ impl Document {
             if let Some(o) = self.headers.get(k) {
                 return Some(o.clone());
             }
+            // A table with no header of its own, made by a key written into it (`--set
+            // traffic.flow[2].src=0`): where that key was written.
+            if k.ends_with(']') {
+                let inside = format!("{k}.");
+                if let Some((_, (_, o))) = self
+                    .entries
+                    .range(inside.clone()..)
+                    .next()
+                    .filter(|(e, _)| e.starts_with(&inside))
+                {
+                    return Some(o.clone());
+                }
+            }
             k = &k[..k.rfind(['.', '['])?];
         }
     }

@@ -317,6 +317,21 @@ fn a_nested_header_is_reported_at_its_line() {
 }
 
 #[test]
+fn a_table_made_by_set_is_blamed_on_set() {
+    let text = BASE.replace(
+        "pattern = \"uniform\"\nload = 0.5",
+        "pattern = \"flows\"\n[[traffic.flow]]\nsrc = 0\ndst = 1",
+    );
+    load(&text, &[]).unwrap();
+    let e = about(
+        &errors(&text, &["traffic.flow[1].src=2"]),
+        "traffic.flow[1].dst",
+    );
+    assert_eq!(e.at, "--set", "{e}");
+    assert!(e.message.starts_with("missing"), "{e}");
+}
+
+#[test]
 fn set_errors_say_set_and_the_key() {
     let e = &errors(BASE, &["=3"])[0];
     assert_eq!(e.to_string(), "--set: `=3` has an empty key");
