@@ -39,6 +39,13 @@ pub fn parse(text: &str, file: &str) -> Result<Trace, TraceErrors> {
             }
             continue;
         };
+        if first == "ranks" {
+            errors.push(err(
+                Some(first),
+                "`ranks` is given twice: a trace has one `ranks N` line, its first".into(),
+            ));
+            continue;
+        }
         match operation(first, tokens.collect(), t.ranks) {
             Ok(op) => {
                 t.ops.push(op);

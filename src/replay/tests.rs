@@ -271,6 +271,15 @@ fn errors(text: &str) -> Vec<String> {
 }
 
 #[test]
+fn a_second_ranks_line_is_named_as_such() {
+    let e = errors("ranks 2\nranks 2\n0 barrier\n1 barrier\n");
+    assert_eq!(
+        e,
+        ["t.trace:2: `ranks`: `ranks` is given twice: a trace has one `ranks N` line, its first"]
+    );
+}
+
+#[test]
 fn matching_errors_name_their_lines() {
     let e = errors("ranks 2\n0 send 1 8 tag=1\n1 recv 0 tag=2\n");
     assert_eq!(e.len(), 2);
