@@ -32,6 +32,18 @@ pub fn run(
         .transpose()
         .map_err(|e| format!("--to: {e}"))?;
     check_out(runs, out)?;
+    // One folder named twice (`o/a` and `o/../o/a`) would draw one curve over another.
+    let mut seen = std::collections::HashMap::new();
+    for dir in runs {
+        let same = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        if let Some(first) = seen.insert(same, dir) {
+            return Err(format!(
+                "{} is given twice (also as {}): each run is one curve",
+                dir.display(),
+                first.display()
+            ));
+        }
+    }
     let is_sweep = |d: &PathBuf| d.join("sweep.csv").is_file();
     if let (Some(sweep), Some(run)) = (
         runs.iter().find(|d| is_sweep(d)),
@@ -281,6 +293,10 @@ mod tests {
         assert!(svg.contains(">figure 14</text>"));
         let e = run(&[a.clone(), b.clone()], &out, None, Some("1ms")).unwrap_err();
         assert!(e.contains("load sweeps"), "{e}");
+        // One folder under two names is refused.
+        let again = dir.join("D3R-2VL/../MIN-1VL");
+        let e = run(&[a.clone(), b.clone(), again], &out, None, None).unwrap_err();
+        assert!(e.contains("is given twice (also as"), "{e}");
         // A control character in the title stays out of the XML.
         let odd = dir.join("odd.svg");
         run(std::slice::from_ref(&a), &odd, Some("a\u{1}b"), None).unwrap();
@@ -439,7 +455,13 @@ mod tests {
         let e = run(&dirs, &out, None, Some("1ms")).unwrap_err();
         assert!(e.contains("trace replays"), "{e}");
         // Two runs of one technique and kind: which one is meant is not guessed.
-        let e = run(&[dirs[0].clone(), dirs[0].clone()], &out, None, None).unwrap_err();
+        let copy = dir.join("r0_again");
+        std::fs::create_dir_all(&copy).unwrap();
+        for f in std::fs::read_dir(&dirs[0]).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, copy.join(f.file_name().unwrap())).unwrap();
+        }
+        let e = run(&[dirs[0].clone(), copy], &out, None, None).unwrap_err();
         assert!(e.contains("both replay dmodk + 1q (trace traffic)"), "{e}");
         assert_eq!(
             std::fs::read_to_string(&out).unwrap(),
