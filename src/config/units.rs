@@ -65,6 +65,16 @@ fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
         .unwrap_or(t.len());
     // An exponent marker must be followed by digits; "e" alone belongs to the unit.
     let (num, unit) = t.split_at(end);
+    // As in TOML's numbers, an underscore stands between two digits (`1_000us`).
+    let b = num.as_bytes();
+    let lone = |i: usize| {
+        i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit()
+    };
+    if (0..b.len()).any(|i| b[i] == b'_' && !lone(i)) {
+        return Err(UnitError(format!(
+            "`{text}`: an underscore in a number stands between two digits (`1_000us`)"
+        )));
+    }
     let num: String = num.chars().filter(|&c| c != '_').collect();
     let v: f64 = num
         .parse()
@@ -215,6 +225,12 @@ mod tests {
         assert!(tb.flits("4ms").unwrap_err().0.contains("not a size unit"));
         assert!(tb.cycles("-3ms").is_err());
         assert!(tb.cycles("ms").unwrap_err().0.contains("number"));
+        // Underscores only between digits, as in TOML.
+        assert_eq!(tb.cycles("1_000ns").unwrap(), tb.cycles("1000ns").unwrap());
+        for bad in ["5__0ns", "_50ns", "50_ns", "5_.0ns", "5._0ns"] {
+            let e = tb.cycles(bad).unwrap_err().0;
+            assert!(e.contains("an underscore in a number"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -215,7 +215,7 @@ impl Replay {
         self.cycles
     }
 
-    /// Idle cycles skipped once the switch had settled (see [`Replay::idle_until`]).
+    /// Idle cycles skipped once the switch had settled (see [`Replay::idle_until_settled`]).
     pub fn skipped(&self) -> u64 {
         self.skipped
     }
