@@ -12,7 +12,15 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    let cli = arnsim::cli::Cli::parse();
+    let cli = match arnsim::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help, version, or bad usage: clap's text and exit code (0 or 2), or 1 when the text
+        // could not be written (a full disk, a closed pipe).
+        Err(e) => {
+            let code = if e.print().is_err() { 1 } else { e.exit_code() };
+            std::process::exit(code);
+        }
+    };
     if let Err(e) = arnsim::cli::run(cli) {
         // One line per error (a scenario reports every error it has), each with the prefix.
         for line in e.to_string().lines() {

@@ -284,4 +284,16 @@ fn a_stdout_that_cannot_be_written_fails_the_command_without_a_panic() {
     }
     let summary = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
     assert_eq!(field(&summary, "complete"), "true", "{summary}");
+    // Help that cannot be written is an error too, and help that can is not.
+    let help = |stdout: Stdio| {
+        Command::new(env!("CARGO_BIN_EXE_arnsim"))
+            .arg("--help")
+            .stdout(stdout)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(help(full()), Some(1));
+    assert_eq!(help(Stdio::null()), Some(0));
 }
