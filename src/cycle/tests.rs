@@ -4,7 +4,7 @@
 
 use super::compare::Replay;
 use super::{PortIn, PortOut};
-use crate::cli::scenarios::BUNDLED;
+use crate::cli::scenarios;
 use crate::config::Scenario;
 use crate::fabric::Fabric;
 use crate::wire::link::FEW_VCS;
@@ -12,13 +12,8 @@ use crate::wire::link::FEW_VCS;
 /// Runs `scenario` (bundled name) with `overrides` on the fast engine, replaying every switch on
 /// the cycle engine; returns the cycles compared per switch, or the first difference.
 pub(crate) fn lockstep_all(name: &str, overrides: &[&str]) -> Result<Vec<u64>, String> {
-    let text = BUNDLED
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, t)| *t)
-        .expect("bundled scenario");
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    let s = Scenario::from_text(name, text, &overrides).map_err(|e| e.to_string())?;
+    let s = scenarios::load(name, &overrides)?;
     crate::with_lanes!(s.params.switch.vcs(), |V| lockstep_on::<V>(&s))
 }
 
@@ -162,18 +157,13 @@ mod random_fabrics {
 /// before its root is detected) to 500 us after, equals its cycle-engine twin in every cycle.
 #[test]
 fn the_first_root_switch_of_configuration_1_matches_the_fast_engine() {
-    let text = BUNDLED
-        .iter()
-        .find(|(n, _)| *n == "paper/config1_h10")
-        .map(|(_, t)| *t)
-        .expect("bundled");
     let sets = [
         "traffic.hot_start=\"10us\"",
         "switch.crt=\"20us\"",
         "sim_time=\"1ms\"",
     ];
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let s = Scenario::from_text("paper/config1_h10", text, &sets).expect("loads");
+    let s = scenarios::load("paper/config1_h10", &sets).expect("loads");
     let build = || Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows);
     let (sw, detected) = crate::fabric::record::first_root(build, s.sim_cycles)
         .expect("runs")
@@ -210,17 +200,12 @@ fn the_first_root_switch_of_configuration_1_matches_the_fast_engine() {
 /// the same registers, having skipped most cycles.
 #[test]
 fn a_settled_switch_skips_its_idle_cycles_exactly() {
-    let text = BUNDLED
-        .iter()
-        .find(|(n, _)| *n == "default")
-        .map(|(_, t)| *t)
-        .expect("bundled");
     let sets = [
         "traffic.pattern=\"uniform\"".to_string(),
         "traffic.load=0.002".to_string(),
         "sim_time=\"400us\"".to_string(),
     ];
-    let s = Scenario::from_text("default", text, &sets).expect("loads");
+    let s = scenarios::load("default", &sets).expect("loads");
     let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
     let sw = 0;
     let mut exact = Replay::new(f.switches()[sw].cycle_twin());
