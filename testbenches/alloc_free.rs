@@ -1,6 +1,8 @@
 //! Stepping allocates nothing: a counting global allocator watches 100,000 steady-state cycles
 //! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC), on one thread
-//! and on two, and with 16 VCs per port (a fabric of 16 VC lanes); the cycle engine's switches,
+//! and on two, and with 16 VCs per port (a fabric of 16 VC lanes), on the fast engine and on the
+//! event engine (whose calendar and packet slots grow to their working size in the warm-up); the
+//! cycle engine's switches,
 //! replaying every switch of such a fabric, allocate nothing in their steps; and a fabric whose
 //! end nodes replay an MPI trace (24 ranks placed at random on 9 nodes: ring allreduces,
 //! all-to-alls and point-to-point rounds) allocates nothing from its first cycle to its last
@@ -11,7 +13,7 @@ use arnsim::config::TimeBase;
 use arnsim::cycle::compare::Replay;
 use arnsim::fabric::node::{Destination, Flow, SendMemory};
 use arnsim::fabric::topology::Topology;
-use arnsim::fabric::{Fabric, FabricParams};
+use arnsim::fabric::{Engine, Fabric, FabricParams};
 use arnsim::replay::{Mapping, Replayer};
 use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 use arnsim::wire::link::{FEW_VCS, MAX_VCS};
@@ -92,7 +94,7 @@ fn main() {
     ];
     for (mode, threads) in cases {
         let (topo, params, flows) = loaded_fabric(mode);
-        let ok = steady_state::<FEW_VCS>(mode.name(), &topo, params, &flows, threads);
+        let ok = steady_state::<FEW_VCS>(mode.name(), &topo, params, &flows, threads, Engine::Fast);
         if ok {
             passed += 1;
         } else {
@@ -103,11 +105,31 @@ fn main() {
     let (topo, mut params, flows) = loaded_fabric(RoutingMode::ArnAfi);
     params.switch.queuing = QueuingScheme::Dbbm { vcs: 15 };
     params.switch.max_packets = packet_slots(16, params.switch.vc_capacity, 1);
-    let ok = steady_state::<MAX_VCS>("arn_afi, dbbm", &topo, params, &flows, 1);
+    let ok = steady_state::<MAX_VCS>("arn_afi, dbbm", &topo, params, &flows, 1, Engine::Fast);
     if ok {
         passed += 1;
     } else {
         failed += 1;
+    }
+    // The event engine (D-mod-K), on 4 lanes and on 16 (DBBM over 15 VCs).
+    let (topo, mut params, flows) = loaded_fabric(RoutingMode::DModK);
+    let ok = steady_state::<FEW_VCS>(
+        "event engine",
+        &topo,
+        params.clone(),
+        &flows,
+        1,
+        Engine::Event,
+    );
+    params.switch.queuing = QueuingScheme::Dbbm { vcs: 15 };
+    params.switch.max_packets = packet_slots(15, params.switch.vc_capacity, 1);
+    let ok16 = steady_state::<MAX_VCS>("event, dbbm", &topo, params, &flows, 1, Engine::Event);
+    for ok in [ok, ok16] {
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
     }
     // A Dragonfly whose paths are layered over VLs: D3R's SLs held by the HCAs (two threads), and
     // the VL raised after the global hop by the routers' SL-to-VL tables; FA with escape routes
@@ -141,7 +163,14 @@ fn main() {
     for (label, name, set, threads) in bundled_cases {
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         let s = scenarios::load(name, &set).expect("bundled scenario");
-        if steady_state::<FEW_VCS>(label, &s.topology, s.params, &s.flows, threads) {
+        if steady_state::<FEW_VCS>(
+            label,
+            &s.topology,
+            s.params,
+            &s.flows,
+            threads,
+            Engine::Fast,
+        ) {
             passed += 1;
         } else {
             failed += 1;
@@ -160,16 +189,18 @@ fn main() {
     }
 }
 
-/// Runs the fabric on `V` VC lanes and `threads` threads for 20,000 cycles of warm-up, then
-/// counts the allocations of 100,000 more; whether there were none.
+/// Runs the fabric on `V` VC lanes, `threads` threads and `engine` for 20,000 cycles of
+/// warm-up, then counts the allocations of 100,000 more; whether there were none.
 fn steady_state<const V: usize>(
     name: &str,
     topo: &Topology,
     params: FabricParams,
     flows: &[Vec<Flow>],
     threads: usize,
+    engine: Engine,
 ) -> bool {
     let mut f = Fabric::<V>::build(topo, params, flows).expect("fabric");
+    f.set_engine(engine);
     f.set_threads(threads);
     f.run(20_000, &mut ()).expect("warm-up");
     let before = ALLOCS.load(Ordering::Relaxed);

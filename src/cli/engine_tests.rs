@@ -1,5 +1,6 @@
-//! `arnsim run --engine cycle` against the default fast engine: the same bytes in every output
-//! (summary less its wall time, CSVs, plot, VCD and its save file) on every bundled scenario.
+//! `arnsim run --engine cycle` and `--engine event` against the default fast engine: the same
+//! bytes in every output (summary less its wall time, CSVs, plot, VCD and its save file) on every
+//! bundled scenario (the event engine: those it models).
 
 use super::interrupt::Stop;
 use super::run::{How, WaveRequest, run};
@@ -49,9 +50,15 @@ fn run_on(engine: Engine, name: &str, set: &[String], dir: &Path, dump: bool) {
 
 /// Runs `name` with `set` on both engines into `base`, and asserts the same outputs.
 fn same_bytes(base: &Path, name: &str, set: &[String], dump: bool) {
+    same_bytes_on(Engine::Cycle, base, name, set, dump);
+}
+
+/// Runs `name` with `set` on the fast engine and on `other` into `base`, and asserts the same
+/// outputs.
+fn same_bytes_on(other: Engine, base: &Path, name: &str, set: &[String], dump: bool) {
     let dir = |e: &str| base.join(name.replace('/', "_")).join(e);
     run_on(Engine::Fast, name, set, &dir("fast"), dump);
-    run_on(Engine::Cycle, name, set, &dir("cycle"), dump);
+    run_on(other, name, set, &dir("cycle"), dump);
     let (fast, cycle) = (outputs(&dir("fast")), outputs(&dir("cycle")));
     assert_eq!(
         fast.iter().map(|f| &f.0).collect::<Vec<_>>(),
@@ -130,4 +137,80 @@ fn both_engines_write_the_same_bytes_with_16_vcs() {
     let (_tmp, base) = crate::scratch::folder("engines16");
     let set = ["queuing=dbbm", "queuing_vcs=15"].map(String::from);
     same_bytes(&base, "default", &set, true);
+}
+
+/// The event engine on every bundled scenario it models (D-mod-K, routing that cannot deadlock),
+/// under each SL policy on configuration 1 and through its hot spot: the same bytes as the fast
+/// engine.
+#[test]
+fn the_event_engine_writes_the_fast_engines_bytes() {
+    let (_tmp, base) = crate::scratch::folder("engines-event");
+    let runs: &[(&str, &[&str])] = &[
+        ("default", &[]),
+        ("figure4", &[]),
+        ("kary6_uniform", &["sim_time=20us"]),
+        ("irregular16", &["sim_time=500us", "bin=50us"]),
+        ("paper/config1_rnd", &["sim_time=20us", "bin=1us"]),
+        (
+            "paper/config1_rnd",
+            &["sim_time=20us", "bin=1us", "queuing=dbbm"],
+        ),
+        (
+            "paper/config1_rnd",
+            &["sim_time=20us", "bin=1us", "queuing=vftree"],
+        ),
+        (
+            "paper/config1_rnd",
+            &["sim_time=20us", "bin=1us", "queuing=flow2sl"],
+        ),
+        (
+            "paper/config1_h10",
+            &["sim_time=30us", "bin=1us", "traffic.hot_start=5us"],
+        ),
+        (
+            "paper/config2_h25",
+            &["sim_time=3us", "bin=1us", "traffic.hot_start=1us"],
+        ),
+    ];
+    for (k, (name, set)) in runs.iter().enumerate() {
+        let mut set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        set.push("routing=dmodk".into());
+        same_bytes_on(Engine::Event, &base.join(k.to_string()), name, &set, false);
+    }
+}
+
+/// What the event engine does not model is refused before anything is written, naming it.
+#[test]
+fn the_event_engine_refuses_what_it_does_not_model() {
+    let (_tmp, base) = crate::scratch::folder("engines-event-refusals");
+    let how = How {
+        engine: Engine::Event,
+        threads: 1,
+        stop: &Stop::never(),
+        quiet: true,
+    };
+    let out = base.join("out");
+    let refuse = |name: &str, set: &[&str], waves: Option<WaveRequest>| {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let e = run(name, Some(out.clone()), &set, waves, None, &how).unwrap_err();
+        assert!(
+            !out.exists(),
+            "{name}: a refused run wrote {}",
+            out.display()
+        );
+        e.message
+    };
+    let e = refuse("default", &[], None);
+    assert!(e.contains("--engine event") && e.contains("arn_afi"), "{e}");
+    let e = refuse("dragonfly72", &["routing=dmodk"], None);
+    assert!(e.contains("deadlock"), "{e}");
+    let waves = WaveRequest {
+        path: base.join("f.vcd"),
+        scopes: vec!["fabric.s1_0.*".into()],
+        from: None,
+        to: None,
+        trigger_before: None,
+    };
+    let e = refuse("default", &["routing=dmodk"], Some(waves));
+    assert!(e.contains("VCD"), "{e}");
 }

@@ -89,9 +89,10 @@ pub enum Command {
         /// Start the dump this long before the first congestion root is detected (a time).
         #[arg(long, value_name = "TIME")]
         trigger_before: Option<String>,
-        /// The engine stepping the switches: `fast` (heads, tails and credit records) or `cycle`
-        /// (one clock cycle per step, module for module as the HDL; much slower). The outputs
-        /// are the same.
+        /// The engine stepping the switches: `fast` (heads, tails and credit records), `cycle`
+        /// (one clock cycle per step, module for module as the HDL; much slower) or `event` (a
+        /// calendar of port events; D-mod-K routing only, one thread, no dump or recording).
+        /// The outputs are the same.
         #[arg(long, value_enum, default_value_t = EngineArg::Fast)]
         engine: EngineArg,
         /// Threads stepping the fabric (0: one per core, but one for fabrics of fewer than 32
@@ -215,6 +216,8 @@ pub enum EngineArg {
     Fast,
     /// The cycle engine (`src/cycle/`).
     Cycle,
+    /// The event engine (`src/fabric/event.rs`).
+    Event,
 }
 
 /// Why a command failed: a message for the user and the process's exit code.
@@ -300,6 +303,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             let engine = match engine {
                 EngineArg::Fast => crate::fabric::Engine::Fast,
                 EngineArg::Cycle => crate::fabric::Engine::Cycle,
+                EngineArg::Event => crate::fabric::Engine::Event,
             };
             let how = run::How {
                 engine,

@@ -192,6 +192,12 @@ fn run_on<const V: usize>(
     written: &mut Option<Summary>,
 ) -> Result<(), Failure> {
     let (threads, stop) = (how.threads, how.stop);
+    // The event engine steps the fabric on one thread.
+    let threads = if how.engine == Engine::Event {
+        1
+    } else {
+        threads
+    };
     let threads = match threads {
         0 if s.topology.switches.len() < SMALL_FABRIC => 1,
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -228,6 +234,22 @@ fn run_on<const V: usize>(
         warnings.push(format!(
             "{c}: the routing can deadlock; the watchdog stops the run if it does"
         ));
+    }
+    if how.engine == Engine::Event {
+        let deadlock =
+            deadlock::of_fabric(&s.topology, &s.params)?.is_some_and(|c| c.cycle.is_some());
+        let not_with = |what: &str| format!("{what} is not supported on the event engine");
+        let refused = crate::fabric::event::unsupported(&s.params, deadlock)
+            .or_else(|| s.replay.as_ref().map(|_| not_with("a trace replay")))
+            .or_else(|| waves.as_ref().map(|_| not_with("a VCD dump (--vcd)")))
+            .or_else(|| {
+                record
+                    .as_ref()
+                    .map(|_| not_with("a recording (--record-switch)"))
+            });
+        if let Some(why) = refused {
+            return Err(format!("--engine event: {why}; use --engine fast").into());
+        }
     }
     let mut fabric = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
     if let Some(t) = &s.replay {

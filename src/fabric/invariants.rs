@@ -11,6 +11,9 @@ impl<const V: usize> Fabric<V> {
     }
 
     pub(super) fn check_after(&self, now: u64) -> Result<(), Violation> {
+        if let Some(core) = &self.event {
+            return core.check(self, now);
+        }
         let t = self.totals();
         let buffered: u64 = self
             .switches

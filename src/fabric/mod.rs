@@ -19,6 +19,7 @@
 //!   once every `watchdog_cycles` (longer than two packets, so that is "some flit moves");
 //!   otherwise the run stops with a deadlock report naming the blocked ports and VCs.
 
+pub mod event;
 mod invariants;
 pub mod node;
 pub mod parallel;
@@ -191,6 +192,8 @@ pub struct Fabric<const V: usize> {
     /// Whether the scheduler asks for the lines of the units ahead before stepping each one
     /// (fabrics larger than the caches: [`PREFETCH_UNITS`]).
     prefetch: bool,
+    /// The event engine's switches and links, when it steps the fabric ([`Engine::Event`]).
+    event: Option<Box<event::EventCore<V>>>,
 }
 
 /// Fabrics of at least this many units (switches and nodes) have the lines of the units ahead
@@ -363,6 +366,7 @@ impl<const V: usize> Fabric<V> {
             threads: 1,
             pool: Pool::new(1),
             prefetch: false,
+            event: None,
         };
         fabric.prefetch = fabric.switches.len() + fabric.nodes.len() >= PREFETCH_UNITS;
         fabric.set_threads(1);
@@ -373,6 +377,10 @@ impl<const V: usize> Fabric<V> {
     /// outputs are the same on both.
     pub fn set_engine(&mut self, engine: Engine) {
         assert_eq!(self.now, 0, "the engine is chosen before the first cycle");
+        if engine == Engine::Event {
+            self.event = Some(Box::new(event::EventCore::new(self)));
+            return;
+        }
         for s in &mut self.switches {
             if engine == Engine::Cycle && s.as_fast().is_some() {
                 *s = SwitchUnit::Cycle(Box::new(CycleUnit::new(s.cycle_twin())));
@@ -493,8 +501,13 @@ impl<const V: usize> Fabric<V> {
     /// Summed counters.
     pub fn totals(&self) -> FabricTotals {
         let mut t = FabricTotals::default();
-        for s in &self.switches {
-            t.switches.accumulate(&s.stats());
+        match &self.event {
+            Some(core) => t.switches = core.stats(self.now.saturating_sub(1)),
+            None => {
+                for s in &self.switches {
+                    t.switches.accumulate(&s.stats());
+                }
+            }
         }
         for n in &self.nodes {
             t.nodes.accumulate(&n.stats());
@@ -515,6 +528,9 @@ impl<const V: usize> Fabric<V> {
 
     /// Steps one cycle, reporting switch events to `obs`.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
+        if self.event.is_some() {
+            return self.run_events(1);
+        }
         let r = self.step_window(1, obs, None);
         self.catch_up(self.now);
         r
@@ -527,6 +543,9 @@ impl<const V: usize> Fabric<V> {
     /// before any of them writes what it sent: this gives the same channels, registers and
     /// outputs as stepping the whole fabric cycle by cycle.
     pub fn run<O: Observer>(&mut self, cycles: u64, obs: &mut O) -> Result<(), Violation> {
+        if self.event.is_some() {
+            return self.run_events(cycles);
+        }
         let end = self.now + cycles;
         let mut r = Ok(());
         while self.now < end && r.is_ok() {
@@ -548,6 +567,7 @@ impl<const V: usize> Fabric<V> {
         tap: &dyn Tap<V>,
         sink: &mut dyn FnMut(Range<u64>, &[Sample]),
     ) -> Result<(), Violation> {
+        assert!(self.event.is_none(), "the event engine records no signals");
         let end = self.now + cycles;
         self.mark_tapped(Some(tap));
         let mut window = std::mem::take(&mut self.samples);

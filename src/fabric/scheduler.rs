@@ -142,6 +142,39 @@ impl PartLog {
     }
 }
 
+/// The `in_order` check of packet `pkt` delivered to node `n` in cycle `c`: no packet of a
+/// (source, destination) flow arrives after a later one. `order[flow]`: the sequence number of
+/// the flow's last packet; with `multipath_lid`, only the packets that asked for the
+/// deterministic route (DLID LSB clear) count.
+pub(super) fn in_order(
+    order: &mut [u32],
+    nodes: usize,
+    multipath_lid: bool,
+    c: u64,
+    n: u32,
+    pkt: &Packet,
+) -> Result<(), Violation> {
+    if multipath_lid && pkt.dlid & 1 == 1 {
+        return Ok(());
+    }
+    let flow = pkt.src as usize * nodes + n as usize;
+    let seq = pkt.id / nodes as u32;
+    let prev = order[flow];
+    if prev != u32::MAX && seq <= prev {
+        return Err(Violation {
+            cycle: c,
+            invariant: "in_order",
+            place: format!("node {n}"),
+            detail: format!(
+                "packet {} of flow {}->{n} arrived after a later one (seq {seq} after {prev})",
+                pkt.id, pkt.src
+            ),
+        });
+    }
+    order[flow] = seq;
+    Ok(())
+}
+
 /// Whether unit `unit` has to be visited in the window `t0..t0 + w`: it is tapped, due, or
 /// something arrives for it.
 #[inline(always)]
@@ -342,28 +375,7 @@ impl<const V: usize> Fabric<V> {
                 &self.logs,
                 |l| &l.delivered,
                 t0..last + 1,
-                |&(c, n, pkt)| {
-                    // Only the packets that asked for the deterministic route (DLID LSB clear).
-                    if multipath_lid && pkt.dlid & 1 == 1 {
-                        return Ok(());
-                    }
-                    let flow = pkt.src as usize * nodes + n as usize;
-                    let seq = pkt.id / nodes as u32;
-                    let prev = order[flow];
-                    if prev != u32::MAX && seq <= prev {
-                        return Err(Violation {
-                            cycle: c,
-                            invariant: "in_order",
-                            place: format!("node {n}"),
-                            detail: format!(
-                                "packet {} of flow {}->{n} arrived after a later one (seq {seq} after {prev})",
-                                pkt.id, pkt.src
-                            ),
-                        });
-                    }
-                    order[flow] = seq;
-                    Ok(())
-                },
+                |&(c, n, pkt)| in_order(order, nodes, multipath_lid, c, n, &pkt),
             )?;
         }
         for log in &mut self.logs {

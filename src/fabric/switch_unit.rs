@@ -1,6 +1,6 @@
 //! A switch of the fabric on either engine: the fast engine ([`crate::switch`], the default) or
 //! the cycle engine ([`crate::cycle`]) behind the adapter that speaks the fabric's link records.
-//! Both give the same outputs in every cycle (`docs/switch.md`, "Two engines, one switch").
+//! Both give the same outputs in every cycle (`docs/switch.md`, "Three engines, one switch").
 
 use super::scheduler::Arrivals;
 use crate::blocks::{ArnTable, LftBanks};
@@ -19,6 +19,9 @@ pub enum Engine {
     Fast,
     /// One clock cycle per step, module for module as the HDL (`src/cycle/`).
     Cycle,
+    /// The fabric stepped from a calendar of port and node events (`src/fabric/event.rs`; D-mod-K
+    /// only).
+    Event,
 }
 
 /// A cycle-engine switch in the fabric: the link records arriving become the wires of its ports,

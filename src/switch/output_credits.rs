@@ -173,8 +173,14 @@ impl<const V: usize> OutputCredits<V> {
                 }
                 r.running -= stop;
                 r.stopped += stop * (now + 1);
-                r.last_stop = now;
-                r.last_stop_count = stop;
+                // Several records of one cycle (the event engine files them stream by stream)
+                // count as one.
+                if r.last_stop == now && r.last_stop_count > 0 {
+                    r.last_stop_count += stop;
+                } else {
+                    r.last_stop = now;
+                    r.last_stop_count = stop;
+                }
             }
         }
         Ok(())

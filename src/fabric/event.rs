@@ -1,0 +1,401 @@
+//! The event engine: the fabric stepped from a calendar of events, so that a switch port or an
+//! end node is touched only in the cycles something happens at it: a head reaching an input (its
+//! routing stage, a cycle later, is done then: it reads nothing that changes), an output's head,
+//! tail or first cycle it may grant a waiting packet, a credit stream starting or stopping at an
+//! output, an end node's step.
+//!
+//! It models the hardware of the fast engine (`src/switch/`, `docs/switch.md`): input buffers
+//! with a FIFO per (VC, output), the routing stage one cycle after the head, two-level
+//! round-robin arbitration (input, then VC) under virtual cut-through in the cycle a packet's
+//! tail leaves or any cycle the output is idle, one flit per cycle, credit counters per output and
+//! VC in closed form ([`OutputCredits`], the same block); and it steps the same end nodes
+//! ([`EndNode`], through their links' delay lines). Its outputs are the fast engine's byte for
+//! byte (`event/tests.rs`). It covers D-mod-K routing under every SL policy (1Q, DBBM, vFtree,
+//! Flow2SL) on fabrics whose routing cannot deadlock; [`unsupported`] names what it refuses.
+//! Switch links carry 12-byte events instead of delay lines; the routing stage reads the LFT of
+//! the fabric's switches.
+
+mod calendar;
+mod checks;
+mod ports;
+#[cfg(test)]
+mod tests;
+
+use super::node::EndNode;
+use super::{Fabric, FabricParams, Far, Violation};
+use crate::blocks::rr_arbiter::RrArbiter;
+use crate::switch::output_credits::OutputCredits;
+use crate::switch::{RoutingMode, SwitchStats};
+use crate::wire::Packet;
+use crate::wire::link::{Arriving, Backward, Channel, Flit, LinkSend};
+use calendar::{Calendar, Ev, Kind};
+
+/// No slot, no port.
+const NIL: u32 = u32::MAX;
+
+/// Why a fabric cannot step on the event engine, if it cannot: the first feature it lacks, as a
+/// sentence.
+pub fn unsupported(p: &FabricParams, can_deadlock: bool) -> Option<String> {
+    if p.switch.routing != RoutingMode::DModK {
+        return Some(format!(
+            "routing = \"{}\": the event engine routes by D-mod-K only (routing = \"dmodk\")",
+            p.switch.routing.name()
+        ));
+    }
+    if can_deadlock {
+        return Some(
+            "the routing can deadlock, and the event engine has no deadlock watchdog".to_string(),
+        );
+    }
+    None
+}
+
+/// A packet in a switch's input buffer (or on its way to one).
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    /// As stored (its `vc` is the VC of this buffer).
+    pkt: Packet,
+    /// First cycle it may request its output.
+    ready: u64,
+    /// The next slot of its VOQ FIFO (or of the free list).
+    next: u32,
+    /// Its VC in the next buffer.
+    next_vc: u8,
+}
+
+/// The packet an output sends: one flit per cycle from `start` (its head).
+#[derive(Clone, Copy, Debug)]
+struct Tx {
+    input: u32,
+    slot: u32,
+    len: u16,
+    next_vc: u8,
+    start: u64,
+}
+
+impl Tx {
+    fn end(&self) -> u64 {
+        self.start + self.len as u64 - 1
+    }
+}
+
+/// One switch output port.
+struct OutPort<const V: usize> {
+    credits: OutputCredits<V>,
+    in_arb: RrArbiter,
+    tx: Option<Tx>,
+    /// Inputs (of its switch) with a packet routed to it.
+    waiting: u64,
+    /// The cycle it is next visited (`u64::MAX`: when something wakes it).
+    wake: u64,
+    /// The last cycle it was visited.
+    last: u64,
+}
+
+/// Where a port leads: the flat index of the port at the far end of its link, or an end node.
+#[derive(Clone, Copy, Debug)]
+enum Peer {
+    Port(u32),
+    Node(u32),
+}
+
+/// The fabric's switches, ports and links as the event engine steps them.
+pub struct EventCore<const V: usize> {
+    cal: Calendar,
+    latency: u64,
+    vcs: usize,
+    /// Per switch: its first port in the flat port arrays, and its port count.
+    first: Vec<u32>,
+    ports: Vec<u8>,
+    /// Per flat port: its switch, and the far end of its output and of its input link.
+    switch_of: Vec<u32>,
+    down: Vec<Peer>,
+    up: Vec<Peer>,
+    outputs: Vec<OutPort<V>>,
+    /// VC-level round-robin pointers: per flat output, per input of its switch.
+    vc_ptr: Vec<u8>,
+    /// VOQ FIFOs: per flat input, per VC, per output of its switch: first and last slot.
+    voq_head: Vec<u32>,
+    voq_tail: Vec<u32>,
+    /// The widest switch's port count (the stride of `vc_ptr` and the VOQs).
+    stride: usize,
+    slots: Vec<Slot>,
+    free: u32,
+    /// Per flat input and VC: flits of the packets whose tails have arrived, and of those whose
+    /// tails have left; per flat input, the packet arriving (first cycle, length, 0 when none
+    /// has yet; its VC).
+    got: Vec<u64>,
+    gone: Vec<u64>,
+    arriving: Vec<(u64, u16)>,
+    arriving_vc: Vec<u8>,
+    stats: SwitchStats,
+    /// Per node: the cycle it last stepped (`u64::MAX` before its first), and its own next due
+    /// cycle as filed in the calendar.
+    node_last: Vec<u64>,
+    node_due: Vec<u64>,
+    /// Per node: the credit record its switch input sends back in the cycle being processed.
+    node_back: Vec<Backward<V>>,
+    backs_due: Vec<u32>,
+}
+
+impl<const V: usize> EventCore<V> {
+    /// The event engine's view of `f` (built, before its first cycle).
+    pub(super) fn new(f: &Fabric<V>) -> Self {
+        let vcs = f.params.switch.vcs();
+        let mut first = Vec::with_capacity(f.switches.len());
+        let mut ports = Vec::with_capacity(f.switches.len());
+        let mut n = 0u32;
+        for s in &f.switches {
+            first.push(n);
+            ports.push(s.ports() as u8);
+            n += s.ports() as u32;
+        }
+        let stride = ports.iter().map(|&p| p as usize).max().unwrap_or(1);
+        let flat = |sw: u32, port: u16| first[sw as usize] + port as u32;
+        let mut switch_of = vec![0u32; n as usize];
+        let mut down = vec![Peer::Node(NIL); n as usize];
+        let mut up = vec![Peer::Node(NIL); n as usize];
+        let mut outputs = Vec::with_capacity(n as usize);
+        for (s, unit) in f.switches.iter().enumerate() {
+            let w = unit.wiring();
+            for p in 0..unit.ports() {
+                let k = flat(s as u32, p as u16) as usize;
+                switch_of[k] = s as u32;
+                down[k] = match f.ends[w.out_ch[p] as usize].1 {
+                    Far::Switch { sw, port } => Peer::Port(flat(sw, port)),
+                    Far::Node(n) => Peer::Node(n),
+                };
+                up[k] = match f.ends[w.in_ch[p] as usize].0 {
+                    Far::Switch { sw, port } => Peer::Port(flat(sw, port)),
+                    Far::Node(n) => Peer::Node(n),
+                };
+                outputs.push(OutPort {
+                    credits: OutputCredits::new(w.out_capacity[p]),
+                    in_arb: RrArbiter::new(unit.ports()),
+                    tx: None,
+                    waiting: 0,
+                    wake: u64::MAX,
+                    last: u64::MAX,
+                });
+            }
+        }
+        let nodes = f.nodes.len();
+        let mut core = EventCore {
+            cal: Calendar::new(),
+            latency: f.params.link_latency as u64,
+            vcs,
+            first,
+            ports,
+            switch_of,
+            down,
+            up,
+            outputs,
+            vc_ptr: vec![0; n as usize * stride],
+            voq_head: vec![NIL; n as usize * vcs * stride],
+            voq_tail: vec![NIL; n as usize * vcs * stride],
+            stride,
+            slots: Vec::new(),
+            free: NIL,
+            got: vec![0; n as usize * vcs],
+            gone: vec![0; n as usize * vcs],
+            arriving: vec![(0, 0); n as usize],
+            arriving_vc: vec![0; n as usize],
+            stats: SwitchStats::default(),
+            node_last: vec![u64::MAX; nodes],
+            node_due: vec![0; nodes],
+            node_back: vec![Backward::default(); nodes],
+            backs_due: Vec::with_capacity(nodes),
+        };
+        for k in 0..nodes as u32 {
+            core.cal.push(0, Ev::new(Kind::Node, k));
+        }
+        core
+    }
+
+    /// Counters of all switches together, as of the end of cycle `last`.
+    pub(super) fn stats(&self, last: u64) -> SwitchStats {
+        let mut s = self.stats;
+        s.flits_sent += self
+            .outputs
+            .iter()
+            .filter_map(|o| o.tx)
+            .map(|t| crate::wire::link::streamed(t.start, t.len, last) as u64)
+            .sum::<u64>();
+        s
+    }
+
+    /// A free slot holding `pkt`.
+    #[inline]
+    fn alloc(&mut self, pkt: Packet) -> u32 {
+        let slot = Slot {
+            pkt,
+            ready: 0,
+            next: NIL,
+            next_vc: 0,
+        };
+        if self.free == NIL {
+            self.slots.push(slot);
+            (self.slots.len() - 1) as u32
+        } else {
+            let k = self.free;
+            self.free = self.slots[k as usize].next;
+            self.slots[k as usize] = slot;
+            k
+        }
+    }
+
+    #[inline]
+    fn release(&mut self, k: u32) {
+        self.slots[k as usize].next = self.free;
+        self.free = k;
+    }
+}
+
+/// What a node sends in a cycle, turned into events and records of the event engine.
+struct NodeLink<'a, const V: usize> {
+    core: &'a mut EventCore<V>,
+    /// The flat switch port the node is cabled to.
+    port: u32,
+}
+
+impl<const V: usize> LinkSend<V> for NodeLink<'_, V> {
+    fn send_flit(&mut self, now: u64, _ch: u32, flit: Flit) {
+        let c = &mut *self.core;
+        let k = c.alloc(flit.pkt);
+        let mut ev = Ev::new(Kind::Head, self.port);
+        ev.arg = k;
+        c.cal.push(now + c.latency, ev);
+    }
+
+    fn send_back(&mut self, now: u64, _ch: u32, b: Backward<V>) {
+        let c = &mut *self.core;
+        c.file_credits(self.port, &b, now + c.latency);
+    }
+}
+
+impl<const V: usize> EventCore<V> {
+    /// Files the credit streams of record `b` for output `port`, arriving in cycle `at`.
+    fn file_credits(&mut self, port: u32, b: &Backward<V>, at: u64) {
+        for v in 0..V {
+            if b.start[v] > 0 {
+                let mut ev = Ev::new(Kind::CreditsStart, port);
+                ev.vc = v as u8;
+                ev.count = b.start[v];
+                ev.arg = b.start_flits[v];
+                self.cal.push(at, ev);
+            }
+        }
+        for v in 0..V {
+            if b.stop[v] > 0 {
+                let mut ev = Ev::new(Kind::CreditsStop, port);
+                ev.vc = v as u8;
+                ev.count = b.stop[v];
+                self.cal.push(at, ev);
+            }
+        }
+    }
+}
+
+impl<const V: usize> Fabric<V> {
+    /// [`Fabric::run`] on the event engine.
+    pub(super) fn run_events(&mut self, cycles: u64) -> Result<(), Violation> {
+        let end = self.now + cycles;
+        let Some(mut core) = self.event.take() else {
+            return Ok(());
+        };
+        let r = core.run(self, end);
+        self.event = Some(core);
+        // Every node as of the last cycle stepped.
+        if let Some(core) = &self.event {
+            for (n, node) in self.nodes.iter_mut().enumerate() {
+                let last = core.node_last[n];
+                if last == u64::MAX || last < end - 1 {
+                    node.skip_to(end - 1);
+                }
+            }
+        }
+        self.now = match &r {
+            Ok(()) => end,
+            Err(v) => v.cycle + 1,
+        };
+        r
+    }
+}
+
+impl<const V: usize> EventCore<V> {
+    fn run(&mut self, f: &mut Fabric<V>, end: u64) -> Result<(), Violation> {
+        let mut now = f.now;
+        while now < end {
+            if !self.cal.has(now) {
+                match self.cal.next_busy(now + 1, end) {
+                    Some(c) => now = c,
+                    None => break,
+                }
+            }
+            let list = self.cal.take(now);
+            for ev in &list {
+                match ev.kind {
+                    Kind::Head => self.head_arrives(f, ev.unit, ev.arg, now)?,
+                    Kind::Output => self.visit_output(f, ev.unit, now),
+                    Kind::CreditsStart | Kind::CreditsStop => self.credits_arrive(ev, now)?,
+                    Kind::Node => self.step_node(f, ev.unit, now)?,
+                }
+            }
+            self.cal.give_back(now, list);
+            self.send_node_backs(&mut f.channels, &f.nodes, now);
+            now += 1;
+        }
+        Ok(())
+    }
+
+    /// End node `n` steps cycle `now` (once, however many events ask for it).
+    fn step_node(&mut self, f: &mut Fabric<V>, n: u32, now: u64) -> Result<(), Violation> {
+        let k = n as usize;
+        let last = self.node_last[k];
+        if last != u64::MAX && last >= now {
+            return Ok(());
+        }
+        let node = &mut f.nodes[k];
+        if now > 0 && (last == u64::MAX || last + 1 < now) {
+            node.skip_to(now - 1);
+        }
+        let arriving = Arriving {
+            flits: f.channels[node.in_channel() as usize]
+                .recv_flit(now)
+                .is_some() as u64,
+            back: f.channels[node.out_channel() as usize]
+                .recv_back(now)
+                .is_some() as u64,
+        };
+        let port = match f.ends[node.out_channel() as usize].1 {
+            Far::Switch { sw, port } => self.first[sw as usize] + port as u32,
+            Far::Node(_) => NIL,
+        };
+        let mut link = NodeLink { core: self, port };
+        let delivered = node.step(now, &f.channels, arriving, &mut link);
+        self.node_last[k] = now;
+        let due = node.due_after(now);
+        if due != u64::MAX && due != self.node_due[k] {
+            self.node_due[k] = due;
+            self.cal.push(due, Ev::new(Kind::Node, n));
+        }
+        match (delivered, f.order.as_mut()) {
+            (Some(pkt), Some(order)) => {
+                let multipath_lid = f.params.switch.lmc > 0;
+                super::scheduler::in_order(order, f.nodes.len(), multipath_lid, now, n, &pkt)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes the credit records the switch inputs facing nodes send back in `now`.
+    fn send_node_backs(&mut self, channels: &mut [Channel<V>], nodes: &[EndNode<V>], now: u64) {
+        for k in 0..self.backs_due.len() {
+            let n = self.backs_due[k];
+            let b = std::mem::take(&mut self.node_back[n as usize]);
+            channels[nodes[n as usize].out_channel() as usize].send_back(now, b);
+            self.cal.push(now + self.latency, Ev::new(Kind::Node, n));
+        }
+        self.backs_due.clear();
+    }
+}

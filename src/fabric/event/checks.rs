@@ -1,0 +1,153 @@
+//! The invariants of `docs/switch.md` on the event engine: flit conservation over the fabric and
+//! credit conservation per link direction and VC, read from its ports, the end nodes and the
+//! events still in the calendar (heads and credit records on their way).
+
+use super::*;
+use crate::wire::link::streamed;
+
+/// Per flat input and VC: flits that have left by the end of the cycle checked, and flits of
+/// departing packets not yet left (their credit streams announced upstream).
+struct Departures {
+    left: Vec<u64>,
+    announced: Vec<u64>,
+}
+
+impl<const V: usize> EventCore<V> {
+    /// Flits of flat input `input` on `vc` arrived by the end of cycle `now`.
+    fn arrived(&self, input: usize, vc: usize, now: u64) -> u64 {
+        let mut n = self.got[input * self.vcs + vc];
+        let (start, len) = self.arriving[input];
+        if len > 0 && self.arriving_vc[input] as usize == vc {
+            n += streamed(start, len, now) as u64;
+        }
+        n
+    }
+
+    fn departures(&self, now: u64) -> Departures {
+        let mut d = Departures {
+            left: self.gone.clone(),
+            announced: vec![0; self.gone.len()],
+        };
+        // A packet granted in `now` leaves from `now + 1`: its stream has not started.
+        for tx in self
+            .outputs
+            .iter()
+            .filter_map(|o| o.tx)
+            .filter(|t| t.start <= now)
+        {
+            let vc = self.slots[tx.slot as usize].pkt.vc as usize;
+            let k = tx.input as usize * self.vcs + vc;
+            let done = streamed(tx.start, tx.len, now) as u64;
+            d.left[k] += done;
+            d.announced[k] += tx.len as u64 - done;
+        }
+        d
+    }
+
+    /// Per flat output and VC: credits of streams on their way back to it (filed, not arrived).
+    fn credits_on_the_way(&self) -> Vec<u64> {
+        let mut c = vec![0u64; self.outputs.len() * self.vcs];
+        for ev in self.cal.all() {
+            if ev.kind == Kind::CreditsStart {
+                c[ev.unit as usize * self.vcs + ev.vc as usize] += ev.arg as u64;
+            }
+        }
+        c
+    }
+
+    /// The checks as of the end of cycle `now` (the last cycle stepped).
+    pub(in crate::fabric) fn check(&self, f: &Fabric<V>, now: u64) -> Result<(), Violation> {
+        let vcs = self.vcs;
+        let d = self.departures(now);
+        let back_to = self.credits_on_the_way();
+        let buffered = |j: usize, v: usize| self.arrived(j, v, now) - d.left[j * vcs + v];
+        let t = f.totals();
+        let mut in_buffers = 0u64;
+        let mut on_links = 0u64;
+        for j in 0..self.outputs.len() {
+            for v in 0..vcs {
+                in_buffers += buffered(j, v);
+                let sent = self.outputs[j].credits.sent(v, now);
+                on_links += sent.wrapping_sub(match self.down[j] {
+                    Peer::Port(k) => self.arrived(k as usize, v, now),
+                    Peer::Node(n) => f.nodes[n as usize].flits_received(v),
+                });
+                if let Peer::Node(n) = self.up[j] {
+                    let node = &f.nodes[n as usize];
+                    on_links += node.flits_sent(v).wrapping_sub(self.arrived(j, v, now));
+                }
+            }
+        }
+        if t.nodes.injected_flits != t.nodes.delivered_flits + in_buffers + on_links {
+            return Err(Violation {
+                cycle: now,
+                invariant: "flit_conservation",
+                place: "fabric".into(),
+                detail: format!(
+                    "injected {} != delivered {} + buffered {in_buffers} + on links {on_links}",
+                    t.nodes.injected_flits, t.nodes.delivered_flits
+                ),
+            });
+        }
+        let breach = |place: String, credits: u64, buffered: u64, link: u64, back: u64, cap| {
+            let sum = credits + buffered + link + back;
+            (sum != cap).then(|| Violation {
+                cycle: now,
+                invariant: "credit_conservation",
+                place,
+                detail: format!(
+                    "credits {credits} + buffered {buffered} + flits on link {link} + credits returning {back} = {sum}, capacity {cap}"
+                ),
+            })
+        };
+        for j in 0..self.outputs.len() {
+            let s = self.switch_of[j];
+            let port = j as u32 - self.first[s as usize];
+            let out = &self.outputs[j].credits;
+            for v in 0..vcs {
+                let sent = out.sent(v, now);
+                let (buffered, link, announced) = match self.down[j] {
+                    Peer::Port(k) => {
+                        let k = k as usize;
+                        let got = self.arrived(k, v, now);
+                        (
+                            buffered(k, v),
+                            sent.wrapping_sub(got),
+                            d.announced[k * vcs + v],
+                        )
+                    }
+                    Peer::Node(n) => {
+                        let node = &f.nodes[n as usize];
+                        let got = node.flits_received(v);
+                        (0, sent.wrapping_sub(got), node.credits_announced(v))
+                    }
+                };
+                let back = (back_to[j * vcs + v] + out.pending(v, now))
+                    .checked_sub(announced)
+                    .unwrap_or(u64::MAX / 2);
+                let place = || format!("switch {s} output {port}, VC {v}");
+                let credits = out.credits(v, now) as u64;
+                if let Some(e) = breach(place(), credits, buffered, link, back, out.cap() as u64) {
+                    return Err(e);
+                }
+            }
+            if let Peer::Node(n) = self.up[j] {
+                let node = &f.nodes[n as usize];
+                let ch = &f.channels[node.out_channel() as usize];
+                for v in 0..vcs {
+                    let link = node.flits_sent(v).wrapping_sub(self.arrived(j, v, now));
+                    let back = (ch.credits_in_flight(now + 1, v) + node.credits_returning(v))
+                        .checked_sub(d.announced[j * vcs + v])
+                        .unwrap_or(u64::MAX / 2);
+                    let place = format!("node {n} output, VC {v}");
+                    let cap = f.params.switch.vc_capacity as u64;
+                    let credits = node.credits(v) as u64;
+                    if let Some(e) = breach(place, credits, buffered(j, v), link, back, cap) {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

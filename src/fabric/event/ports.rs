@@ -1,0 +1,374 @@
+//! The switch ports on the event engine: an input taking a head and routing it, an output
+//! sending its packet's head and tail and arbitrating among the heads routed to it, the credit
+//! streams coming back to an output, and the credits an input frees going back upstream.
+//! The timing is the fast engine's (`docs/switch.md`, "Stages and latencies").
+
+use super::*;
+use crate::blocks::Block;
+use crate::blocks::rr_arbiter::RrArbiterIn;
+
+impl<const V: usize> EventCore<V> {
+    #[inline]
+    fn voq(&self, input: u32, vc: usize, out: usize) -> usize {
+        (input as usize * self.vcs + vc) * self.stride + out
+    }
+
+    /// A head reaches flat input `input` in `now`: the routing stage (in `now + 1`) reads its
+    /// LFT entry and places it in the FIFO of its (VC, output), ready to request from `now + 2`.
+    pub(super) fn head_arrives(
+        &mut self,
+        f: &Fabric<V>,
+        input: u32,
+        k: u32,
+        now: u64,
+    ) -> Result<(), Violation> {
+        let s = self.switch_of[input as usize];
+        let i = (input - self.first[s as usize]) as usize;
+        let pkt = self.slots[k as usize].pkt;
+        let (start, len) = self.arriving[input as usize];
+        if len > 0 {
+            if start + len as u64 > now {
+                return Err(Violation {
+                    cycle: now,
+                    invariant: "switch",
+                    place: format!("switch {s} port {i}"),
+                    detail: format!(
+                        "head of packet {} while {} flits of the packet before are still due",
+                        pkt.id,
+                        start + len as u64 - now
+                    ),
+                });
+            }
+            let v = self.arriving_vc[input as usize] as usize;
+            self.got[input as usize * self.vcs + v] += len as u64;
+        }
+        self.arriving[input as usize] = (now, pkt.len);
+        self.arriving_vc[input as usize] = pkt.vc;
+        let unit = &f.switches[s as usize];
+        let out = unit
+            .lft()
+            .options(pkt.dlid)
+            .deterministic()
+            .filter(|&o| (o as usize) < self.ports[s as usize] as usize);
+        let Some(o) = out else {
+            return Err(Violation {
+                cycle: now + 1,
+                invariant: "switch",
+                place: format!("switch {s} port {i}"),
+                detail: format!("packet {} to LID {} has no route", pkt.id, pkt.dlid),
+            });
+        };
+        let o = o as usize;
+        let vl = unit.wiring().sl_to_vl.vl(o, i, pkt.sl);
+        let next_vc = f.params.switch.next_vc(&pkt, vl);
+        let slot = &mut self.slots[k as usize];
+        slot.ready = now + 2;
+        slot.next_vc = next_vc;
+        slot.next = NIL;
+        let q = self.voq(input, pkt.vc as usize, o);
+        match self.voq_tail[q] {
+            NIL => self.voq_head[q] = k,
+            t => self.slots[t as usize].next = k,
+        }
+        self.voq_tail[q] = k;
+        let out = self.first[s as usize] + o as u32;
+        self.outputs[out as usize].waiting |= 1 << i;
+        self.wake_output(out, now + 2);
+        Ok(())
+    }
+
+    /// Idle output `out` with packets waiting has to arbitrate again by cycle `at`.
+    #[inline]
+    fn wake_output(&mut self, out: u32, at: u64) {
+        let o = &mut self.outputs[out as usize];
+        if o.tx.is_none() && o.waiting != 0 && (at < o.wake || o.wake == u64::MAX) {
+            o.wake = at;
+            self.cal.push(at, Ev::new(Kind::Output, out));
+        }
+    }
+
+    /// Credit streams come back to output `ev.unit` in `now`.
+    pub(super) fn credits_arrive(&mut self, ev: &Ev, now: u64) -> Result<(), Violation> {
+        let out = ev.unit;
+        let o = &mut self.outputs[out as usize];
+        let mut b = Backward::<V>::default();
+        let starts = ev.kind == Kind::CreditsStart;
+        if starts {
+            b.start[ev.vc as usize] = ev.count;
+            b.start_flits[ev.vc as usize] = ev.arg;
+        } else {
+            b.stop[ev.vc as usize] = ev.count;
+        }
+        let ok = o.credits.arrive(&b, now).is_ok();
+        let overflow = o.credits.overflow(self.vcs, now);
+        if !ok || overflow.is_some() {
+            let s = self.switch_of[out as usize];
+            let what = match overflow {
+                Some(v) if ok => format!(
+                    "credit counter of VC {v}: more credits back than flits sent (overflow)"
+                ),
+                _ => "credit return streams out of step (more stopped or returned than started)"
+                    .to_string(),
+            };
+            return Err(Violation {
+                cycle: now,
+                invariant: "switch",
+                place: format!("switch {s} port {}", out - self.first[s as usize]),
+                detail: what,
+            });
+        }
+        if starts {
+            // The arbitration of a cycle reads the credits through the cycle before.
+            self.wake_output(out, now + 1);
+        }
+        Ok(())
+    }
+
+    /// Input `input` frees a packet's flits from `now` (a stream of `len` starting on `vc`) or
+    /// returns the last of them (`len` 0: the stream stops); the record reaches the far end of
+    /// its link `latency` cycles later.
+    #[inline]
+    fn credits_up(&mut self, input: u32, vc: u8, len: u16, now: u64) {
+        match self.up[input as usize] {
+            Peer::Port(out) => {
+                let kind = if len > 0 {
+                    Kind::CreditsStart
+                } else {
+                    Kind::CreditsStop
+                };
+                let mut ev = Ev::new(kind, out);
+                ev.vc = vc;
+                ev.count = 1;
+                ev.arg = len as u32;
+                self.cal.push(now + self.latency, ev);
+            }
+            Peer::Node(n) => {
+                let b = &mut self.node_back[n as usize];
+                if !b.has_credits() {
+                    self.backs_due.push(n);
+                }
+                if len > 0 {
+                    b.start_stream(vc as usize, len);
+                } else {
+                    b.stop_stream(vc as usize);
+                }
+            }
+        }
+    }
+
+    /// Output `out` in `now`: its packet's head or tail leaves, and an idle output (or one
+    /// sending its tail) grants the next packet, whose head leaves in `now + 1`.
+    pub(super) fn visit_output(&mut self, f: &mut Fabric<V>, out: u32, now: u64) {
+        let o = &self.outputs[out as usize];
+        if o.wake != now || o.last == now {
+            return;
+        }
+        self.outputs[out as usize].last = now;
+        let s = self.switch_of[out as usize];
+        let p = out - self.first[s as usize];
+        let mut sending_vc = None;
+        let mut finishing = true;
+        if let Some(tx) = self.outputs[out as usize].tx {
+            sending_vc = Some(tx.next_vc);
+            finishing = false;
+            let in_vc = self.slots[tx.slot as usize].pkt.vc;
+            if tx.start == now {
+                self.credits_up(tx.input, in_vc, tx.len, now);
+                let mut pkt = self.slots[tx.slot as usize].pkt;
+                pkt.vc = tx.next_vc;
+                self.send_head(f, out, pkt, now);
+                self.stats.packets_sent += 1;
+            }
+            if tx.end() == now {
+                self.credits_up(tx.input, in_vc, 0, now);
+                self.gone[tx.input as usize * self.vcs + in_vc as usize] += tx.len as u64;
+                self.release(tx.slot);
+                self.stats.flits_sent += tx.len as u64;
+                self.outputs[out as usize].tx = None;
+                finishing = true;
+            }
+        }
+        let mut next = None;
+        let mut retry = u64::MAX;
+        if finishing && self.outputs[out as usize].waiting != 0 {
+            match self.arbitrate(s, p as usize, out, now, sending_vc) {
+                Ok(tx) => next = Some(tx),
+                Err(unready) => {
+                    let blocked = sending_vc.is_none()
+                        && !unready
+                        && !self.outputs[out as usize].credits.arriving(now);
+                    if !blocked {
+                        retry = self.retry_at(s, p as usize, out, now);
+                    }
+                }
+            }
+        }
+        let o = &mut self.outputs[out as usize];
+        if finishing && sending_vc.is_some() {
+            o.credits.finish_sending();
+        }
+        if let Some(n) = next {
+            o.credits.start_sending(n.next_vc as usize, n.start, n.len);
+            o.tx = Some(n);
+        }
+        o.wake = match o.tx {
+            Some(tx) if tx.start > now => tx.start,
+            Some(tx) => tx.end(),
+            None => retry,
+        };
+        if o.wake != u64::MAX {
+            let at = o.wake;
+            self.cal.push(at, Ev::new(Kind::Output, out));
+        }
+    }
+
+    /// Sends the head of `pkt` on output `out` in `now`.
+    #[inline]
+    fn send_head(&mut self, f: &mut Fabric<V>, out: u32, pkt: Packet, now: u64) {
+        match self.down[out as usize] {
+            Peer::Port(input) => {
+                let k = self.alloc(pkt);
+                let mut ev = Ev::new(Kind::Head, input);
+                ev.arg = k;
+                self.cal.push(now + self.latency, ev);
+            }
+            Peer::Node(n) => {
+                let ch = f.nodes[n as usize].in_channel() as usize;
+                f.channels[ch].send_flit(now, Flit { pkt, index: 0 });
+                self.cal.push(now + self.latency, Ev::new(Kind::Node, n));
+            }
+        }
+    }
+
+    /// The two-level round-robin arbitration of output `p` of switch `s` (flat `out`) in `now`
+    /// over the ready heads that fit in the credits of their next VC (read through `now - 1`,
+    /// less the flit sent now on `sending_vc`). The grant, or whether some head was not ready.
+    fn arbitrate(
+        &mut self,
+        s: u32,
+        p: usize,
+        out: u32,
+        now: u64,
+        sending_vc: Option<u8>,
+    ) -> Result<Tx, bool> {
+        let base = self.first[s as usize];
+        let o = &self.outputs[out as usize];
+        let mut inputs = 0u64;
+        let mut unready = false;
+        let mut scan = o.waiting;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            for v in 0..self.vcs {
+                let h = self.voq_head[self.voq(base + i as u32, v, p)];
+                if h == NIL {
+                    continue;
+                }
+                let slot = &self.slots[h as usize];
+                if slot.ready > now {
+                    unready = true;
+                    continue;
+                }
+                let c = o
+                    .credits
+                    .credits(slot.next_vc as usize, now.saturating_sub(1));
+                let spent = (sending_vc == Some(slot.next_vc)) as u16;
+                if c.saturating_sub(spent) >= slot.pkt.len {
+                    inputs |= 1 << i;
+                    break;
+                }
+            }
+        }
+        if inputs == 0 {
+            return Err(unready);
+        }
+        let o = &mut self.outputs[out as usize];
+        let i = o
+            .in_arb
+            .step(&RrArbiterIn {
+                req: inputs as u128,
+                ack: true,
+            })
+            .idx as usize;
+        let input = base + i as u32;
+        // The VCs of input `i` whose heads request.
+        let mut vcs = 0u128;
+        for v in 0..self.vcs {
+            let h = self.voq_head[self.voq(input, v, p)];
+            if h == NIL {
+                continue;
+            }
+            let slot = &self.slots[h as usize];
+            if slot.ready > now {
+                continue;
+            }
+            let c = self.outputs[out as usize]
+                .credits
+                .credits(slot.next_vc as usize, now.saturating_sub(1));
+            let spent = (sending_vc == Some(slot.next_vc)) as u16;
+            if c.saturating_sub(spent) >= slot.pkt.len {
+                vcs |= 1 << v;
+            }
+        }
+        let ptr = &mut self.vc_ptr[out as usize * self.stride + i];
+        let mut vc_arb = RrArbiter::with_ptr(self.vcs, *ptr);
+        let v = vc_arb
+            .step(&RrArbiterIn {
+                req: vcs,
+                ack: true,
+            })
+            .idx as usize;
+        *ptr = vc_arb.regs().ptr;
+        let q = self.voq(input, v, p);
+        let k = self.voq_head[q];
+        self.voq_head[q] = self.slots[k as usize].next;
+        if self.voq_head[q] == NIL {
+            self.voq_tail[q] = NIL;
+            if (0..self.vcs).all(|w| self.voq_head[self.voq(input, w, p)] == NIL) {
+                self.outputs[out as usize].waiting &= !(1 << i);
+            }
+        }
+        let slot = &self.slots[k as usize];
+        Ok(Tx {
+            input,
+            slot: k,
+            len: slot.pkt.len,
+            next_vc: slot.next_vc,
+            start: now + 1,
+        })
+    }
+
+    /// The first cycle after `now` in which idle output `p` of switch `s` could grant one of the
+    /// packets waiting for it if nothing else happened meanwhile (a head becomes ready, or the
+    /// credits coming back at their current rate reach its length); `u64::MAX` when none could.
+    fn retry_at(&self, s: u32, p: usize, out: u32, now: u64) -> u64 {
+        let base = self.first[s as usize];
+        let o = &self.outputs[out as usize];
+        let mut best = u64::MAX;
+        let mut scan = o.waiting;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            for v in 0..self.vcs {
+                let h = self.voq_head[self.voq(base + i as u32, v, p)];
+                if h == NIL {
+                    continue;
+                }
+                let slot = &self.slots[h as usize];
+                let mut at = (now + 1).max(slot.ready);
+                let nv = slot.next_vc as usize;
+                let have = o.credits.credits(nv, now);
+                if have < slot.pkt.len {
+                    let rate = o.credits.running(nv);
+                    if rate == 0 {
+                        continue;
+                    }
+                    let cycles = (slot.pkt.len - have) as u64;
+                    at = at.max(now + 1 + cycles.div_ceil(rate));
+                }
+                best = best.min(at);
+            }
+        }
+        best
+    }
+}

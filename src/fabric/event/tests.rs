@@ -1,0 +1,135 @@
+//! The event engine against the fast engine: the same counters of every node and of the
+//! switches after every stretch of cycles, the invariants holding, on random fat trees.
+
+use super::*;
+use crate::fabric::Engine;
+use crate::fabric::tests::{small_params, uniform};
+use crate::fabric::topology::Topology;
+use crate::switch::{QueuingScheme, SwitchParams};
+use crate::wire::link::FEW_VCS;
+use proptest::prelude::*;
+
+/// Every counter of the fabric that an output is made of: the totals and each node's.
+fn counters<const V: usize>(f: &Fabric<V>) -> (crate::fabric::FabricTotals, Vec<String>) {
+    let nodes = f
+        .nodes()
+        .iter()
+        .map(|n| format!("{:?}", n.stats()))
+        .collect();
+    (f.totals(), nodes)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Over random k-ary n-trees, loads, message sizes, buffers, link latencies and SL policies,
+    /// run in stretches of random length until the sources stop and the fabric drains: after
+    /// every stretch the event engine's counters are the fast engine's, and both pass the
+    /// invariant checks.
+    #[test]
+    fn the_event_engine_counts_what_the_fast_engine_counts(
+        k in 2u32..=4,
+        n in 1u32..=3,
+        load in 0.05f64..1.0,
+        message in prop::sample::select(vec![1u32, 5, 16, 40]),
+        vc in prop::sample::select(vec![16u16, 32, 64, 128]),
+        latency in 1u32..=7,
+        scheme in 0usize..4,
+        stretch in 1u64..200,
+        seed in any::<u64>(),
+    ) {
+        let topo = Topology::kary_ntree(k, n);
+        let mut p = small_params(RoutingMode::DModK, seed);
+        let mut sw = SwitchParams::with_paper_ratios(RoutingMode::DModK, vc, 100);
+        sw.queuing = [
+            QueuingScheme::OneQ,
+            QueuingScheme::Dbbm { vcs: 3 },
+            QueuingScheme::VFtree { vcs: 3, nodes_per_leaf: k },
+            QueuingScheme::Flow2Sl { vcs: 3, nodes: topo.nodes },
+        ][scheme];
+        sw.max_packets = crate::switch::packet_slots(sw.vcs(), vc, 1);
+        p.switch = sw;
+        p.node_vc_capacity = vc;
+        p.link_latency = latency;
+        let mut flows = uniform(topo.nodes, load, 1500);
+        for f in flows.iter_mut().flatten() {
+            f.message_flits = message;
+        }
+        let build = |engine| {
+            let mut f = Fabric::<FEW_VCS>::build(&topo, p.clone(), &flows).unwrap();
+            f.set_engine(engine);
+            f
+        };
+        let (mut fast, mut event) = (build(Engine::Fast), build(Engine::Event));
+        while fast.now() < 6000 {
+            fast.run(stretch, &mut ()).map_err(|v| TestCaseError::fail(v.to_string()))?;
+            event.run(stretch, &mut ()).map_err(|v| TestCaseError::fail(v.to_string()))?;
+            prop_assert_eq!(fast.now(), event.now());
+            prop_assert_eq!(counters(&fast), counters(&event), "after cycle {}", fast.now());
+            event.check().map_err(|v| TestCaseError::fail(v.to_string()))?;
+        }
+        let t = event.totals();
+        prop_assert_eq!(t.nodes.delivered_packets, t.nodes.generated_packets, "not drained");
+    }
+}
+
+/// A credit stream that stops without having started is reported where and when, as a broken
+/// invariant.
+#[test]
+fn a_stream_stopped_before_it_started_is_reported() {
+    let topo = Topology::kary_ntree(2, 2);
+    let p = small_params(RoutingMode::DModK, 7);
+    let mut f = Fabric::<FEW_VCS>::build(&topo, p, &uniform(topo.nodes, 0.5, 400)).unwrap();
+    f.set_engine(Engine::Event);
+    f.run(3000, &mut ()).unwrap();
+    let at = f.now();
+    let core = f.event.as_mut().unwrap();
+    let j = (0..core.outputs.len())
+        .find(|&j| core.outputs[j].credits.running(0) == 0)
+        .unwrap();
+    let mut ev = Ev::new(Kind::CreditsStop, j as u32);
+    ev.count = 1;
+    core.cal.push(at + 2, ev);
+    let (s, port) = (
+        core.switch_of[j],
+        j as u32 - core.first[core.switch_of[j] as usize],
+    );
+    let v = f.run(10, &mut ()).unwrap_err();
+    assert_eq!((v.cycle, v.invariant), (at + 2, "switch"), "{v}");
+    assert_eq!(v.place, format!("switch {s} port {port}"));
+    assert!(v.detail.contains("out of step"), "{v}");
+    assert_eq!(f.now(), at + 3, "the run stops the cycle after");
+}
+
+/// Credits lost on their way back show in the credit conservation check.
+#[test]
+fn credits_lost_on_the_way_are_found_by_the_check() {
+    let topo = Topology::kary_ntree(2, 2);
+    let p = small_params(RoutingMode::DModK, 3);
+    let mut f = Fabric::<FEW_VCS>::build(&topo, p, &uniform(topo.nodes, 0.8, 2000)).unwrap();
+    f.set_engine(Engine::Event);
+    f.run(500, &mut ()).unwrap();
+    f.check().unwrap();
+    let core = f.event.as_mut().unwrap();
+    let lost = core
+        .outputs
+        .iter()
+        .position(|o| o.credits.pending(0, 499) > 0);
+    let j = lost.expect("some output has credits coming back");
+    let mut b = Backward::<FEW_VCS>::default();
+    b.start_stream(0, 1);
+    // Counted as arrived, never started at the far end: one credit too many.
+    core.outputs[j].credits.arrive(&b, 499).unwrap();
+    let v = f.check().unwrap_err();
+    assert_eq!(v.invariant, "credit_conservation", "{v}");
+}
+
+#[test]
+fn what_the_event_engine_does_not_model_is_named() {
+    let mut p = small_params(RoutingMode::ArnAfi, 1);
+    let why = unsupported(&p, false).unwrap();
+    assert!(why.contains("arn_afi") && why.contains("dmodk"), "{why}");
+    p.switch.routing = RoutingMode::DModK;
+    assert_eq!(unsupported(&p, false), None);
+    assert!(unsupported(&p, true).unwrap().contains("deadlock"));
+}
