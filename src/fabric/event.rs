@@ -133,9 +133,11 @@ pub struct EventCore<const V: usize> {
     /// cycle as filed in the calendar.
     node_last: Vec<u64>,
     node_due: Vec<u64>,
-    /// Per node: the credit record its switch input sends back in the cycle being processed.
-    node_back: Vec<Backward<V>>,
-    backs_due: Vec<u32>,
+    /// Per cycle parity, per node: the credit record its switch input sends back in that cycle
+    /// (the cycle being processed, or the next one: a grant starts its packet's stream then),
+    /// and the nodes that have one.
+    node_back: [Vec<Backward<V>>; 2],
+    backs_due: [Vec<u32>; 2],
 }
 
 impl<const V: usize> EventCore<V> {
@@ -203,8 +205,11 @@ impl<const V: usize> EventCore<V> {
             stats: SwitchStats::default(),
             node_last: vec![u64::MAX; nodes],
             node_due: vec![0; nodes],
-            node_back: vec![Backward::default(); nodes],
-            backs_due: Vec::with_capacity(nodes),
+            node_back: [
+                vec![Backward::default(); nodes],
+                vec![Backward::default(); nodes],
+            ],
+            backs_due: [Vec::with_capacity(nodes), Vec::with_capacity(nodes)],
         };
         for k in 0..nodes as u32 {
             core.cal.push(0, Ev::new(Kind::Node, k));
@@ -215,6 +220,12 @@ impl<const V: usize> EventCore<V> {
     /// Counters of all switches together, as of the end of cycle `last`.
     pub(super) fn stats(&self, last: u64) -> SwitchStats {
         let mut s = self.stats;
+        // A packet granted in `last` is counted when granted; its head leaves in `last + 1`.
+        s.packets_sent -= self
+            .outputs
+            .iter()
+            .filter(|o| o.tx.is_some_and(|t| t.start > last))
+            .count() as u64;
         s.flits_sent += self
             .outputs
             .iter()
@@ -326,7 +337,9 @@ impl<const V: usize> EventCore<V> {
     fn run(&mut self, f: &mut Fabric<V>, end: u64) -> Result<(), Violation> {
         let mut now = f.now;
         while now < end {
-            if !self.cal.has(now) {
+            // A cycle with no event but credit records to send (a grant in the cycle before
+            // started a stream in it) is not skipped.
+            if !self.cal.has(now) && self.backs_due[(now & 1) as usize].is_empty() {
                 match self.cal.next_busy(now + 1, end) {
                     Some(c) => now = c,
                     None => break,
@@ -390,12 +403,13 @@ impl<const V: usize> EventCore<V> {
 
     /// Writes the credit records the switch inputs facing nodes send back in `now`.
     fn send_node_backs(&mut self, channels: &mut [Channel<V>], nodes: &[EndNode<V>], now: u64) {
-        for k in 0..self.backs_due.len() {
-            let n = self.backs_due[k];
-            let b = std::mem::take(&mut self.node_back[n as usize]);
+        let odd = (now & 1) as usize;
+        for k in 0..self.backs_due[odd].len() {
+            let n = self.backs_due[odd][k];
+            let b = std::mem::take(&mut self.node_back[odd][n as usize]);
             channels[nodes[n as usize].out_channel() as usize].send_back(now, b);
             self.cal.push(now + self.latency, Ev::new(Kind::Node, n));
         }
-        self.backs_due.clear();
+        self.backs_due[odd].clear();
     }
 }

@@ -28,13 +28,9 @@ impl<const V: usize> EventCore<V> {
             left: self.gone.clone(),
             announced: vec![0; self.gone.len()],
         };
-        // A packet granted in `now` leaves from `now + 1`: its stream has not started.
-        for tx in self
-            .outputs
-            .iter()
-            .filter_map(|o| o.tx)
-            .filter(|t| t.start <= now)
-        {
+        // A packet granted in `now` leaves from `now + 1`: the record of its stream, filed at
+        // the grant, counts as announced (its far end counts it on its way back).
+        for tx in self.outputs.iter().filter_map(|o| o.tx) {
             let vc = self.slots[tx.slot as usize].pkt.vc as usize;
             let k = tx.input as usize * self.vcs + vc;
             let done = streamed(tx.start, tx.len, now) as u64;
@@ -136,7 +132,10 @@ impl<const V: usize> EventCore<V> {
                 let ch = &f.channels[node.out_channel() as usize];
                 for v in 0..vcs {
                     let link = node.flits_sent(v).wrapping_sub(self.arrived(j, v, now));
-                    let back = (ch.credits_in_flight(now + 1, v) + node.credits_returning(v))
+                    // Records of the next cycle, filed at a grant, not yet on the link.
+                    let next = self.node_back[((now + 1) & 1) as usize][n as usize].start_flits[v];
+                    let on_the_way = ch.credits_in_flight(now + 1, v) + next as u64;
+                    let back = (on_the_way + node.credits_returning(v))
                         .checked_sub(d.announced[j * vcs + v])
                         .unwrap_or(u64::MAX / 2);
                     let place = format!("node {n} output, VC {v}");

@@ -124,9 +124,9 @@ impl<const V: usize> EventCore<V> {
         Ok(())
     }
 
-    /// Input `input` frees a packet's flits from `now` (a stream of `len` starting on `vc`) or
-    /// returns the last of them (`len` 0: the stream stops); the record reaches the far end of
-    /// its link `latency` cycles later.
+    /// Input `input` frees a packet's flits from cycle `now` (a stream of `len` starting on `vc`)
+    /// or returns the last of them (`len` 0: the stream stops); the record reaches the far end
+    /// of its link `latency` cycles later. `now` is the cycle being processed or the next one.
     #[inline]
     fn credits_up(&mut self, input: u32, vc: u8, len: u16, now: u64) {
         match self.up[input as usize] {
@@ -143,9 +143,10 @@ impl<const V: usize> EventCore<V> {
                 self.cal.push(now + self.latency, ev);
             }
             Peer::Node(n) => {
-                let b = &mut self.node_back[n as usize];
+                let odd = (now & 1) as usize;
+                let b = &mut self.node_back[odd][n as usize];
                 if !b.has_credits() {
-                    self.backs_due.push(n);
+                    self.backs_due[odd].push(n);
                 }
                 if len > 0 {
                     b.start_stream(vc as usize, len);
@@ -156,8 +157,9 @@ impl<const V: usize> EventCore<V> {
         }
     }
 
-    /// Output `out` in `now`: its packet's head or tail leaves, and an idle output (or one
-    /// sending its tail) grants the next packet, whose head leaves in `now + 1`.
+    /// Output `out` in `now`: its packet's tail leaves, and an idle output (or one sending its
+    /// tail) grants the next packet, whose head leaves in `now + 1` (what the head does then is
+    /// done at the grant: nothing can change it).
     pub(super) fn visit_output(&mut self, f: &mut Fabric<V>, out: u32, now: u64) {
         let o = &self.outputs[out as usize];
         if o.wake != now || o.last == now {
@@ -167,30 +169,19 @@ impl<const V: usize> EventCore<V> {
         let s = self.switch_of[out as usize];
         let p = out - self.first[s as usize];
         let mut sending_vc = None;
-        let mut finishing = true;
         if let Some(tx) = self.outputs[out as usize].tx {
+            debug_assert_eq!(tx.end(), now, "an output is visited at its tail");
             sending_vc = Some(tx.next_vc);
-            finishing = false;
             let in_vc = self.slots[tx.slot as usize].pkt.vc;
-            if tx.start == now {
-                self.credits_up(tx.input, in_vc, tx.len, now);
-                let mut pkt = self.slots[tx.slot as usize].pkt;
-                pkt.vc = tx.next_vc;
-                self.send_head(f, out, pkt, now);
-                self.stats.packets_sent += 1;
-            }
-            if tx.end() == now {
-                self.credits_up(tx.input, in_vc, 0, now);
-                self.gone[tx.input as usize * self.vcs + in_vc as usize] += tx.len as u64;
-                self.release(tx.slot);
-                self.stats.flits_sent += tx.len as u64;
-                self.outputs[out as usize].tx = None;
-                finishing = true;
-            }
+            self.credits_up(tx.input, in_vc, 0, now);
+            self.gone[tx.input as usize * self.vcs + in_vc as usize] += tx.len as u64;
+            self.release(tx.slot);
+            self.stats.flits_sent += tx.len as u64;
+            self.outputs[out as usize].tx = None;
         }
         let mut next = None;
         let mut retry = u64::MAX;
-        if finishing && self.outputs[out as usize].waiting != 0 {
+        if self.outputs[out as usize].waiting != 0 {
             match self.arbitrate(s, p as usize, out, now, sending_vc) {
                 Ok(tx) => next = Some(tx),
                 Err(unready) => {
@@ -204,7 +195,7 @@ impl<const V: usize> EventCore<V> {
             }
         }
         let o = &mut self.outputs[out as usize];
-        if finishing && sending_vc.is_some() {
+        if sending_vc.is_some() {
             o.credits.finish_sending();
         }
         if let Some(n) = next {
@@ -212,17 +203,26 @@ impl<const V: usize> EventCore<V> {
             o.tx = Some(n);
         }
         o.wake = match o.tx {
-            Some(tx) if tx.start > now => tx.start,
             Some(tx) => tx.end(),
             None => retry,
         };
+        if let Some(tx) = next {
+            // Nothing can change what the head does when it leaves in the next cycle: the input
+            // starts freeing its flits then and the head goes on the link.
+            let mut pkt = self.slots[tx.slot as usize].pkt;
+            self.credits_up(tx.input, pkt.vc, tx.len, tx.start);
+            pkt.vc = tx.next_vc;
+            self.send_head(f, out, pkt, tx.start);
+            self.stats.packets_sent += 1;
+        }
+        let o = &self.outputs[out as usize];
         if o.wake != u64::MAX {
             let at = o.wake;
             self.cal.push(at, Ev::new(Kind::Output, out));
         }
     }
 
-    /// Sends the head of `pkt` on output `out` in `now`.
+    /// Sends the head of `pkt` on output `out` in cycle `now` (the next one).
     #[inline]
     fn send_head(&mut self, f: &mut Fabric<V>, out: u32, pkt: Packet, now: u64) {
         match self.down[out as usize] {
