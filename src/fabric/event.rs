@@ -1,8 +1,9 @@
 //! The event engine: the fabric stepped from a calendar of events, so that a switch port or an
 //! end node is touched only in the cycles something happens at it: a head reaching an input (its
-//! routing stage, a cycle later, is done then: it reads nothing that changes), an output's head,
-//! tail or first cycle it may grant a waiting packet, a credit stream starting or stopping at an
-//! output, an end node's step.
+//! routing stage, a cycle later, is done then: it reads nothing that changes), an output's tail
+//! or first cycle it may grant a waiting packet (a grant also files what the packet's head does
+//! when it leaves in the next cycle), a credit stream starting or stopping at an output, an end
+//! node's step.
 //!
 //! It models the hardware of the fast engine (`src/switch/`, `docs/switch.md`): input buffers
 //! with a FIFO per (VC, output), the routing stage one cycle after the head, two-level
@@ -315,20 +316,20 @@ impl<const V: usize> Fabric<V> {
             return Ok(());
         };
         let r = core.run(self, end);
-        self.event = Some(core);
+        // A run stopped by a breach reaches the cycle after the one it names.
+        let reached = match &r {
+            Ok(()) => end,
+            Err(v) => (v.cycle + 1).clamp(self.now + 1, end),
+        };
         // Every node as of the last cycle stepped.
-        if let Some(core) = &self.event {
-            for (n, node) in self.nodes.iter_mut().enumerate() {
-                let last = core.node_last[n];
-                if last == u64::MAX || last < end - 1 {
-                    node.skip_to(end - 1);
-                }
+        for (n, node) in self.nodes.iter_mut().enumerate() {
+            let last = core.node_last[n];
+            if last == u64::MAX || last < reached - 1 {
+                node.skip_to(reached - 1);
             }
         }
-        self.now = match &r {
-            Ok(()) => end,
-            Err(v) => v.cycle + 1,
-        };
+        self.event = Some(core);
+        self.now = reached;
         r
     }
 }
