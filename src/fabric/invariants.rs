@@ -28,17 +28,7 @@ impl<const V: usize> Fabric<V> {
         let on_links: u64 = (0..self.channels.len())
             .map(|c| (0..vcs).map(|v| self.flits_on_link(c, v)).sum::<u64>())
             .sum();
-        if t.nodes.injected_flits != t.nodes.delivered_flits + buffered + on_links {
-            return Err(Violation {
-                cycle: now,
-                invariant: "flit_conservation",
-                place: "fabric".into(),
-                detail: format!(
-                    "injected {} != delivered {} + buffered {} + on links {}",
-                    t.nodes.injected_flits, t.nodes.delivered_flits, buffered, on_links
-                ),
-            });
-        }
+        flit_conservation(now, &t.nodes, buffered, on_links)?;
         for (c, ch) in self.channels.iter().enumerate() {
             let (from, to) = self.ends[c];
             for v in 0..vcs {
@@ -76,22 +66,12 @@ impl<const V: usize> Fabric<V> {
                 let back = (ch.credits_in_flight(now + 1, v) + returning)
                     .checked_sub(announced)
                     .unwrap_or(u64::MAX / 2);
-                let sum = credits as u64 + buffered as u64 + in_flight + back;
-                if sum != cap as u64 {
-                    return Err(Violation {
-                        cycle: now,
-                        invariant: "credit_conservation",
-                        place: match from {
-                            Far::Switch { sw, port } => {
-                                format!("switch {sw} output {port}, VC {v}")
-                            }
-                            Far::Node(n) => format!("node {n} output, VC {v}"),
-                        },
-                        detail: format!(
-                            "credits {credits} + buffered {buffered} + flits on link {in_flight} + credits returning {back} = {sum}, capacity {cap}"
-                        ),
-                    });
-                }
+                let place = || match from {
+                    Far::Switch { sw, port } => format!("switch {sw} output {port}, VC {v}"),
+                    Far::Node(n) => format!("node {n} output, VC {v}"),
+                };
+                let parts = [credits as u64, buffered as u64, in_flight, back];
+                credit_conservation(now, place, parts, cap as u64)?;
             }
         }
         self.check_progress(now)
@@ -167,4 +147,50 @@ pub(super) fn switch_fault<const V: usize>(
         place: format!("switch {} port {}", s.id(), f.port),
         detail: f.what,
     }
+}
+
+/// The `flit_conservation` check: the flits the nodes injected are those they received, those
+/// in the switches' buffers and those on the links.
+pub(super) fn flit_conservation(
+    now: u64,
+    nodes: &NodeStats,
+    buffered: u64,
+    on_links: u64,
+) -> Result<(), Violation> {
+    if nodes.injected_flits == nodes.delivered_flits + buffered + on_links {
+        return Ok(());
+    }
+    Err(Violation {
+        cycle: now,
+        invariant: "flit_conservation",
+        place: "fabric".into(),
+        detail: format!(
+            "injected {} != delivered {} + buffered {} + on links {}",
+            nodes.injected_flits, nodes.delivered_flits, buffered, on_links
+        ),
+    })
+}
+
+/// The `credit_conservation` check of one link direction and VC (named by `place`): the
+/// sender's credits, the receiver's buffered flits, the flits on the link and the credits on
+/// their way back (`parts`, in that order) make the VC's capacity.
+pub(super) fn credit_conservation(
+    now: u64,
+    place: impl FnOnce() -> String,
+    parts: [u64; 4],
+    cap: u64,
+) -> Result<(), Violation> {
+    let [credits, buffered, link, back] = parts;
+    let sum = credits + buffered + link + back;
+    if sum == cap {
+        return Ok(());
+    }
+    Err(Violation {
+        cycle: now,
+        invariant: "credit_conservation",
+        place: place(),
+        detail: format!(
+            "credits {credits} + buffered {buffered} + flits on link {link} + credits returning {back} = {sum}, capacity {cap}"
+        ),
+    })
 }

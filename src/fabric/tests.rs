@@ -41,6 +41,33 @@ pub(crate) fn uniform(nodes: u32, rate: f64, stop: u64) -> Vec<Vec<Flow>> {
         .collect()
 }
 
+/// Switch parameters with VCs of `vc` flits under SL policy `scheme` (0 to 3: 1Q, then DBBM,
+/// vFtree and Flow2SL over 3 VCs) on `topo`, a k-ary n-tree of `k`, the descriptor pool sized to
+/// match.
+pub(crate) fn switch_with_scheme(
+    routing: RoutingMode,
+    vc: u16,
+    scheme: usize,
+    topo: &Topology,
+    k: u32,
+) -> SwitchParams {
+    let mut sw = SwitchParams::with_paper_ratios(routing, vc, 100);
+    sw.queuing = [
+        QueuingScheme::OneQ,
+        QueuingScheme::Dbbm { vcs: 3 },
+        QueuingScheme::VFtree {
+            vcs: 3,
+            nodes_per_leaf: k,
+        },
+        QueuingScheme::Flow2Sl {
+            vcs: 3,
+            nodes: topo.nodes,
+        },
+    ][scheme];
+    sw.max_packets = crate::switch::packet_slots(sw.vcs(), vc, 1);
+    sw
+}
+
 fn drain(f: &mut Fabric<FEW_VCS>, limit: u64) {
     for _ in 0..limit {
         f.step(&mut ()).unwrap_or_else(|v| panic!("{v}"));
@@ -124,14 +151,7 @@ mod random_fabrics {
             let routing = RoutingMode::ALL[mode];
             let topo = Topology::kary_ntree(k, n);
             let mut p = small_params(routing, seed);
-            let mut sw = SwitchParams::with_paper_ratios(routing, vc, 100);
-            sw.queuing = [
-                QueuingScheme::OneQ,
-                QueuingScheme::Dbbm { vcs: 3 },
-                QueuingScheme::VFtree { vcs: 3, nodes_per_leaf: k },
-                QueuingScheme::Flow2Sl { vcs: 3, nodes: topo.nodes },
-            ][scheme];
-            sw.max_packets = crate::switch::packet_slots(sw.vcs(), vc, 1);
+            let mut sw = switch_with_scheme(routing, vc, scheme, &topo, k);
             sw.arn_ttl = 1000;
             sw.arn_gap = 20;
             p.switch = sw;

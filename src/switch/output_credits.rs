@@ -157,6 +157,19 @@ impl<const V: usize> OutputCredits<V> {
         }
     }
 
+    /// The first cycle after `now` whose arbitration (which reads the credits through the cycle
+    /// before) could find `len` credits on `vc`, if the streams coming back keep their current
+    /// rate; `None` when fewer are free and none is coming back.
+    #[inline]
+    pub fn first_fit(&self, vc: usize, len: u16, now: u64) -> Option<u64> {
+        let have = self.credits(vc, now);
+        if have >= len {
+            return Some(now + 1);
+        }
+        let rate = self.running(vc);
+        (rate > 0).then(|| now + 1 + ((len - have) as u64).div_ceil(rate))
+    }
+
     /// Takes in the credit streams of a record arriving in cycle `now`.
     pub fn arrive(&mut self, b: &Backward<V>, now: u64) -> Result<(), StreamsOutOfStep> {
         for v in 0..V {

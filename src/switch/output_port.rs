@@ -397,24 +397,14 @@ impl<const V: usize> Switch<V> {
                 let Some((_, slot)) = buf.head(v, o) else {
                     continue;
                 };
-                let mut at = (now + 1).max(slot.ready);
                 if slot.reserve != 0 {
                     // Granted or sent to its escape route as soon as it is looked at.
-                    best = best.min(at);
+                    best = best.min((now + 1).max(slot.ready));
                     continue;
                 }
-                let nv = slot.next_vc as usize;
-                // The arbitration of cycle x reads the credits at the end of x - 1.
-                let have = credits.credits(nv, now);
-                if have < slot.pkt.len {
-                    let rate = credits.running(nv);
-                    if rate == 0 {
-                        continue;
-                    }
-                    let cycles = (slot.pkt.len - have) as u64;
-                    at = at.max(now + 1 + cycles.div_ceil(rate));
+                if let Some(at) = credits.first_fit(slot.next_vc as usize, slot.pkt.len, now) {
+                    best = best.min(at.max(slot.ready));
                 }
-                best = best.min(at);
             }
         }
         best

@@ -3,6 +3,7 @@
 //! events still in the calendar (heads and credit records on their way).
 
 use super::*;
+use crate::fabric::invariants::{credit_conservation, flit_conservation};
 use crate::wire::link::streamed;
 
 /// Per flat input and VC: flits that have left by the end of the cycle checked, and flits of
@@ -74,28 +75,7 @@ impl<const V: usize> EventCore<V> {
                 }
             }
         }
-        if t.nodes.injected_flits != t.nodes.delivered_flits + in_buffers + on_links {
-            return Err(Violation {
-                cycle: now,
-                invariant: "flit_conservation",
-                place: "fabric".into(),
-                detail: format!(
-                    "injected {} != delivered {} + buffered {in_buffers} + on links {on_links}",
-                    t.nodes.injected_flits, t.nodes.delivered_flits
-                ),
-            });
-        }
-        let breach = |place: String, credits: u64, buffered: u64, link: u64, back: u64, cap| {
-            let sum = credits + buffered + link + back;
-            (sum != cap).then(|| Violation {
-                cycle: now,
-                invariant: "credit_conservation",
-                place,
-                detail: format!(
-                    "credits {credits} + buffered {buffered} + flits on link {link} + credits returning {back} = {sum}, capacity {cap}"
-                ),
-            })
-        };
+        flit_conservation(now, &t.nodes, in_buffers, on_links)?;
         for j in 0..self.outputs.len() {
             let s = self.switch_of[j];
             let port = j as u32 - self.first[s as usize];
@@ -122,10 +102,8 @@ impl<const V: usize> EventCore<V> {
                     .checked_sub(announced)
                     .unwrap_or(u64::MAX / 2);
                 let place = || format!("switch {s} output {port}, VC {v}");
-                let credits = out.credits(v, now) as u64;
-                if let Some(e) = breach(place(), credits, buffered, link, back, out.cap() as u64) {
-                    return Err(e);
-                }
+                let parts = [out.credits(v, now) as u64, buffered, link, back];
+                credit_conservation(now, place, parts, out.cap() as u64)?;
             }
             if let Peer::Node(n) = self.up[j] {
                 let node = &f.nodes[n as usize];
@@ -138,12 +116,10 @@ impl<const V: usize> EventCore<V> {
                     let back = (on_the_way + node.credits_returning(v))
                         .checked_sub(d.announced[j * vcs + v])
                         .unwrap_or(u64::MAX / 2);
-                    let place = format!("node {n} output, VC {v}");
+                    let place = || format!("node {n} output, VC {v}");
+                    let parts = [node.credits(v) as u64, buffered(j, v), link, back];
                     let cap = f.params.switch.vc_capacity as u64;
-                    let credits = node.credits(v) as u64;
-                    if let Some(e) = breach(place, credits, buffered(j, v), link, back, cap) {
-                        return Err(e);
-                    }
+                    credit_conservation(now, place, parts, cap)?;
                 }
             }
         }

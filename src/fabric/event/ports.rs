@@ -240,6 +240,15 @@ impl<const V: usize> EventCore<V> {
         }
     }
 
+    /// The heads of the VOQ FIFOs of flat input `input` for output `p`: (VC, slot).
+    #[inline]
+    fn heads(&self, input: u32, p: usize) -> impl Iterator<Item = (usize, &Slot)> + '_ {
+        (0..self.vcs).filter_map(move |v| {
+            let h = self.voq_head[self.voq(input, v, p)];
+            (h != NIL).then(|| (v, &self.slots[h as usize]))
+        })
+    }
+
     /// The two-level round-robin arbitration of output `p` of switch `s` (flat `out`) in `now`
     /// over the ready heads that fit in the credits of their next VC (read through `now - 1`,
     /// less the flit sent now on `sending_vc`). The grant, or whether some head was not ready.
@@ -254,17 +263,14 @@ impl<const V: usize> EventCore<V> {
         let base = self.first[s as usize];
         let o = &self.outputs[out as usize];
         let mut inputs = 0u64;
+        // Per input, the VCs whose heads request.
+        let mut vcs = [0u16; 64];
         let mut unready = false;
         let mut scan = o.waiting;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            for v in 0..self.vcs {
-                let h = self.voq_head[self.voq(base + i as u32, v, p)];
-                if h == NIL {
-                    continue;
-                }
-                let slot = &self.slots[h as usize];
+            for (v, slot) in self.heads(base + i as u32, p) {
                 if slot.ready > now {
                     unready = true;
                     continue;
@@ -274,8 +280,8 @@ impl<const V: usize> EventCore<V> {
                     .credits(slot.next_vc as usize, now.saturating_sub(1));
                 let spent = (sending_vc == Some(slot.next_vc)) as u16;
                 if c.saturating_sub(spent) >= slot.pkt.len {
+                    vcs[i] |= 1 << v;
                     inputs |= 1 << i;
-                    break;
                 }
             }
         }
@@ -291,30 +297,11 @@ impl<const V: usize> EventCore<V> {
             })
             .idx as usize;
         let input = base + i as u32;
-        // The VCs of input `i` whose heads request.
-        let mut vcs = 0u128;
-        for v in 0..self.vcs {
-            let h = self.voq_head[self.voq(input, v, p)];
-            if h == NIL {
-                continue;
-            }
-            let slot = &self.slots[h as usize];
-            if slot.ready > now {
-                continue;
-            }
-            let c = self.outputs[out as usize]
-                .credits
-                .credits(slot.next_vc as usize, now.saturating_sub(1));
-            let spent = (sending_vc == Some(slot.next_vc)) as u16;
-            if c.saturating_sub(spent) >= slot.pkt.len {
-                vcs |= 1 << v;
-            }
-        }
         let ptr = &mut self.vc_ptr[out as usize * self.stride + i];
         let mut vc_arb = RrArbiter::with_ptr(self.vcs, *ptr);
         let v = vc_arb
             .step(&RrArbiterIn {
-                req: vcs,
+                req: vcs[i] as u128,
                 ack: true,
             })
             .idx as usize;
@@ -324,7 +311,7 @@ impl<const V: usize> EventCore<V> {
         self.voq_head[q] = self.slots[k as usize].next;
         if self.voq_head[q] == NIL {
             self.voq_tail[q] = NIL;
-            if (0..self.vcs).all(|w| self.voq_head[self.voq(input, w, p)] == NIL) {
+            if self.heads(input, p).next().is_none() {
                 self.outputs[out as usize].waiting &= !(1 << i);
             }
         }
@@ -349,24 +336,13 @@ impl<const V: usize> EventCore<V> {
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            for v in 0..self.vcs {
-                let h = self.voq_head[self.voq(base + i as u32, v, p)];
-                if h == NIL {
-                    continue;
+            for (_, slot) in self.heads(base + i as u32, p) {
+                let fits = o
+                    .credits
+                    .first_fit(slot.next_vc as usize, slot.pkt.len, now);
+                if let Some(at) = fits {
+                    best = best.min(at.max(slot.ready));
                 }
-                let slot = &self.slots[h as usize];
-                let mut at = (now + 1).max(slot.ready);
-                let nv = slot.next_vc as usize;
-                let have = o.credits.credits(nv, now);
-                if have < slot.pkt.len {
-                    let rate = o.credits.running(nv);
-                    if rate == 0 {
-                        continue;
-                    }
-                    let cycles = (slot.pkt.len - have) as u64;
-                    at = at.max(now + 1 + cycles.div_ceil(rate));
-                }
-                best = best.min(at);
             }
         }
         best

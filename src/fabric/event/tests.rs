@@ -3,9 +3,8 @@
 
 use super::*;
 use crate::fabric::Engine;
-use crate::fabric::tests::{small_params, uniform};
+use crate::fabric::tests::{small_params, switch_with_scheme, uniform};
 use crate::fabric::topology::Topology;
-use crate::switch::{QueuingScheme, SwitchParams};
 use crate::wire::link::FEW_VCS;
 use proptest::prelude::*;
 
@@ -40,15 +39,7 @@ proptest! {
     ) {
         let topo = Topology::kary_ntree(k, n);
         let mut p = small_params(RoutingMode::DModK, seed);
-        let mut sw = SwitchParams::with_paper_ratios(RoutingMode::DModK, vc, 100);
-        sw.queuing = [
-            QueuingScheme::OneQ,
-            QueuingScheme::Dbbm { vcs: 3 },
-            QueuingScheme::VFtree { vcs: 3, nodes_per_leaf: k },
-            QueuingScheme::Flow2Sl { vcs: 3, nodes: topo.nodes },
-        ][scheme];
-        sw.max_packets = crate::switch::packet_slots(sw.vcs(), vc, 1);
-        p.switch = sw;
+        p.switch = switch_with_scheme(RoutingMode::DModK, vc, scheme, &topo, k);
         p.node_vc_capacity = vc;
         p.link_latency = latency;
         let mut flows = uniform(topo.nodes, load, 1500);
