@@ -93,6 +93,23 @@ struct OutPort<const V: usize> {
     last: u64,
 }
 
+/// Where a flat port is: its switch, its index there, and its switch's port count.
+#[derive(Clone, Copy, Debug, Default)]
+struct Place {
+    switch: u32,
+    port: u16,
+    ports: u16,
+}
+
+/// The packet arriving at a switch input: its first cycle, its length (0 before the first) and
+/// its VC.
+#[derive(Clone, Copy, Debug, Default)]
+struct Arrival {
+    start: u64,
+    len: u16,
+    vc: u8,
+}
+
 /// Where a port leads: the flat index of the port at the far end of its link, or an end node.
 #[derive(Clone, Copy, Debug)]
 enum Peer {
@@ -105,11 +122,8 @@ pub struct EventCore<const V: usize> {
     cal: Calendar,
     latency: u64,
     vcs: usize,
-    /// Per switch: its first port in the flat port arrays, and its port count.
-    first: Vec<u32>,
-    ports: Vec<u8>,
-    /// Per flat port: its switch, and the far end of its output and of its input link.
-    switch_of: Vec<u32>,
+    /// Per flat port: where it is, and the far end of its output and of its input link.
+    place: Vec<Place>,
     down: Vec<Peer>,
     up: Vec<Peer>,
     outputs: Vec<OutPort<V>>,
@@ -123,17 +137,17 @@ pub struct EventCore<const V: usize> {
     slots: Vec<Slot>,
     free: u32,
     /// Per flat input and VC: flits of the packets whose tails have arrived, and of those whose
-    /// tails have left; per flat input, the packet arriving (first cycle, length, 0 when none
-    /// has yet; its VC).
+    /// tails have left; per flat input, the packet arriving.
     got: Vec<u64>,
     gone: Vec<u64>,
-    arriving: Vec<(u64, u16)>,
-    arriving_vc: Vec<u8>,
+    arriving: Vec<Arrival>,
     stats: SwitchStats,
     /// Per node: the cycle it last stepped (`u64::MAX` before its first), and its own next due
     /// cycle as filed in the calendar.
     node_last: Vec<u64>,
     node_due: Vec<u64>,
+    /// Per node: the flat switch port its link is cabled to (`NIL`: another node).
+    node_port: Vec<u32>,
     /// Per cycle parity, per node: the credit record its switch input sends back in that cycle
     /// (the cycle being processed, or the next one: a grant starts its packet's stream then),
     /// and the nodes that have one.
@@ -155,7 +169,7 @@ impl<const V: usize> EventCore<V> {
         }
         let stride = ports.iter().map(|&p| p as usize).max().unwrap_or(1);
         let flat = |sw: u32, port: u16| first[sw as usize] + port as u32;
-        let mut switch_of = vec![0u32; n as usize];
+        let mut place = vec![Place::default(); n as usize];
         let mut down = vec![Peer::Node(NIL); n as usize];
         let mut up = vec![Peer::Node(NIL); n as usize];
         let mut outputs = Vec::with_capacity(n as usize);
@@ -163,7 +177,11 @@ impl<const V: usize> EventCore<V> {
             let w = unit.wiring();
             for p in 0..unit.ports() {
                 let k = flat(s as u32, p as u16) as usize;
-                switch_of[k] = s as u32;
+                place[k] = Place {
+                    switch: s as u32,
+                    port: p as u16,
+                    ports: unit.ports() as u16,
+                };
                 down[k] = match f.ends[w.out_ch[p] as usize].1 {
                     Far::Switch { sw, port } => Peer::Port(flat(sw, port)),
                     Far::Node(n) => Peer::Node(n),
@@ -183,13 +201,19 @@ impl<const V: usize> EventCore<V> {
             }
         }
         let nodes = f.nodes.len();
+        let node_port = f
+            .nodes
+            .iter()
+            .map(|node| match f.ends[node.out_channel() as usize].1 {
+                Far::Switch { sw, port } => first[sw as usize] + port as u32,
+                Far::Node(_) => NIL,
+            })
+            .collect();
         let mut core = EventCore {
             cal: Calendar::new(),
             latency: f.params.link_latency as u64,
             vcs,
-            first,
-            ports,
-            switch_of,
+            place,
             down,
             up,
             outputs,
@@ -201,11 +225,11 @@ impl<const V: usize> EventCore<V> {
             free: NIL,
             got: vec![0; n as usize * vcs],
             gone: vec![0; n as usize * vcs],
-            arriving: vec![(0, 0); n as usize],
-            arriving_vc: vec![0; n as usize],
+            arriving: vec![Arrival::default(); n as usize],
             stats: SwitchStats::default(),
             node_last: vec![u64::MAX; nodes],
             node_due: vec![0; nodes],
+            node_port,
             node_back: [
                 vec![Backward::default(); nodes],
                 vec![Backward::default(); nodes],
@@ -381,10 +405,7 @@ impl<const V: usize> EventCore<V> {
                 .recv_back(now)
                 .is_some() as u64,
         };
-        let port = match f.ends[node.out_channel() as usize].1 {
-            Far::Switch { sw, port } => self.first[sw as usize] + port as u32,
-            Far::Node(_) => NIL,
-        };
+        let port = self.node_port[k];
         let mut link = NodeLink { core: self, port };
         let delivered = node.step(now, &f.channels, arriving, &mut link);
         self.node_last[k] = now;

@@ -173,27 +173,42 @@ impl<const V: usize> OutputCredits<V> {
     /// Takes in the credit streams of a record arriving in cycle `now`.
     pub fn arrive(&mut self, b: &Backward<V>, now: u64) -> Result<(), StreamsOutOfStep> {
         for v in 0..V {
-            let r = &mut self.vcs[v].returns;
-            let (start, stop) = (b.start[v] as u64, b.stop[v] as u64);
-            if start > 0 {
-                r.running += start;
-                r.start_sum += start * now;
-                r.announced += b.start_flits[v] as u64;
+            self.arrive_on(v, b.start[v], b.start_flits[v], b.stop[v], now)?;
+        }
+        Ok(())
+    }
+
+    /// The part of a record that concerns VC `v`: `starts` streams start (of `flits` flits in
+    /// all) and `stops` stop in `now`.
+    #[inline]
+    pub fn arrive_on(
+        &mut self,
+        v: usize,
+        starts: u8,
+        flits: u32,
+        stops: u8,
+        now: u64,
+    ) -> Result<(), StreamsOutOfStep> {
+        let r = &mut self.vcs[v & (V - 1)].returns;
+        let (start, stop) = (starts as u64, stops as u64);
+        if start > 0 {
+            r.running += start;
+            r.start_sum += start * now;
+            r.announced += flits as u64;
+        }
+        if stop > 0 {
+            if stop > r.running {
+                return Err(StreamsOutOfStep { vc: v });
             }
-            if stop > 0 {
-                if stop > r.running {
-                    return Err(StreamsOutOfStep { vc: v });
-                }
-                r.running -= stop;
-                r.stopped += stop * (now + 1);
-                // Several records of one cycle (the event engine files them stream by stream)
-                // count as one.
-                if r.last_stop == now && r.last_stop_count > 0 {
-                    r.last_stop_count += stop;
-                } else {
-                    r.last_stop = now;
-                    r.last_stop_count = stop;
-                }
+            r.running -= stop;
+            r.stopped += stop * (now + 1);
+            // Several records of one cycle (the event engine files them stream by stream)
+            // count as one.
+            if r.last_stop == now && r.last_stop_count > 0 {
+                r.last_stop_count += stop;
+            } else {
+                r.last_stop = now;
+                r.last_stop_count = stop;
             }
         }
         Ok(())

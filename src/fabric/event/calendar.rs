@@ -64,14 +64,20 @@ impl Calendar {
     }
 
     /// Files `ev` for cycle `at` (after the cycle being processed).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: u64, ev: Ev) {
         debug_assert!(at > self.now || (at == self.now && self.now == 0));
         if at - self.now < HORIZON {
             self.wheel[(at % HORIZON) as usize].push(ev);
         } else {
-            self.far.push(Reverse((at, ev)));
+            self.push_far(at, ev);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_far(&mut self, at: u64, ev: Ev) {
+        self.far.push(Reverse((at, ev)));
     }
 
     /// Takes the events of cycle `now` (`now` not before the last cycle taken), leaving an empty

@@ -17,9 +17,9 @@ impl<const V: usize> EventCore<V> {
     /// Flits of flat input `input` on `vc` arrived by the end of cycle `now`.
     fn arrived(&self, input: usize, vc: usize, now: u64) -> u64 {
         let mut n = self.got[input * self.vcs + vc];
-        let (start, len) = self.arriving[input];
-        if len > 0 && self.arriving_vc[input] as usize == vc {
-            n += streamed(start, len, now) as u64;
+        let a = self.arriving[input];
+        if a.len > 0 && a.vc as usize == vc {
+            n += streamed(a.start, a.len, now) as u64;
         }
         n
     }
@@ -77,8 +77,9 @@ impl<const V: usize> EventCore<V> {
         }
         flit_conservation(now, &t.nodes, in_buffers, on_links)?;
         for j in 0..self.outputs.len() {
-            let s = self.switch_of[j];
-            let port = j as u32 - self.first[s as usize];
+            let Place {
+                switch: s, port, ..
+            } = self.place[j];
             let out = &self.outputs[j].credits;
             for v in 0..vcs {
                 let sent = out.sent(v, now);

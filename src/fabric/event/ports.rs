@@ -22,10 +22,15 @@ impl<const V: usize> EventCore<V> {
         k: u32,
         now: u64,
     ) -> Result<(), Violation> {
-        let s = self.switch_of[input as usize];
-        let i = (input - self.first[s as usize]) as usize;
+        let Place {
+            switch: s,
+            port: i,
+            ports,
+        } = self.place[input as usize];
+        let i = i as usize;
         let pkt = self.slots[k as usize].pkt;
-        let (start, len) = self.arriving[input as usize];
+        let a = &mut self.arriving[input as usize];
+        let (start, len) = (a.start, a.len);
         if len > 0 {
             if start + len as u64 > now {
                 return Err(Violation {
@@ -39,17 +44,26 @@ impl<const V: usize> EventCore<V> {
                     ),
                 });
             }
-            let v = self.arriving_vc[input as usize] as usize;
+            let v = a.vc as usize;
+            *a = Arrival {
+                start: now,
+                len: pkt.len,
+                vc: pkt.vc,
+            };
             self.got[input as usize * self.vcs + v] += len as u64;
+        } else {
+            *a = Arrival {
+                start: now,
+                len: pkt.len,
+                vc: pkt.vc,
+            };
         }
-        self.arriving[input as usize] = (now, pkt.len);
-        self.arriving_vc[input as usize] = pkt.vc;
         let unit = &f.switches[s as usize];
         let out = unit
             .lft()
             .options(pkt.dlid)
             .deterministic()
-            .filter(|&o| (o as usize) < self.ports[s as usize] as usize);
+            .filter(|&o| (o as u16) < ports);
         let Some(o) = out else {
             return Err(Violation {
                 cycle: now + 1,
@@ -71,14 +85,14 @@ impl<const V: usize> EventCore<V> {
             t => self.slots[t as usize].next = k,
         }
         self.voq_tail[q] = k;
-        let out = self.first[s as usize] + o as u32;
+        let out = input - i as u32 + o as u32;
         self.outputs[out as usize].waiting |= 1 << i;
         self.wake_output(out, now + 2);
         Ok(())
     }
 
     /// Idle output `out` with packets waiting has to arbitrate again by cycle `at`.
-    #[inline]
+    #[inline(always)]
     fn wake_output(&mut self, out: u32, at: u64) {
         let o = &mut self.outputs[out as usize];
         if o.tx.is_none() && o.waiting != 0 && (at < o.wake || o.wake == u64::MAX) {
@@ -91,18 +105,22 @@ impl<const V: usize> EventCore<V> {
     pub(super) fn credits_arrive(&mut self, ev: &Ev, now: u64) -> Result<(), Violation> {
         let out = ev.unit;
         let o = &mut self.outputs[out as usize];
-        let mut b = Backward::<V>::default();
         let starts = ev.kind == Kind::CreditsStart;
-        if starts {
-            b.start[ev.vc as usize] = ev.count;
-            b.start_flits[ev.vc as usize] = ev.arg;
+        let ok = if starts {
+            o.credits
+                .arrive_on(ev.vc as usize, ev.count, ev.arg, 0, now)
         } else {
-            b.stop[ev.vc as usize] = ev.count;
+            o.credits.arrive_on(ev.vc as usize, 0, 0, ev.count, now)
         }
-        let ok = o.credits.arrive(&b, now).is_ok();
-        let overflow = o.credits.overflow(self.vcs, now);
+        .is_ok();
+        // The counter of the record's VC, checked as each record arrives (a stream that returns
+        // more than was sent is seen at its stop record at the latest).
+        let v = ev.vc as usize;
+        let overflow = (o.credits.returned(v, now) > o.credits.sent(v, now)).then_some(v);
         if !ok || overflow.is_some() {
-            let s = self.switch_of[out as usize];
+            let Place {
+                switch: s, port, ..
+            } = self.place[out as usize];
             let what = match overflow {
                 Some(v) if ok => format!(
                     "credit counter of VC {v}: more credits back than flits sent (overflow)"
@@ -113,7 +131,7 @@ impl<const V: usize> EventCore<V> {
             return Err(Violation {
                 cycle: now,
                 invariant: "switch",
-                place: format!("switch {s} port {}", out - self.first[s as usize]),
+                place: format!("switch {s} port {port}"),
                 detail: what,
             });
         }
@@ -127,7 +145,7 @@ impl<const V: usize> EventCore<V> {
     /// Input `input` frees a packet's flits from cycle `now` (a stream of `len` starting on `vc`)
     /// or returns the last of them (`len` 0: the stream stops); the record reaches the far end
     /// of its link `latency` cycles later. `now` is the cycle being processed or the next one.
-    #[inline]
+    #[inline(always)]
     fn credits_up(&mut self, input: u32, vc: u8, len: u16, now: u64) {
         match self.up[input as usize] {
             Peer::Port(out) => {
@@ -166,8 +184,7 @@ impl<const V: usize> EventCore<V> {
             return;
         }
         self.outputs[out as usize].last = now;
-        let s = self.switch_of[out as usize];
-        let p = out - self.first[s as usize];
+        let p = self.place[out as usize].port;
         let mut sending_vc = None;
         if let Some(tx) = self.outputs[out as usize].tx {
             debug_assert_eq!(tx.end(), now, "an output is visited at its tail");
@@ -182,14 +199,14 @@ impl<const V: usize> EventCore<V> {
         let mut next = None;
         let mut retry = u64::MAX;
         if self.outputs[out as usize].waiting != 0 {
-            match self.arbitrate(s, p as usize, out, now, sending_vc) {
+            match self.arbitrate(p as usize, out, now, sending_vc) {
                 Ok(tx) => next = Some(tx),
                 Err(unready) => {
                     let blocked = sending_vc.is_none()
                         && !unready
                         && !self.outputs[out as usize].credits.arriving(now);
                     if !blocked {
-                        retry = self.retry_at(s, p as usize, out, now);
+                        retry = self.retry_at(p as usize, out, now);
                     }
                 }
             }
@@ -249,18 +266,17 @@ impl<const V: usize> EventCore<V> {
         })
     }
 
-    /// The two-level round-robin arbitration of output `p` of switch `s` (flat `out`) in `now`
+    /// The two-level round-robin arbitration of output `p` of its switch (flat `out`) in `now`
     /// over the ready heads that fit in the credits of their next VC (read through `now - 1`,
     /// less the flit sent now on `sending_vc`). The grant, or whether some head was not ready.
     fn arbitrate(
         &mut self,
-        s: u32,
         p: usize,
         out: u32,
         now: u64,
         sending_vc: Option<u8>,
     ) -> Result<Tx, bool> {
-        let base = self.first[s as usize];
+        let base = out - p as u32;
         let o = &self.outputs[out as usize];
         let mut inputs = 0u64;
         // Per input, the VCs whose heads request.
@@ -325,11 +341,11 @@ impl<const V: usize> EventCore<V> {
         })
     }
 
-    /// The first cycle after `now` in which idle output `p` of switch `s` could grant one of the
+    /// The first cycle after `now` in which idle output `p` of its switch (flat `out`) could grant one of the
     /// packets waiting for it if nothing else happened meanwhile (a head becomes ready, or the
     /// credits coming back at their current rate reach its length); `u64::MAX` when none could.
-    fn retry_at(&self, s: u32, p: usize, out: u32, now: u64) -> u64 {
-        let base = self.first[s as usize];
+    fn retry_at(&self, p: usize, out: u32, now: u64) -> u64 {
+        let base = out - p as u32;
         let o = &self.outputs[out as usize];
         let mut best = u64::MAX;
         let mut scan = o.waiting;
