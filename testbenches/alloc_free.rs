@@ -111,7 +111,7 @@ fn main() {
     } else {
         failed += 1;
     }
-    // The event engine (D-mod-K), on 4 lanes and on 16 (DBBM over 15 VCs).
+    // The event engine (D-mod-K), on 4 lanes (one thread and two) and on 16 (DBBM over 15 VCs).
     let (topo, mut params, flows) = loaded_fabric(RoutingMode::DModK);
     let ok = steady_state::<FEW_VCS>(
         "event engine",
@@ -121,10 +121,18 @@ fn main() {
         1,
         Engine::Event,
     );
+    let ok2 = steady_state::<FEW_VCS>(
+        "event engine",
+        &topo,
+        params.clone(),
+        &flows,
+        2,
+        Engine::Event,
+    );
     params.switch.queuing = QueuingScheme::Dbbm { vcs: 15 };
     params.switch.max_packets = packet_slots(15, params.switch.vc_capacity, 1);
     let ok16 = steady_state::<MAX_VCS>("event, dbbm", &topo, params, &flows, 1, Engine::Event);
-    for ok in [ok, ok16] {
+    for ok in [ok, ok2, ok16] {
         if ok {
             passed += 1;
         } else {

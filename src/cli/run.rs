@@ -192,12 +192,6 @@ fn run_on<const V: usize>(
     written: &mut Option<Summary>,
 ) -> Result<(), Failure> {
     let (threads, stop) = (how.threads, how.stop);
-    // The event engine steps the fabric on one thread.
-    let threads = if how.engine == Engine::Event {
-        1
-    } else {
-        threads
-    };
     let threads = match threads {
         0 if s.topology.switches.len() < SMALL_FABRIC => 1,
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),

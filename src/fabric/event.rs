@@ -10,26 +10,31 @@
 //! round-robin arbitration (input, then VC) under virtual cut-through in the cycle a packet's
 //! tail leaves or any cycle the output is idle, one flit per cycle, credit counters per output and
 //! VC in closed form ([`OutputCredits`], the same block); and it steps the same end nodes
-//! ([`EndNode`], through their links' delay lines). Its outputs are the fast engine's byte for
-//! byte (`event/tests.rs`). It covers D-mod-K routing under every SL policy (1Q, DBBM, vFtree,
-//! Flow2SL) on fabrics whose routing cannot deadlock; [`unsupported`] names what it refuses.
-//! Switch links carry 12-byte events instead of delay lines; the routing stage reads the LFT of
-//! the fabric's switches.
+//! ([`EndNode`](super::node::EndNode), through their links' delay lines). Its outputs are the
+//! fast engine's byte for byte (`event/tests.rs`), on any number of threads (`event/parts.rs`:
+//! the switches dealt out to parts that exchange events once per link latency). It covers
+//! D-mod-K routing under every SL policy (1Q, DBBM, vFtree, Flow2SL) on fabrics whose routing
+//! cannot deadlock; [`unsupported`] names what it refuses. Switch links carry 12-byte events
+//! instead of delay lines; the routing stage reads the LFT of the fabric's switches.
 
 mod calendar;
 mod checks;
+mod env;
+mod parts;
 mod ports;
 #[cfg(test)]
 mod tests;
 
-use super::node::EndNode;
 use super::{Fabric, FabricParams, Far, Violation};
 use crate::blocks::rr_arbiter::RrArbiter;
 use crate::switch::output_credits::OutputCredits;
 use crate::switch::{RoutingMode, SwitchStats};
 use crate::wire::Packet;
-use crate::wire::link::{Arriving, Backward, Channel, Flit, LinkSend};
+use crate::wire::link::{Arriving, Backward, Flit, LinkSend};
 use calendar::{Calendar, Ev, Kind};
+use env::Env;
+use parts::Crossing;
+pub(super) use parts::EventEngine;
 
 /// No slot, no port.
 const NIL: u32 = u32::MAX;
@@ -153,11 +158,20 @@ pub struct EventCore<const V: usize> {
     /// and the nodes that have one.
     node_back: [Vec<Backward<V>>; 2],
     backs_due: [Vec<u32>; 2],
+    /// This part, and per flat port the part that steps it (its switch's); a node belongs to
+    /// the part of the port it is cabled to.
+    part: u8,
+    owner: Vec<u8>,
+    /// Per part: the events this part files for the other's ports in the window being stepped.
+    outbox: Vec<Vec<Crossing>>,
+    /// The breach that stopped this part's last run on several threads.
+    breach: Option<Violation>,
 }
 
 impl<const V: usize> EventCore<V> {
-    /// The event engine's view of `f` (built, before its first cycle).
-    pub(super) fn new(f: &Fabric<V>) -> Self {
+    /// Part `part` of `parts` of the event engine's view of `f` (built, before its first
+    /// cycle): switch `s` belongs to part `s % parts`.
+    fn new(f: &Fabric<V>, part: usize, parts: usize) -> Self {
         let vcs = f.params.switch.vcs();
         let mut first = Vec::with_capacity(f.switches.len());
         let mut ports = Vec::with_capacity(f.switches.len());
@@ -209,6 +223,10 @@ impl<const V: usize> EventCore<V> {
                 Far::Node(_) => NIL,
             })
             .collect();
+        let owner: Vec<u8> = place
+            .iter()
+            .map(|p| (p.switch as usize % parts) as u8)
+            .collect();
         let mut core = EventCore {
             cal: Calendar::new(),
             latency: f.params.link_latency as u64,
@@ -235,11 +253,57 @@ impl<const V: usize> EventCore<V> {
                 vec![Backward::default(); nodes],
             ],
             backs_due: [Vec::with_capacity(nodes), Vec::with_capacity(nodes)],
+            part: part as u8,
+            owner,
+            outbox: (0..parts).map(|_| Vec::with_capacity(1024)).collect(),
+            breach: None,
         };
         for k in 0..nodes as u32 {
-            core.cal.push(0, Ev::new(Kind::Node, k));
+            if core.owns_node(k) {
+                core.cal.push(0, Ev::new(Kind::Node, k));
+            }
         }
         core
+    }
+
+    /// Whether node `n` belongs to this part.
+    #[inline]
+    fn owns_node(&self, n: u32) -> bool {
+        match self.node_port[n as usize] {
+            NIL => self.part == 0,
+            p => self.owner[p as usize] == self.part,
+        }
+    }
+
+    /// Files `ev` for cycle `at`: in this part's calendar, or for the part owning its port
+    /// (`pkt`: the packet of a head).
+    #[inline(always)]
+    fn file(&mut self, at: u64, ev: Ev, pkt: Option<Packet>) {
+        let to = self.owner[ev.unit as usize];
+        if to == self.part {
+            let mut ev = ev;
+            if let Some(p) = pkt {
+                ev.arg = self.alloc(p);
+            }
+            self.cal.push(at, ev);
+        } else {
+            self.outbox[to as usize].push(Crossing {
+                at,
+                ev,
+                pkt: pkt.unwrap_or_default(),
+            });
+        }
+    }
+
+    /// Takes in the events another part filed for this one's ports.
+    fn take_in(&mut self, crossings: &mut Vec<Crossing>) {
+        for c in crossings.drain(..) {
+            let mut ev = c.ev;
+            if ev.kind == Kind::Head {
+                ev.arg = self.alloc(c.pkt);
+            }
+            self.cal.push(c.at, ev);
+        }
     }
 
     /// Counters of all switches together, as of the end of cycle `last`.
@@ -297,10 +361,11 @@ struct NodeLink<'a, const V: usize> {
 impl<const V: usize> LinkSend<V> for NodeLink<'_, V> {
     fn send_flit(&mut self, now: u64, _ch: u32, flit: Flit) {
         let c = &mut *self.core;
-        let k = c.alloc(flit.pkt);
-        let mut ev = Ev::new(Kind::Head, self.port);
-        ev.arg = k;
-        c.cal.push(now + c.latency, ev);
+        c.file(
+            now + c.latency,
+            Ev::new(Kind::Head, self.port),
+            Some(flit.pkt),
+        );
     }
 
     fn send_back(&mut self, now: u64, _ch: u32, b: Backward<V>) {
@@ -332,106 +397,141 @@ impl<const V: usize> EventCore<V> {
     }
 }
 
-impl<const V: usize> Fabric<V> {
-    /// [`Fabric::run`] on the event engine.
-    pub(super) fn run_events(&mut self, cycles: u64) -> Result<(), Violation> {
-        let end = self.now + cycles;
-        let Some(mut core) = self.event.take() else {
-            return Ok(());
-        };
-        let r = core.run(self, end);
-        // A run stopped by a breach reaches the cycle after the one it names.
-        let reached = match &r {
-            Ok(()) => end,
-            Err(v) => (v.cycle + 1).clamp(self.now + 1, end),
-        };
-        // Every node as of the last cycle stepped.
-        for (n, node) in self.nodes.iter_mut().enumerate() {
-            let last = core.node_last[n];
-            if last == u64::MAX || last < reached - 1 {
-                node.skip_to(reached - 1);
-            }
-        }
-        self.event = Some(core);
-        self.now = reached;
-        r
-    }
-}
-
 impl<const V: usize> EventCore<V> {
-    fn run(&mut self, f: &mut Fabric<V>, end: u64) -> Result<(), Violation> {
-        let mut now = f.now;
+    /// One part alone steps cycles `from..end`, passing the cycles with nothing to do.
+    fn run(&mut self, env: &Env<V>, from: u64, end: u64) -> Result<(), Violation> {
+        let mut now = from;
         while now < end {
             // A cycle with no event but credit records to send (a grant in the cycle before
             // started a stream in it) is not skipped.
-            if !self.cal.has(now) && self.backs_due[(now & 1) as usize].is_empty() {
+            if !self.busy(now) {
                 match self.cal.next_busy(now + 1, end) {
                     Some(c) => now = c,
                     None => break,
                 }
             }
-            let list = self.cal.take(now);
-            for ev in &list {
-                match ev.kind {
-                    Kind::Head => self.head_arrives(f, ev.unit, ev.arg, now)?,
-                    Kind::Output => self.visit_output(f, ev.unit, now),
-                    Kind::CreditsStart | Kind::CreditsStop => self.credits_arrive(ev, now)?,
-                    Kind::Node => self.step_node(f, ev.unit, now)?,
-                }
-            }
-            self.cal.give_back(now, list);
-            self.send_node_backs(&mut f.channels, &f.nodes, now);
+            self.cycle(env, now)?;
             now += 1;
         }
         Ok(())
     }
 
+    /// Whether cycle `now` has something to do.
+    #[inline]
+    fn busy(&self, now: u64) -> bool {
+        self.cal.due(now) || !self.backs_due[(now & 1) as usize].is_empty()
+    }
+
+    /// Steps cycle `now`: its events, then the credit records the inputs facing nodes send.
+    fn cycle(&mut self, env: &Env<V>, now: u64) -> Result<(), Violation> {
+        let list = self.cal.take(now);
+        for ev in &list {
+            match ev.kind {
+                Kind::Head => self.head_arrives(env, ev.unit, ev.arg, now)?,
+                Kind::Output => self.visit_output(env, ev.unit, now),
+                Kind::CreditsStart | Kind::CreditsStop => self.credits_arrive(ev, now)?,
+                Kind::Node => self.step_node(env, ev.unit, now)?,
+            }
+        }
+        self.cal.give_back(now, list);
+        self.send_node_backs(env, now);
+        Ok(())
+    }
+
     /// End node `n` steps cycle `now` (once, however many events ask for it).
-    fn step_node(&mut self, f: &mut Fabric<V>, n: u32, now: u64) -> Result<(), Violation> {
+    fn step_node(&mut self, env: &Env<V>, n: u32, now: u64) -> Result<(), Violation> {
         let k = n as usize;
         let last = self.node_last[k];
         if last != u64::MAX && last >= now {
             return Ok(());
         }
-        let node = &mut f.nodes[k];
+        // SAFETY: this part owns node `n` (its events are filed only here) and its channels,
+        // and holds no other reference to them.
+        let (node, rx, tx) = unsafe {
+            let node = env.node(n);
+            let (i, o) = (node.in_channel(), node.out_channel());
+            (node, &*env.channel(i), &*env.channel(o))
+        };
         if now > 0 && (last == u64::MAX || last + 1 < now) {
             node.skip_to(now - 1);
         }
         let arriving = Arriving {
-            flits: f.channels[node.in_channel() as usize]
-                .recv_flit(now)
-                .is_some() as u64,
-            back: f.channels[node.out_channel() as usize]
-                .recv_back(now)
-                .is_some() as u64,
+            flits: rx.recv_flit(now).is_some() as u64,
+            back: tx.recv_back(now).is_some() as u64,
         };
         let port = self.node_port[k];
         let mut link = NodeLink { core: self, port };
-        let delivered = node.step(now, &f.channels, arriving, &mut link);
+        let delivered = node.step_on(now, rx, tx, arriving, &mut link);
         self.node_last[k] = now;
         let due = node.due_after(now);
         if due != u64::MAX && due != self.node_due[k] {
             self.node_due[k] = due;
             self.cal.push(due, Ev::new(Kind::Node, n));
         }
-        match (delivered, f.order.as_mut()) {
-            (Some(pkt), Some(order)) => {
-                let multipath_lid = f.params.switch.lmc > 0;
-                super::scheduler::in_order(order, f.nodes.len(), multipath_lid, now, n, &pkt)
-            }
-            _ => Ok(()),
+        let Some(pkt) = delivered else {
+            return Ok(());
+        };
+        if env.params.switch.lmc > 0 && pkt.dlid & 1 == 1 {
+            return Ok(());
+        }
+        // SAFETY: the entries of flows to node `n` belong to its part.
+        match unsafe { env.order(pkt.src as u32, n) } {
+            Some(last) => super::scheduler::in_order_of_flow(last, env.node_count, now, n, &pkt),
+            None => Ok(()),
         }
     }
 
-    /// Writes the credit records the switch inputs facing nodes send back in `now`.
-    fn send_node_backs(&mut self, channels: &mut [Channel<V>], nodes: &[EndNode<V>], now: u64) {
+    /// Writes the credit records the switch inputs facing this part's nodes send back in `now`.
+    fn send_node_backs(&mut self, env: &Env<V>, now: u64) {
         let odd = (now & 1) as usize;
         for k in 0..self.backs_due[odd].len() {
             let n = self.backs_due[odd][k];
             let b = std::mem::take(&mut self.node_back[odd][n as usize]);
-            channels[nodes[n as usize].out_channel() as usize].send_back(now, b);
+            // SAFETY: node `n` and its channels belong to this part.
+            unsafe {
+                let ch = env.node(n).out_channel();
+                env.channel(ch).send_back(now, b);
+            }
             self.cal.push(now + self.latency, Ev::new(Kind::Node, n));
         }
         self.backs_due[odd].clear();
+    }
+}
+
+impl<const V: usize> Fabric<V> {
+    /// [`Fabric::run`] on the event engine.
+    pub(super) fn run_events(&mut self, cycles: u64) -> Result<(), Violation> {
+        let (from, end) = (self.now, self.now + cycles);
+        let Some(mut engine) = self.event.take() else {
+            return Ok(());
+        };
+        let r = {
+            let (env, pool) = Env::new(self);
+            engine.run(&env, pool, from, end)
+        };
+        // A run stopped by a breach reaches the cycle after the one it names (on several
+        // threads, the end of the window it is in).
+        let reached = match &r {
+            Ok(()) => end,
+            Err(v) => {
+                let window = if engine.parts() > 1 {
+                    self.params.link_latency.max(1) as u64
+                } else {
+                    1
+                };
+                let w_end = from + (v.cycle - from.min(v.cycle)) / window * window + window;
+                w_end.clamp(from + 1, end)
+            }
+        };
+        // Every node as of the last cycle stepped.
+        for n in 0..self.nodes.len() {
+            let last = engine.node_last(n);
+            if last == u64::MAX || last < reached - 1 {
+                self.nodes[n].skip_to(reached - 1);
+            }
+        }
+        self.event = Some(engine);
+        self.now = reached;
+        r
     }
 }

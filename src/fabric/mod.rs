@@ -193,7 +193,7 @@ pub struct Fabric<const V: usize> {
     /// (fabrics larger than the caches: [`PREFETCH_UNITS`]).
     prefetch: bool,
     /// The event engine's switches and links, when it steps the fabric ([`Engine::Event`]).
-    event: Option<Box<event::EventCore<V>>>,
+    event: Option<Box<event::EventEngine<V>>>,
 }
 
 /// Fabrics of at least this many units (switches and nodes) have the lines of the units ahead
@@ -378,7 +378,7 @@ impl<const V: usize> Fabric<V> {
     pub fn set_engine(&mut self, engine: Engine) {
         assert_eq!(self.now, 0, "the engine is chosen before the first cycle");
         if engine == Engine::Event {
-            self.event = Some(Box::new(event::EventCore::new(self)));
+            self.event = Some(Box::new(event::EventEngine::new(self)));
             return;
         }
         for s in &mut self.switches {
@@ -426,6 +426,13 @@ impl<const V: usize> Fabric<V> {
         self.parts = parts;
         if self.pool.threads() != threads {
             self.pool = Pool::new(threads);
+        }
+        if self.event.as_ref().is_some_and(|e| e.parts() != threads) {
+            assert_eq!(
+                self.now, 0,
+                "the event engine's threads are set before its first cycle"
+            );
+            self.event = Some(Box::new(event::EventEngine::new(self)));
         }
     }
 
@@ -502,7 +509,7 @@ impl<const V: usize> Fabric<V> {
     pub fn totals(&self) -> FabricTotals {
         let mut t = FabricTotals::default();
         match &self.event {
-            Some(core) => t.switches = core.stats(self.now.saturating_sub(1)),
+            Some(engine) => t.switches = engine.stats(self.now.saturating_sub(1)),
             None => {
                 for s in &self.switches {
                     t.switches.accumulate(&s.stats());

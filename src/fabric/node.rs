@@ -432,6 +432,23 @@ impl<const V: usize> EndNode<V> {
         arriving: Arriving,
         link: &mut S,
     ) -> Option<Packet> {
+        let (rx, tx) = (
+            &channels[self.in_ch as usize],
+            &channels[self.out_ch as usize],
+        );
+        self.step_on(now, rx, tx, arriving, link)
+    }
+
+    /// [`EndNode::step`] given the node's two channels: the one it receives on and the one it
+    /// sends on.
+    pub fn step_on<S: LinkSend<V>>(
+        &mut self,
+        now: u64,
+        rx_channel: &Channel<V>,
+        tx_channel: &Channel<V>,
+        arriving: Arriving,
+        link: &mut S,
+    ) -> Option<Packet> {
         let (head, back) = (arriving.flits != 0, arriving.back != 0);
         // Nothing arrives, no message, no tail, and nothing to decide: every register keeps its
         // value (the source's draws for this cycle are taken already).
@@ -440,8 +457,8 @@ impl<const V: usize> EndNode<V> {
             return None;
         }
         // Credits and ARNs from the switch.
-        debug_assert!(back || channels[self.out_ch as usize].recv_back(now).is_none());
-        if back && let Some(b) = channels[self.out_ch as usize].recv_back(now) {
+        debug_assert!(back || tx_channel.recv_back(now).is_none());
+        if back && let Some(b) = tx_channel.recv_back(now) {
             // A corrupted return path shows in the credit conservation check.
             let ok = self.credits.arrive(b, now).is_ok();
             debug_assert!(ok, "node {}: credit return streams out of step", self.id);
@@ -455,8 +472,8 @@ impl<const V: usize> EndNode<V> {
         // Sink at line rate: a head from the link; the packet's tail arrives `len - 1` cycles
         // later.
         let mut delivered = None;
-        debug_assert!(head || channels[self.in_ch as usize].recv_flit(now).is_none());
-        if head && let Some(f) = channels[self.in_ch as usize].recv_flit(now) {
+        debug_assert!(head || rx_channel.recv_flit(now).is_none());
+        if head && let Some(f) = rx_channel.recv_flit(now) {
             debug_assert!(
                 f.is_head() && self.rx.is_none(),
                 "{f:?} while {:?}",

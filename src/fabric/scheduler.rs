@@ -157,9 +157,25 @@ pub(super) fn in_order(
     if multipath_lid && pkt.dlid & 1 == 1 {
         return Ok(());
     }
-    let flow = pkt.src as usize * nodes + n as usize;
+    in_order_of_flow(
+        &mut order[pkt.src as usize * nodes + n as usize],
+        nodes,
+        c,
+        n,
+        pkt,
+    )
+}
+
+/// [`in_order`] given the flow's entry: the sequence number of its last packet delivered.
+pub(super) fn in_order_of_flow(
+    last: &mut u32,
+    nodes: usize,
+    c: u64,
+    n: u32,
+    pkt: &Packet,
+) -> Result<(), Violation> {
     let seq = pkt.id / nodes as u32;
-    let prev = order[flow];
+    let prev = *last;
     if prev != u32::MAX && seq <= prev {
         return Err(Violation {
             cycle: c,
@@ -171,7 +187,7 @@ pub(super) fn in_order(
             ),
         });
     }
-    order[flow] = seq;
+    *last = seq;
     Ok(())
 }
 

@@ -116,6 +116,13 @@ impl Calendar {
         !self.wheel[(at % HORIZON) as usize].is_empty()
     }
 
+    /// Whether any event is filed for cycle `at` (not before the last cycle taken), in the wheel
+    /// or still in the heap.
+    #[inline]
+    pub fn due(&self, at: u64) -> bool {
+        self.has(at) || self.far.peek().is_some_and(|Reverse((c, _))| *c <= at)
+    }
+
     /// The first cycle from `from` on with an event, or `None` before `until`.
     pub fn next_busy(&self, from: u64, until: u64) -> Option<u64> {
         let far = self.far.peek().map_or(u64::MAX, |Reverse((at, _))| *at);

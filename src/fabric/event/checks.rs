@@ -51,45 +51,59 @@ impl<const V: usize> EventCore<V> {
         }
         c
     }
+}
 
-    /// The checks as of the end of cycle `now` (the last cycle stepped).
+impl<const V: usize> EventEngine<V> {
+    /// The checks as of the end of cycle `now` (the last cycle stepped), over every part (each
+    /// holds the state of its own ports; the others' entries stay empty).
     pub(in crate::fabric) fn check(&self, f: &Fabric<V>, now: u64) -> Result<(), Violation> {
-        let vcs = self.vcs;
-        let d = self.departures(now);
-        let back_to = self.credits_on_the_way();
-        let buffered = |j: usize, v: usize| self.arrived(j, v, now) - d.left[j * vcs + v];
+        // Before the parts are locked: the totals read their counters.
         let t = f.totals();
+        let parts = self.locked();
+        let one = &parts[0];
+        let vcs = one.vcs;
+        let at = |j: usize| &*parts[one.owner[j] as usize];
+        let arrived = |j: usize, v: usize| at(j).arrived(j, v, now);
+        let mut d = one.departures(now);
+        let mut back_to = one.credits_on_the_way();
+        for p in &parts[1..] {
+            let e = p.departures(now);
+            let sum = |a: &mut Vec<u64>, b: &[u64]| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            sum(&mut d.left, &e.left);
+            sum(&mut d.announced, &e.announced);
+            sum(&mut back_to, &p.credits_on_the_way());
+        }
+        let buffered = |j: usize, v: usize| arrived(j, v) - d.left[j * vcs + v];
         let mut in_buffers = 0u64;
         let mut on_links = 0u64;
-        for j in 0..self.outputs.len() {
+        for j in 0..one.outputs.len() {
             for v in 0..vcs {
                 in_buffers += buffered(j, v);
-                let sent = self.outputs[j].credits.sent(v, now);
-                on_links += sent.wrapping_sub(match self.down[j] {
-                    Peer::Port(k) => self.arrived(k as usize, v, now),
+                let sent = at(j).outputs[j].credits.sent(v, now);
+                on_links += sent.wrapping_sub(match one.down[j] {
+                    Peer::Port(k) => arrived(k as usize, v),
                     Peer::Node(n) => f.nodes[n as usize].flits_received(v),
                 });
-                if let Peer::Node(n) = self.up[j] {
+                if let Peer::Node(n) = one.up[j] {
                     let node = &f.nodes[n as usize];
-                    on_links += node.flits_sent(v).wrapping_sub(self.arrived(j, v, now));
+                    on_links += node.flits_sent(v).wrapping_sub(arrived(j, v));
                 }
             }
         }
         flit_conservation(now, &t.nodes, in_buffers, on_links)?;
-        for j in 0..self.outputs.len() {
+        for j in 0..one.outputs.len() {
             let Place {
                 switch: s, port, ..
-            } = self.place[j];
-            let out = &self.outputs[j].credits;
+            } = one.place[j];
+            let out = &at(j).outputs[j].credits;
             for v in 0..vcs {
                 let sent = out.sent(v, now);
-                let (buffered, link, announced) = match self.down[j] {
+                let (buffered, link, announced) = match one.down[j] {
                     Peer::Port(k) => {
                         let k = k as usize;
-                        let got = self.arrived(k, v, now);
                         (
                             buffered(k, v),
-                            sent.wrapping_sub(got),
+                            sent.wrapping_sub(arrived(k, v)),
                             d.announced[k * vcs + v],
                         )
                     }
@@ -106,13 +120,13 @@ impl<const V: usize> EventCore<V> {
                 let parts = [out.credits(v, now) as u64, buffered, link, back];
                 credit_conservation(now, place, parts, out.cap() as u64)?;
             }
-            if let Peer::Node(n) = self.up[j] {
+            if let Peer::Node(n) = one.up[j] {
                 let node = &f.nodes[n as usize];
                 let ch = &f.channels[node.out_channel() as usize];
                 for v in 0..vcs {
-                    let link = node.flits_sent(v).wrapping_sub(self.arrived(j, v, now));
+                    let link = node.flits_sent(v).wrapping_sub(arrived(j, v));
                     // Records of the next cycle, filed at a grant, not yet on the link.
-                    let next = self.node_back[((now + 1) & 1) as usize][n as usize].start_flits[v];
+                    let next = at(j).node_back[((now + 1) & 1) as usize][n as usize].start_flits[v];
                     let on_the_way = ch.credits_in_flight(now + 1, v) + next as u64;
                     let back = (on_the_way + node.credits_returning(v))
                         .checked_sub(d.announced[j * vcs + v])

@@ -17,7 +17,7 @@ impl<const V: usize> EventCore<V> {
     /// LFT entry and places it in the FIFO of its (VC, output), ready to request from `now + 2`.
     pub(super) fn head_arrives(
         &mut self,
-        f: &Fabric<V>,
+        env: &Env<V>,
         input: u32,
         k: u32,
         now: u64,
@@ -58,7 +58,7 @@ impl<const V: usize> EventCore<V> {
                 vc: pkt.vc,
             };
         }
-        let unit = &f.switches[s as usize];
+        let unit = &env.switches[s as usize];
         let out = unit
             .lft()
             .options(pkt.dlid)
@@ -74,7 +74,7 @@ impl<const V: usize> EventCore<V> {
         };
         let o = o as usize;
         let vl = unit.wiring().sl_to_vl.vl(o, i, pkt.sl);
-        let next_vc = f.params.switch.next_vc(&pkt, vl);
+        let next_vc = env.params.switch.next_vc(&pkt, vl);
         let slot = &mut self.slots[k as usize];
         slot.ready = now + 2;
         slot.next_vc = next_vc;
@@ -158,7 +158,7 @@ impl<const V: usize> EventCore<V> {
                 ev.vc = vc;
                 ev.count = 1;
                 ev.arg = len as u32;
-                self.cal.push(now + self.latency, ev);
+                self.file(now + self.latency, ev, None);
             }
             Peer::Node(n) => {
                 let odd = (now & 1) as usize;
@@ -178,7 +178,7 @@ impl<const V: usize> EventCore<V> {
     /// Output `out` in `now`: its packet's tail leaves, and an idle output (or one sending its
     /// tail) grants the next packet, whose head leaves in `now + 1` (what the head does then is
     /// done at the grant: nothing can change it).
-    pub(super) fn visit_output(&mut self, f: &mut Fabric<V>, out: u32, now: u64) {
+    pub(super) fn visit_output(&mut self, env: &Env<V>, out: u32, now: u64) {
         let o = &self.outputs[out as usize];
         if o.wake != now || o.last == now {
             return;
@@ -229,7 +229,7 @@ impl<const V: usize> EventCore<V> {
             let mut pkt = self.slots[tx.slot as usize].pkt;
             self.credits_up(tx.input, pkt.vc, tx.len, tx.start);
             pkt.vc = tx.next_vc;
-            self.send_head(f, out, pkt, tx.start);
+            self.send_head(env, out, pkt, tx.start);
             self.stats.packets_sent += 1;
         }
         let o = &self.outputs[out as usize];
@@ -241,17 +241,17 @@ impl<const V: usize> EventCore<V> {
 
     /// Sends the head of `pkt` on output `out` in cycle `now` (the next one).
     #[inline]
-    fn send_head(&mut self, f: &mut Fabric<V>, out: u32, pkt: Packet, now: u64) {
+    fn send_head(&mut self, env: &Env<V>, out: u32, pkt: Packet, now: u64) {
         match self.down[out as usize] {
             Peer::Port(input) => {
-                let k = self.alloc(pkt);
-                let mut ev = Ev::new(Kind::Head, input);
-                ev.arg = k;
-                self.cal.push(now + self.latency, ev);
+                self.file(now + self.latency, Ev::new(Kind::Head, input), Some(pkt));
             }
             Peer::Node(n) => {
-                let ch = f.nodes[n as usize].in_channel() as usize;
-                f.channels[ch].send_flit(now, Flit { pkt, index: 0 });
+                // SAFETY: a node belongs to the part of the port it is cabled to, this one.
+                unsafe {
+                    let ch = env.node(n).in_channel();
+                    env.channel(ch).send_flit(now, Flit { pkt, index: 0 });
+                }
                 self.cal.push(now + self.latency, Ev::new(Kind::Node, n));
             }
         }

@@ -22,9 +22,9 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// Over random k-ary n-trees, loads, message sizes, buffers, link latencies and SL policies,
-    /// run in stretches of random length until the sources stop and the fabric drains: after
-    /// every stretch the event engine's counters are the fast engine's, and both pass the
-    /// invariant checks.
+    /// run in stretches of random length until the sources stop and the fabric drains, the event
+    /// engine on one to three threads: after every stretch its counters are the fast engine's,
+    /// and both pass the invariant checks.
     #[test]
     fn the_event_engine_counts_what_the_fast_engine_counts(
         k in 2u32..=4,
@@ -35,6 +35,7 @@ proptest! {
         latency in 1u32..=7,
         scheme in 0usize..4,
         stretch in 1u64..200,
+        threads in 1usize..=3,
         seed in any::<u64>(),
     ) {
         let topo = Topology::kary_ntree(k, n);
@@ -52,6 +53,7 @@ proptest! {
             f
         };
         let (mut fast, mut event) = (build(Engine::Fast), build(Engine::Event));
+        event.set_threads(threads);
         while fast.now() < 6000 {
             fast.run(stretch, &mut ()).map_err(|v| TestCaseError::fail(v.to_string()))?;
             event.run(stretch, &mut ()).map_err(|v| TestCaseError::fail(v.to_string()))?;
@@ -74,7 +76,7 @@ fn a_stream_stopped_before_it_started_is_reported() {
     f.set_engine(Engine::Event);
     f.run(3000, &mut ()).unwrap();
     let at = f.now();
-    let core = f.event.as_mut().unwrap();
+    let core = f.event.as_mut().unwrap().part(0);
     let j = (0..core.outputs.len())
         .find(|&j| core.outputs[j].credits.running(0) == 0)
         .unwrap();
@@ -98,7 +100,7 @@ fn credits_lost_on_the_way_are_found_by_the_check() {
     f.set_engine(Engine::Event);
     f.run(500, &mut ()).unwrap();
     f.check().unwrap();
-    let core = f.event.as_mut().unwrap();
+    let core = f.event.as_mut().unwrap().part(0);
     let lost = core
         .outputs
         .iter()
