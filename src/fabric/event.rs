@@ -514,11 +514,7 @@ impl<const V: usize> Fabric<V> {
         let reached = match &r {
             Ok(()) => end,
             Err(v) => {
-                let window = if engine.parts() > 1 {
-                    self.params.link_latency.max(1) as u64
-                } else {
-                    1
-                };
+                let window = engine.window();
                 let w_end = from + (v.cycle - from.min(v.cycle)) / window * window + window;
                 w_end.clamp(from + 1, end)
             }

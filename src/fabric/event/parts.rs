@@ -1,9 +1,11 @@
 //! The event engine on several threads: the switches dealt out to parts (switch `s` to part
 //! `s % parts`, each end node to the part of the switch it is cabled to), each part with its own
 //! calendar, stepped on its own thread a window of cycles at a time. A window is the link
-//! latency: whatever one part files for another's ports (a head, a credit record) lands at least
-//! a link latency later, so the parts exchange those events only at window boundaries, through
-//! one mailbox per part and window parity, with one barrier per window. The events of a cycle
+//! latency plus one cycle: whatever one part files for another's ports lands at least that much
+//! later (a grant in cycle `c` files its head and its credit stream's start for `c + 1 + L` and
+//! the stream's stop for its tail's cycle plus `L`), so the parts exchange those events only at
+//! window boundaries, through one mailbox per part and window parity, with one barrier per
+//! window. The events of a cycle
 //! are independent of the order they are handled in, so the outputs are those of one thread.
 //! State kept for speed; it models no hardware.
 
@@ -50,6 +52,15 @@ impl<const V: usize> EventEngine<V> {
                 .map(|_| [Mutex::new(Vec::new()), Mutex::new(Vec::new())])
                 .collect(),
             latency: f.params.link_latency as u64,
+        }
+    }
+
+    /// Cycles the parts step between two exchanges (1 for one part).
+    pub(in crate::fabric) fn window(&self) -> u64 {
+        if self.parts.len() == 1 {
+            1
+        } else {
+            self.latency + 1
         }
     }
 
@@ -101,10 +112,10 @@ impl<const V: usize> EventEngine<V> {
         }
         let barrier = SpinBarrier::new(self.parts.len());
         let stop = AtomicU64::new(u64::MAX);
-        let (parts, mail, latency) = (&self.parts, &self.mail, self.latency.max(1));
+        let (parts, mail, window) = (&self.parts, &self.mail, self.window());
         pool.broadcast(&|k| {
             let mut core = lock(&parts[k]);
-            let r = core.run_windows(env, mail, &barrier, &stop, (from, end), latency);
+            let r = core.run_windows(env, mail, &barrier, &stop, (from, end), window);
             core.breach = r.err();
         });
         // The earliest breach (the lowest part among those of one cycle).

@@ -144,7 +144,8 @@ impl<const V: usize> EventCore<V> {
 
     /// Input `input` frees a packet's flits from cycle `now` (a stream of `len` starting on `vc`)
     /// or returns the last of them (`len` 0: the stream stops); the record reaches the far end
-    /// of its link `latency` cycles later. `now` is the cycle being processed or the next one.
+    /// of its link `latency` cycles later. `now` is the cycle being processed or a later one (the
+    /// next one at most towards a node).
     #[inline(always)]
     fn credits_up(&mut self, input: u32, vc: u8, len: u16, now: u64) {
         match self.up[input as usize] {
@@ -190,7 +191,10 @@ impl<const V: usize> EventCore<V> {
             debug_assert_eq!(tx.end(), now, "an output is visited at its tail");
             sending_vc = Some(tx.next_vc);
             let in_vc = self.slots[tx.slot as usize].pkt.vc;
-            self.credits_up(tx.input, in_vc, 0, now);
+            // Towards a switch the stream's stop was filed at the grant.
+            if let Peer::Node(_) = self.up[tx.input as usize] {
+                self.credits_up(tx.input, in_vc, 0, now);
+            }
             self.gone[tx.input as usize * self.vcs + in_vc as usize] += tx.len as u64;
             self.release(tx.slot);
             self.stats.flits_sent += tx.len as u64;
@@ -228,6 +232,12 @@ impl<const V: usize> EventCore<V> {
             // starts freeing its flits then and the head goes on the link.
             let mut pkt = self.slots[tx.slot as usize].pkt;
             self.credits_up(tx.input, pkt.vc, tx.len, tx.start);
+            // Its last credit leaves with its tail; towards a switch the record is filed now,
+            // so that whatever a part files for another lands at least a link latency plus one
+            // cycle later (`parts.rs`).
+            if let Peer::Port(_) = self.up[tx.input as usize] {
+                self.credits_up(tx.input, pkt.vc, 0, tx.end());
+            }
             pkt.vc = tx.next_vc;
             self.send_head(env, out, pkt, tx.start);
             self.stats.packets_sent += 1;
