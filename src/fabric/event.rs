@@ -12,10 +12,10 @@
 //! VC in closed form ([`OutputCredits`], the same block); and it steps the same end nodes
 //! ([`EndNode`](super::node::EndNode), through their links' delay lines). Its outputs are the
 //! fast engine's byte for byte (`event/tests.rs`), on any number of threads (`event/parts.rs`:
-//! the switches dealt out to parts that exchange events once per link latency). It covers
-//! D-mod-K routing under every SL policy (1Q, DBBM, vFtree, Flow2SL) on fabrics whose routing
-//! cannot deadlock; [`unsupported`] names what it refuses. Switch links carry 12-byte events
-//! instead of delay lines; the routing stage reads the LFT of the fabric's switches.
+//! the switches dealt out to parts that exchange events once per link latency plus a cycle). It
+//! covers D-mod-K routing under every SL policy (1Q, DBBM, vFtree, Flow2SL) on fabrics whose
+//! routing cannot deadlock; [`unsupported`] names what it refuses. Switch links carry 12-byte
+//! events instead of delay lines; the routing stage reads the LFT of the fabric's switches.
 
 mod calendar;
 mod checks;
@@ -122,7 +122,8 @@ enum Peer {
     Node(u32),
 }
 
-/// The fabric's switches, ports and links as the event engine steps them.
+/// One part of the fabric's switches, ports and links as the event engine steps them (all of
+/// them on one thread): its own ports' state, the others' left empty.
 pub struct EventCore<const V: usize> {
     cal: Calendar,
     latency: u64,
@@ -255,7 +256,9 @@ impl<const V: usize> EventCore<V> {
             backs_due: [Vec::with_capacity(nodes), Vec::with_capacity(nodes)],
             part: part as u8,
             owner,
-            outbox: (0..parts).map(|_| Vec::with_capacity(1024)).collect(),
+            outbox: (0..parts)
+                .map(|_| Vec::with_capacity(parts::OUTBOX))
+                .collect(),
             breach: None,
         };
         for k in 0..nodes as u32 {

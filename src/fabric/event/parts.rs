@@ -18,6 +18,9 @@ use crate::wire::Packet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+/// Room for events to another part that a list starts with.
+pub(super) const OUTBOX: usize = 1024;
+
 /// An event filed for a port of another part: its cycle, and the packet of a head.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Crossing {
@@ -49,7 +52,7 @@ impl<const V: usize> EventEngine<V> {
                 .map(|k| Mutex::new(EventCore::new(f, k, parts)))
                 .collect(),
             mail: (0..parts)
-                .map(|_| [Mutex::new(Vec::new()), Mutex::new(Vec::new())])
+                .map(|_| [0, 1].map(|_| Mutex::new(Vec::with_capacity(OUTBOX))))
                 .collect(),
             latency: f.params.link_latency as u64,
         }
@@ -159,9 +162,18 @@ impl<const V: usize> EventCore<V> {
                     break;
                 }
             }
+            // A mailbox is empty when its window parity comes round again (its part took it in
+            // after the last barrier): the first outbox for it is handed over whole, and the
+            // mailbox's emptied list becomes the outbox, so the lists go round without being
+            // copied or grown; a third part's are appended.
             for (q, out) in self.outbox.iter_mut().enumerate() {
                 if q != me && !out.is_empty() {
-                    lock(&mail[q][parity]).append(out);
+                    let mut m = lock(&mail[q][parity]);
+                    if m.is_empty() {
+                        std::mem::swap(&mut *m, out);
+                    } else {
+                        m.append(out);
+                    }
                 }
             }
             barrier.wait();
