@@ -301,11 +301,8 @@ impl<const V: usize> EventCore<V> {
     /// Takes in the events another part filed for this one's ports.
     fn take_in(&mut self, crossings: &mut Vec<Crossing>) {
         for c in crossings.drain(..) {
-            let mut ev = c.ev;
-            if ev.kind == Kind::Head {
-                ev.arg = self.alloc(c.pkt);
-            }
-            self.cal.push(c.at, ev);
+            let pkt = (c.ev.kind == Kind::Head).then_some(c.pkt);
+            self.file(c.at, c.ev, pkt);
         }
     }
 
@@ -474,12 +471,12 @@ impl<const V: usize> EventCore<V> {
         let Some(pkt) = delivered else {
             return Ok(());
         };
-        if env.params.switch.lmc > 0 && pkt.dlid & 1 == 1 {
+        if !super::scheduler::order_counts(env.params.switch.lmc > 0, &pkt) {
             return Ok(());
         }
         // SAFETY: the entries of flows to node `n` belong to its part.
         match unsafe { env.order(pkt.src as u32, n) } {
-            Some(last) => super::scheduler::in_order_of_flow(last, env.node_count, now, n, &pkt),
+            Some(last) => super::scheduler::in_order_of_flow(last, env.node_count(), now, n, &pkt),
             None => Ok(()),
         }
     }
@@ -512,15 +509,9 @@ impl<const V: usize> Fabric<V> {
             let (env, pool) = Env::new(self);
             engine.run(&env, pool, from, end)
         };
-        // A run stopped by a breach reaches the cycle after the one it names (on several
-        // threads, the end of the window it is in).
         let reached = match &r {
             Ok(()) => end,
-            Err(v) => {
-                let window = engine.window();
-                let w_end = from + (v.cycle - from.min(v.cycle)) / window * window + window;
-                w_end.clamp(from + 1, end)
-            }
+            Err(v) => engine.reached(from, end, v),
         };
         // Every node as of the last cycle stepped.
         for n in 0..self.nodes.len() {

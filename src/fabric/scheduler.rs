@@ -154,7 +154,7 @@ pub(super) fn in_order(
     n: u32,
     pkt: &Packet,
 ) -> Result<(), Violation> {
-    if multipath_lid && pkt.dlid & 1 == 1 {
+    if !order_counts(multipath_lid, pkt) {
         return Ok(());
     }
     in_order_of_flow(
@@ -164,6 +164,12 @@ pub(super) fn in_order(
         n,
         pkt,
     )
+}
+
+/// Whether `pkt` counts in the `in_order` check: with `multipath_lid`, only a packet that asked
+/// for the deterministic route (DLID LSB clear).
+pub(super) fn order_counts(multipath_lid: bool, pkt: &Packet) -> bool {
+    !(multipath_lid && pkt.dlid & 1 == 1)
 }
 
 /// [`in_order`] given the flow's entry: the sequence number of its last packet delivered.

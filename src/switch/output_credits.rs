@@ -137,7 +137,13 @@ impl<const V: usize> OutputCredits<V> {
 
     /// The first VC with more credits back than flits sent by the end of `through`.
     pub fn overflow(&self, vcs: usize, through: u64) -> Option<usize> {
-        (0..vcs).find(|&v| self.returned(v, through) > self.sent(v, through))
+        (0..vcs).find(|&v| self.overflows(v, through))
+    }
+
+    /// Whether `vc` has more credits back than flits sent by the end of `through`.
+    #[inline]
+    pub fn overflows(&self, vc: usize, through: u64) -> bool {
+        self.returned(vc, through) > self.sent(vc, through)
     }
 
     /// A packet of `len` flits starts leaving on `vc`, one flit per cycle from `start`.

@@ -43,7 +43,6 @@ impl<T> Owned<T> {
 pub(in crate::fabric) struct Env<'a, const V: usize> {
     pub switches: &'a [SwitchUnit<V>],
     pub params: &'a FabricParams,
-    pub node_count: usize,
     nodes: Owned<EndNode<V>>,
     channels: Owned<Channel<V>>,
     order: Option<Owned<u32>>,
@@ -65,13 +64,17 @@ impl<'a, const V: usize> Env<'a, V> {
         let env = Env {
             switches,
             params,
-            node_count: nodes.len(),
             nodes: Owned::new(nodes),
             channels: Owned::new(channels),
             order: order.as_mut().map(|o| Owned::new(o)),
             _borrow: PhantomData,
         };
         (env, pool)
+    }
+
+    /// End nodes in the fabric.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len
     }
 
     /// End node `n`.
@@ -104,7 +107,7 @@ impl<'a, const V: usize> Env<'a, V> {
     #[inline(always)]
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn order(&self, src: u32, dst: u32) -> Option<&mut u32> {
-        let k = src as usize * self.node_count + dst as usize;
+        let k = src as usize * self.node_count() + dst as usize;
         // SAFETY: the caller's promise; the entries of a destination belong to its part.
         self.order.as_ref().map(|o| unsafe { o.get(k) })
     }

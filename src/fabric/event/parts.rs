@@ -5,9 +5,8 @@
 //! later (a grant in cycle `c` files its head and its credit stream's start for `c + 1 + L` and
 //! the stream's stop for its tail's cycle plus `L`), so the parts exchange those events only at
 //! window boundaries, through one mailbox per part and window parity, with one barrier per
-//! window. The events of a cycle
-//! are independent of the order they are handled in, so the outputs are those of one thread.
-//! State kept for speed; it models no hardware.
+//! window. The events of a cycle are independent of the order they are handled in, so the
+//! outputs are those of one thread. State kept for speed; it models no hardware.
 
 use super::calendar::Ev;
 use super::{Env, EventCore};
@@ -65,6 +64,14 @@ impl<const V: usize> EventEngine<V> {
         } else {
             self.latency + 1
         }
+    }
+
+    /// The cycle a run of `from..end` stopped by breach `v` reaches: the cycle after the one it
+    /// names on one part, the end of the window it is in on several.
+    pub(in crate::fabric) fn reached(&self, from: u64, end: u64, v: &Violation) -> u64 {
+        let window = self.window();
+        let window_end = from + v.cycle.saturating_sub(from) / window * window + window;
+        window_end.clamp(from + 1, end)
     }
 
     /// Parts (threads) it steps in.

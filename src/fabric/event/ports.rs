@@ -29,8 +29,7 @@ impl<const V: usize> EventCore<V> {
         } = self.place[input as usize];
         let i = i as usize;
         let pkt = self.slots[k as usize].pkt;
-        let a = &mut self.arriving[input as usize];
-        let (start, len) = (a.start, a.len);
+        let Arrival { start, len, vc } = self.arriving[input as usize];
         if len > 0 {
             if start + len as u64 > now {
                 return Err(Violation {
@@ -44,20 +43,13 @@ impl<const V: usize> EventCore<V> {
                     ),
                 });
             }
-            let v = a.vc as usize;
-            *a = Arrival {
-                start: now,
-                len: pkt.len,
-                vc: pkt.vc,
-            };
-            self.got[input as usize * self.vcs + v] += len as u64;
-        } else {
-            *a = Arrival {
-                start: now,
-                len: pkt.len,
-                vc: pkt.vc,
-            };
+            self.got[input as usize * self.vcs + vc as usize] += len as u64;
         }
+        self.arriving[input as usize] = Arrival {
+            start: now,
+            len: pkt.len,
+            vc: pkt.vc,
+        };
         let unit = &env.switches[s as usize];
         let out = unit
             .lft()
@@ -116,7 +108,7 @@ impl<const V: usize> EventCore<V> {
         // The counter of the record's VC, checked as each record arrives (a stream that returns
         // more than was sent is seen at its stop record at the latest).
         let v = ev.vc as usize;
-        let overflow = (o.credits.returned(v, now) > o.credits.sent(v, now)).then_some(v);
+        let overflow = o.credits.overflows(v, now).then_some(v);
         if !ok || overflow.is_some() {
             let Place {
                 switch: s, port, ..
@@ -351,9 +343,10 @@ impl<const V: usize> EventCore<V> {
         })
     }
 
-    /// The first cycle after `now` in which idle output `p` of its switch (flat `out`) could grant one of the
-    /// packets waiting for it if nothing else happened meanwhile (a head becomes ready, or the
-    /// credits coming back at their current rate reach its length); `u64::MAX` when none could.
+    /// The first cycle after `now` in which idle output `p` of its switch (flat `out`) could grant
+    /// one of the packets waiting for it if nothing else happened meanwhile (a head becomes ready,
+    /// or the credits coming back at their current rate reach its length); `u64::MAX` when none
+    /// could.
     fn retry_at(&self, p: usize, out: u32, now: u64) -> u64 {
         let base = out - p as u32;
         let o = &self.outputs[out as usize];
