@@ -145,8 +145,8 @@ fn both_engines_write_the_same_bytes_with_16_vcs() {
 }
 
 /// The event engine on every bundled scenario it models (D-mod-K, routing that cannot deadlock),
-/// under each SL policy on configuration 1 and through its hot spot: the same bytes as the fast
-/// engine.
+/// under each SL policy on configuration 1 and through its hot spot, and under Oblivious and
+/// Adaptive-Th with and without AFI: the same bytes as the fast engine.
 #[test]
 fn the_event_engine_writes_the_fast_engines_bytes() {
     let (_tmp, base) = crate::scratch::folder("engines-event");
@@ -176,16 +176,47 @@ fn the_event_engine_writes_the_fast_engines_bytes() {
             "paper/config2_h25",
             &["sim_time=3us", "bin=1us", "traffic.hot_start=1us"],
         ),
+        (
+            "paper/config1_rnd",
+            &["sim_time=20us", "bin=1us", "routing=oblivious"],
+        ),
+        (
+            "paper/config1_h10",
+            &[
+                "sim_time=30us",
+                "bin=1us",
+                "traffic.hot_start=5us",
+                "routing=adaptive_th",
+            ],
+        ),
+        (
+            "paper/config1_h10",
+            &[
+                "sim_time=30us",
+                "bin=1us",
+                "traffic.hot_start=5us",
+                "routing=adaptive_th_afi",
+                "queuing=vftree",
+            ],
+        ),
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
-        let mut set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-        set.push("routing=dmodk".into());
+        let set = with_routing(set);
         same_bytes_on(Engine::Event, &base.join(k.to_string()), name, &set, false);
     }
 }
 
+/// `set`, routed by D-mod-K unless it names a routing mode.
+fn with_routing(set: &[&str]) -> Vec<String> {
+    let mut set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    if !set.iter().any(|s| s.starts_with("routing=")) {
+        set.push("routing=dmodk".into());
+    }
+    set
+}
+
 /// The event engine on two and three threads writes the bytes it writes on one, over fabrics with
-/// one-cycle and longer links and through a hot spot.
+/// one-cycle and longer links, through a hot spot, and under Oblivious and Adaptive-Th + AFI.
 #[test]
 fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
     let (_tmp, base) = crate::scratch::folder("engines-event-threads");
@@ -197,10 +228,19 @@ fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
             "paper/config1_h10",
             &["sim_time=30us", "bin=1us", "traffic.hot_start=5us"],
         ),
+        ("kary6_uniform", &["sim_time=20us", "routing=oblivious"]),
+        (
+            "paper/config1_h10",
+            &[
+                "sim_time=30us",
+                "bin=1us",
+                "traffic.hot_start=5us",
+                "routing=adaptive_th_afi",
+            ],
+        ),
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
-        let mut set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-        set.push("routing=dmodk".into());
+        let set = with_routing(set);
         let dir = |t: usize| base.join(format!("{k}-{t}"));
         for t in 1..=3 {
             run_threads(Engine::Event, t, name, &set, &dir(t), false);

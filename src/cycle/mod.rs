@@ -210,6 +210,11 @@ impl CycleSwitch {
         self.seed
     }
 
+    /// The random stream of Oblivious routing's draws, as it stands.
+    pub fn route_rng(&self) -> &SplitMix64 {
+        &self.rng
+    }
+
     /// The LFT as programmed.
     pub fn lft(&self) -> &LftBanks {
         &self.lft

@@ -13,7 +13,7 @@
 //! ([`EndNode`](super::node::EndNode), through their links' delay lines). Its outputs are the
 //! fast engine's byte for byte (`event/tests.rs`), on any number of threads (`event/parts.rs`:
 //! the switches dealt out to parts that exchange events once per link latency plus a cycle). It
-//! covers D-mod-K routing under every SL policy (1Q, DBBM, vFtree, Flow2SL) on fabrics whose
+//! covers D-mod-K, Oblivious and Adaptive-Th (with and without AFI) routing under every SL policy (1Q, DBBM, vFtree, Flow2SL) on fabrics whose
 //! routing cannot deadlock; [`unsupported`] names what it refuses. Switch links carry 12-byte
 //! events instead of delay lines; the routing stage reads the LFT of the fabric's switches.
 
@@ -22,10 +22,12 @@ mod checks;
 mod env;
 mod parts;
 mod ports;
+mod routing;
 #[cfg(test)]
 mod tests;
 
 use super::{Fabric, FabricParams, Far, Violation};
+use crate::blocks::rng::SplitMix64;
 use crate::blocks::rr_arbiter::RrArbiter;
 use crate::switch::output_credits::OutputCredits;
 use crate::switch::{RoutingMode, SwitchStats};
@@ -42,10 +44,13 @@ const NIL: u32 = u32::MAX;
 /// Why a fabric cannot step on the event engine, if it cannot: the first feature it lacks, as a
 /// sentence.
 pub fn unsupported(p: &FabricParams, can_deadlock: bool) -> Option<String> {
-    if p.switch.routing != RoutingMode::DModK {
+    use RoutingMode::*;
+    let r = p.switch.routing;
+    if !matches!(r, DModK | Oblivious | AdaptiveTh | AdaptiveThAfi) {
         return Some(format!(
-            "routing = \"{}\": the event engine routes by D-mod-K only (routing = \"dmodk\")",
-            p.switch.routing.name()
+            "routing = \"{}\": the event engine routes by D-mod-K, Oblivious and Adaptive-Th \
+             only (routing = \"dmodk\", \"oblivious\", \"adaptive_th\", \"adaptive_th_afi\")",
+            r.name()
         ));
     }
     if can_deadlock {
@@ -140,6 +145,16 @@ pub struct EventCore<const V: usize> {
     voq_tail: Vec<u32>,
     /// The widest switch's port count (the stride of `vc_ptr` and the VOQs).
     stride: usize,
+    /// Per flat input, per output of its switch: flits of the packets routed there and not yet
+    /// gone (whole packets; the one leaving counted whole until its tail leaves).
+    voq_flits: Vec<u32>,
+    /// The routing stage: per switch, its random stream and the inputs whose heads it routes
+    /// in the next cycle; per flat input, that head's slot; per cycle parity, the switches (by
+    /// their first flat port) with heads to route.
+    rngs: Vec<SplitMix64>,
+    route_heads: Vec<u64>,
+    route_slot: Vec<u32>,
+    routes_due: [Vec<u32>; 2],
     slots: Vec<Slot>,
     free: u32,
     /// Per flat input and VC: flits of the packets whose tails have arrived, and of those whose
@@ -240,6 +255,14 @@ impl<const V: usize> EventCore<V> {
             voq_head: vec![NIL; n as usize * vcs * stride],
             voq_tail: vec![NIL; n as usize * vcs * stride],
             stride,
+            voq_flits: vec![0; n as usize * stride],
+            rngs: f.switches.iter().map(|s| s.route_rng().clone()).collect(),
+            route_heads: vec![0; f.switches.len()],
+            route_slot: vec![NIL; n as usize],
+            routes_due: [
+                Vec::with_capacity(f.switches.len()),
+                Vec::with_capacity(f.switches.len()),
+            ],
             slots: Vec::new(),
             free: NIL,
             got: vec![0; n as usize * vcs],
@@ -261,6 +284,15 @@ impl<const V: usize> EventCore<V> {
                 .collect(),
             breach: None,
         };
+        // Room for every owned input's buffers full of MTU-size packets and a link's worth of
+        // heads on their way, so that stepping allocates no slot once built (smaller packets may
+        // still grow the pool, to its working size).
+        let p = &f.params;
+        let per_input = (vcs * p.switch.vc_capacity as usize).div_ceil(p.mtu_flits.max(1) as usize)
+            + p.link_latency as usize
+            + 1;
+        let owned = core.owner.iter().filter(|&&o| o as usize == part).count();
+        core.slots.reserve(owned * per_input);
         for k in 0..nodes as u32 {
             if core.owns_node(k) {
                 core.cal.push(0, Ev::new(Kind::Node, k));
@@ -419,11 +451,13 @@ impl<const V: usize> EventCore<V> {
     /// Whether cycle `now` has something to do.
     #[inline]
     fn busy(&self, now: u64) -> bool {
-        self.cal.due(now) || !self.backs_due[(now & 1) as usize].is_empty()
+        self.cal.due(now) || self.routes_due(now) || !self.backs_due[(now & 1) as usize].is_empty()
     }
 
-    /// Steps cycle `now`: its events, then the credit records the inputs facing nodes send.
+    /// Steps cycle `now`: the routing stages, its events, then the credit records the inputs
+    /// facing nodes send.
     fn cycle(&mut self, env: &Env<V>, now: u64) -> Result<(), Violation> {
+        self.route_stage(env, now)?;
         let list = self.cal.take(now);
         for ev in &list {
             match ev.kind {

@@ -275,6 +275,14 @@ impl<const V: usize> SwitchUnit<V> {
         }
     }
 
+    /// The random stream of Oblivious routing's draws, as it stands.
+    pub fn route_rng(&self) -> &crate::blocks::rng::SplitMix64 {
+        match self {
+            SwitchUnit::Fast(s) => s.route_rng(),
+            SwitchUnit::Cycle(s) => s.sw.route_rng(),
+        }
+    }
+
     /// The programmed LFT.
     pub fn lft(&self) -> &LftBanks {
         match self {

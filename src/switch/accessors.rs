@@ -25,6 +25,11 @@ impl<const V: usize> Switch<V> {
         &self.lft
     }
 
+    /// The random stream of Oblivious routing's draws, as it stands.
+    pub fn route_rng(&self) -> &SplitMix64 {
+        &self.rng
+    }
+
     /// The seed it was built with (the fabric's).
     pub fn seed(&self) -> u64 {
         self.seed

@@ -16,20 +16,11 @@ impl<const V: usize> Switch<V> {
     /// other than `avoid`. `NO_ROUTE` when there is none.
     pub(super) fn select_alternative(&self, dest: u16, vc: u8, avoid: u8, now: u64) -> u8 {
         let next_vc = self.params.afc().unwrap_or(vc) as usize;
-        let opts = self.lft.options(dest | 1);
-        let mut best = (NO_ROUTE, 0u16);
-        for p in opts.usable_ports() {
-            if p == avoid || p as usize >= self.ports {
-                continue;
-            }
-            let c = self.outputs[p as usize]
+        most_credits(&self.lft.options(dest | 1), self.ports, avoid, |p| {
+            self.outputs[p as usize]
                 .credits
-                .credits(next_vc, now.saturating_sub(1));
-            if best.0 == NO_ROUTE || c > best.1 {
-                best = (p, c);
-            }
-        }
-        best.0
+                .credits(next_vc, now.saturating_sub(1))
+        })
     }
 
     /// sendARN(inputPortID, ARNInfo) for `pkt` at input `i`, which hit the non-consumed entry of
@@ -176,13 +167,7 @@ impl<const V: usize> Switch<V> {
             if !pkt.adapted() && det != NO_ROUTE {
                 match routing {
                     RoutingMode::DModK => {}
-                    RoutingMode::Oblivious => {
-                        let n = opts.usable_ports().count() as u64;
-                        if n > 1 {
-                            let k = self.rng.below(n) as usize;
-                            out = opts.usable_ports().nth(k).unwrap_or(det);
-                        }
-                    }
+                    RoutingMode::Oblivious => out = oblivious_choice(&opts, &mut self.rng, det),
                     RoutingMode::AdaptiveTh | RoutingMode::AdaptiveThAfi => {
                         if self.inputs[i]
                             .buf
@@ -369,6 +354,34 @@ impl<const V: usize> Switch<V> {
             }
         }
     }
+}
+
+/// Oblivious routing's stage: one of the usable options of `opts` drawn uniformly from `rng`
+/// (no draw when there is only one); `det` when the draw names none.
+pub fn oblivious_choice(opts: &LftOptions, rng: &mut SplitMix64, det: u8) -> u8 {
+    let n = opts.usable_ports().count() as u64;
+    if n > 1 {
+        let k = rng.below(n) as usize;
+        opts.usable_ports().nth(k).unwrap_or(det)
+    } else {
+        det
+    }
+}
+
+/// pseudo-code 3 over `opts`: the usable port below `ports`, other than `avoid`, whose
+/// `credits(port)` are the most; the first on a tie. `NO_ROUTE` when there is none.
+pub fn most_credits(opts: &LftOptions, ports: usize, avoid: u8, credits: impl Fn(u8) -> u16) -> u8 {
+    let mut best = (NO_ROUTE, 0u16);
+    for p in opts.usable_ports() {
+        if p == avoid || p as usize >= ports {
+            continue;
+        }
+        let c = credits(p);
+        if best.0 == NO_ROUTE || c > best.1 {
+            best = (p, c);
+        }
+    }
+    best.0
 }
 
 /// FA's routing stage (Martínez et al., section 4.4): of the adaptive options (1 and up, usable

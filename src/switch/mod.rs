@@ -42,7 +42,7 @@ pub mod voq_buffer;
 
 pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 pub use events::{Observer, OutputProbe, SwitchEvent, SwitchFault, SwitchStats};
-pub use input_port_ctrl::fa_choice;
+pub use input_port_ctrl::{fa_choice, most_credits, oblivious_choice};
 pub use sl_to_vl::SlToVl;
 
 use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess, ArnTableIn, ArnTableOut};

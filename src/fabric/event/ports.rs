@@ -9,12 +9,12 @@ use crate::blocks::rr_arbiter::RrArbiterIn;
 
 impl<const V: usize> EventCore<V> {
     #[inline]
-    fn voq(&self, input: u32, vc: usize, out: usize) -> usize {
+    pub(super) fn voq(&self, input: u32, vc: usize, out: usize) -> usize {
         (input as usize * self.vcs + vc) * self.stride + out
     }
 
-    /// A head reaches flat input `input` in `now`: the routing stage (in `now + 1`) reads its
-    /// LFT entry and places it in the FIFO of its (VC, output), ready to request from `now + 2`.
+    /// A head reaches flat input `input` in `now`; the routing stage (in `now + 1`, `routing.rs`)
+    /// places it in the FIFO of its (VC, output), ready to request from `now + 2`.
     pub(super) fn head_arrives(
         &mut self,
         env: &Env<V>,
@@ -23,11 +23,8 @@ impl<const V: usize> EventCore<V> {
         now: u64,
     ) -> Result<(), Violation> {
         let Place {
-            switch: s,
-            port: i,
-            ports,
+            switch: s, port: i, ..
         } = self.place[input as usize];
-        let i = i as usize;
         let pkt = self.slots[k as usize].pkt;
         let Arrival { start, len, vc } = self.arriving[input as usize];
         if len > 0 {
@@ -50,42 +47,12 @@ impl<const V: usize> EventCore<V> {
             len: pkt.len,
             vc: pkt.vc,
         };
-        let unit = &env.switches[s as usize];
-        let out = unit
-            .lft()
-            .options(pkt.dlid)
-            .deterministic()
-            .filter(|&o| (o as u16) < ports);
-        let Some(o) = out else {
-            return Err(Violation {
-                cycle: now + 1,
-                invariant: "switch",
-                place: format!("switch {s} port {i}"),
-                detail: format!("packet {} to LID {} has no route", pkt.id, pkt.dlid),
-            });
-        };
-        let o = o as usize;
-        let vl = unit.wiring().sl_to_vl.vl(o, i, pkt.sl);
-        let next_vc = env.params.switch.next_vc(&pkt, vl);
-        let slot = &mut self.slots[k as usize];
-        slot.ready = now + 2;
-        slot.next_vc = next_vc;
-        slot.next = NIL;
-        let q = self.voq(input, pkt.vc as usize, o);
-        match self.voq_tail[q] {
-            NIL => self.voq_head[q] = k,
-            t => self.slots[t as usize].next = k,
-        }
-        self.voq_tail[q] = k;
-        let out = input - i as u32 + o as u32;
-        self.outputs[out as usize].waiting |= 1 << i;
-        self.wake_output(out, now + 2);
-        Ok(())
+        self.route_later(env, input, k, now)
     }
 
     /// Idle output `out` with packets waiting has to arbitrate again by cycle `at`.
     #[inline(always)]
-    fn wake_output(&mut self, out: u32, at: u64) {
+    pub(super) fn wake_output(&mut self, out: u32, at: u64) {
         let o = &mut self.outputs[out as usize];
         if o.tx.is_none() && o.waiting != 0 && (at < o.wake || o.wake == u64::MAX) {
             o.wake = at;
@@ -188,6 +155,7 @@ impl<const V: usize> EventCore<V> {
                 self.credits_up(tx.input, in_vc, 0, now);
             }
             self.gone[tx.input as usize * self.vcs + in_vc as usize] += tx.len as u64;
+            self.voq_flits[tx.input as usize * self.stride + p as usize] -= tx.len as u32;
             self.release(tx.slot);
             self.stats.flits_sent += tx.len as u64;
             self.outputs[out as usize].tx = None;

@@ -18,10 +18,19 @@ fn counters<const V: usize>(f: &Fabric<V>) -> (crate::fabric::FabricTotals, Vec<
     (f.totals(), nodes)
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+/// The routing modes the event engine steps.
+const ROUTINGS: [RoutingMode; 4] = [
+    RoutingMode::DModK,
+    RoutingMode::Oblivious,
+    RoutingMode::AdaptiveTh,
+    RoutingMode::AdaptiveThAfi,
+];
 
-    /// Over random k-ary n-trees, loads, message sizes, buffers, link latencies and SL policies,
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Over random k-ary n-trees, routing modes (Adaptive-Th at random thresholds), loads, message sizes, buffers, link latencies
+    /// and SL policies,
     /// run in stretches of random length until the sources stop and the fabric drains, the event
     /// engine on one to three threads: after every stretch its counters are the fast engine's,
     /// and both pass the invariant checks.
@@ -29,6 +38,8 @@ proptest! {
     fn the_event_engine_counts_what_the_fast_engine_counts(
         k in 2u32..=4,
         n in 1u32..=3,
+        routing in prop::sample::select(ROUTINGS.to_vec()),
+        threshold in 1u16..=64,
         load in 0.05f64..1.0,
         message in prop::sample::select(vec![1u32, 5, 16, 40]),
         vc in prop::sample::select(vec![16u16, 32, 64, 128]),
@@ -39,8 +50,9 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let topo = Topology::kary_ntree(k, n);
-        let mut p = small_params(RoutingMode::DModK, seed);
-        p.switch = switch_with_scheme(RoutingMode::DModK, vc, scheme, &topo, k);
+        let mut p = small_params(routing, seed);
+        p.switch = switch_with_scheme(routing, vc, scheme, &topo, k);
+        p.switch.adaptive_threshold = threshold;
         p.node_vc_capacity = vc;
         p.link_latency = latency;
         let mut flows = uniform(topo.nodes, load, 1500);
@@ -114,12 +126,45 @@ fn credits_lost_on_the_way_are_found_by_the_check() {
     assert_eq!(v.invariant, "credit_conservation", "{v}");
 }
 
+/// Under each adaptive mode, on a fat tree loaded enough to congest, packets leave their
+/// deterministic route (as many, and the same counters, as on the fast engine) and the AFI
+/// modes' packets come out of the AFC.
+#[test]
+fn the_routing_modes_adapt_as_on_the_fast_engine() {
+    let topo = Topology::kary_ntree(4, 2);
+    for routing in ROUTINGS {
+        let mut p = small_params(routing, 11);
+        p.switch = switch_with_scheme(routing, 32, 0, &topo, 4);
+        p.switch.adaptive_threshold = 8;
+        let flows = uniform(topo.nodes, 0.9, 3000);
+        let build = |engine| {
+            let mut f = Fabric::<FEW_VCS>::build(&topo, p.clone(), &flows).unwrap();
+            f.set_engine(engine);
+            f
+        };
+        let (mut fast, mut event) = (build(Engine::Fast), build(Engine::Event));
+        fast.run(4000, &mut ()).unwrap();
+        event.run(4000, &mut ()).unwrap();
+        event.check().unwrap();
+        assert_eq!(counters(&fast), counters(&event), "{}", routing.name());
+        let adapted = event.totals().switches.packets_adapted;
+        assert_eq!(
+            adapted > 0,
+            routing != RoutingMode::DModK,
+            "{}: {adapted}",
+            routing.name()
+        );
+    }
+}
+
 #[test]
 fn what_the_event_engine_does_not_model_is_named() {
     let mut p = small_params(RoutingMode::ArnAfi, 1);
     let why = unsupported(&p, false).unwrap();
     assert!(why.contains("arn_afi") && why.contains("dmodk"), "{why}");
-    p.switch.routing = RoutingMode::DModK;
-    assert_eq!(unsupported(&p, false), None);
+    for r in ROUTINGS {
+        p.switch.routing = r;
+        assert_eq!(unsupported(&p, false), None);
+    }
     assert!(unsupported(&p, true).unwrap().contains("deadlock"));
 }

@@ -1,0 +1,160 @@
+//! The routing stage of the switches on the event engine: in the cycle after a head reaches an
+//! input, its LFT row is read and the routing mode picks the output (`docs/switch.md`, "Stages
+//! and latencies"; `src/switch/input_port_ctrl.rs` is the same stage on the fast engine).
+//!
+//! Under D-mod-K the stage reads nothing that changes, so a head is routed as it arrives. Under
+//! Oblivious it draws from the switch's random stream, and under Adaptive-Th it reads the VOQ
+//! occupancy and the credits as of the cycle before: a switch's heads of one cycle are then
+//! routed together at the start of the next, before its events, in input order (the order of
+//! the draws).
+
+use super::*;
+use crate::blocks::lft_banks::NO_ROUTE;
+use crate::switch::{most_credits, oblivious_choice};
+use crate::wire::PacketFlags;
+use crate::wire::link::streamed;
+
+impl<const V: usize> EventCore<V> {
+    /// The head in slot `k` reached flat input `input` in `now`: routed now (D-mod-K), or left
+    /// for its switch's routing stage at the start of `now + 1`.
+    pub(super) fn route_later(
+        &mut self,
+        env: &Env<V>,
+        input: u32,
+        k: u32,
+        now: u64,
+    ) -> Result<(), Violation> {
+        if env.params.switch.routing == RoutingMode::DModK {
+            return self.route(env, input, k, now + 1);
+        }
+        let Place { switch, port, .. } = self.place[input as usize];
+        let heads = &mut self.route_heads[switch as usize];
+        if *heads == 0 {
+            self.routes_due[((now + 1) & 1) as usize].push(input - port as u32);
+        }
+        *heads |= 1 << port;
+        self.route_slot[input as usize] = k;
+        Ok(())
+    }
+
+    /// The routing stages of cycle `now`: each switch with heads that arrived in `now - 1`
+    /// routes them, in input order.
+    pub(super) fn route_stage(&mut self, env: &Env<V>, now: u64) -> Result<(), Violation> {
+        let odd = (now & 1) as usize;
+        // Routing files nothing for this parity: the list stays as it is while it is read.
+        for j in 0..self.routes_due[odd].len() {
+            let base = self.routes_due[odd][j];
+            let s = self.place[base as usize].switch as usize;
+            let mut scan = std::mem::take(&mut self.route_heads[s]);
+            while scan != 0 {
+                let input = base + scan.trailing_zeros();
+                scan &= scan - 1;
+                self.route(env, input, self.route_slot[input as usize], now)?;
+            }
+        }
+        self.routes_due[odd].clear();
+        Ok(())
+    }
+
+    /// Whether a routing stage is due in `now`.
+    #[inline]
+    pub(super) fn routes_due(&self, now: u64) -> bool {
+        !self.routes_due[(now & 1) as usize].is_empty()
+    }
+
+    /// Flits of flat input `input` routed to output `o` of its switch, as of the end of cycle
+    /// `through` (the VOQ occupancy Adaptive-Th reads): the packets routed there, less the flits
+    /// of the one leaving gone by then. Every packet but the last arrived is whole.
+    fn voq_occupancy(&self, input: u32, o: usize, through: u64) -> u32 {
+        let out = input - self.place[input as usize].port as u32 + o as u32;
+        let mut occ = self.voq_flits[input as usize * self.stride + o];
+        if let Some(tx) = self.outputs[out as usize].tx
+            && tx.input == input
+        {
+            occ -= streamed(tx.start, tx.len, through) as u32;
+        }
+        occ
+    }
+
+    /// The routing stage of flat input `input` in cycle `r` for the head in slot `k`: its LFT
+    /// row, the routing mode's choice, and the packet placed in the FIFO of its (VC, output),
+    /// ready to request from `r + 1`.
+    fn route(&mut self, env: &Env<V>, input: u32, k: u32, r: u64) -> Result<(), Violation> {
+        let Place {
+            switch: s,
+            port: i,
+            ports,
+        } = self.place[input as usize];
+        let i = i as usize;
+        let base = input - i as u32;
+        let sp = &env.params.switch;
+        let unit = &env.switches[s as usize];
+        let mut pkt = self.slots[k as usize].pkt;
+        let opts = unit.lft().options(pkt.dlid);
+        let det = opts
+            .deterministic()
+            .filter(|&o| (o as u16) < ports)
+            .unwrap_or(NO_ROUTE);
+        let mut out = det;
+        if !pkt.adapted() && det != NO_ROUTE {
+            match sp.routing {
+                RoutingMode::Oblivious => {
+                    out = oblivious_choice(&opts, &mut self.rngs[s as usize], det);
+                }
+                RoutingMode::AdaptiveTh | RoutingMode::AdaptiveThAfi => {
+                    let occ = self.voq_occupancy(input, det as usize, r - 1);
+                    if occ > sp.adaptive_threshold as u32 {
+                        let dest = pkt.dlid >> sp.lmc << sp.lmc;
+                        let vc = sp.afc().unwrap_or(pkt.vc) as usize;
+                        let credits = |p: u8| {
+                            let o = &self.outputs[(base + p as u32) as usize];
+                            o.credits.credits(vc, r - 1)
+                        };
+                        let alt = most_credits(
+                            &unit.lft().options(dest | 1),
+                            ports as usize,
+                            det,
+                            credits,
+                        );
+                        if alt != NO_ROUTE {
+                            out = alt;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if out != det {
+                self.stats.packets_adapted += 1;
+                if sp.routing.afi() {
+                    pkt.flags |= PacketFlags::ADAPTED;
+                    self.slots[k as usize].pkt.flags = pkt.flags;
+                }
+            }
+        }
+        if out == NO_ROUTE || out as u16 >= ports {
+            return Err(Violation {
+                cycle: r,
+                invariant: "switch",
+                place: format!("switch {s} port {i}"),
+                detail: format!("packet {} to LID {} has no route", pkt.id, pkt.dlid),
+            });
+        }
+        let o = out as usize;
+        let vl = unit.wiring().sl_to_vl.vl(o, i, pkt.sl);
+        let slot = &mut self.slots[k as usize];
+        slot.ready = r + 1;
+        slot.next_vc = sp.next_vc(&pkt, vl);
+        slot.next = NIL;
+        let q = self.voq(input, pkt.vc as usize, o);
+        match self.voq_tail[q] {
+            NIL => self.voq_head[q] = k,
+            t => self.slots[t as usize].next = k,
+        }
+        self.voq_tail[q] = k;
+        self.voq_flits[input as usize * self.stride + o] += pkt.len as u32;
+        let out = base + o as u32;
+        self.outputs[out as usize].waiting |= 1 << i;
+        self.wake_output(out, r + 1);
+        Ok(())
+    }
+}
