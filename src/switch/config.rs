@@ -215,6 +215,11 @@ impl SwitchParams {
         self.queuing.regular_vcs() + self.routing.afi() as usize
     }
 
+    /// The base LID of `dlid`: its low LMC bits cleared (the destination whatever the path).
+    pub fn base_lid(&self, dlid: u16) -> u16 {
+        dlid >> self.lmc << self.lmc
+    }
+
     /// The adapted-flow channel (the last VC), when AFI is on.
     pub fn afc(&self) -> Option<u8> {
         self.routing.afi().then(|| (self.vcs() - 1) as u8)

@@ -105,7 +105,7 @@ impl<const V: usize> Switch<V> {
             match best.and_then(|(_, v)| buf.head(v, o)) {
                 Some((_, slot)) => {
                     det_in.head_valid |= bit;
-                    det_in.head_dest[i] = slot.pkt.dlid >> self.params.lmc << self.params.lmc;
+                    det_in.head_dest[i] = self.params.base_lid(slot.pkt.dlid);
                     det_in.head_vc[i] = slot.pkt.orig_vc;
                     if slot.pkt.adapted() {
                         det_in.head_adapted |= bit;

@@ -293,7 +293,7 @@ impl<const V: usize> Switch<V> {
     }
 
     fn base_lid(&self, dlid: u16) -> u16 {
-        dlid >> self.params.lmc << self.params.lmc
+        self.params.base_lid(dlid)
     }
 
     /// Steps one cycle. `channels` are the fabric's link directions, read only (only those of the

@@ -9,7 +9,7 @@
 //! the draws).
 
 use super::*;
-use crate::blocks::lft_banks::NO_ROUTE;
+use crate::blocks::lft_banks::{LftOptions, NO_ROUTE};
 use crate::switch::{most_credits, oblivious_choice};
 use crate::wire::PacketFlags;
 use crate::wire::link::streamed;
@@ -17,6 +17,7 @@ use crate::wire::link::streamed;
 impl<const V: usize> EventCore<V> {
     /// The head in slot `k` reached flat input `input` in `now`: routed now (D-mod-K), or left
     /// for its switch's routing stage at the start of `now + 1`.
+    #[inline(always)]
     pub(super) fn route_later(
         &mut self,
         env: &Env<V>,
@@ -79,6 +80,7 @@ impl<const V: usize> EventCore<V> {
     /// The routing stage of flat input `input` in cycle `r` for the head in slot `k`: its LFT
     /// row, the routing mode's choice, and the packet placed in the FIFO of its (VC, output),
     /// ready to request from `r + 1`.
+    #[inline(always)]
     fn route(&mut self, env: &Env<V>, input: u32, k: u32, r: u64) -> Result<(), Violation> {
         let Place {
             switch: s,
@@ -86,51 +88,27 @@ impl<const V: usize> EventCore<V> {
             ports,
         } = self.place[input as usize];
         let i = i as usize;
-        let base = input - i as u32;
         let sp = &env.params.switch;
         let unit = &env.switches[s as usize];
-        let mut pkt = self.slots[k as usize].pkt;
-        let opts = unit.lft().options(pkt.dlid);
-        let det = opts
-            .deterministic()
-            .filter(|&o| (o as u16) < ports)
-            .unwrap_or(NO_ROUTE);
-        let mut out = det;
-        if !pkt.adapted() && det != NO_ROUTE {
-            match sp.routing {
-                RoutingMode::Oblivious => {
-                    out = oblivious_choice(&opts, &mut self.rngs[s as usize], det);
-                }
-                RoutingMode::AdaptiveTh | RoutingMode::AdaptiveThAfi => {
-                    let occ = self.voq_occupancy(input, det as usize, r - 1);
-                    if occ > sp.adaptive_threshold as u32 {
-                        let dest = pkt.dlid >> sp.lmc << sp.lmc;
-                        let vc = sp.afc().unwrap_or(pkt.vc) as usize;
-                        let credits = |p: u8| {
-                            let o = &self.outputs[(base + p as u32) as usize];
-                            o.credits.credits(vc, r - 1)
-                        };
-                        let alt = most_credits(
-                            &unit.lft().options(dest | 1),
-                            ports as usize,
-                            det,
-                            credits,
-                        );
-                        if alt != NO_ROUTE {
-                            out = alt;
-                        }
-                    }
-                }
-                _ => {}
+        let pkt = &self.slots[k as usize].pkt;
+        let deterministic = |o: &LftOptions| {
+            o.deterministic()
+                .filter(|&p| (p as u16) < ports)
+                .unwrap_or(NO_ROUTE)
+        };
+        // Under D-mod-K only option 0 of the row is read.
+        let out = if sp.routing == RoutingMode::DModK {
+            deterministic(&unit.lft().options(pkt.dlid))
+        } else {
+            let opts = unit.lft().options(pkt.dlid);
+            let det = deterministic(&opts);
+            if pkt.adapted() || det == NO_ROUTE {
+                det
+            } else {
+                self.adapt(env, input, k, &opts, det, r)
             }
-            if out != det {
-                self.stats.packets_adapted += 1;
-                if sp.routing.afi() {
-                    pkt.flags |= PacketFlags::ADAPTED;
-                    self.slots[k as usize].pkt.flags = pkt.flags;
-                }
-            }
-        }
+        };
+        let pkt = self.slots[k as usize].pkt;
         if out == NO_ROUTE || out as u16 >= ports {
             return Err(Violation {
                 cycle: r,
@@ -152,9 +130,58 @@ impl<const V: usize> EventCore<V> {
         }
         self.voq_tail[q] = k;
         self.voq_flits[input as usize * self.stride + o] += pkt.len as u32;
-        let out = base + o as u32;
+        let out = input - i as u32 + o as u32;
         self.outputs[out as usize].waiting |= 1 << i;
         self.wake_output(out, r + 1);
         Ok(())
+    }
+
+    /// The choice of Oblivious or Adaptive-Th in cycle `r` for the packet in slot `k` at flat
+    /// input `input`, whose row is `opts` and deterministic port `det`; a packet sent off `det`
+    /// is counted, and marked adapted under AFI.
+    fn adapt(
+        &mut self,
+        env: &Env<V>,
+        input: u32,
+        k: u32,
+        opts: &LftOptions,
+        det: u8,
+        r: u64,
+    ) -> u8 {
+        let Place {
+            switch: s,
+            port,
+            ports,
+        } = self.place[input as usize];
+        let base = input - port as u32;
+        let sp = &env.params.switch;
+        let pkt = &self.slots[k as usize].pkt;
+        let out = match sp.routing {
+            RoutingMode::Oblivious => oblivious_choice(opts, &mut self.rngs[s as usize], det),
+            RoutingMode::AdaptiveTh | RoutingMode::AdaptiveThAfi
+                if self.voq_occupancy(input, det as usize, r - 1)
+                    > sp.adaptive_threshold as u32 =>
+            {
+                let lft = env.switches[s as usize].lft();
+                let vc = sp.afc().unwrap_or(pkt.vc) as usize;
+                let credits = |p: u8| {
+                    let o = &self.outputs[(base + p as u32) as usize];
+                    o.credits.credits(vc, r - 1)
+                };
+                let dest = sp.base_lid(pkt.dlid);
+                match most_credits(&lft.options(dest | 1), ports as usize, det, credits) {
+                    NO_ROUTE => det,
+                    alt => alt,
+                }
+            }
+            _ => det,
+        };
+        if out != det {
+            self.stats.packets_adapted += 1;
+            if sp.routing.afi() {
+                self.slots[k as usize].pkt.flags |= PacketFlags::ADAPTED;
+            }
+        }
+        out
     }
 }
