@@ -132,10 +132,14 @@ fn main() {
     params.switch.queuing = QueuingScheme::Dbbm { vcs: 15 };
     params.switch.max_packets = packet_slots(15, params.switch.vc_capacity, 1);
     let ok16 = steady_state::<MAX_VCS>("event, dbbm", &topo, params, &flows, 1, Engine::Event);
-    // Under Oblivious and Adaptive-Th + AFI (the routing stage a cycle after the heads), two
-    // threads.
+    // Under Oblivious, Adaptive-Th + AFI and ARN + AFI (the routing stage a cycle after the
+    // heads; detectors, ARN tables and ARNs between parts), two threads.
     let mut oks = vec![ok, ok2, ok16];
-    for mode in [RoutingMode::Oblivious, RoutingMode::AdaptiveThAfi] {
+    for mode in [
+        RoutingMode::Oblivious,
+        RoutingMode::AdaptiveThAfi,
+        RoutingMode::ArnAfi,
+    ] {
         let (topo, params, flows) = loaded_fabric(mode);
         let name = format!("event, {}", mode.name());
         oks.push(steady_state::<FEW_VCS>(

@@ -145,8 +145,8 @@ fn both_engines_write_the_same_bytes_with_16_vcs() {
 }
 
 /// The event engine on every bundled scenario it models (D-mod-K, routing that cannot deadlock),
-/// under each SL policy on configuration 1 and through its hot spot, and under Oblivious and
-/// Adaptive-Th with and without AFI: the same bytes as the fast engine.
+/// under each SL policy on configuration 1 and through its hot spot, and under Oblivious,
+/// Adaptive-Th and ARN, each with and without AFI: the same bytes as the fast engine.
 #[test]
 fn the_event_engine_writes_the_fast_engines_bytes() {
     let (_tmp, base) = crate::scratch::folder("engines-event");
@@ -199,6 +199,28 @@ fn the_event_engine_writes_the_fast_engines_bytes() {
                 "queuing=vftree",
             ],
         ),
+        ("default", &["routing=arn_afi"]),
+        (
+            "paper/config1_h10",
+            &[
+                "sim_time=60us",
+                "bin=1us",
+                "traffic.hot_start=5us",
+                "switch.crt=10us",
+                "routing=arn_afi",
+            ],
+        ),
+        (
+            "paper/config1_h10",
+            &[
+                "sim_time=60us",
+                "bin=1us",
+                "traffic.hot_start=5us",
+                "switch.crt=10us",
+                "routing=arn",
+                "queuing=dbbm",
+            ],
+        ),
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
         let set = with_routing(set);
@@ -216,7 +238,8 @@ fn with_routing(set: &[&str]) -> Vec<String> {
 }
 
 /// The event engine on two and three threads writes the bytes it writes on one, over fabrics with
-/// one-cycle and longer links, through a hot spot, and under Oblivious and Adaptive-Th + AFI.
+/// one-cycle and longer links, through a hot spot, and under Oblivious, Adaptive-Th + AFI and
+/// ARN + AFI.
 #[test]
 fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
     let (_tmp, base) = crate::scratch::folder("engines-event-threads");
@@ -236,6 +259,17 @@ fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
                 "bin=1us",
                 "traffic.hot_start=5us",
                 "routing=adaptive_th_afi",
+            ],
+        ),
+        ("default", &["routing=arn_afi"]),
+        (
+            "paper/config1_h10",
+            &[
+                "sim_time=60us",
+                "bin=1us",
+                "traffic.hot_start=5us",
+                "switch.crt=10us",
+                "routing=arn_afi",
             ],
         ),
     ];
@@ -276,8 +310,8 @@ fn the_event_engine_refuses_what_it_does_not_model() {
         );
         e.message
     };
-    let e = refuse("default", &[], None);
-    assert!(e.contains("--engine event") && e.contains("arn_afi"), "{e}");
+    let e = refuse("irregular64_fa", &[], None);
+    assert!(e.contains("--engine event") && e.contains("\"fa\""), "{e}");
     let e = refuse("dragonfly72", &["routing=dmodk"], None);
     assert!(e.contains("deadlock"), "{e}");
     let waves = WaveRequest {

@@ -1,24 +1,28 @@
 //! The event engine: the fabric stepped from a calendar of events, so that a switch port or an
 //! end node is touched only in the cycles something happens at it: a head reaching an input (its
-//! routing stage, a cycle later, is done then: it reads nothing that changes), an output's tail
-//! or first cycle it may grant a waiting packet (a grant also files what the packet's head does
-//! when it leaves in the next cycle), a credit stream starting or stopping at an output, an end
-//! node's step.
+//! routing stage runs in the cycle after), an output's tail or first cycle it may grant a waiting
+//! packet (a grant also files what the packet's head does when it leaves in the next cycle), a
+//! credit stream starting or stopping at an output, an end node's step, and under ARN routing an
+//! ARN reaching an output and a congestion detector's evaluation.
 //!
 //! It models the hardware of the fast engine (`src/switch/`, `docs/switch.md`): input buffers
 //! with a FIFO per (VC, output), the routing stage one cycle after the head, two-level
 //! round-robin arbitration (input, then VC) under virtual cut-through in the cycle a packet's
 //! tail leaves or any cycle the output is idle, one flit per cycle, credit counters per output and
-//! VC in closed form ([`OutputCredits`], the same block); and it steps the same end nodes
-//! ([`EndNode`](super::node::EndNode), through their links' delay lines). Its outputs are the
-//! fast engine's byte for byte (`event/tests.rs`), on any number of threads (`event/parts.rs`:
-//! the switches dealt out to parts that exchange events once per link latency plus a cycle). It
-//! covers D-mod-K, Oblivious and Adaptive-Th (with and without AFI) routing under every SL policy (1Q, DBBM, vFtree, Flow2SL) on fabrics whose
-//! routing cannot deadlock; [`unsupported`] names what it refuses. Switch links carry 12-byte
-//! events instead of delay lines; the routing stage reads the LFT of the fabric's switches.
+//! VC in closed form ([`OutputCredits`], the same block), and under ARN routing the congestion
+//! detectors, ARN tables and ARNs (`event/detection.rs`, `event/arn.rs`, the same blocks); and it
+//! steps the same end nodes ([`EndNode`](super::node::EndNode), through their links' delay
+//! lines). Its outputs are the fast engine's byte for byte (`event/tests.rs`), on any number of
+//! threads (`event/parts.rs`: the switches dealt out to parts that exchange events once per link
+//! latency plus a cycle). It covers D-mod-K, Oblivious, Adaptive-Th and ARN routing (each with
+//! and without AFI) under every SL policy (1Q, DBBM, vFtree, Flow2SL) on fabrics whose routing
+//! cannot deadlock; [`unsupported`] names what it refuses. Switch links carry 12-byte events
+//! instead of delay lines; the routing stage reads the LFT of the fabric's switches.
 
+mod arn;
 mod calendar;
 mod checks;
+mod detection;
 mod env;
 mod parts;
 mod ports;
@@ -46,10 +50,11 @@ const NIL: u32 = u32::MAX;
 pub fn unsupported(p: &FabricParams, can_deadlock: bool) -> Option<String> {
     use RoutingMode::*;
     let r = p.switch.routing;
-    if !matches!(r, DModK | Oblivious | AdaptiveTh | AdaptiveThAfi) {
+    if r == Fa {
         return Some(format!(
-            "routing = \"{}\": the event engine routes by D-mod-K, Oblivious and Adaptive-Th \
-             only (routing = \"dmodk\", \"oblivious\", \"adaptive_th\", \"adaptive_th_afi\")",
+            "routing = \"{}\": the event engine routes by D-mod-K, Oblivious, Adaptive-Th and \
+             ARN (routing = \"dmodk\", \"oblivious\", \"adaptive_th\", \"adaptive_th_afi\", \
+             \"arn\", \"arn_afi\")",
             r.name()
         ));
     }
@@ -118,6 +123,8 @@ struct Arrival {
     start: u64,
     len: u16,
     vc: u8,
+    /// The output it was routed to (`NO_ROUTE` before its routing stage).
+    out: u8,
 }
 
 /// Where a port leads: the flat index of the port at the far end of its link, or an end node.
@@ -138,6 +145,10 @@ pub struct EventCore<const V: usize> {
     down: Vec<Peer>,
     up: Vec<Peer>,
     outputs: Vec<OutPort<V>>,
+    /// Per switch: the flat index of its port 0.
+    first: Vec<u32>,
+    /// Detectors, ARN tables and ARNs, under ARN routing.
+    arn: Option<Box<arn::ArnState>>,
     /// VC-level round-robin pointers: per flat output, per input of its switch.
     vc_ptr: Vec<u8>,
     /// VOQ FIFOs: per flat input, per VC, per output of its switch: first and last slot.
@@ -251,6 +262,8 @@ impl<const V: usize> EventCore<V> {
             down,
             up,
             outputs,
+            first: first.clone(),
+            arn: None,
             vc_ptr: vec![0; n as usize * stride],
             voq_head: vec![NIL; n as usize * vcs * stride],
             voq_tail: vec![NIL; n as usize * vcs * stride],
@@ -293,6 +306,10 @@ impl<const V: usize> EventCore<V> {
             + 1;
         let owned = core.owner.iter().filter(|&&o| o as usize == part).count();
         core.slots.reserve(owned * per_input);
+        if p.switch.routing.uses_arn() {
+            let voqs = core.voq_head.len();
+            core.arn = Some(Box::new(arn::ArnState::new(f, n as usize, voqs, owned)));
+        }
         for k in 0..nodes as u32 {
             if core.owns_node(k) {
                 core.cal.push(0, Ev::new(Kind::Node, k));
@@ -326,6 +343,7 @@ impl<const V: usize> EventCore<V> {
                 at,
                 ev,
                 pkt: pkt.unwrap_or_default(),
+                arn: Default::default(),
             });
         }
     }
@@ -333,6 +351,10 @@ impl<const V: usize> EventCore<V> {
     /// Takes in the events another part filed for this one's ports.
     fn take_in(&mut self, crossings: &mut Vec<Crossing>) {
         for c in crossings.drain(..) {
+            if c.ev.kind == Kind::Arn {
+                self.file_arn(c.at, c.ev.unit, c.arn);
+                continue;
+            }
             let pkt = (c.ev.kind == Kind::Head).then_some(c.pkt);
             self.file(c.at, c.ev, pkt);
         }
@@ -353,6 +375,10 @@ impl<const V: usize> EventCore<V> {
             .filter_map(|o| o.tx)
             .map(|t| crate::wire::link::streamed(t.start, t.len, last) as u64)
             .sum::<u64>();
+        // An ARN decided as its head arrived in `last` leaves in `last + 1`.
+        if let Some(arn) = &self.arn {
+            s.arns_sent -= arn.sent_after(last);
+        }
         s
     }
 
@@ -451,20 +477,29 @@ impl<const V: usize> EventCore<V> {
     /// Whether cycle `now` has something to do.
     #[inline]
     fn busy(&self, now: u64) -> bool {
-        self.cal.due(now) || self.routes_due(now) || !self.backs_due[(now & 1) as usize].is_empty()
+        self.cal.due(now)
+            || self.routes_due(now)
+            || !self.backs_due[(now & 1) as usize].is_empty()
+            || self.arn.as_ref().is_some_and(|a| a.busy())
     }
 
-    /// Steps cycle `now`: the routing stages, its events, then the credit records the inputs
-    /// facing nodes send.
+    /// Steps cycle `now`: under ARN routing the detectors and the ARNs arriving; the routing
+    /// stages; its events; then the credit records the inputs facing nodes send.
     fn cycle(&mut self, env: &Env<V>, now: u64) -> Result<(), Violation> {
-        self.route_stage(env, now)?;
         let list = self.cal.take(now);
+        if self.arn.is_some() {
+            self.detect(env, &list, now);
+            self.take_arns(&list);
+            self.process_cmds(env, now);
+        }
+        self.route_stage(env, now)?;
         for ev in &list {
             match ev.kind {
                 Kind::Head => self.head_arrives(env, ev.unit, ev.arg, now)?,
                 Kind::Output => self.visit_output(env, ev.unit, now),
                 Kind::CreditsStart | Kind::CreditsStop => self.credits_arrive(ev, now)?,
                 Kind::Node => self.step_node(env, ev.unit, now)?,
+                Kind::Arn | Kind::Detect => {}
             }
         }
         self.cal.give_back(now, list);

@@ -324,7 +324,7 @@ fn fingerprint<const V: usize>(f: &Fabric<V>) -> Vec<u64> {
 
 /// A 2-ary 3-tree under ARN+AFI with uniform background traffic and an incast on node 3, so
 /// that roots, ARNs and adaptation happen.
-fn arn_incast_case() -> (Topology, FabricParams, Vec<Vec<Flow>>) {
+pub(crate) fn arn_incast_case() -> (Topology, FabricParams, Vec<Vec<Flow>>) {
     let topo = Topology::kary_ntree(2, 3);
     let mut params = small_params(RoutingMode::ArnAfi, 21);
     params.link_latency = 5;

@@ -22,6 +22,10 @@ pub enum Kind {
     CreditsStop,
     /// End node `unit` steps (something arrives for it, or it is due).
     Node,
+    /// An ARN reaches switch output `unit` (flat index); `arg`: its entry in the part's pool.
+    Arn,
+    /// The congestion detector of switch output `unit` (flat index) is evaluated.
+    Detect,
 }
 
 /// One event (12 bytes of payload besides its kind).

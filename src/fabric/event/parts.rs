@@ -14,18 +14,21 @@ use crate::fabric::parallel::Pool;
 use crate::fabric::{Fabric, Violation};
 use crate::switch::SwitchStats;
 use crate::wire::Packet;
+use crate::wire::arn::ArnInfo;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Room for events to another part that a list starts with.
 pub(super) const OUTBOX: usize = 1024;
 
-/// An event filed for a port of another part: its cycle, and the packet of a head.
+/// An event filed for a port of another part: its cycle, and the packet of a head or the
+/// fields of an ARN.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Crossing {
     pub at: u64,
     pub ev: Ev,
     pub pkt: Packet,
+    pub arn: ArnInfo,
 }
 
 /// The fabric's switches, ports and links as the event engine steps them, in parts.

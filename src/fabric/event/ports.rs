@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::blocks::Block;
+use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 
 impl<const V: usize> EventCore<V> {
@@ -26,7 +27,7 @@ impl<const V: usize> EventCore<V> {
             switch: s, port: i, ..
         } = self.place[input as usize];
         let pkt = self.slots[k as usize].pkt;
-        let Arrival { start, len, vc } = self.arriving[input as usize];
+        let Arrival { start, len, vc, .. } = self.arriving[input as usize];
         if len > 0 {
             if start + len as u64 > now {
                 return Err(Violation {
@@ -46,6 +47,7 @@ impl<const V: usize> EventCore<V> {
             start: now,
             len: pkt.len,
             vc: pkt.vc,
+            out: NO_ROUTE,
         };
         self.route_later(env, input, k, now)
     }
@@ -98,6 +100,7 @@ impl<const V: usize> EventCore<V> {
             // The arbitration of a cycle reads the credits through the cycle before.
             self.wake_output(out, now + 1);
         }
+        self.det_stale(out, now + 1, false);
         Ok(())
     }
 
@@ -123,7 +126,7 @@ impl<const V: usize> EventCore<V> {
             Peer::Node(n) => {
                 let odd = (now & 1) as usize;
                 let b = &mut self.node_back[odd][n as usize];
-                if !b.has_credits() {
+                if b.is_empty() {
                     self.backs_due[odd].push(n);
                 }
                 if len > 0 {
@@ -156,6 +159,10 @@ impl<const V: usize> EventCore<V> {
             }
             self.gone[tx.input as usize * self.vcs + in_vc as usize] += tx.len as u64;
             self.voq_flits[tx.input as usize * self.stride + p as usize] -= tx.len as u32;
+            let q = self.voq(tx.input, in_vc as usize, p as usize);
+            if let Some(arn) = &mut self.arn {
+                arn.vc_flits[q] -= tx.len as u32;
+            }
             self.release(tx.slot);
             self.stats.flits_sent += tx.len as u64;
             self.outputs[out as usize].tx = None;
@@ -207,6 +214,8 @@ impl<const V: usize> EventCore<V> {
             let at = o.wake;
             self.cal.push(at, Ev::new(Kind::Output, out));
         }
+        // A head popped, or a packet leaving or gone: the detector sees it from the next cycle.
+        self.det_stale(out, now + 1, false);
     }
 
     /// Sends the head of `pkt` on output `out` in cycle `now` (the next one).

@@ -28,7 +28,21 @@ impl<const V: usize> EventCore<V> {
         if env.params.switch.routing == RoutingMode::DModK {
             return self.route(env, input, k, now + 1);
         }
-        let Place { switch, port, .. } = self.place[input as usize];
+        let Place {
+            switch,
+            port,
+            ports,
+        } = self.place[input as usize];
+        if self.arn.is_some() {
+            let dlid = self.slots[k as usize].pkt.dlid;
+            let det = env.switches[switch as usize]
+                .lft()
+                .options(dlid)
+                .deterministic()
+                .filter(|&p| (p as u16) < ports)
+                .unwrap_or(NO_ROUTE);
+            self.look_up(env, input, k, det, now);
+        }
         let heads = &mut self.route_heads[switch as usize];
         if *heads == 0 {
             self.routes_due[((now + 1) & 1) as usize].push(input - port as u32);
@@ -130,6 +144,12 @@ impl<const V: usize> EventCore<V> {
         }
         self.voq_tail[q] = k;
         self.voq_flits[input as usize * self.stride + o] += pkt.len as u32;
+        if let Some(arn) = &mut self.arn {
+            arn.vc_flits[q] += pkt.len as u32;
+            self.arriving[input as usize].out = out;
+            let hot = self.voq_flits[input as usize * self.stride + o] > sp.hcdth as u32;
+            self.det_stale(input - i as u32 + o as u32, r + 1, hot);
+        }
         let out = input - i as u32 + o as u32;
         self.outputs[out as usize].waiting |= 1 << i;
         self.wake_output(out, r + 1);
@@ -174,6 +194,17 @@ impl<const V: usize> EventCore<V> {
                     alt => alt,
                 }
             }
+            RoutingMode::Arn | RoutingMode::ArnAfi => match self.arn.as_ref() {
+                Some(arn) => {
+                    let lk = arn.lookups[input as usize];
+                    if lk.consumed && lk.alt_port != NO_ROUTE {
+                        lk.alt_port
+                    } else {
+                        det
+                    }
+                }
+                None => det,
+            },
             _ => det,
         };
         if out != det {

@@ -18,12 +18,22 @@ fn counters<const V: usize>(f: &Fabric<V>) -> (crate::fabric::FabricTotals, Vec<
     (f.totals(), nodes)
 }
 
-/// The routing modes the event engine steps.
+/// The routing modes the event engine steps that adapt on their own.
 const ROUTINGS: [RoutingMode; 4] = [
     RoutingMode::DModK,
     RoutingMode::Oblivious,
     RoutingMode::AdaptiveTh,
     RoutingMode::AdaptiveThAfi,
+];
+
+/// Every routing mode the event engine steps.
+const ALL_ROUTINGS: [RoutingMode; 6] = [
+    RoutingMode::DModK,
+    RoutingMode::Oblivious,
+    RoutingMode::AdaptiveTh,
+    RoutingMode::AdaptiveThAfi,
+    RoutingMode::Arn,
+    RoutingMode::ArnAfi,
 ];
 
 proptest! {
@@ -38,7 +48,7 @@ proptest! {
     fn the_event_engine_counts_what_the_fast_engine_counts(
         k in 2u32..=4,
         n in 1u32..=3,
-        routing in prop::sample::select(ROUTINGS.to_vec()),
+        routing in prop::sample::select(ALL_ROUTINGS.to_vec()),
         threshold in 1u16..=64,
         load in 0.05f64..1.0,
         message in prop::sample::select(vec![1u32, 5, 16, 40]),
@@ -163,12 +173,51 @@ fn the_routing_modes_adapt_as_on_the_fast_engine() {
     }
 }
 
+/// Under ARN and ARN + AFI, on a fat tree with an incast: roots and ARNs up to the sources, and
+/// after every stretch the fast engine's counters, on one to three threads. (Switches consuming
+/// ARNs and re-routing are compared on configuration 1, `cli/engine_tests.rs`.)
+#[test]
+fn arn_runs_as_on_the_fast_engine() {
+    for routing in [RoutingMode::ArnAfi, RoutingMode::Arn] {
+        for threads in 1..=3 {
+            let (topo, mut p, flows) = crate::fabric::tests::arn_incast_case();
+            p.switch.routing = routing;
+            let build = |engine| {
+                let mut f = Fabric::<FEW_VCS>::build(&topo, p.clone(), &flows).unwrap();
+                f.set_engine(engine);
+                f
+            };
+            let (mut fast, mut event) = (build(Engine::Fast), build(Engine::Event));
+            event.set_threads(threads);
+            while fast.now() < 7000 {
+                fast.run(97, &mut ()).unwrap();
+                event.run(97, &mut ()).unwrap_or_else(|v| panic!("{v}"));
+                assert_eq!(
+                    counters(&fast),
+                    counters(&event),
+                    "{} on {threads} threads after cycle {}",
+                    routing.name(),
+                    fast.now()
+                );
+                event.check().unwrap();
+            }
+            let t = event.totals();
+            assert!(
+                t.switches.roots_detected > 0 && t.switches.arns_sent > 0,
+                "{}: {t:?}",
+                routing.name()
+            );
+            assert!(t.nodes.arns_received > 0, "{}: {t:?}", routing.name());
+        }
+    }
+}
+
 #[test]
 fn what_the_event_engine_does_not_model_is_named() {
-    let mut p = small_params(RoutingMode::ArnAfi, 1);
+    let mut p = small_params(RoutingMode::Fa, 1);
     let why = unsupported(&p, false).unwrap();
     assert!(why.contains("arn_afi") && why.contains("dmodk"), "{why}");
-    for r in ROUTINGS {
+    for r in ALL_ROUTINGS {
         p.switch.routing = r;
         assert_eq!(unsupported(&p, false), None);
     }
