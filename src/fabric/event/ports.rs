@@ -100,7 +100,11 @@ impl<const V: usize> EventCore<V> {
             // The arbitration of a cycle reads the credits through the cycle before.
             self.wake_output(out, now + 1);
         }
-        self.det_stale(out, now + 1, false);
+        // A stream that starts may raise a head's credits above FCTh sooner than the detector
+        // expects; one that stops only lowers them, later than it expects.
+        if starts {
+            self.det_stale(out, now + 1, false);
+        }
         Ok(())
     }
 
@@ -214,8 +218,11 @@ impl<const V: usize> EventCore<V> {
             let at = o.wake;
             self.cal.push(at, Ev::new(Kind::Output, out));
         }
-        // A head popped, or a packet leaving or gone: the detector sees it from the next cycle.
-        self.det_stale(out, now + 1, false);
+        // A head popped and a packet leaving: the detector sees it from the next cycle (a tail
+        // alone changes nothing it does not expect).
+        if next.is_some() {
+            self.det_stale(out, now + 1, false);
+        }
     }
 
     /// Sends the head of `pkt` on output `out` in cycle `now` (the next one).
