@@ -452,7 +452,7 @@ impl<const V: usize> EndNode<V> {
         let (head, back) = (arriving.flits != 0, arriving.back != 0);
         // Nothing arrives, no message, no tail, and nothing to decide: every register keeps its
         // value (the source's draws for this cycle are taken already).
-        if !back && !head && now < self.wake && !self.deciding(now) {
+        if !back && !head && now < self.wake {
             self.now = now;
             return None;
         }

@@ -375,12 +375,10 @@ impl<const V: usize> EndNode<V> {
     /// With the injector free after cycle `now`: the first cycle after it in which a packet
     /// could start, if nothing arrives meanwhile (credit records and ARNs wake the node): the
     /// credits coming back at their current rate reach a channel head's length. Not later than
-    /// the next cycle while ARN entries live (they decide which channel a packet takes).
+    /// the next expiry of a live ARN entry (the entries decide which channel a packet takes).
     pub(super) fn start_possible(&mut self, now: u64) -> u64 {
-        if now + 1 < self.arn_live_until {
-            return now + 1;
-        }
         self.refresh_heads(now + 1);
+        let until = self.heads.until;
         let fit = |vc: u8, len: u16| {
             let have = self.credits.credits(vc as usize, now);
             if have >= len {
@@ -397,5 +395,6 @@ impl<const V: usize> EndNode<V> {
             .map(|&(ch, i, _)| fit(ch, self.queue.get(i as usize).map_or(0, |p| p.len)))
             .min()
             .unwrap_or(u64::MAX)
+            .min(until)
     }
 }

@@ -5,10 +5,11 @@ use super::*;
 
 impl<const V: usize> EndNode<V> {
     /// Whether, with nothing arriving, the node would change no register in the cycles
-    /// `from ..= to`: no message, no tail, no packet could start, no ARN entry lives.
+    /// `from ..= to`: no message, no tail, no packet could start, no live ARN entry expires
+    /// while a packet waits.
     #[inline]
-    pub fn quiet_through(&self, from: u64, to: u64) -> bool {
-        to < self.wake && !self.deciding(from)
+    pub fn quiet_through(&self, _from: u64, to: u64) -> bool {
+        to < self.wake
     }
 
     /// After stepping cycle `last`: the first cycle the node has to step if nothing arrives for
@@ -16,23 +17,12 @@ impl<const V: usize> EndNode<V> {
     /// passing cycles change can make it decide again).
     #[inline]
     pub fn due_after(&self, last: u64) -> u64 {
-        if self.deciding(last + 1) {
-            last + 1
-        } else {
-            self.wake.max(last + 1)
-        }
+        self.wake.max(last + 1)
     }
 
     /// Passes quiet cycles up to `now` (see [`EndNode::quiet_through`]).
     #[inline]
     pub fn skip_to(&mut self, now: u64) {
         self.now = now;
-    }
-
-    /// Whether the node has a decision to take in cycle `now` whatever arrives: while an ARN
-    /// entry lives, which channel a queued packet takes may change from one cycle to the next.
-    #[inline]
-    pub(super) fn deciding(&self, now: u64) -> bool {
-        now < self.arn_live_until && !self.queue.is_empty()
     }
 }
