@@ -119,21 +119,12 @@ impl CycleSwitch {
         let pr = match cmd {
             Some((info, adapted)) => {
                 let consumed = !adapted && self.wiring.stage == info.root_info;
-                ArnProcess {
-                    en: true,
-                    dest: info.dest,
-                    port: info.port,
-                    vc: info.vc,
-                    arn_id: info.arn_id,
-                    root_info: info.root_info,
-                    consumed,
-                    alt_port: if consumed {
-                        self.select_alternative(&self.lft, info.dest, info.vc, info.port)
-                    } else {
-                        NO_ROUTE
-                    },
-                    add: !adapted,
-                }
+                let alt_port = if consumed {
+                    self.select_alternative(&self.lft, info.dest, info.vc, info.port)
+                } else {
+                    NO_ROUTE
+                };
+                ArnProcess::of(&info, consumed, alt_port, adapted)
             }
             None => ArnProcess::default(),
         };

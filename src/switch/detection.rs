@@ -311,76 +311,28 @@ impl<const V: usize> Switch<V> {
         }
     }
 
-    /// After output `o`'s detector was evaluated in cycle `now` on its inputs through `now - 1`:
-    /// the first cycle in which, with no event marking an input stale, it must be evaluated
-    /// again. Until then a later cycle's inputs give the same root condition and crossed set,
-    /// so the detector holds ([`CongestionDetector::hold`]):
-    /// - in `Wait`, the timer's last cycle is evaluated (it declares the root);
-    /// - a VOQ changes by itself only while a packet arrives for the output (one flit a cycle
-    ///   up) or leaves through it (one down), so its comparisons with HCDTh and LCDTh cannot
-    ///   turn before it has moved as many flits as it is away from them; while it holds flits
-    ///   of more than one VC its head (the fullest VC's) may change, so it is evaluated at once;
-    /// - a head's downstream credits fall by at most one a cycle (the flit sent) and rise by at
-    ///   most the streams running back on its VC, so its comparison with FCTh turns no earlier
-    ///   than its distance at those rates; it counts only for VOQs above HCDTh.
-    ///
-    /// Everything else the inputs hold changes only at events, which mark them stale.
+    /// After output `o`'s detector was evaluated in cycle `now`: the first cycle it must be
+    /// evaluated again if no event marks an input stale ([`detector_wake`], with the inputs
+    /// receiving a packet for it or sending one through it moving).
     fn detector_wake(&self, o: usize, now: u64) -> u64 {
-        let det = &self.outputs[o].detector;
-        let cfg = det.config();
-        let r = det.regs();
-        let mut k = match r.state {
-            crate::blocks::congestion_detector::DetectorState::Wait => r.crt.value() as u64,
-            _ => u64::MAX,
-        };
-        let det_in = &self.skip.det_in[o];
-        let credits = &self.outputs[o].credits;
-        let mut heads = det_in.head_valid & self.all_ports;
-        while heads != 0 {
-            let i = heads.trailing_zeros() as usize;
-            heads &= heads - 1;
-            // Only a VOQ above HCDTh makes the root condition, and none crosses it before the
-            // wake.
-            if det_in.voq_occ[i] <= cfg.hcdth {
-                continue;
-            }
-            let fc = det_in.head_fc[i];
-            let turn = if fc > cfg.fcth {
-                (fc - cfg.fcth) as u64
-            } else {
-                match credits.running(self.skip.det_head_vc[o][i] as usize) {
-                    0 => u64::MAX,
-                    n => ((cfg.fcth - fc) as u64 + 1).div_ceil(n),
-                }
-            };
-            k = k.min(turn);
-        }
         let mut moving = self.skip.filling[o];
         if let Some(tx) = self.outputs[o].tx {
             moving |= 1 << tx.input;
         }
+        moving &= self.all_ports;
         let prev = now.saturating_sub(1);
-        let mut scan = moving & self.all_ports;
-        while scan != 0 {
-            let i = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
-            if self.inputs[i].buf.vcs_holding(o, self.vcs, prev) > 1 {
-                return now + 1;
-            }
-            let occ = det_in.voq_occ[i];
-            let high = if occ > cfg.hcdth {
-                occ - cfg.hcdth
-            } else {
-                cfg.hcdth + 1 - occ
-            };
-            let low = if occ >= cfg.lcdth {
-                occ - cfg.lcdth + 1
-            } else {
-                cfg.lcdth - occ
-            };
-            k = k.min(high.min(low) as u64);
-        }
-        now.saturating_add(k.max(1))
+        let mixed = set_bits(moving)
+            .filter(|&i| self.inputs[i].buf.vcs_holding(o, self.vcs, prev) > 1)
+            .fold(0u64, |m, i| m | 1 << i);
+        let credits = &self.outputs[o].credits;
+        detector_wake(
+            &self.outputs[o].detector,
+            &self.skip.det_in[o],
+            &self.skip.det_head_vc[o],
+            |vc| credits.running(vc),
+            (moving, mixed),
+            now,
+        )
     }
 
     /// Debug builds, on a cycle output `o`'s detector holds: the detector stepped on inputs
@@ -432,4 +384,72 @@ impl<const V: usize> Switch<V> {
             && r.over == 0
             && self.outputs[o].root.is_none()
     }
+}
+
+/// After a detector was evaluated in cycle `now` on `det_in` (through `now - 1`; `head_vc`: each
+/// head's VC downstream, `running(vc)`: the credit streams coming back on it): the first cycle in
+/// which, with no event marking an input stale, it must be evaluated again. Until then a later
+/// cycle's inputs give the same root condition and crossed set, so the detector holds
+/// ([`CongestionDetector::hold`]):
+/// - in `Wait`, the timer's last cycle is evaluated (it declares the root);
+/// - a VOQ changes by itself only while a packet arrives for the output (one flit a cycle up) or
+///   leaves through it (one down): those in `moving.0`; their comparisons with HCDTh and LCDTh
+///   cannot turn before they have moved as many flits as they are away from them; while one
+///   holds flits of more than one VC (in `moving.1`) its head (the fullest VC's) may change, so
+///   it is evaluated at once;
+/// - a head's downstream credits fall by at most one a cycle (the flit sent) and rise by at most
+///   the streams running back on its VC, so its comparison with FCTh turns no earlier than its
+///   distance at those rates; it counts only for VOQs above HCDTh.
+///
+/// Everything else the inputs hold changes only at events, which mark them stale. The fast
+/// switch and the event engine both use it.
+pub(crate) fn detector_wake(
+    det: &CongestionDetector,
+    det_in: &CongestionDetectorIn,
+    head_vc: &[u8],
+    running: impl Fn(usize) -> u64,
+    (moving, mixed): (u64, u64),
+    now: u64,
+) -> u64 {
+    if moving & mixed != 0 {
+        return now + 1;
+    }
+    let cfg = det.config();
+    let r = det.regs();
+    let mut k = match r.state {
+        crate::blocks::congestion_detector::DetectorState::Wait => r.crt.value() as u64,
+        _ => u64::MAX,
+    };
+    let inputs = u64::MAX >> (64 - cfg.inputs);
+    for i in set_bits(det_in.head_valid & inputs) {
+        // Only a VOQ above HCDTh makes the root condition, and none crosses it before the wake.
+        if det_in.voq_occ[i] <= cfg.hcdth {
+            continue;
+        }
+        let fc = det_in.head_fc[i];
+        let turn = if fc > cfg.fcth {
+            (fc - cfg.fcth) as u64
+        } else {
+            match running(head_vc[i] as usize) {
+                0 => u64::MAX,
+                n => ((cfg.fcth - fc) as u64 + 1).div_ceil(n),
+            }
+        };
+        k = k.min(turn);
+    }
+    for i in set_bits(moving) {
+        let occ = det_in.voq_occ[i];
+        let high = if occ > cfg.hcdth {
+            occ - cfg.hcdth
+        } else {
+            cfg.hcdth + 1 - occ
+        };
+        let low = if occ >= cfg.lcdth {
+            occ - cfg.lcdth + 1
+        } else {
+            cfg.lcdth - occ
+        };
+        k = k.min(high.min(low) as u64);
+    }
+    now.saturating_add(k.max(1))
 }

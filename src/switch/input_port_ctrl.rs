@@ -65,17 +65,7 @@ impl<const V: usize> Switch<V> {
                 } else {
                     NO_ROUTE
                 };
-                ArnProcess {
-                    en: true,
-                    dest: info.dest,
-                    port: info.port,
-                    vc: info.vc,
-                    arn_id: info.arn_id,
-                    root_info: info.root_info,
-                    consumed,
-                    alt_port,
-                    add: !adapted,
-                }
+                ArnProcess::of(&info, consumed, alt_port, adapted)
             }
             None => ArnProcess::default(),
         };

@@ -41,6 +41,7 @@ pub mod sl_to_vl;
 pub mod voq_buffer;
 
 pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
+pub(crate) use detection::detector_wake;
 pub use events::{Observer, OutputProbe, SwitchEvent, SwitchFault, SwitchStats};
 pub use input_port_ctrl::{fa_choice, most_credits, oblivious_choice};
 pub use sl_to_vl::SlToVl;

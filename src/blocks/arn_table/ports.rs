@@ -3,6 +3,7 @@
 //! eviction of a command, count, full).
 
 use super::MAX_PORTS;
+use crate::wire::arn::ArnInfo;
 
 /// One lookup request: `lk_en_i[p]`, `lk_dest_i[p]`, `lk_vc_i[p]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,6 +61,25 @@ pub struct ArnTableIn {
     pub pr: ArnProcess,
     /// Remove command.
     pub rm: ArnRemove,
+}
+
+impl ArnProcess {
+    /// The processARN command of ARN `info` (pseudo-code 2): consumed here or not, with the
+    /// alternative port a consumed entry re-routes to, and added to the table unless the ARN
+    /// came from an adapted packet (`adapted`).
+    pub fn of(info: &ArnInfo, consumed: bool, alt_port: u8, adapted: bool) -> Self {
+        ArnProcess {
+            en: true,
+            dest: info.dest,
+            port: info.port,
+            vc: info.vc,
+            arn_id: info.arn_id,
+            root_info: info.root_info,
+            consumed,
+            alt_port,
+            add: !adapted,
+        }
+    }
 }
 
 impl Default for ArnTableIn {

@@ -252,17 +252,7 @@ impl<const V: usize> EventCore<V> {
                 NO_ROUTE
             };
             arn.catch_up(s, r);
-            arn.table_in.pr = ArnProcess {
-                en: true,
-                dest: info.dest,
-                port: info.port,
-                vc: info.vc,
-                arn_id: info.arn_id,
-                root_info: info.root_info,
-                consumed,
-                alt_port,
-                add: !adapted,
-            };
+            arn.table_in.pr = ArnProcess::of(&info, consumed, alt_port, adapted);
             let t = &mut arn.tables[s];
             t.evaluate_into(&arn.table_in, 0, &mut arn.table_out);
             t.commit();

@@ -6,9 +6,9 @@
 //!
 //! A detector is evaluated only in the cycles it could change in, as the fast engine's
 //! (`switch/detection.rs`): after each evaluation it files its next one for the first cycle in
-//! which its inputs, moving at their current rates, could change its state (a VOQ filling or
-//! draining a flit a cycle towards HCDTh or LCDTh, a head's credits towards FCTh, the CRT
-//! timer's last cycle, a root's refresh), and anything that changes them otherwise (a packet
+//! which its inputs, moving at their current rates, could change its state (the fast switch's
+//! [`detector_wake`]: a VOQ filling or draining a flit a cycle towards HCDTh or LCDTh, a head's
+//! credits towards FCTh, the CRT timer's last cycle; or a root's refresh), and anything that changes them otherwise (a packet
 //! routed to its output, a grant or tail there, a credit stream starting or stopping there)
 //! files one for the next cycle. Between evaluations it holds (only the CRT timer counts). A
 //! detector that is idle with an empty crossed set, whose output has no VOQ above HCDTh (the
@@ -19,6 +19,7 @@ use super::arn::ArnState;
 use super::*;
 use crate::blocks::Block;
 use crate::blocks::congestion_detector::DetectorState;
+use crate::switch::detector_wake;
 use crate::wire::arn::ArnInfo;
 use crate::wire::link::streamed;
 
@@ -202,7 +203,15 @@ impl<const V: usize> EventCore<V> {
             arn.tracked[out as usize] = false;
             return;
         }
-        let mut wake = self.detector_wake(arn, out, moving, mixed, now);
+        let credits = &self.outputs[out as usize].credits;
+        let mut wake = detector_wake(
+            &arn.dets[out as usize],
+            &arn.det_in,
+            &arn.head_vc,
+            |vc| credits.running(vc),
+            (moving, mixed),
+            now,
+        );
         if let Some((_, next)) = root {
             wake = wake.min(next);
         }
@@ -210,64 +219,5 @@ impl<const V: usize> EventCore<V> {
             arn.det_due[out as usize] = wake;
             self.cal.push(wake, Ev::new(Kind::Detect, out));
         }
-    }
-
-    /// After output `out`'s detector was evaluated in `now` (its inputs in `arn.det_in`): the
-    /// first cycle in which, with nothing else happening, its inputs could change its next
-    /// state, as the fast engine's `detector_wake`: the timer's last cycle in `Wait`; for each
-    /// VOQ above HCDTh, its head's credits reaching FCTh (falling at most one a cycle, rising at
-    /// the rate of the streams coming back); for each VOQ in `moving` (one flit a cycle up or
-    /// down), its distance to HCDTh and LCDTh, or the next cycle when its flits are on more than
-    /// one VC (in `mixed`).
-    fn detector_wake(&self, arn: &ArnState, out: u32, moving: u64, mixed: u64, now: u64) -> u64 {
-        let det = &arn.dets[out as usize];
-        let cfg = det.config();
-        let r = det.regs();
-        let mut k = match r.state {
-            DetectorState::Wait => r.crt.value() as u64,
-            _ => u64::MAX,
-        };
-        if moving & mixed != 0 {
-            return now + 1;
-        }
-        let det_in = &*arn.det_in;
-        let credits = &self.outputs[out as usize].credits;
-        let all = u64::MAX >> (64 - cfg.inputs);
-        let mut heads = det_in.head_valid & all;
-        while heads != 0 {
-            let i = heads.trailing_zeros() as usize;
-            heads &= heads - 1;
-            if det_in.voq_occ[i] <= cfg.hcdth {
-                continue;
-            }
-            let fc = det_in.head_fc[i];
-            let turn = if fc > cfg.fcth {
-                (fc - cfg.fcth) as u64
-            } else {
-                match credits.running(arn.head_vc[i] as usize) {
-                    0 => u64::MAX,
-                    n => ((cfg.fcth - fc) as u64 + 1).div_ceil(n),
-                }
-            };
-            k = k.min(turn);
-        }
-        let mut scan = moving;
-        while scan != 0 {
-            let i = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
-            let occ = det_in.voq_occ[i];
-            let high = if occ > cfg.hcdth {
-                occ - cfg.hcdth
-            } else {
-                cfg.hcdth + 1 - occ
-            };
-            let low = if occ >= cfg.lcdth {
-                occ - cfg.lcdth + 1
-            } else {
-                cfg.lcdth - occ
-            };
-            k = k.min(high.min(low) as u64);
-        }
-        now.saturating_add(k.max(1))
     }
 }
