@@ -151,6 +151,35 @@ pub struct CongestionDetectorIn {
     pub head_fc: [u16; MAX_INPUTS],
 }
 
+impl CongestionDetectorIn {
+    /// Drives input `i`'s head ports with its VOQ's head packet: destination `dest`, original VC
+    /// `vc`, adapted bit and the free credits `fc` of the VC it would use downstream.
+    #[inline]
+    pub fn set_head(&mut self, i: usize, dest: u16, vc: u8, adapted: bool, fc: u16) {
+        let bit = 1u64 << i;
+        self.head_valid |= bit;
+        self.head_dest[i] = dest;
+        self.head_vc[i] = vc;
+        if adapted {
+            self.head_adapted |= bit;
+        } else {
+            self.head_adapted &= !bit;
+        }
+        self.head_fc[i] = fc;
+    }
+
+    /// Drives input `i`'s head ports low: its VOQ has no head packet.
+    #[inline]
+    pub fn clear_head(&mut self, i: usize) {
+        let bit = 1u64 << i;
+        self.head_valid &= !bit;
+        self.head_adapted &= !bit;
+        self.head_dest[i] = 0;
+        self.head_vc[i] = 0;
+        self.head_fc[i] = 0;
+    }
+}
+
 impl Default for CongestionDetectorIn {
     fn default() -> Self {
         CongestionDetectorIn {

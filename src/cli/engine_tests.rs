@@ -200,16 +200,7 @@ fn the_event_engine_writes_the_fast_engines_bytes() {
             ],
         ),
         ("default", &["routing=arn_afi"]),
-        (
-            "paper/config1_h10",
-            &[
-                "sim_time=60us",
-                "bin=1us",
-                "traffic.hot_start=5us",
-                "switch.crt=10us",
-                "routing=arn_afi",
-            ],
-        ),
+        H10_ARN_AFI,
         (
             "paper/config1_h10",
             &[
@@ -227,6 +218,19 @@ fn the_event_engine_writes_the_fast_engines_bytes() {
         same_bytes_on(Engine::Event, &base.join(k.to_string()), name, &set, false);
     }
 }
+
+/// Configuration 1 through its hot spot under ARN + AFI, with a CRT short enough that roots,
+/// ARNs and isolation happen in 60 µs.
+const H10_ARN_AFI: (&str, &[&str]) = (
+    "paper/config1_h10",
+    &[
+        "sim_time=60us",
+        "bin=1us",
+        "traffic.hot_start=5us",
+        "switch.crt=10us",
+        "routing=arn_afi",
+    ],
+);
 
 /// `set`, routed by D-mod-K unless it names a routing mode.
 fn with_routing(set: &[&str]) -> Vec<String> {
@@ -262,16 +266,7 @@ fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
             ],
         ),
         ("default", &["routing=arn_afi"]),
-        (
-            "paper/config1_h10",
-            &[
-                "sim_time=60us",
-                "bin=1us",
-                "traffic.hot_start=5us",
-                "switch.crt=10us",
-                "routing=arn_afi",
-            ],
-        ),
+        H10_ARN_AFI,
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
         let set = with_routing(set);

@@ -20,27 +20,18 @@ impl CycleSwitch {
                     best = Some((occ, v));
                 }
             }
-            let bit = 1u64 << i;
             match best.and_then(|(_, v)| inp.head(v, o)) {
                 Some(s) => {
                     let slot = inp.slot(s);
-                    d.head_valid |= bit;
-                    d.head_dest[i] = slot.pkt.dlid >> self.params.lmc << self.params.lmc;
-                    d.head_vc[i] = slot.pkt.orig_vc;
-                    if slot.pkt.adapted() {
-                        d.head_adapted |= bit;
-                    } else {
-                        d.head_adapted &= !bit;
-                    }
-                    d.head_fc[i] = self.outputs[o].credits(slot.next_vc as usize);
+                    d.set_head(
+                        i,
+                        self.params.base_lid(slot.pkt.dlid),
+                        slot.pkt.orig_vc,
+                        slot.pkt.adapted(),
+                        self.outputs[o].credits(slot.next_vc as usize),
+                    );
                 }
-                None => {
-                    d.head_valid &= !bit;
-                    d.head_adapted &= !bit;
-                    d.head_dest[i] = 0;
-                    d.head_vc[i] = 0;
-                    d.head_fc[i] = 0;
-                }
+                None => d.clear_head(i),
             }
         }
     }

@@ -101,29 +101,20 @@ impl<const V: usize> Switch<V> {
                     best = Some((occ, v));
                 }
             }
-            let bit = 1u64 << i;
             match best.and_then(|(_, v)| buf.head(v, o)) {
                 Some((_, slot)) => {
-                    det_in.head_valid |= bit;
-                    det_in.head_dest[i] = self.params.base_lid(slot.pkt.dlid);
-                    det_in.head_vc[i] = slot.pkt.orig_vc;
-                    if slot.pkt.adapted() {
-                        det_in.head_adapted |= bit;
-                    } else {
-                        det_in.head_adapted &= !bit;
-                    }
-                    det_in.head_fc[i] = self.outputs[o]
-                        .credits
-                        .credits(slot.next_vc as usize, through);
+                    det_in.set_head(
+                        i,
+                        self.params.base_lid(slot.pkt.dlid),
+                        slot.pkt.orig_vc,
+                        slot.pkt.adapted(),
+                        self.outputs[o]
+                            .credits
+                            .credits(slot.next_vc as usize, through),
+                    );
                     self.skip.det_head_vc[o][i] = slot.next_vc;
                 }
-                None => {
-                    det_in.head_valid &= !bit;
-                    det_in.head_adapted &= !bit;
-                    det_in.head_dest[i] = 0;
-                    det_in.head_vc[i] = 0;
-                    det_in.head_fc[i] = 0;
-                }
+                None => det_in.clear_head(i),
             }
         }
     }

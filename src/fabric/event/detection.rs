@@ -140,26 +140,18 @@ impl<const V: usize> EventCore<V> {
             match head {
                 Some(k) => {
                     let slot = &self.slots[k as usize];
-                    det_in.head_valid |= bit;
-                    det_in.head_dest[i] = sp.base_lid(slot.pkt.dlid);
-                    det_in.head_vc[i] = slot.pkt.orig_vc;
-                    if slot.pkt.adapted() {
-                        det_in.head_adapted |= bit;
-                    } else {
-                        det_in.head_adapted &= !bit;
-                    }
-                    det_in.head_fc[i] = self.outputs[out as usize]
-                        .credits
-                        .credits(slot.next_vc as usize, t);
+                    det_in.set_head(
+                        i,
+                        sp.base_lid(slot.pkt.dlid),
+                        slot.pkt.orig_vc,
+                        slot.pkt.adapted(),
+                        self.outputs[out as usize]
+                            .credits
+                            .credits(slot.next_vc as usize, t),
+                    );
                     arn.head_vc[i] = slot.next_vc;
                 }
-                None => {
-                    det_in.head_valid &= !bit;
-                    det_in.head_adapted &= !bit;
-                    det_in.head_dest[i] = 0;
-                    det_in.head_vc[i] = 0;
-                    det_in.head_fc[i] = 0;
-                }
+                None => det_in.clear_head(i),
             }
         }
         let res = det.step(det_in);

@@ -35,12 +35,7 @@ impl<const V: usize> EventCore<V> {
         } = self.place[input as usize];
         if self.arn.is_some() {
             let dlid = self.slots[k as usize].pkt.dlid;
-            let det = env.switches[switch as usize]
-                .lft()
-                .options(dlid)
-                .deterministic()
-                .filter(|&p| (p as u16) < ports)
-                .unwrap_or(NO_ROUTE);
+            let det = deterministic(&env.switches[switch as usize].lft().options(dlid), ports);
             self.look_up(env, input, k, det, now);
         }
         let heads = &mut self.route_heads[switch as usize];
@@ -105,17 +100,12 @@ impl<const V: usize> EventCore<V> {
         let sp = &env.params.switch;
         let unit = &env.switches[s as usize];
         let pkt = &self.slots[k as usize].pkt;
-        let deterministic = |o: &LftOptions| {
-            o.deterministic()
-                .filter(|&p| (p as u16) < ports)
-                .unwrap_or(NO_ROUTE)
-        };
         // Under D-mod-K only option 0 of the row is read.
         let out = if sp.routing == RoutingMode::DModK {
-            deterministic(&unit.lft().options(pkt.dlid))
+            deterministic(&unit.lft().options(pkt.dlid), ports)
         } else {
             let opts = unit.lft().options(pkt.dlid);
-            let det = deterministic(&opts);
+            let det = deterministic(&opts, ports);
             if pkt.adapted() || det == NO_ROUTE {
                 det
             } else {
@@ -215,4 +205,12 @@ impl<const V: usize> EventCore<V> {
         }
         out
     }
+}
+
+/// Option 0 of an LFT row when it names one of the switch's `ports`, else `NO_ROUTE`.
+#[inline(always)]
+fn deterministic(opts: &LftOptions, ports: u16) -> u8 {
+    opts.deterministic()
+        .filter(|&p| (p as u16) < ports)
+        .unwrap_or(NO_ROUTE)
 }
