@@ -91,7 +91,8 @@ pub enum Command {
         trigger_before: Option<String>,
         /// The engine stepping the switches: `fast` (heads, tails and credit records), `cycle`
         /// (one clock cycle per step, module for module as the HDL; much slower) or `event` (a
-        /// calendar of port events; D-mod-K routing only, no dump or recording).
+        /// calendar of port events; every routing mode but FA and those that can deadlock, no
+        /// trace replay, dump or recording).
         /// The outputs are the same.
         #[arg(long, value_enum, default_value_t = EngineArg::Fast)]
         engine: EngineArg,

@@ -41,6 +41,7 @@ use calendar::{Calendar, Ev, Kind};
 use env::Env;
 use parts::Crossing;
 pub(super) use parts::EventEngine;
+use ports::Head;
 
 /// No slot, no port.
 const NIL: u32 = u32::MAX;
@@ -85,6 +86,8 @@ struct Tx {
     input: u32,
     slot: u32,
     len: u16,
+    /// Its VC in this buffer and in the next.
+    vc: u8,
     next_vc: u8,
     start: u64,
 }
@@ -151,20 +154,24 @@ pub struct EventCore<const V: usize> {
     arn: Option<Box<arn::ArnState>>,
     /// VC-level round-robin pointers: per flat output, per input of its switch.
     vc_ptr: Vec<u8>,
-    /// VOQ FIFOs: per flat input, per VC, per output of its switch: first and last slot.
-    voq_head: Vec<u32>,
+    /// VOQ FIFOs: per flat output, per input of its switch, per VC (an output's side by side
+    /// for its arbitration): the first slot with a copy of what the arbitration reads of it,
+    /// and the last slot.
+    voq_head: Vec<Head>,
     voq_tail: Vec<u32>,
     /// The widest switch's port count (the stride of `vc_ptr` and the VOQs).
     stride: usize,
-    /// Per flat input, per output of its switch: flits of the packets routed there and not yet
+    /// Per flat output, per input of its switch: flits of the packets routed there and not yet
     /// gone (whole packets; the one leaving counted whole until its tail leaves).
     voq_flits: Vec<u32>,
     /// The routing stage: per switch, its random stream and the inputs whose heads it routes
-    /// in the next cycle; per flat input, that head's slot; per cycle parity, the switches (by
-    /// their first flat port) with heads to route.
+    /// in the next cycle; per flat input, that head's slot and, under ARN, its deterministic
+    /// port as read at its arrival; per cycle parity, the switches (by their first flat port)
+    /// with heads to route.
     rngs: Vec<SplitMix64>,
     route_heads: Vec<u64>,
     route_slot: Vec<u32>,
+    route_det: Vec<u8>,
     routes_due: [Vec<u32>; 2],
     slots: Vec<Slot>,
     free: u32,
@@ -265,13 +272,14 @@ impl<const V: usize> EventCore<V> {
             first: first.clone(),
             arn: None,
             vc_ptr: vec![0; n as usize * stride],
-            voq_head: vec![NIL; n as usize * vcs * stride],
+            voq_head: vec![Head::EMPTY; n as usize * vcs * stride],
             voq_tail: vec![NIL; n as usize * vcs * stride],
             stride,
             voq_flits: vec![0; n as usize * stride],
             rngs: f.switches.iter().map(|s| s.route_rng().clone()).collect(),
             route_heads: vec![0; f.switches.len()],
             route_slot: vec![NIL; n as usize],
+            route_det: vec![crate::blocks::lft_banks::NO_ROUTE; n as usize],
             routes_due: [
                 Vec::with_capacity(f.switches.len()),
                 Vec::with_capacity(f.switches.len()),

@@ -41,8 +41,9 @@ pub(super) struct ArnState {
     pub(super) det_last: Vec<u64>,
     /// The detectors due in the cycle being stepped (flat outputs).
     pub(super) due_now: Vec<u32>,
-    /// Per switch: its ARN table and the first cycle it has not stepped, its command queue and
-    /// the last ARN id's sequence number; the switches with a command queued.
+    /// Per switch: its ARN table and the first cycle it has not stepped (`u64::MAX` while the
+    /// table is empty, whose idle cycles change nothing), its command queue and the last ARN
+    /// id's sequence number; the switches with a command queued.
     tables: Vec<ArnTable>,
     table_next: Vec<u64>,
     cmds: Vec<Deque<(ArnInfo, bool), CMD_DEPTH>>,
@@ -99,7 +100,7 @@ impl ArnState {
                 .iter()
                 .map(|u| ArnTable::new(sp.arn_entries, u.ports(), sp.arn_ttl))
                 .collect(),
-            table_next: vec![0; switches],
+            table_next: vec![u64::MAX; switches],
             cmds: (0..switches).map(|_| Deque::new()).collect(),
             cmd_switches: Vec::with_capacity(switches),
             seq: vec![0; switches],
@@ -134,12 +135,17 @@ impl ArnState {
     }
 
     /// Switch `s`'s table steps the cycles before `upto` it has not stepped, with no command.
-    #[inline]
+    #[inline(always)]
     fn catch_up(&mut self, s: usize, upto: u64) {
-        let mut next = self.table_next[s];
-        if next >= upto {
-            return;
+        if self.table_next[s] < upto {
+            self.step_idle(s, upto);
         }
+    }
+
+    /// [`ArnState::catch_up`] of a table with cycles to step.
+    #[inline(never)]
+    fn step_idle(&mut self, s: usize, upto: u64) {
+        let mut next = self.table_next[s];
         let t = &mut self.tables[s];
         while next < upto {
             let k = (upto - next).min(t.idle_for() as u64);
@@ -154,7 +160,7 @@ impl ArnState {
                 next += 1;
             }
         }
-        self.table_next[s] = upto;
+        self.table_next[s] = if t.count() > 0 { upto } else { u64::MAX };
     }
 
     /// Queues a processARN command at switch `s`.
@@ -257,7 +263,7 @@ impl<const V: usize> EventCore<V> {
             t.evaluate_into(&arn.table_in, 0, &mut arn.table_out);
             t.commit();
             arn.table_in.pr = ArnProcess::default();
-            arn.table_next[s] = r + 1;
+            arn.table_next[s] = if t.count() > 0 { r + 1 } else { u64::MAX };
             if !adapted && consumed && !arn.table_out.pr_hit {
                 self.stats.arns_consumed += 1;
             }
@@ -289,11 +295,10 @@ impl<const V: usize> EventCore<V> {
             vc: if adapted { pkt.orig_vc } else { pkt.vc },
         };
         arn.catch_up(s as usize, now + 1);
-        let t = &arn.tables[s as usize];
-        let res = if t.count() > 0 {
-            t.lookup(&req)
-        } else {
+        let res = if arn.table_next[s as usize] == u64::MAX {
             ArnLookupResult::default()
+        } else {
+            arn.tables[s as usize].lookup(&req)
         };
         arn.lookups[input as usize] = res;
         let notify = if adapted {

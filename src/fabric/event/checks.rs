@@ -32,7 +32,7 @@ impl<const V: usize> EventCore<V> {
         // A packet granted in `now` leaves from `now + 1`: the record of its stream, filed at
         // the grant, counts as announced (its far end counts it on its way back).
         for tx in self.outputs.iter().filter_map(|o| o.tx) {
-            let vc = self.slots[tx.slot as usize].pkt.vc as usize;
+            let vc = tx.vc as usize;
             let k = tx.input as usize * self.vcs + vc;
             let done = streamed(tx.start, tx.len, now) as u64;
             d.left[k] += done;

@@ -101,23 +101,19 @@ impl<const V: usize> EventCore<V> {
             let (gone, gone_vc) = match self.outputs[out as usize].tx {
                 Some(tx) if tx.input == input => {
                     moving |= bit;
-                    (
-                        streamed(tx.start, tx.len, t) as u32,
-                        self.slots[tx.slot as usize].pkt.vc as usize,
-                    )
+                    (streamed(tx.start, tx.len, t) as u32, tx.vc as usize)
                 }
                 _ => (0, usize::MAX),
             };
             if residual > 0 {
                 moving |= bit;
             }
-            det_in.voq_occ[i] =
-                (self.voq_flits[input as usize * self.stride + o] - residual - gone) as u16;
+            det_in.voq_occ[i] = (self.voq_flits[self.pair(out, i)] - residual - gone) as u16;
             // The VOQ's head: the head packet of the VC holding most of its flits.
             let mut best: Option<(u32, usize)> = None;
             let mut holding = 0;
             for v in 0..self.vcs {
-                let mut occ = arn.vc_flits[self.voq(input, v, o)];
+                let mut occ = arn.vc_flits[self.voq(out, i, v)];
                 if a.vc as usize == v {
                     occ -= residual;
                 }
@@ -135,7 +131,7 @@ impl<const V: usize> EventCore<V> {
                 mixed |= bit;
             }
             let head = best
-                .map(|(_, v)| self.voq_head[self.voq(input, v, o)])
+                .map(|(_, v)| self.voq_head[self.voq(out, i, v)].slot)
                 .filter(|&k| k != NIL);
             match head {
                 Some(k) => {
@@ -189,8 +185,7 @@ impl<const V: usize> EventCore<V> {
         if r.state == DetectorState::Idle
             && r.over == 0
             && root.is_none()
-            && (0..ports)
-                .all(|i| self.voq_flits[(base as usize + i) * self.stride + o] <= sp.hcdth as u32)
+            && (0..ports).all(|i| self.voq_flits[self.pair(out, i)] <= sp.hcdth as u32)
         {
             arn.tracked[out as usize] = false;
             return;

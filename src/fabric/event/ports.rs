@@ -8,10 +8,45 @@ use crate::blocks::Block;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 
+/// The head of a VOQ FIFO: its slot (`NIL` when the FIFO is empty) and a copy of the fields
+/// of that slot the arbitration reads, kept beside the output's other heads.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Head {
+    pub(super) ready: u64,
+    pub(super) slot: u32,
+    pub(super) len: u16,
+    pub(super) next_vc: u8,
+}
+
+impl Head {
+    pub(super) const EMPTY: Head = Head {
+        ready: u64::MAX,
+        slot: NIL,
+        len: 0,
+        next_vc: 0,
+    };
+
+    pub(super) fn of(k: u32, s: &Slot) -> Head {
+        Head {
+            ready: s.ready,
+            slot: k,
+            len: s.pkt.len,
+            next_vc: s.next_vc,
+        }
+    }
+}
+
 impl<const V: usize> EventCore<V> {
+    /// The index of (flat output `out`, input `i` of its switch): of `voq_flits` and `vc_ptr`.
     #[inline]
-    pub(super) fn voq(&self, input: u32, vc: usize, out: usize) -> usize {
-        (input as usize * self.vcs + vc) * self.stride + out
+    pub(super) fn pair(&self, out: u32, i: usize) -> usize {
+        out as usize * self.stride + i
+    }
+
+    /// The index of the VOQ of (flat output `out`, input `i` of its switch, VC `vc`).
+    #[inline]
+    pub(super) fn voq(&self, out: u32, i: usize, vc: usize) -> usize {
+        self.pair(out, i) * self.vcs + vc
     }
 
     /// A head reaches flat input `input` in `now`; the routing stage (in `now + 1`, `routing.rs`)
@@ -156,14 +191,16 @@ impl<const V: usize> EventCore<V> {
         if let Some(tx) = self.outputs[out as usize].tx {
             debug_assert_eq!(tx.end(), now, "an output is visited at its tail");
             sending_vc = Some(tx.next_vc);
-            let in_vc = self.slots[tx.slot as usize].pkt.vc;
+            let in_vc = tx.vc;
             // Towards a switch the stream's stop was filed at the grant.
             if let Peer::Node(_) = self.up[tx.input as usize] {
                 self.credits_up(tx.input, in_vc, 0, now);
             }
             self.gone[tx.input as usize * self.vcs + in_vc as usize] += tx.len as u64;
-            self.voq_flits[tx.input as usize * self.stride + p as usize] -= tx.len as u32;
-            let q = self.voq(tx.input, in_vc as usize, p as usize);
+            let i = (tx.input + p as u32 - out) as usize;
+            let pair = self.pair(out, i);
+            self.voq_flits[pair] -= tx.len as u32;
+            let q = self.voq(out, i, in_vc as usize);
             if let Some(arn) = &mut self.arn {
                 arn.vc_flits[q] -= tx.len as u32;
             }
@@ -181,7 +218,7 @@ impl<const V: usize> EventCore<V> {
                         && !unready
                         && !self.outputs[out as usize].credits.arriving(now);
                     if !blocked {
-                        retry = self.retry_at(p as usize, out, now);
+                        retry = self.retry_at(out, now);
                     }
                 }
             }
@@ -243,13 +280,14 @@ impl<const V: usize> EventCore<V> {
         }
     }
 
-    /// The heads of the VOQ FIFOs of flat input `input` for output `p`: (VC, slot).
+    /// The heads of the VOQ FIFOs of input `i` for flat output `out`: (VC, head).
     #[inline]
-    fn heads(&self, input: u32, p: usize) -> impl Iterator<Item = (usize, &Slot)> + '_ {
-        (0..self.vcs).filter_map(move |v| {
-            let h = self.voq_head[self.voq(input, v, p)];
-            (h != NIL).then(|| (v, &self.slots[h as usize]))
-        })
+    fn heads(&self, out: u32, i: usize) -> impl Iterator<Item = (usize, &Head)> + '_ {
+        let q = self.voq(out, i, 0);
+        self.voq_head[q..q + self.vcs]
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.slot != NIL)
     }
 
     /// The two-level round-robin arbitration of output `p` of its switch (flat `out`) in `now`
@@ -272,16 +310,16 @@ impl<const V: usize> EventCore<V> {
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            for (v, slot) in self.heads(base + i as u32, p) {
-                if slot.ready > now {
+            for (v, head) in self.heads(out, i) {
+                if head.ready > now {
                     unready = true;
                     continue;
                 }
                 let c = o
                     .credits
-                    .credits(slot.next_vc as usize, now.saturating_sub(1));
-                let spent = (sending_vc == Some(slot.next_vc)) as u16;
-                if c.saturating_sub(spent) >= slot.pkt.len {
+                    .credits(head.next_vc as usize, now.saturating_sub(1));
+                let spent = (sending_vc == Some(head.next_vc)) as u16;
+                if c.saturating_sub(spent) >= head.len {
                     vcs[i] |= 1 << v;
                     inputs |= 1 << i;
                 }
@@ -299,7 +337,8 @@ impl<const V: usize> EventCore<V> {
             })
             .idx as usize;
         let input = base + i as u32;
-        let ptr = &mut self.vc_ptr[out as usize * self.stride + i];
+        let pair = self.pair(out, i);
+        let ptr = &mut self.vc_ptr[pair];
         let mut vc_arb = RrArbiter::with_ptr(self.vcs, *ptr);
         let v = vc_arb
             .step(&RrArbiterIn {
@@ -308,43 +347,42 @@ impl<const V: usize> EventCore<V> {
             })
             .idx as usize;
         *ptr = vc_arb.regs().ptr;
-        let q = self.voq(input, v, p);
-        let k = self.voq_head[q];
-        self.voq_head[q] = self.slots[k as usize].next;
-        if self.voq_head[q] == NIL {
+        let q = self.voq(out, i, v);
+        let head = self.voq_head[q];
+        let next = self.slots[head.slot as usize].next;
+        if next == NIL {
+            self.voq_head[q] = Head::EMPTY;
             self.voq_tail[q] = NIL;
-            if self.heads(input, p).next().is_none() {
+            if self.heads(out, i).next().is_none() {
                 self.outputs[out as usize].waiting &= !(1 << i);
             }
+        } else {
+            self.voq_head[q] = Head::of(next, &self.slots[next as usize]);
         }
-        let slot = &self.slots[k as usize];
         Ok(Tx {
             input,
-            slot: k,
-            len: slot.pkt.len,
-            next_vc: slot.next_vc,
+            slot: head.slot,
+            len: head.len,
+            vc: v as u8,
+            next_vc: head.next_vc,
             start: now + 1,
         })
     }
 
-    /// The first cycle after `now` in which idle output `p` of its switch (flat `out`) could grant
-    /// one of the packets waiting for it if nothing else happened meanwhile (a head becomes ready,
-    /// or the credits coming back at their current rate reach its length); `u64::MAX` when none
-    /// could.
-    fn retry_at(&self, p: usize, out: u32, now: u64) -> u64 {
-        let base = out - p as u32;
+    /// The first cycle after `now` in which idle flat output `out` could grant one of the
+    /// packets waiting for it if nothing else happened meanwhile (a head becomes ready, or the
+    /// credits coming back at their current rate reach its length); `u64::MAX` when none could.
+    fn retry_at(&self, out: u32, now: u64) -> u64 {
         let o = &self.outputs[out as usize];
         let mut best = u64::MAX;
         let mut scan = o.waiting;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            for (_, slot) in self.heads(base + i as u32, p) {
-                let fits = o
-                    .credits
-                    .first_fit(slot.next_vc as usize, slot.pkt.len, now);
+            for (_, head) in self.heads(out, i) {
+                let fits = o.credits.first_fit(head.next_vc as usize, head.len, now);
                 if let Some(at) = fits {
-                    best = best.min(at.max(slot.ready));
+                    best = best.min(at.max(head.ready));
                 }
             }
         }

@@ -10,7 +10,7 @@
 
 use super::*;
 use crate::blocks::lft_banks::{LftOptions, NO_ROUTE};
-use crate::switch::{most_credits, oblivious_choice};
+use crate::switch::{SwitchParams, most_credits, oblivious_choice};
 use crate::wire::PacketFlags;
 use crate::wire::link::streamed;
 
@@ -37,6 +37,7 @@ impl<const V: usize> EventCore<V> {
             let dlid = self.slots[k as usize].pkt.dlid;
             let det = deterministic(&env.switches[switch as usize].lft().options(dlid), ports);
             self.look_up(env, input, k, det, now);
+            self.route_det[input as usize] = det;
         }
         let heads = &mut self.route_heads[switch as usize];
         if *heads == 0 {
@@ -76,8 +77,9 @@ impl<const V: usize> EventCore<V> {
     /// `through` (the VOQ occupancy Adaptive-Th reads): the packets routed there, less the flits
     /// of the one leaving gone by then. Every packet but the last arrived is whole.
     fn voq_occupancy(&self, input: u32, o: usize, through: u64) -> u32 {
-        let out = input - self.place[input as usize].port as u32 + o as u32;
-        let mut occ = self.voq_flits[input as usize * self.stride + o];
+        let i = self.place[input as usize].port as usize;
+        let out = input - i as u32 + o as u32;
+        let mut occ = self.voq_flits[self.pair(out, i)];
         if let Some(tx) = self.outputs[out as usize].tx
             && tx.input == input
         {
@@ -100,16 +102,27 @@ impl<const V: usize> EventCore<V> {
         let sp = &env.params.switch;
         let unit = &env.switches[s as usize];
         let pkt = &self.slots[k as usize].pkt;
-        // Under D-mod-K only option 0 of the row is read.
-        let out = if sp.routing == RoutingMode::DModK {
-            deterministic(&unit.lft().options(pkt.dlid), ports)
-        } else {
-            let opts = unit.lft().options(pkt.dlid);
-            let det = deterministic(&opts, ports);
-            if pkt.adapted() || det == NO_ROUTE {
-                det
-            } else {
-                self.adapt(env, input, k, &opts, det, r)
+        // Under D-mod-K only option 0 of the row is read; under ARN it was read at the head's
+        // arrival for the ARN table's lookup.
+        let out = match (sp.routing, &self.arn) {
+            (RoutingMode::DModK, _) => deterministic(&unit.lft().options(pkt.dlid), ports),
+            (RoutingMode::Arn | RoutingMode::ArnAfi, Some(arn)) => {
+                let det = self.route_det[input as usize];
+                let lk = arn.lookups[input as usize];
+                if pkt.adapted() || det == NO_ROUTE || !lk.consumed || lk.alt_port == NO_ROUTE {
+                    det
+                } else {
+                    self.adapted(sp, k, lk.alt_port, det)
+                }
+            }
+            _ => {
+                let opts = unit.lft().options(pkt.dlid);
+                let det = deterministic(&opts, ports);
+                if pkt.adapted() || det == NO_ROUTE {
+                    det
+                } else {
+                    self.adapt(env, input, k, &opts, det, r)
+                }
             }
         };
         let pkt = self.slots[k as usize].pkt;
@@ -127,22 +140,23 @@ impl<const V: usize> EventCore<V> {
         slot.ready = r + 1;
         slot.next_vc = sp.next_vc(&pkt, vl);
         slot.next = NIL;
-        let q = self.voq(input, pkt.vc as usize, o);
+        let flat = input - i as u32 + o as u32;
+        let q = self.voq(flat, i, pkt.vc as usize);
         match self.voq_tail[q] {
-            NIL => self.voq_head[q] = k,
+            NIL => self.voq_head[q] = Head::of(k, &self.slots[k as usize]),
             t => self.slots[t as usize].next = k,
         }
         self.voq_tail[q] = k;
-        self.voq_flits[input as usize * self.stride + o] += pkt.len as u32;
+        let pair = self.pair(flat, i);
+        self.voq_flits[pair] += pkt.len as u32;
         if let Some(arn) = &mut self.arn {
             arn.vc_flits[q] += pkt.len as u32;
             self.arriving[input as usize].out = out;
-            let hot = self.voq_flits[input as usize * self.stride + o] > sp.hcdth as u32;
-            self.det_stale(input - i as u32 + o as u32, r + 1, hot);
+            let hot = self.voq_flits[pair] > sp.hcdth as u32;
+            self.det_stale(flat, r + 1, hot);
         }
-        let out = input - i as u32 + o as u32;
-        self.outputs[out as usize].waiting |= 1 << i;
-        self.wake_output(out, r + 1);
+        self.outputs[flat as usize].waiting |= 1 << i;
+        self.wake_output(flat, r + 1);
         Ok(())
     }
 
@@ -184,19 +198,15 @@ impl<const V: usize> EventCore<V> {
                     alt => alt,
                 }
             }
-            RoutingMode::Arn | RoutingMode::ArnAfi => match self.arn.as_ref() {
-                Some(arn) => {
-                    let lk = arn.lookups[input as usize];
-                    if lk.consumed && lk.alt_port != NO_ROUTE {
-                        lk.alt_port
-                    } else {
-                        det
-                    }
-                }
-                None => det,
-            },
             _ => det,
         };
+        self.adapted(sp, k, out, det)
+    }
+
+    /// `out` for the packet in slot `k`, whose deterministic port is `det`: a packet sent off
+    /// `det` is counted, and marked adapted under AFI.
+    #[inline(always)]
+    fn adapted(&mut self, sp: &SwitchParams, k: u32, out: u8, det: u8) -> u8 {
         if out != det {
             self.stats.packets_adapted += 1;
             if sp.routing.afi() {
