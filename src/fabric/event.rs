@@ -41,7 +41,7 @@ use calendar::{Calendar, Ev, Kind};
 use env::Env;
 use parts::Crossing;
 pub(super) use parts::EventEngine;
-use ports::Head;
+use ports::Voq;
 
 /// No slot, no port.
 const NIL: u32 = u32::MAX;
@@ -155,15 +155,10 @@ pub struct EventCore<const V: usize> {
     /// VC-level round-robin pointers: per flat output, per input of its switch.
     vc_ptr: Vec<u8>,
     /// VOQ FIFOs: per flat output, per input of its switch, per VC (an output's side by side
-    /// for its arbitration): the first slot with a copy of what the arbitration reads of it,
-    /// and the last slot.
-    voq_head: Vec<Head>,
-    voq_tail: Vec<u32>,
+    /// for its arbitration).
+    voqs: Vec<Voq>,
     /// The widest switch's port count (the stride of `vc_ptr` and the VOQs).
     stride: usize,
-    /// Per flat output, per input of its switch: flits of the packets routed there and not yet
-    /// gone (whole packets; the one leaving counted whole until its tail leaves).
-    voq_flits: Vec<u32>,
     /// The routing stage: per switch, its random stream and the inputs whose heads it routes
     /// in the next cycle; per flat input, that head's slot and, under ARN, its deterministic
     /// port as read at its arrival; per cycle parity, the switches (by their first flat port)
@@ -272,10 +267,8 @@ impl<const V: usize> EventCore<V> {
             first: first.clone(),
             arn: None,
             vc_ptr: vec![0; n as usize * stride],
-            voq_head: vec![Head::EMPTY; n as usize * vcs * stride],
-            voq_tail: vec![NIL; n as usize * vcs * stride],
+            voqs: vec![Voq::EMPTY; n as usize * vcs * stride],
             stride,
-            voq_flits: vec![0; n as usize * stride],
             rngs: f.switches.iter().map(|s| s.route_rng().clone()).collect(),
             route_heads: vec![0; f.switches.len()],
             route_slot: vec![NIL; n as usize],
@@ -315,8 +308,7 @@ impl<const V: usize> EventCore<V> {
         let owned = core.owner.iter().filter(|&&o| o as usize == part).count();
         core.slots.reserve(owned * per_input);
         if p.switch.routing.uses_arn() {
-            let voqs = core.voq_head.len();
-            core.arn = Some(Box::new(arn::ArnState::new(f, n as usize, voqs, owned)));
+            core.arn = Some(Box::new(arn::ArnState::new(f, n as usize, owned)));
         }
         for k in 0..nodes as u32 {
             if core.owns_node(k) {

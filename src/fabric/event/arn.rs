@@ -54,9 +54,6 @@ pub(super) struct ArnState {
     entries: usize,
     /// Per flat input: the lookup of the head its routing stage routes next.
     pub(super) lookups: Vec<ArnLookupResult>,
-    /// Per flat input, VC and output of its switch (indexed as the VOQ FIFOs): flits of the
-    /// packets routed there and not yet gone, counted whole.
-    pub(super) vc_flits: Vec<u32>,
     /// ARNs on their way to this part's outputs (an event's `arg`), and the free ones.
     pool: Vec<ArnInfo>,
     free: Vec<u32>,
@@ -72,14 +69,9 @@ pub(super) struct ArnState {
 }
 
 impl ArnState {
-    /// The ARN state of a fabric of `f`'s switches with `ports` flat ports, VOQs indexed up to
-    /// `voqs`, for a part owning `owned` inputs.
-    pub(super) fn new<const V: usize>(
-        f: &Fabric<V>,
-        ports: usize,
-        voqs: usize,
-        owned: usize,
-    ) -> Self {
+    /// The ARN state of a fabric of `f`'s switches with `ports` flat ports, for a part owning
+    /// `owned` inputs.
+    pub(super) fn new<const V: usize>(f: &Fabric<V>, ports: usize, owned: usize) -> Self {
         let sp = &f.params.switch;
         let mut dets = Vec::with_capacity(ports);
         for unit in &f.switches {
@@ -107,7 +99,6 @@ impl ArnState {
             ok_at: vec![0; ports * sp.arn_entries],
             entries: sp.arn_entries,
             lookups: vec![ArnLookupResult::default(); ports],
-            vc_flits: vec![0; voqs],
             pool: Vec::with_capacity(owned),
             free: Vec::with_capacity(owned),
             arrivals: Vec::with_capacity(owned),

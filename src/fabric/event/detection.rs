@@ -108,18 +108,19 @@ impl<const V: usize> EventCore<V> {
             if residual > 0 {
                 moving |= bit;
             }
-            det_in.voq_occ[i] = (self.voq_flits[self.pair(out, i)] - residual - gone) as u16;
-            // The VOQ's head: the head packet of the VC holding most of its flits.
+            // The VOQ's occupancy, and its head: the head packet of the VC holding most of its
+            // flits.
             let mut best: Option<(u32, usize)> = None;
-            let mut holding = 0;
+            let (mut holding, mut total) = (0, 0);
             for v in 0..self.vcs {
-                let mut occ = arn.vc_flits[self.voq(out, i, v)];
+                let mut occ = self.voqs[self.voq(out, i, v)].flits;
                 if a.vc as usize == v {
                     occ -= residual;
                 }
                 if gone_vc == v {
                     occ -= gone;
                 }
+                total += occ;
                 if occ > 0 {
                     holding += 1;
                     if best.is_none_or(|(b, _)| occ > b) {
@@ -127,11 +128,12 @@ impl<const V: usize> EventCore<V> {
                     }
                 }
             }
+            det_in.voq_occ[i] = total as u16;
             if holding > 1 {
                 mixed |= bit;
             }
             let head = best
-                .map(|(_, v)| self.voq_head[self.voq(out, i, v)].slot)
+                .map(|(_, v)| self.voqs[self.voq(out, i, v)].head)
                 .filter(|&k| k != NIL);
             match head {
                 Some(k) => {
@@ -185,7 +187,7 @@ impl<const V: usize> EventCore<V> {
         if r.state == DetectorState::Idle
             && r.over == 0
             && root.is_none()
-            && (0..ports).all(|i| self.voq_flits[self.pair(out, i)] <= sp.hcdth as u32)
+            && (0..ports).all(|i| self.voq_flits(out, i) <= sp.hcdth as u32)
         {
             arn.tracked[out as usize] = false;
             return;

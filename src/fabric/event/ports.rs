@@ -8,39 +8,65 @@ use crate::blocks::Block;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 
-/// The head of a VOQ FIFO: its slot (`NIL` when the FIFO is empty) and a copy of the fields
-/// of that slot the arbitration reads, kept beside the output's other heads.
+/// A VOQ FIFO, kept beside the output's other VOQs: its first and last slots (`NIL` when it
+/// is empty), the flits of its packets not yet gone (whole packets; the one leaving counted
+/// whole until its tail leaves), and a copy of what the arbitration reads of its head packet.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Head {
+pub(super) struct Voq {
     pub(super) ready: u64,
-    pub(super) slot: u32,
+    pub(super) head: u32,
+    pub(super) tail: u32,
+    pub(super) flits: u32,
     pub(super) len: u16,
     pub(super) next_vc: u8,
 }
 
-impl Head {
-    pub(super) const EMPTY: Head = Head {
+impl Voq {
+    pub(super) const EMPTY: Voq = Voq {
         ready: u64::MAX,
-        slot: NIL,
+        head: NIL,
+        tail: NIL,
+        flits: 0,
         len: 0,
         next_vc: 0,
     };
 
-    pub(super) fn of(k: u32, s: &Slot) -> Head {
-        Head {
-            ready: s.ready,
-            slot: k,
-            len: s.pkt.len,
-            next_vc: s.next_vc,
+    /// Slot `k` (holding `s`) becomes the head.
+    #[inline]
+    fn set_head(&mut self, k: u32, s: &Slot) {
+        self.head = k;
+        self.ready = s.ready;
+        self.len = s.pkt.len;
+        self.next_vc = s.next_vc;
+    }
+
+    /// Slot `k` (holding `s`, its next slot `NIL`) joins the FIFO; `prev` is the slot of its
+    /// last packet, if any.
+    #[inline]
+    pub(super) fn push(&mut self, k: u32, s: &Slot) -> Option<u32> {
+        self.flits += s.pkt.len as u32;
+        let prev = (self.tail != NIL).then_some(self.tail);
+        if prev.is_none() {
+            self.set_head(k, s);
         }
+        self.tail = k;
+        prev
     }
 }
 
 impl<const V: usize> EventCore<V> {
-    /// The index of (flat output `out`, input `i` of its switch): of `voq_flits` and `vc_ptr`.
+    /// The index of (flat output `out`, input `i` of its switch) in `vc_ptr`.
     #[inline]
     pub(super) fn pair(&self, out: u32, i: usize) -> usize {
         out as usize * self.stride + i
+    }
+
+    /// Flits of the packets input `i` routed to flat output `out` and not yet gone, on every VC
+    /// (whole packets; the one leaving counted whole until its tail leaves).
+    #[inline]
+    pub(super) fn voq_flits(&self, out: u32, i: usize) -> u32 {
+        let q = self.voq(out, i, 0);
+        self.voqs[q..q + self.vcs].iter().map(|v| v.flits).sum()
     }
 
     /// The index of the VOQ of (flat output `out`, input `i` of its switch, VC `vc`).
@@ -198,12 +224,8 @@ impl<const V: usize> EventCore<V> {
             }
             self.gone[tx.input as usize * self.vcs + in_vc as usize] += tx.len as u64;
             let i = (tx.input + p as u32 - out) as usize;
-            let pair = self.pair(out, i);
-            self.voq_flits[pair] -= tx.len as u32;
             let q = self.voq(out, i, in_vc as usize);
-            if let Some(arn) = &mut self.arn {
-                arn.vc_flits[q] -= tx.len as u32;
-            }
+            self.voqs[q].flits -= tx.len as u32;
             self.release(tx.slot);
             self.stats.flits_sent += tx.len as u64;
             self.outputs[out as usize].tx = None;
@@ -282,12 +304,12 @@ impl<const V: usize> EventCore<V> {
 
     /// The heads of the VOQ FIFOs of input `i` for flat output `out`: (VC, head).
     #[inline]
-    fn heads(&self, out: u32, i: usize) -> impl Iterator<Item = (usize, &Head)> + '_ {
+    fn heads(&self, out: u32, i: usize) -> impl Iterator<Item = (usize, &Voq)> + '_ {
         let q = self.voq(out, i, 0);
-        self.voq_head[q..q + self.vcs]
+        self.voqs[q..q + self.vcs]
             .iter()
             .enumerate()
-            .filter(|(_, h)| h.slot != NIL)
+            .filter(|(_, h)| h.head != NIL)
     }
 
     /// The two-level round-robin arbitration of output `p` of its switch (flat `out`) in `now`
@@ -348,20 +370,20 @@ impl<const V: usize> EventCore<V> {
             .idx as usize;
         *ptr = vc_arb.regs().ptr;
         let q = self.voq(out, i, v);
-        let head = self.voq_head[q];
-        let next = self.slots[head.slot as usize].next;
+        let head = self.voqs[q];
+        let next = self.slots[head.head as usize].next;
         if next == NIL {
-            self.voq_head[q] = Head::EMPTY;
-            self.voq_tail[q] = NIL;
+            let voq = &mut self.voqs[q];
+            (voq.head, voq.tail, voq.ready) = (NIL, NIL, u64::MAX);
             if self.heads(out, i).next().is_none() {
                 self.outputs[out as usize].waiting &= !(1 << i);
             }
         } else {
-            self.voq_head[q] = Head::of(next, &self.slots[next as usize]);
+            self.voqs[q].set_head(next, &self.slots[next as usize]);
         }
         Ok(Tx {
             input,
-            slot: head.slot,
+            slot: head.head,
             len: head.len,
             vc: v as u8,
             next_vc: head.next_vc,

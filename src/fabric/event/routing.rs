@@ -79,7 +79,7 @@ impl<const V: usize> EventCore<V> {
     fn voq_occupancy(&self, input: u32, o: usize, through: u64) -> u32 {
         let i = self.place[input as usize].port as usize;
         let out = input - i as u32 + o as u32;
-        let mut occ = self.voq_flits[self.pair(out, i)];
+        let mut occ = self.voq_flits(out, i);
         if let Some(tx) = self.outputs[out as usize].tx
             && tx.input == input
         {
@@ -142,17 +142,12 @@ impl<const V: usize> EventCore<V> {
         slot.next = NIL;
         let flat = input - i as u32 + o as u32;
         let q = self.voq(flat, i, pkt.vc as usize);
-        match self.voq_tail[q] {
-            NIL => self.voq_head[q] = Head::of(k, &self.slots[k as usize]),
-            t => self.slots[t as usize].next = k,
+        if let Some(prev) = self.voqs[q].push(k, &self.slots[k as usize]) {
+            self.slots[prev as usize].next = k;
         }
-        self.voq_tail[q] = k;
-        let pair = self.pair(flat, i);
-        self.voq_flits[pair] += pkt.len as u32;
-        if let Some(arn) = &mut self.arn {
-            arn.vc_flits[q] += pkt.len as u32;
+        if self.arn.is_some() {
             self.arriving[input as usize].out = out;
-            let hot = self.voq_flits[pair] > sp.hcdth as u32;
+            let hot = self.voq_flits(flat, i) > sp.hcdth as u32;
             self.det_stale(flat, r + 1, hot);
         }
         self.outputs[flat as usize].waiting |= 1 << i;
