@@ -8,12 +8,12 @@
 //! (`switch/detection.rs`): after each evaluation it files its next one for the first cycle in
 //! which its inputs, moving at their current rates, could change its state (the fast switch's
 //! [`detector_wake`]: a VOQ filling or draining a flit a cycle towards HCDTh or LCDTh, a head's
-//! credits towards FCTh, the CRT timer's last cycle; or a root's refresh), and anything that changes them otherwise (a packet
-//! routed to its output, a grant or tail there, a credit stream starting or stopping there)
-//! files one for the next cycle. Between evaluations it holds (only the CRT timer counts). A
-//! detector that is idle with an empty crossed set, whose output has no VOQ above HCDTh (the
-//! packets routed to it counted whole), is not tracked until a packet routed there takes a VOQ
-//! above HCDTh.
+//! credits towards FCTh, the CRT timer's last cycle; or a root's refresh), and what changes them
+//! sooner than it expects (a packet routed to its output, a grant there, a credit stream starting
+//! there; a tail or a stream stopping changes nothing it does not expect) files one for the next
+//! cycle. Between evaluations it holds (only the CRT timer counts). A detector that is idle with
+//! an empty crossed set, whose output has no VOQ above HCDTh (the packets routed to it counted
+//! whole), is not tracked until a packet routed there takes a VOQ above HCDTh.
 
 use super::arn::ArnState;
 use super::*;

@@ -52,12 +52,24 @@ impl Voq {
         self.tail = k;
         prev
     }
+
+    /// The head leaves the FIFO (its flits stay counted until its tail leaves); its copy as it
+    /// was. `slots` holds the FIFO's packets.
+    #[inline]
+    fn pop(&mut self, slots: &[Slot]) -> Voq {
+        let popped = *self;
+        match slots[self.head as usize].next {
+            NIL => (self.head, self.tail, self.ready) = (NIL, NIL, u64::MAX),
+            next => self.set_head(next, &slots[next as usize]),
+        }
+        popped
+    }
 }
 
 impl<const V: usize> EventCore<V> {
     /// The index of (flat output `out`, input `i` of its switch) in `vc_ptr`.
     #[inline]
-    pub(super) fn pair(&self, out: u32, i: usize) -> usize {
+    fn pair(&self, out: u32, i: usize) -> usize {
         out as usize * self.stride + i
     }
 
@@ -370,16 +382,9 @@ impl<const V: usize> EventCore<V> {
             .idx as usize;
         *ptr = vc_arb.regs().ptr;
         let q = self.voq(out, i, v);
-        let head = self.voqs[q];
-        let next = self.slots[head.head as usize].next;
-        if next == NIL {
-            let voq = &mut self.voqs[q];
-            (voq.head, voq.tail, voq.ready) = (NIL, NIL, u64::MAX);
-            if self.heads(out, i).next().is_none() {
-                self.outputs[out as usize].waiting &= !(1 << i);
-            }
-        } else {
-            self.voqs[q].set_head(next, &self.slots[next as usize]);
+        let head = self.voqs[q].pop(&self.slots);
+        if self.voqs[q].head == NIL && self.heads(out, i).next().is_none() {
+            self.outputs[out as usize].waiting &= !(1 << i);
         }
         Ok(Tx {
             input,
