@@ -24,6 +24,7 @@ mod calendar;
 mod checks;
 mod detection;
 mod env;
+mod nodes;
 mod parts;
 mod ports;
 mod routing;
@@ -31,6 +32,7 @@ mod routing;
 mod tests;
 
 use super::{Fabric, FabricParams, Far, Violation};
+use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rng::SplitMix64;
 use crate::blocks::rr_arbiter::RrArbiter;
 use crate::switch::output_credits::OutputCredits;
@@ -39,6 +41,7 @@ use crate::wire::Packet;
 use crate::wire::link::{Arriving, Backward, Flit, LinkSend};
 use calendar::{Calendar, Ev, Kind};
 use env::Env;
+use nodes::NodeSteps;
 use parts::Crossing;
 pub(super) use parts::EventEngine;
 use ports::Voq;
@@ -124,11 +127,26 @@ struct Place {
 #[derive(Clone, Copy, Debug, Default)]
 struct Arrival {
     start: u64,
+    /// Its slot, while its routing stage is due.
+    slot: u32,
     len: u16,
     vc: u8,
     /// The output it was routed to (`NO_ROUTE` before its routing stage).
     out: u8,
 }
+
+/// A flat port as its input works: where the port is, the far end of its input link, the packet
+/// arriving and, under ARN, its deterministic port as read at its arrival (32 bytes, what a head
+/// reads and writes on arriving and being routed, together).
+#[derive(Clone, Copy, Debug)]
+struct InPort {
+    arrival: Arrival,
+    place: Place,
+    up: PeerCode,
+    det: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<InPort>() == 32);
 
 /// Where a port leads: the flat index of the port at the far end of its link, or an end node.
 #[derive(Clone, Copy, Debug)]
@@ -137,16 +155,48 @@ enum Peer {
     Node(u32),
 }
 
+/// A [`Peer`] in four bytes, with the part that steps it: an end node's index or a flat port's
+/// in the low 24 bits, the part in the next 7, the top bit set for a node.
+#[derive(Clone, Copy, Debug)]
+struct PeerCode(u32);
+
+impl PeerCode {
+    const NODE: u32 = 1 << 31;
+    const INDEX: u32 = (1 << 24) - 1;
+
+    fn new(p: Peer, part: usize) -> Self {
+        let part = (part as u32) << 24;
+        match p {
+            Peer::Port(k) => PeerCode(k | part),
+            Peer::Node(n) => PeerCode(n | part | Self::NODE),
+        }
+    }
+
+    #[inline(always)]
+    fn peer(self) -> Peer {
+        if self.0 & Self::NODE != 0 {
+            Peer::Node(self.0 & Self::INDEX)
+        } else {
+            Peer::Port(self.0 & Self::INDEX)
+        }
+    }
+
+    /// The part that steps the peer.
+    #[inline(always)]
+    fn part(self) -> u8 {
+        ((self.0 >> 24) & 0x7f) as u8
+    }
+}
+
 /// One part of the fabric's switches, ports and links as the event engine steps them (all of
 /// them on one thread): its own ports' state, the others' left empty.
 pub struct EventCore<const V: usize> {
     cal: Calendar,
     latency: u64,
     vcs: usize,
-    /// Per flat port: where it is, and the far end of its output and of its input link.
-    place: Vec<Place>,
-    down: Vec<Peer>,
-    up: Vec<Peer>,
+    /// Per flat port: its input, and the far end of its output link.
+    ins: Vec<InPort>,
+    down: Vec<PeerCode>,
     outputs: Vec<OutPort<V>>,
     /// Per switch: the flat index of its port 0.
     first: Vec<u32>,
@@ -160,28 +210,21 @@ pub struct EventCore<const V: usize> {
     /// The widest switch's port count (the stride of `vc_ptr` and the VOQs).
     stride: usize,
     /// The routing stage: per switch, its random stream and the inputs whose heads it routes
-    /// in the next cycle; per flat input, that head's slot and, under ARN, its deterministic
-    /// port as read at its arrival; per cycle parity, the switches (by their first flat port)
-    /// with heads to route.
+    /// in the next cycle; per cycle parity, the switches (by their first flat port) with heads
+    /// to route.
     rngs: Vec<SplitMix64>,
     route_heads: Vec<u64>,
-    route_slot: Vec<u32>,
-    route_det: Vec<u8>,
     routes_due: [Vec<u32>; 2],
     slots: Vec<Slot>,
     free: u32,
     /// Per flat input and VC: flits of the packets whose tails have arrived, and of those whose
-    /// tails have left; per flat input, the packet arriving.
+    /// tails have left.
     got: Vec<u64>,
     gone: Vec<u64>,
-    arriving: Vec<Arrival>,
     stats: SwitchStats,
-    /// Per node: the cycle it last stepped (`u64::MAX` before its first), and its own next due
-    /// cycle as filed in the calendar.
-    node_last: Vec<u64>,
-    node_due: Vec<u64>,
-    /// Per node: the flat switch port its link is cabled to (`NIL`: another node).
-    node_port: Vec<u32>,
+    /// Per node: its steps, the switch port it is cabled to and what its link brings it
+    /// (`event/nodes.rs`).
+    node_steps: Vec<NodeSteps>,
     /// Per cycle parity, per node: the credit record its switch input sends back in that cycle
     /// (the cycle being processed, or the next one: a grant starts its packet's stream then),
     /// and the nodes that have one.
@@ -212,27 +255,36 @@ impl<const V: usize> EventCore<V> {
         }
         let stride = ports.iter().map(|&p| p as usize).max().unwrap_or(1);
         let flat = |sw: u32, port: u16| first[sw as usize] + port as u32;
-        let mut place = vec![Place::default(); n as usize];
-        let mut down = vec![Peer::Node(NIL); n as usize];
-        let mut up = vec![Peer::Node(NIL); n as usize];
+        let mut ins = Vec::with_capacity(n as usize);
+        // A node belongs to the part of the port it is cabled to.
+        assert!(parts <= 128 && n <= PeerCode::INDEX && f.nodes.len() as u32 <= PeerCode::INDEX);
+        let part_of = |far: Far, s: usize| match far {
+            Far::Switch { sw, port } => {
+                PeerCode::new(Peer::Port(flat(sw, port)), sw as usize % parts)
+            }
+            Far::Node(n) => PeerCode::new(Peer::Node(n), s % parts),
+        };
+        let mut down = Vec::with_capacity(n as usize);
         let mut outputs = Vec::with_capacity(n as usize);
         for (s, unit) in f.switches.iter().enumerate() {
             let w = unit.wiring();
             for p in 0..unit.ports() {
-                let k = flat(s as u32, p as u16) as usize;
-                place[k] = Place {
-                    switch: s as u32,
-                    port: p as u16,
-                    ports: unit.ports() as u16,
-                };
-                down[k] = match f.ends[w.out_ch[p] as usize].1 {
-                    Far::Switch { sw, port } => Peer::Port(flat(sw, port)),
-                    Far::Node(n) => Peer::Node(n),
-                };
-                up[k] = match f.ends[w.in_ch[p] as usize].0 {
-                    Far::Switch { sw, port } => Peer::Port(flat(sw, port)),
-                    Far::Node(n) => Peer::Node(n),
-                };
+                debug_assert_eq!(flat(s as u32, p as u16) as usize, ins.len());
+                down.push(part_of(f.ends[w.out_ch[p] as usize].1, s));
+                ins.push(InPort {
+                    arrival: Arrival {
+                        slot: NIL,
+                        out: NO_ROUTE,
+                        ..Arrival::default()
+                    },
+                    place: Place {
+                        switch: s as u32,
+                        port: p as u16,
+                        ports: unit.ports() as u16,
+                    },
+                    up: part_of(f.ends[w.in_ch[p] as usize].0, s),
+                    det: NO_ROUTE,
+                });
                 outputs.push(OutPort {
                     credits: OutputCredits::new(w.out_capacity[p]),
                     in_arb: RrArbiter::new(unit.ports()),
@@ -244,25 +296,24 @@ impl<const V: usize> EventCore<V> {
             }
         }
         let nodes = f.nodes.len();
-        let node_port = f
+        let node_steps = f
             .nodes
             .iter()
             .map(|node| match f.ends[node.out_channel() as usize].1 {
-                Far::Switch { sw, port } => first[sw as usize] + port as u32,
-                Far::Node(_) => NIL,
+                Far::Switch { sw, port } => NodeSteps::new(first[sw as usize] + port as u32),
+                Far::Node(_) => NodeSteps::new(NIL),
             })
             .collect();
-        let owner: Vec<u8> = place
+        let owner: Vec<u8> = ins
             .iter()
-            .map(|p| (p.switch as usize % parts) as u8)
+            .map(|p: &InPort| (p.place.switch as usize % parts) as u8)
             .collect();
         let mut core = EventCore {
             cal: Calendar::new(),
             latency: f.params.link_latency as u64,
             vcs,
-            place,
+            ins,
             down,
-            up,
             outputs,
             first: first.clone(),
             arn: None,
@@ -271,8 +322,6 @@ impl<const V: usize> EventCore<V> {
             stride,
             rngs: f.switches.iter().map(|s| s.route_rng().clone()).collect(),
             route_heads: vec![0; f.switches.len()],
-            route_slot: vec![NIL; n as usize],
-            route_det: vec![crate::blocks::lft_banks::NO_ROUTE; n as usize],
             routes_due: [
                 Vec::with_capacity(f.switches.len()),
                 Vec::with_capacity(f.switches.len()),
@@ -281,11 +330,8 @@ impl<const V: usize> EventCore<V> {
             free: NIL,
             got: vec![0; n as usize * vcs],
             gone: vec![0; n as usize * vcs],
-            arriving: vec![Arrival::default(); n as usize],
             stats: SwitchStats::default(),
-            node_last: vec![u64::MAX; nodes],
-            node_due: vec![0; nodes],
-            node_port,
+            node_steps,
             node_back: [
                 vec![Backward::default(); nodes],
                 vec![Backward::default(); nodes],
@@ -321,17 +367,16 @@ impl<const V: usize> EventCore<V> {
     /// Whether node `n` belongs to this part.
     #[inline]
     fn owns_node(&self, n: u32) -> bool {
-        match self.node_port[n as usize] {
+        match self.node_steps[n as usize].port {
             NIL => self.part == 0,
             p => self.owner[p as usize] == self.part,
         }
     }
 
-    /// Files `ev` for cycle `at`: in this part's calendar, or for the part owning its port
-    /// (`pkt`: the packet of a head).
+    /// Files `ev` for cycle `at` with part `to`, which owns its unit: in this part's calendar,
+    /// or in the outbox to that part (`pkt`: the packet of a head).
     #[inline(always)]
-    fn file(&mut self, at: u64, ev: Ev, pkt: Option<Packet>) {
-        let to = self.owner[ev.unit as usize];
+    fn file(&mut self, to: u8, at: u64, ev: Ev, pkt: Option<Packet>) {
         if to == self.part {
             let mut ev = ev;
             if let Some(p) = pkt {
@@ -356,7 +401,7 @@ impl<const V: usize> EventCore<V> {
                 continue;
             }
             let pkt = (c.ev.kind == Kind::Head).then_some(c.pkt);
-            self.file(c.at, c.ev, pkt);
+            self.file(self.part, c.at, c.ev, pkt);
         }
     }
 
@@ -406,52 +451,6 @@ impl<const V: usize> EventCore<V> {
     fn release(&mut self, k: u32) {
         self.slots[k as usize].next = self.free;
         self.free = k;
-    }
-}
-
-/// What a node sends in a cycle, turned into events and records of the event engine.
-struct NodeLink<'a, const V: usize> {
-    core: &'a mut EventCore<V>,
-    /// The flat switch port the node is cabled to.
-    port: u32,
-}
-
-impl<const V: usize> LinkSend<V> for NodeLink<'_, V> {
-    fn send_flit(&mut self, now: u64, _ch: u32, flit: Flit) {
-        let c = &mut *self.core;
-        c.file(
-            now + c.latency,
-            Ev::new(Kind::Head, self.port),
-            Some(flit.pkt),
-        );
-    }
-
-    fn send_back(&mut self, now: u64, _ch: u32, b: Backward<V>) {
-        let c = &mut *self.core;
-        c.file_credits(self.port, &b, now + c.latency);
-    }
-}
-
-impl<const V: usize> EventCore<V> {
-    /// Files the credit streams of record `b` for output `port`, arriving in cycle `at`.
-    fn file_credits(&mut self, port: u32, b: &Backward<V>, at: u64) {
-        for v in 0..V {
-            if b.start[v] > 0 {
-                let mut ev = Ev::new(Kind::CreditsStart, port);
-                ev.vc = v as u8;
-                ev.count = b.start[v];
-                ev.arg = b.start_flits[v];
-                self.cal.push(at, ev);
-            }
-        }
-        for v in 0..V {
-            if b.stop[v] > 0 {
-                let mut ev = Ev::new(Kind::CreditsStop, port);
-                ev.vc = v as u8;
-                ev.count = b.stop[v];
-                self.cal.push(at, ev);
-            }
-        }
     }
 }
 
@@ -505,65 +504,6 @@ impl<const V: usize> EventCore<V> {
         self.cal.give_back(now, list);
         self.send_node_backs(env, now);
         Ok(())
-    }
-
-    /// End node `n` steps cycle `now` (once, however many events ask for it).
-    fn step_node(&mut self, env: &Env<V>, n: u32, now: u64) -> Result<(), Violation> {
-        let k = n as usize;
-        let last = self.node_last[k];
-        if last != u64::MAX && last >= now {
-            return Ok(());
-        }
-        // SAFETY: this part owns node `n` (its events are filed only here) and its channels,
-        // and holds no other reference to them.
-        let (node, rx, tx) = unsafe {
-            let node = env.node(n);
-            let (i, o) = (node.in_channel(), node.out_channel());
-            (node, &*env.channel(i), &*env.channel(o))
-        };
-        if now > 0 && (last == u64::MAX || last + 1 < now) {
-            node.skip_to(now - 1);
-        }
-        let arriving = Arriving {
-            flits: rx.recv_flit(now).is_some() as u64,
-            back: tx.recv_back(now).is_some() as u64,
-        };
-        let port = self.node_port[k];
-        let mut link = NodeLink { core: self, port };
-        let delivered = node.step_on(now, rx, tx, arriving, &mut link);
-        self.node_last[k] = now;
-        let due = node.due_after(now);
-        if due != u64::MAX && due != self.node_due[k] {
-            self.node_due[k] = due;
-            self.cal.push(due, Ev::new(Kind::Node, n));
-        }
-        let Some(pkt) = delivered else {
-            return Ok(());
-        };
-        if !super::scheduler::order_counts(env.params.switch.lmc > 0, &pkt) {
-            return Ok(());
-        }
-        // SAFETY: the entries of flows to node `n` belong to its part.
-        match unsafe { env.order(pkt.src as u32, n) } {
-            Some(last) => super::scheduler::in_order_of_flow(last, env.node_count(), now, n, &pkt),
-            None => Ok(()),
-        }
-    }
-
-    /// Writes the credit records the switch inputs facing this part's nodes send back in `now`.
-    fn send_node_backs(&mut self, env: &Env<V>, now: u64) {
-        let odd = (now & 1) as usize;
-        for k in 0..self.backs_due[odd].len() {
-            let n = self.backs_due[odd][k];
-            let b = std::mem::take(&mut self.node_back[odd][n as usize]);
-            // SAFETY: node `n` and its channels belong to this part.
-            unsafe {
-                let ch = env.node(n).out_channel();
-                env.channel(ch).send_back(now, b);
-            }
-            self.cal.push(now + self.latency, Ev::new(Kind::Node, n));
-        }
-        self.backs_due[odd].clear();
     }
 }
 

@@ -210,7 +210,7 @@ impl<const V: usize> EventCore<V> {
             let (out, k) = arn.arrivals[j];
             let mut info = arn.pool[k as usize];
             arn.free.push(k);
-            let Place { switch, port, .. } = self.place[out as usize];
+            let Place { switch, port, .. } = self.ins[out as usize].place;
             info.port = port as u8;
             self.stats.arns_received += 1;
             arn.file_cmd(switch, info, false, &mut self.stats);
@@ -276,7 +276,7 @@ impl<const V: usize> EventCore<V> {
             return;
         };
         let sp = &env.params.switch;
-        let Place { switch: s, .. } = self.place[input as usize];
+        let Place { switch: s, .. } = self.ins[input as usize].place;
         let pkt = self.slots[k as usize].pkt;
         let adapted = pkt.adapted();
         // Adapted packets look up by their original VC, only to notify upstream.
@@ -313,15 +313,16 @@ impl<const V: usize> EventCore<V> {
             }
             arn.sent_in.1 += 1;
             self.stats.arns_sent += 1;
-            match self.up[input as usize] {
+            let up = self.ins[input as usize].up;
+            match up.peer() {
                 Peer::Port(out) => {
                     let at = r + self.latency;
-                    if self.owner[out as usize] == self.part {
+                    if up.part() == self.part {
                         let mut ev = Ev::new(Kind::Arn, out);
                         ev.arg = arn.alloc(info);
                         self.cal.push(at, ev);
                     } else {
-                        self.outbox[self.owner[out as usize] as usize].push(Crossing {
+                        self.outbox[up.part() as usize].push(Crossing {
                             at,
                             ev: Ev::new(Kind::Arn, out),
                             pkt: Packet::default(),

@@ -17,7 +17,7 @@ impl<const V: usize> EventCore<V> {
     /// Flits of flat input `input` on `vc` arrived by the end of cycle `now`.
     fn arrived(&self, input: usize, vc: usize, now: u64) -> u64 {
         let mut n = self.got[input * self.vcs + vc];
-        let a = self.arriving[input];
+        let a = self.ins[input].arrival;
         if a.len > 0 && a.vc as usize == vc {
             n += streamed(a.start, a.len, now) as u64;
         }
@@ -80,11 +80,11 @@ impl<const V: usize> EventEngine<V> {
             for v in 0..vcs {
                 in_buffers += buffered(j, v);
                 let sent = at(j).outputs[j].credits.sent(v, now);
-                on_links += sent.wrapping_sub(match one.down[j] {
+                on_links += sent.wrapping_sub(match one.down[j].peer() {
                     Peer::Port(k) => arrived(k as usize, v),
                     Peer::Node(n) => f.nodes[n as usize].flits_received(v),
                 });
-                if let Peer::Node(n) = one.up[j] {
+                if let Peer::Node(n) = one.ins[j].up.peer() {
                     let node = &f.nodes[n as usize];
                     on_links += node.flits_sent(v).wrapping_sub(arrived(j, v));
                 }
@@ -94,11 +94,11 @@ impl<const V: usize> EventEngine<V> {
         for j in 0..one.outputs.len() {
             let Place {
                 switch: s, port, ..
-            } = one.place[j];
+            } = one.ins[j].place;
             let out = &at(j).outputs[j].credits;
             for v in 0..vcs {
                 let sent = out.sent(v, now);
-                let (buffered, link, announced) = match one.down[j] {
+                let (buffered, link, announced) = match one.down[j].peer() {
                     Peer::Port(k) => {
                         let k = k as usize;
                         (
@@ -120,7 +120,7 @@ impl<const V: usize> EventEngine<V> {
                 let parts = [out.credits(v, now) as u64, buffered, link, back];
                 credit_conservation(now, place, parts, out.cap() as u64)?;
             }
-            if let Peer::Node(n) = one.up[j] {
+            if let Peer::Node(n) = one.ins[j].up.peer() {
                 let node = &f.nodes[n as usize];
                 let ch = &f.channels[node.out_channel() as usize];
                 for v in 0..vcs {

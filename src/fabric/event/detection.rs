@@ -72,7 +72,7 @@ impl<const V: usize> EventCore<V> {
             switch: s,
             port: o,
             ports,
-        } = self.place[out as usize];
+        } = self.ins[out as usize].place;
         let (o, ports) = (o as usize, ports as usize);
         let unit = &env.switches[s as usize];
         let sp = &env.params.switch;
@@ -92,7 +92,7 @@ impl<const V: usize> EventCore<V> {
         for i in 0..ports {
             let input = base + i as u32;
             let bit = 1u64 << i;
-            let a = self.arriving[input as usize];
+            let a = self.ins[input as usize].arrival;
             let residual = if a.out as usize == o && a.len > 0 {
                 (a.len - streamed(a.start, a.len, t)) as u32
             } else {

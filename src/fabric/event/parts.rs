@@ -108,7 +108,7 @@ impl<const V: usize> EventEngine<V> {
             .iter_mut()
             .map(|p| p.get_mut().unwrap_or_else(|e| e.into_inner()))
             .find(|p| p.owns_node(n as u32))
-            .map_or(u64::MAX, |p| p.node_last[n])
+            .map_or(u64::MAX, |p| p.node_steps[n].last)
     }
 
     /// Steps cycles `from..end`; the first breach found stops it at the end of that window.

@@ -98,9 +98,9 @@ impl<const V: usize> EventCore<V> {
     ) -> Result<(), Violation> {
         let Place {
             switch: s, port: i, ..
-        } = self.place[input as usize];
+        } = self.ins[input as usize].place;
         let pkt = self.slots[k as usize].pkt;
-        let Arrival { start, len, vc, .. } = self.arriving[input as usize];
+        let Arrival { start, len, vc, .. } = self.ins[input as usize].arrival;
         if len > 0 {
             if start + len as u64 > now {
                 return Err(Violation {
@@ -116,8 +116,9 @@ impl<const V: usize> EventCore<V> {
             }
             self.got[input as usize * self.vcs + vc as usize] += len as u64;
         }
-        self.arriving[input as usize] = Arrival {
+        self.ins[input as usize].arrival = Arrival {
             start: now,
+            slot: k,
             len: pkt.len,
             vc: pkt.vc,
             out: NO_ROUTE,
@@ -154,7 +155,7 @@ impl<const V: usize> EventCore<V> {
         if !ok || overflow.is_some() {
             let Place {
                 switch: s, port, ..
-            } = self.place[out as usize];
+            } = self.ins[out as usize].place;
             let what = match overflow {
                 Some(v) if ok => format!(
                     "credit counter of VC {v}: more credits back than flits sent (overflow)"
@@ -187,7 +188,8 @@ impl<const V: usize> EventCore<V> {
     /// next one at most towards a node).
     #[inline(always)]
     fn credits_up(&mut self, input: u32, vc: u8, len: u16, now: u64) {
-        match self.up[input as usize] {
+        let up = self.ins[input as usize].up;
+        match up.peer() {
             Peer::Port(out) => {
                 let kind = if len > 0 {
                     Kind::CreditsStart
@@ -198,7 +200,7 @@ impl<const V: usize> EventCore<V> {
                 ev.vc = vc;
                 ev.count = 1;
                 ev.arg = len as u32;
-                self.file(now + self.latency, ev, None);
+                self.file(up.part(), now + self.latency, ev, None);
             }
             Peer::Node(n) => {
                 let odd = (now & 1) as usize;
@@ -224,14 +226,14 @@ impl<const V: usize> EventCore<V> {
             return;
         }
         self.outputs[out as usize].last = now;
-        let p = self.place[out as usize].port;
+        let p = self.ins[out as usize].place.port;
         let mut sending_vc = None;
         if let Some(tx) = self.outputs[out as usize].tx {
             debug_assert_eq!(tx.end(), now, "an output is visited at its tail");
             sending_vc = Some(tx.next_vc);
             let in_vc = tx.vc;
             // Towards a switch the stream's stop was filed at the grant.
-            if let Peer::Node(_) = self.up[tx.input as usize] {
+            if let Peer::Node(_) = self.ins[tx.input as usize].up.peer() {
                 self.credits_up(tx.input, in_vc, 0, now);
             }
             self.gone[tx.input as usize * self.vcs + in_vc as usize] += tx.len as u64;
@@ -277,7 +279,7 @@ impl<const V: usize> EventCore<V> {
             // Its last credit leaves with its tail; towards a switch the record is filed now,
             // so that whatever a part files for another lands at least a link latency plus one
             // cycle later (`parts.rs`).
-            if let Peer::Port(_) = self.up[tx.input as usize] {
+            if let Peer::Port(_) = self.ins[tx.input as usize].up.peer() {
                 self.credits_up(tx.input, pkt.vc, 0, tx.end());
             }
             pkt.vc = tx.next_vc;
@@ -299,18 +301,13 @@ impl<const V: usize> EventCore<V> {
     /// Sends the head of `pkt` on output `out` in cycle `now` (the next one).
     #[inline]
     fn send_head(&mut self, env: &Env<V>, out: u32, pkt: Packet, now: u64) {
-        match self.down[out as usize] {
+        let down = self.down[out as usize];
+        match down.peer() {
             Peer::Port(input) => {
-                self.file(now + self.latency, Ev::new(Kind::Head, input), Some(pkt));
+                let head = Ev::new(Kind::Head, input);
+                self.file(down.part(), now + self.latency, head, Some(pkt));
             }
-            Peer::Node(n) => {
-                // SAFETY: a node belongs to the part of the port it is cabled to, this one.
-                unsafe {
-                    let ch = env.node(n).in_channel();
-                    env.channel(ch).send_flit(now, Flit { pkt, index: 0 });
-                }
-                self.cal.push(now + self.latency, Ev::new(Kind::Node, n));
-            }
+            Peer::Node(n) => self.send_head_to_node(env, n, pkt, now),
         }
     }
 

@@ -32,19 +32,18 @@ impl<const V: usize> EventCore<V> {
             switch,
             port,
             ports,
-        } = self.place[input as usize];
+        } = self.ins[input as usize].place;
         if self.arn.is_some() {
             let dlid = self.slots[k as usize].pkt.dlid;
             let det = deterministic(&env.switches[switch as usize].lft().options(dlid), ports);
             self.look_up(env, input, k, det, now);
-            self.route_det[input as usize] = det;
+            self.ins[input as usize].det = det;
         }
         let heads = &mut self.route_heads[switch as usize];
         if *heads == 0 {
             self.routes_due[((now + 1) & 1) as usize].push(input - port as u32);
         }
         *heads |= 1 << port;
-        self.route_slot[input as usize] = k;
         Ok(())
     }
 
@@ -55,12 +54,12 @@ impl<const V: usize> EventCore<V> {
         // Routing files nothing for this parity: the list stays as it is while it is read.
         for j in 0..self.routes_due[odd].len() {
             let base = self.routes_due[odd][j];
-            let s = self.place[base as usize].switch as usize;
+            let s = self.ins[base as usize].place.switch as usize;
             let mut scan = std::mem::take(&mut self.route_heads[s]);
             while scan != 0 {
                 let input = base + scan.trailing_zeros();
                 scan &= scan - 1;
-                self.route(env, input, self.route_slot[input as usize], now)?;
+                self.route(env, input, self.ins[input as usize].arrival.slot, now)?;
             }
         }
         self.routes_due[odd].clear();
@@ -77,7 +76,7 @@ impl<const V: usize> EventCore<V> {
     /// `through` (the VOQ occupancy Adaptive-Th reads): the packets routed there, less the flits
     /// of the one leaving gone by then. Every packet but the last arrived is whole.
     fn voq_occupancy(&self, input: u32, o: usize, through: u64) -> u32 {
-        let i = self.place[input as usize].port as usize;
+        let i = self.ins[input as usize].place.port as usize;
         let out = input - i as u32 + o as u32;
         let mut occ = self.voq_flits(out, i);
         if let Some(tx) = self.outputs[out as usize].tx
@@ -97,7 +96,7 @@ impl<const V: usize> EventCore<V> {
             switch: s,
             port: i,
             ports,
-        } = self.place[input as usize];
+        } = self.ins[input as usize].place;
         let i = i as usize;
         let sp = &env.params.switch;
         let unit = &env.switches[s as usize];
@@ -107,7 +106,7 @@ impl<const V: usize> EventCore<V> {
         let out = match (sp.routing, &self.arn) {
             (RoutingMode::DModK, _) => deterministic(&unit.lft().options(pkt.dlid), ports),
             (RoutingMode::Arn | RoutingMode::ArnAfi, Some(arn)) => {
-                let det = self.route_det[input as usize];
+                let det = self.ins[input as usize].det;
                 let lk = arn.lookups[input as usize];
                 if pkt.adapted() || det == NO_ROUTE || !lk.consumed || lk.alt_port == NO_ROUTE {
                     det
@@ -146,7 +145,7 @@ impl<const V: usize> EventCore<V> {
             self.slots[prev as usize].next = k;
         }
         if self.arn.is_some() {
-            self.arriving[input as usize].out = out;
+            self.ins[input as usize].arrival.out = out;
             let hot = self.voq_flits(flat, i) > sp.hcdth as u32;
             self.det_stale(flat, r + 1, hot);
         }
@@ -171,7 +170,7 @@ impl<const V: usize> EventCore<V> {
             switch: s,
             port,
             ports,
-        } = self.place[input as usize];
+        } = self.ins[input as usize].place;
         let base = input - port as u32;
         let sp = &env.params.switch;
         let pkt = &self.slots[k as usize].pkt;

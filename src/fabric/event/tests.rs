@@ -97,7 +97,7 @@ fn a_stream_stopped_before_it_started_is_reported() {
     let mut ev = Ev::new(Kind::CreditsStop, j as u32);
     ev.count = 1;
     core.cal.push(at + 2, ev);
-    let (s, port) = (core.place[j].switch, core.place[j].port);
+    let (s, port) = (core.ins[j].place.switch, core.ins[j].place.port);
     let v = f.run(10, &mut ()).unwrap_err();
     assert_eq!((v.cycle, v.invariant), (at + 2, "switch"), "{v}");
     assert_eq!(v.place, format!("switch {s} port {port}"));
