@@ -163,6 +163,8 @@ struct PeerCode(u32);
 impl PeerCode {
     const NODE: u32 = 1 << 31;
     const INDEX: u32 = (1 << 24) - 1;
+    /// Parts a code can name.
+    pub(super) const PARTS: usize = 128;
 
     fn new(p: Peer, part: usize) -> Self {
         let part = (part as u32) << 24;
@@ -257,7 +259,12 @@ impl<const V: usize> EventCore<V> {
         let flat = |sw: u32, port: u16| first[sw as usize] + port as u32;
         let mut ins = Vec::with_capacity(n as usize);
         // A node belongs to the part of the port it is cabled to.
-        assert!(parts <= 128 && n <= PeerCode::INDEX && f.nodes.len() as u32 <= PeerCode::INDEX);
+        assert!(
+            parts <= PeerCode::PARTS
+                && n <= PeerCode::INDEX
+                && f.nodes.len() as u32 <= PeerCode::INDEX,
+            "the event engine's link codes hold 128 parts and 2^24 ports and nodes"
+        );
         let part_of = |far: Far, s: usize| match far {
             Far::Switch { sw, port } => {
                 PeerCode::new(Peer::Port(flat(sw, port)), sw as usize % parts)

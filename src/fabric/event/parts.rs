@@ -46,9 +46,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl<const V: usize> EventEngine<V> {
     /// The event engine's view of `f` (built, before its first cycle), in one part per thread
-    /// of its pool (at most one per switch).
+    /// of its pool (at most one per switch, and at most 128).
     pub(in crate::fabric) fn new(f: &Fabric<V>) -> Self {
-        let parts = f.pool.threads().min(f.switches.len()).max(1);
+        let most = f.switches.len().clamp(1, super::PeerCode::PARTS);
+        let parts = f.pool.threads().clamp(1, most);
         EventEngine {
             parts: (0..parts)
                 .map(|k| Mutex::new(EventCore::new(f, k, parts)))
