@@ -525,7 +525,7 @@ impl<const V: usize> EndNode<V> {
         if let Some(tx) = self.tx
             && tx.end() == now
         {
-            self.credits.finish_sending();
+            self.credits.finish_sending(tx.pkt.vc as usize);
             self.stats.injected_flits += tx.pkt.len as u64;
             self.stats.injected_packets += 1;
             self.tx = None;

@@ -23,19 +23,20 @@ use crate::wire::link::{Backward, Lanes, streamed};
 /// running for a read of the cycle before it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Returns {
-    running: u64,
+    running: u32,
+    last_stop_count: u32,
     stopped: u64,
     start_sum: u64,
     last_stop: u64,
-    last_stop_count: u64,
     announced: u64,
 }
 
 impl Returns {
     fn returned(&self, through: u64) -> u64 {
-        let mut r = (self.stopped + self.running * (through + 1)).wrapping_sub(self.start_sum);
+        let mut r =
+            (self.stopped + self.running as u64 * (through + 1)).wrapping_sub(self.start_sum);
         if through < self.last_stop {
-            r = r.wrapping_sub(self.last_stop_count * (self.last_stop - through));
+            r = r.wrapping_sub(self.last_stop_count as u64 * (self.last_stop - through));
         }
         r
     }
@@ -46,29 +47,25 @@ impl Returns {
     }
 }
 
-/// What an output has in flight towards the far buffer: a packet sending one flit per cycle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Sending {
-    vc: u8,
-    start: u64,
-    len: u16,
-}
-
-/// One VC's counters: the flits of whole packets sent on it and the credit streams coming back,
-/// in one cache line, as a credit read touches both.
+/// One VC's counters: the flits of whole packets sent on it, the packet sending on it (one flit
+/// per cycle from `send_start`; `send_len` 0 when none), the credit streams coming back and the
+/// far buffer's capacity, in one cache line, as a credit read touches them all.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(align(64))]
 struct VcCredits {
     /// Flits of whole packets sent.
     sent: u64,
+    send_start: u64,
+    send_len: u16,
+    cap: u16,
     returns: Returns,
 }
+
+const _: () = assert!(size_of::<VcCredits>() == 64, "a VC's counters fill one cache line");
 
 /// The credit counters of one output, per VC lane (`V`, see `wire::link::FEW_VCS`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutputCredits<const V: usize> {
-    cap: u16,
-    sending: Option<Sending>,
     vcs: [VcCredits; V],
 }
 
@@ -84,28 +81,23 @@ impl<const V: usize> OutputCredits<V> {
     pub fn new(cap: u16) -> Self {
         let () = Lanes::<V>::OK;
         OutputCredits {
-            cap,
-            sending: None,
-            vcs: [VcCredits::default(); V],
+            vcs: [VcCredits {
+                cap,
+                ..VcCredits::default()
+            }; V],
         }
     }
 
     /// Capacity of each VC of the far buffer.
     pub fn cap(&self) -> u16 {
-        self.cap
+        self.vcs[0].cap
     }
 
     /// Flits sent on `vc` by the end of cycle `through`.
     #[inline]
     pub fn sent(&self, vc: usize, through: u64) -> u64 {
-        let vc = vc & (V - 1);
-        let mut n = self.vcs[vc].sent;
-        if let Some(s) = self.sending
-            && s.vc as usize == vc
-        {
-            n += streamed(s.start, s.len, through) as u64;
-        }
-        n
+        let c = &self.vcs[vc & (V - 1)];
+        c.sent + streamed(c.send_start, c.send_len, through) as u64
     }
 
     /// Credits returned on `vc` by the end of cycle `through`.
@@ -128,10 +120,11 @@ impl<const V: usize> OutputCredits<V> {
     pub fn credits(&self, vc: usize, through: u64) -> u16 {
         let sent = self.sent(vc, through);
         let back = self.returned(vc, through);
+        let cap = self.vcs[vc & (V - 1)].cap;
         if back >= sent {
-            self.cap
+            cap
         } else {
-            (self.cap as u64).saturating_sub(sent - back) as u16
+            (cap as u64).saturating_sub(sent - back) as u16
         }
     }
 
@@ -148,19 +141,16 @@ impl<const V: usize> OutputCredits<V> {
 
     /// A packet of `len` flits starts leaving on `vc`, one flit per cycle from `start`.
     pub fn start_sending(&mut self, vc: usize, start: u64, len: u16) {
-        debug_assert!(self.sending.is_none());
-        self.sending = Some(Sending {
-            vc: vc as u8,
-            start,
-            len,
-        });
+        debug_assert!(self.vcs.iter().all(|c| c.send_len == 0));
+        let c = &mut self.vcs[vc & (V - 1)];
+        (c.send_start, c.send_len) = (start, len);
     }
 
-    /// The packet being sent has sent its tail.
-    pub fn finish_sending(&mut self) {
-        if let Some(s) = self.sending.take() {
-            self.vcs[s.vc as usize & (V - 1)].sent += s.len as u64;
-        }
+    /// The packet being sent on `vc` has sent its tail.
+    pub fn finish_sending(&mut self, vc: usize) {
+        let c = &mut self.vcs[vc & (V - 1)];
+        c.sent += c.send_len as u64;
+        c.send_len = 0;
     }
 
     /// The first cycle after `now` whose arbitration (which reads the credits through the cycle
@@ -198,23 +188,23 @@ impl<const V: usize> OutputCredits<V> {
         let r = &mut self.vcs[v & (V - 1)].returns;
         let (start, stop) = (starts as u64, stops as u64);
         if start > 0 {
-            r.running += start;
+            r.running += start as u32;
             r.start_sum += start * now;
             r.announced += flits as u64;
         }
         if stop > 0 {
-            if stop > r.running {
+            if stop > r.running as u64 {
                 return Err(StreamsOutOfStep { vc: v });
             }
-            r.running -= stop;
+            r.running -= stop as u32;
             r.stopped += stop * (now + 1);
             // Several records of one cycle (the event engine files them stream by stream)
             // count as one.
             if r.last_stop == now && r.last_stop_count > 0 {
-                r.last_stop_count += stop;
+                r.last_stop_count += stop as u32;
             } else {
                 r.last_stop = now;
-                r.last_stop_count = stop;
+                r.last_stop_count = stop as u32;
             }
         }
         Ok(())
@@ -223,7 +213,7 @@ impl<const V: usize> OutputCredits<V> {
     /// Credit streams running on `vc` after the records taken in so far: credits that come back
     /// per cycle from the next cycle on, until a record changes it.
     pub fn running(&self, vc: usize) -> u64 {
-        self.vcs[vc & (V - 1)].returns.running
+        self.vcs[vc & (V - 1)].returns.running as u64
     }
 
     /// Asks for the cache lines of the first `vcs` VCs' counters.
@@ -312,8 +302,10 @@ mod tests {
                     prop_assert_eq!(lazy.returned(v, now), returned_so_far[v]);
                     prop_assert_eq!(lazy.pending(v, now), per_cycle.pending(v));
                 }
-                if sending.is_some_and(|&(_, s, len)| s + len as u64 - 1 == now) {
-                    lazy.finish_sending();
+                if let Some(&(vc, s, len)) = sending
+                    && s + len as u64 - 1 == now
+                {
+                    lazy.finish_sending(vc);
                 }
             }
         }

@@ -307,8 +307,8 @@ impl<const V: usize> Switch<V> {
             // The credits this cycle's arbitration read (through the cycle before) are settled
             // only now.
             let out = &mut self.outputs[o];
-            if finishing && sending_vc.is_some() {
-                out.credits.finish_sending();
+            if finishing && let Some(vc) = sending_vc {
+                out.credits.finish_sending(vc as usize);
             }
             if let Some(next) = out.next.take() {
                 out.credits

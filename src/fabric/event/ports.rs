@@ -260,8 +260,8 @@ impl<const V: usize> EventCore<V> {
             }
         }
         let o = &mut self.outputs[out as usize];
-        if sending_vc.is_some() {
-            o.credits.finish_sending();
+        if let Some(vc) = sending_vc {
+            o.credits.finish_sending(vc as usize);
         }
         if let Some(n) = next {
             o.credits.start_sending(n.next_vc as usize, n.start, n.len);

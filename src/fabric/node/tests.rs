@@ -80,7 +80,7 @@ proptest! {
         }
         for (vc, &n) in spent.iter().enumerate() {
             node.credits.start_sending(vc, 0, n);
-            node.credits.finish_sending();
+            node.credits.finish_sending(vc);
         }
         node.afc_last = afc_last;
         let fits = |node: &EndNode<FEW_VCS>, p: &Packet| {
