@@ -61,7 +61,10 @@ struct VcCredits {
     returns: Returns,
 }
 
-const _: () = assert!(size_of::<VcCredits>() == 64, "a VC's counters fill one cache line");
+const _: () = assert!(
+    size_of::<VcCredits>() == 64,
+    "a VC's counters fill one cache line"
+);
 
 /// The credit counters of one output, per VC lane (`V`, see `wire::link::FEW_VCS`).
 #[derive(Clone, Debug, PartialEq, Eq)]
