@@ -133,7 +133,11 @@ const COLOURS: [&str; 8] = [
 /// legend: one panel of the paper's figure 6.
 pub fn efficiency_plot_svg(title: &str, curves: &[Curve]) -> String {
     // With several curves the legend takes a column on the right, outside the plot area.
-    let legend = if curves.len() > 1 { 180.0 } else { 0.0 };
+    let legend = if curves.len() > 1 {
+        legend_width(180.0, curves.iter().map(|c| c.label.as_str()))
+    } else {
+        0.0
+    };
     let (w, h, left, right, top, bottom) = (720.0 + legend, 360.0, 60.0, 20.0 + legend, 30.0, 45.0);
     let t_end = curves
         .iter()
@@ -210,6 +214,14 @@ pub fn efficiency_plot_svg(title: &str, curves: &[Curve]) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// The width of a legend column: at least `min`, and wide enough for the longest label at some
+/// 7 px a character of the 12 px sans-serif text (after its 26 px line and a 10 px margin each
+/// side).
+fn legend_width<'a>(min: f64, labels: impl Iterator<Item = &'a str>) -> f64 {
+    let longest = labels.map(|l| l.chars().count()).max().unwrap_or(0);
+    min.max(46.0 + 7.0 * longest as f64)
 }
 
 /// A legend from (`x`, `top`) down: per label, a line of its curve's colour and the label.
@@ -330,6 +342,27 @@ mod tests {
         assert!(
             !svg.contains("stroke-width=\"3\""),
             "no legend for one curve"
+        );
+    }
+
+    #[test]
+    fn the_legend_widens_for_long_labels() {
+        let curve = |label: &str| Curve {
+            label: label.into(),
+            points: vec![(0.0, 0.5), (1.0, 1.0)],
+        };
+        let width = |svg: &str| -> f64 {
+            let w = svg.split("width=\"").nth(1).unwrap();
+            w[..w.find('"').unwrap()].parse().unwrap()
+        };
+        let short = efficiency_plot_svg("t", &[curve("dmodk"), curve("arn")]);
+        assert_eq!(width(&short), 900.0, "short labels keep the 180 px column");
+        let label = "adaptive_th_afi + flow2sl";
+        let long = efficiency_plot_svg("t", &[curve("dmodk"), curve(label)]);
+        let legend = width(&long) - 720.0;
+        assert!(
+            legend > 180.0 && legend >= 46.0 + 7.0 * label.len() as f64,
+            "{legend}"
         );
     }
 

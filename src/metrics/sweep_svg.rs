@@ -3,7 +3,7 @@
 //! and 003 plot their results, several routings in one figure). A run that stopped early (a
 //! deadlock or another broken invariant) is drawn as a cross and named in a note under the panels.
 
-use super::{COLOURS, draw_legend, escape, svg_start, trim};
+use super::{COLOURS, draw_legend, escape, legend_width, svg_start, trim};
 use std::fmt::Write as _;
 
 /// One run of a sweep.
@@ -244,7 +244,11 @@ impl Panel<'_> {
 /// are equal) on the left, mean latency in ns against offered load on the right; a legend names
 /// the sweeps when there are several.
 pub fn sweep_plot_svg(title: &str, sweeps: &[SweepSeries]) -> String {
-    let legend = if sweeps.len() > 1 { 160.0 } else { 0.0 };
+    let legend = if sweeps.len() > 1 {
+        legend_width(160.0, sweeps.iter().map(|c| c.label.as_str()))
+    } else {
+        0.0
+    };
     let (w, h) = (2.0 * PW + 200.0 + legend, TOP + PH + 70.0);
     let accepted = Panel {
         x0: 70.0,
