@@ -305,10 +305,6 @@ fn the_event_engine_refuses_what_it_does_not_model() {
         );
         e.message
     };
-    let e = refuse("irregular64_fa", &[], None);
-    assert!(e.contains("--engine event") && e.contains("\"fa\""), "{e}");
-    let e = refuse("dragonfly72", &["routing=dmodk"], None);
-    assert!(e.contains("deadlock"), "{e}");
     let waves = WaveRequest {
         path: base.join("f.vcd"),
         scopes: vec!["fabric.s1_0.*".into()],

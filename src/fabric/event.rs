@@ -30,6 +30,7 @@ mod ports;
 mod routing;
 #[cfg(test)]
 mod tests;
+mod watchdog;
 
 use super::{Fabric, FabricParams, Far, Violation};
 use crate::blocks::lft_banks::NO_ROUTE;
@@ -45,28 +46,14 @@ use nodes::NodeSteps;
 use parts::Crossing;
 pub(super) use parts::EventEngine;
 use ports::Voq;
+use watchdog::Halt;
 
 /// No slot, no port.
 const NIL: u32 = u32::MAX;
 
 /// Why a fabric cannot step on the event engine, if it cannot: the first feature it lacks, as a
-/// sentence.
-pub fn unsupported(p: &FabricParams, can_deadlock: bool) -> Option<String> {
-    use RoutingMode::*;
-    let r = p.switch.routing;
-    if r == Fa {
-        return Some(format!(
-            "routing = \"{}\": the event engine routes by D-mod-K, Oblivious, Adaptive-Th and \
-             ARN (routing = \"dmodk\", \"oblivious\", \"adaptive_th\", \"adaptive_th_afi\", \
-             \"arn\", \"arn_afi\")",
-            r.name()
-        ));
-    }
-    if can_deadlock {
-        return Some(
-            "the routing can deadlock, and the event engine has no deadlock watchdog".to_string(),
-        );
-    }
+/// sentence (none: it steps every routing mode on every fabric).
+pub fn unsupported(_p: &FabricParams, _can_deadlock: bool) -> Option<String> {
     None
 }
 
@@ -81,7 +68,13 @@ struct Slot {
     next: u32,
     /// Its VC in the next buffer.
     next_vc: u8,
+    /// FA: routed to an adaptive option, the credits its next VC keeps for the escape half
+    /// (0 otherwise), and its escape route (option 0).
+    reserve: u16,
+    escape: u8,
 }
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 40);
 
 /// The packet an output sends: one flit per cycle from `start` (its head).
 #[derive(Clone, Copy, Debug)]
@@ -196,6 +189,8 @@ pub struct EventCore<const V: usize> {
     cal: Calendar,
     latency: u64,
     vcs: usize,
+    /// FA: adaptive heads short of room leave for their escape routes.
+    escape_queues: bool,
     /// Per flat port: its input, and the far end of its output link.
     ins: Vec<InPort>,
     down: Vec<PeerCode>,
@@ -238,8 +233,12 @@ pub struct EventCore<const V: usize> {
     owner: Vec<u8>,
     /// Per part: the events this part files for the other's ports in the window being stepped.
     outbox: Vec<Vec<Crossing>>,
-    /// The breach that stopped this part's last run on several threads.
-    breach: Option<Violation>,
+    /// How this part's last run on several threads stopped early, if it did.
+    halt: Option<Halt>,
+    /// The last cycle a packet's head or tail left one of this part's outputs or nodes, and
+    /// the cycle the head of the packet granted last leaves (`watchdog.rs`).
+    last_progress: u64,
+    head_progress: u64,
 }
 
 impl<const V: usize> EventCore<V> {
@@ -319,6 +318,7 @@ impl<const V: usize> EventCore<V> {
             cal: Calendar::new(),
             latency: f.params.link_latency as u64,
             vcs,
+            escape_queues: f.params.switch.routing.escape_queues(),
             ins,
             down,
             outputs,
@@ -349,7 +349,9 @@ impl<const V: usize> EventCore<V> {
             outbox: (0..parts)
                 .map(|_| Vec::with_capacity(parts::OUTBOX))
                 .collect(),
-            breach: None,
+            halt: None,
+            last_progress: 0,
+            head_progress: 0,
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may
@@ -442,6 +444,8 @@ impl<const V: usize> EventCore<V> {
             ready: 0,
             next: NIL,
             next_vc: 0,
+            reserve: 0,
+            escape: 0,
         };
         if self.free == NIL {
             self.slots.push(slot);
@@ -462,22 +466,32 @@ impl<const V: usize> EventCore<V> {
 }
 
 impl<const V: usize> EventCore<V> {
-    /// One part alone steps cycles `from..end`, passing the cycles with nothing to do.
-    fn run(&mut self, env: &Env<V>, from: u64, end: u64) -> Result<(), Violation> {
+    /// One part alone steps cycles `from..end`, passing the cycles with nothing to do, the
+    /// watchdog looking at the end of its look cycles (`watchdog.rs`).
+    fn run(&mut self, env: &Env<V>, from: u64, end: u64) -> Result<(), Halt> {
+        let watch = env.params.watchdog_cycles;
+        // The first cycle at whose end the watchdog has not looked yet.
+        let mut look_from = from;
         let mut now = from;
-        while now < end {
+        loop {
             // A cycle with no event but credit records to send (a grant in the cycle before
             // started a stream in it) is not skipped.
-            if !self.busy(now) {
-                match self.cal.next_busy(now + 1, end) {
-                    Some(c) => now = c,
-                    None => break,
-                }
+            let next = self.next_cycle(now, end);
+            // Nothing changes from the cycle before `next` to it: the first look in between
+            // sees what the others would.
+            let progress = self.progress_through(now);
+            if let Some(c) = watchdog::first_look(look_from, next, progress, watch)
+                && self.stuck(env, c)
+            {
+                return Err(Halt::Deadlock(c));
             }
-            self.cycle(env, now)?;
-            now += 1;
+            look_from = next;
+            if next >= end {
+                return Ok(());
+            }
+            self.cycle(env, next)?;
+            now = next + 1;
         }
-        Ok(())
     }
 
     /// Whether cycle `now` has something to do.
@@ -521,13 +535,9 @@ impl<const V: usize> Fabric<V> {
         let Some(mut engine) = self.event.take() else {
             return Ok(());
         };
-        let r = {
+        let (reached, r) = {
             let (env, pool) = Env::new(self);
             engine.run(&env, pool, from, end)
-        };
-        let reached = match &r {
-            Ok(()) => end,
-            Err(v) => engine.reached(from, end, v),
         };
         // Every node as of the last cycle stepped.
         for n in 0..self.nodes.len() {

@@ -96,43 +96,68 @@ impl<const V: usize> Fabric<V> {
     }
 
     pub(super) fn check_progress(&self, now: u64) -> Result<(), Violation> {
-        if now - self.last_progress < self.params.watchdog_cycles {
-            return Ok(());
-        }
-        let stuck =
-            self.switches.iter().any(|s| !s.is_idle()) || self.nodes.iter().any(|n| n.is_busy());
-        if !stuck {
+        if !watchdog_looks(now, self.last_progress, self.params.watchdog_cycles) {
             return Ok(());
         }
         let mut blocked = Vec::new();
         for s in &self.switches {
             for p in 0..s.wiring().in_ch.len() {
                 for v in 0..s.vcs() {
-                    if s.buffered(p, v) > 0 {
-                        blocked.push(format!(
-                            "switch {} input {p} VC {v} ({} flits)",
-                            s.id(),
-                            s.buffered(p, v)
-                        ));
+                    let flits = s.buffered(p, v);
+                    if flits > 0 {
+                        blocked.push((s.id(), p, v, flits as u64));
                     }
                 }
             }
         }
-        let more = blocked.len().saturating_sub(32);
-        blocked.truncate(32);
-        if more > 0 {
-            blocked.push(format!("and {more} more"));
+        if blocked.is_empty() && !self.nodes.iter().any(|n| n.is_busy()) {
+            return Ok(());
         }
-        Err(Violation {
-            cycle: now,
-            invariant: "progress",
-            place: "fabric".into(),
-            detail: format!(
-                "no packet started or finished a hop for {} cycles (deadlock); blocked: {}",
-                now - self.last_progress,
-                blocked.join("; ")
-            ),
-        })
+        Err(deadlock(now, self.last_progress, &blocked))
+    }
+}
+
+/// Cycles between two looks of the deadlock watchdog: it looks at the end of cycles `c` with
+/// `c + 1` a multiple of this, on every engine and any number of threads.
+pub const WATCH_EVERY: u64 = 256;
+
+/// The first cycle after the watchdog's next look at or after cycle `t` (a window of a run ends
+/// there at the latest).
+pub fn next_look(t: u64) -> u64 {
+    (t / WATCH_EVERY + 1) * WATCH_EVERY
+}
+
+/// Whether the watchdog looks for a deadlock at the end of cycle `now`: a look's cycle, and no
+/// packet started or finished a hop since cycle `last_progress` for `watchdog_cycles` or more.
+pub fn watchdog_looks(now: u64, last_progress: u64, watchdog_cycles: u64) -> bool {
+    (now + 1).is_multiple_of(WATCH_EVERY) && now.saturating_sub(last_progress) >= watchdog_cycles
+}
+
+/// The deadlock report of a look in cycle `now` that found flits in the fabric with no progress
+/// since `last_progress`: the input buffers holding flits, `(switch, input, VC, flits)` in switch,
+/// port and VC order (the first 32 named).
+pub(super) fn deadlock(
+    now: u64,
+    last_progress: u64,
+    blocked: &[(u32, usize, usize, u64)],
+) -> Violation {
+    let mut names: Vec<String> = blocked
+        .iter()
+        .take(32)
+        .map(|(s, p, v, n)| format!("switch {s} input {p} VC {v} ({n} flits)"))
+        .collect();
+    if blocked.len() > 32 {
+        names.push(format!("and {} more", blocked.len() - 32));
+    }
+    Violation {
+        cycle: now,
+        invariant: "progress",
+        place: "fabric".into(),
+        detail: format!(
+            "no packet started or finished a hop for {} cycles (deadlock); blocked: {}",
+            now - last_progress,
+            names.join("; ")
+        ),
     }
 }
 

@@ -17,10 +17,12 @@
 //!   an earlier one;
 //! - `progress`: while flits are in the network, some packet starts or finishes a hop at least
 //!   once every `watchdog_cycles` (longer than two packets, so that is "some flit moves");
-//!   otherwise the run stops with a deadlock report naming the blocked ports and VCs.
+//!   otherwise the run stops with a deadlock report naming the blocked ports and VCs. The
+//!   watchdog looks at the end of every [`invariants::WATCH_EVERY`]-th cycle, whatever steps
+//!   the fabric, so that every engine reports a deadlock in the same cycle.
 
 pub mod event;
-mod invariants;
+pub mod invariants;
 pub mod node;
 pub mod parallel;
 pub mod record;
@@ -533,6 +535,13 @@ impl<const V: usize> Fabric<V> {
         self.window = cycles.clamp(1, longest_window(self.params.link_latency));
     }
 
+    /// The cycles of the next window of a run to `end`: a window ends by `end` and at the
+    /// watchdog's next look ([`invariants::WATCH_EVERY`]).
+    fn window_from(&self, end: u64) -> u64 {
+        let look = invariants::next_look(self.now);
+        (end - self.now).min(self.window).min(look - self.now)
+    }
+
     /// Steps one cycle, reporting switch events to `obs`.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
         if self.event.is_some() {
@@ -556,7 +565,7 @@ impl<const V: usize> Fabric<V> {
         let end = self.now + cycles;
         let mut r = Ok(());
         while self.now < end && r.is_ok() {
-            r = self.step_window((end - self.now).min(self.window), obs, None);
+            r = self.step_window(self.window_from(end), obs, None);
         }
         // Every unit as of the last cycle stepped, for whoever reads them now.
         self.catch_up(self.now);
@@ -579,7 +588,7 @@ impl<const V: usize> Fabric<V> {
         self.mark_tapped(Some(tap));
         let mut window = std::mem::take(&mut self.samples);
         while self.now < end {
-            let (t0, w) = (self.now, (end - self.now).min(self.window));
+            let (t0, w) = (self.now, self.window_from(end));
             let r = self.step_window(w, obs, Some(tap));
             let upto = r
                 .as_ref()

@@ -23,6 +23,18 @@ fn replay(
     threads: usize,
     limit: u64,
 ) -> Fabric<FEW_VCS> {
+    replay_on(Engine::Fast, trace, mapping, routing, threads, limit)
+}
+
+/// [`replay`] on `engine`.
+fn replay_on(
+    engine: Engine,
+    trace: &str,
+    mapping: impl Fn(u32) -> Mapping,
+    routing: RoutingMode,
+    threads: usize,
+    limit: u64,
+) -> Fabric<FEW_VCS> {
     let program = crate::replay::load(trace, "t.txt").unwrap_or_else(|e| panic!("{e}"));
     let topo = Topology::kary_ntree(2, 3);
     let mut f = Fabric::<FEW_VCS>::build(
@@ -33,6 +45,7 @@ fn replay(
     .unwrap();
     let ranks = Replayer::build_all(&program, &mapping(program.ranks()), &TB).unwrap();
     f.attach_replay(ranks).unwrap();
+    f.set_engine(engine);
     f.set_threads(threads);
     while !f.replay_finished() && f.now() < limit {
         f.run(100, &mut ()).unwrap_or_else(|v| panic!("{v}"));
@@ -141,6 +154,37 @@ fn a_replay_is_the_same_on_one_and_two_threads() {
     assert!(one.replay_finished());
     assert_eq!(finishes(&one), finishes(&two));
     assert_eq!(one.totals().nodes, two.totals().nodes);
+}
+
+/// The 16-rank trace above, with a compute phase of 2 ms in the middle (390,625 cycles with
+/// nothing in flight), on the event engine on one and two threads: every rank finishes in the
+/// cycle it does on the fast engine, with the same counters.
+#[test]
+fn a_replay_on_the_event_engine_is_the_fast_engines() {
+    let mut t = String::from("ranks 16\n");
+    for r in 0..16 {
+        t += &format!("{r} compute {}ns\n{r} alltoall 2KB\n", 20 * r);
+    }
+    for r in 0..16 {
+        t += &format!("{r} compute 2ms\n{r} allreduce 8KB\n");
+    }
+    let map = |r| Mapping::random(r, 8, 5).unwrap();
+    let fast = replay(&t, map, RoutingMode::ArnAfi, 1, 1_000_000);
+    assert!(fast.replay_finished());
+    for threads in [1, 2] {
+        let event = replay_on(
+            Engine::Event,
+            &t,
+            map,
+            RoutingMode::ArnAfi,
+            threads,
+            1_000_000,
+        );
+        assert_eq!(finishes(&event), finishes(&fast), "{threads} threads");
+        assert_eq!(event.totals(), fast.totals(), "{threads} threads");
+        assert_eq!(event.now(), fast.now());
+        event.check().unwrap_or_else(|v| panic!("{v}"));
+    }
 }
 
 /// The bundled halo trace written as an OTF2 archive through the OTF2 library, read back and

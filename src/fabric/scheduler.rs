@@ -33,6 +33,9 @@ pub const MAX_WINDOW: usize = 16;
 pub(super) struct PartLog {
     /// How much the progress count of the part's switches and nodes grew in the window.
     pub(super) moved: u64,
+    /// The last cycle of the window in which one of them made progress (a packet's head or
+    /// tail left), if any did.
+    pub(super) last_moved: Option<u64>,
     /// Tapped signals' values, unit by unit (each unit's in cycle order).
     pub(super) samples: Vec<Sample>,
     /// Switch events, unit by unit (each unit's in cycle order).
@@ -48,11 +51,18 @@ impl PartLog {
     pub(super) fn with_room(nodes: usize) -> Self {
         PartLog {
             moved: 0,
+            last_moved: None,
             events: Vec::with_capacity(1024 * MAX_WINDOW),
             delivered: Vec::with_capacity(nodes * MAX_WINDOW),
             samples: Vec::new(),
             fault: None,
         }
+    }
+
+    /// A unit made progress in `cycle`.
+    #[inline(always)]
+    fn note_moved(&mut self, cycle: u64) {
+        self.last_moved = Some(self.last_moved.map_or(cycle, |c| c.max(cycle)));
     }
 
     pub(super) fn note_fault(&mut self, cycle: u64, sw: u32, v: Violation) {
@@ -87,6 +97,7 @@ impl PartLog {
             s.skip_through(pace.next, t0 - 1);
         }
         let before = s.progress();
+        let mut seen = before;
         for c in t0..end {
             if let Some(r) = rec.as_deref_mut() {
                 r.capture_inputs(s, c, u.channels);
@@ -94,6 +105,11 @@ impl PartLog {
             if let Err(f) = s.step(c, u.channels, u.arrivals, out, &mut self.events) {
                 self.note_fault(c, s.id(), switch_fault(c, s, f));
                 break;
+            }
+            let now = s.progress();
+            if now != seen {
+                seen = now;
+                self.note_moved(c);
             }
             if let Some(r) = rec.as_deref_mut() {
                 r.capture_outputs(s, out, c);
@@ -127,10 +143,16 @@ impl PartLog {
             n.skip_to(t0 - 1);
         }
         let before = n.progress();
+        let mut seen = before;
         for c in t0..end {
             let arriving = u.arrivals.take(unit, c);
             if let Some(pkt) = n.step(c, u.channels, arriving, out) {
                 self.delivered.push((c, n.id(), pkt));
+            }
+            let now = n.progress();
+            if now != seen {
+                seen = now;
+                self.note_moved(c);
             }
             if let Some(tap) = tap {
                 tap.node_signals(n, c, &mut self.samples);
@@ -407,8 +429,10 @@ impl<const V: usize> Fabric<V> {
         // `flits_moved` holds the count after the previous window.
         let grown: u64 = self.logs.iter().map(|l| l.moved).sum();
         debug_assert_eq!(self.flits_moved + grown, self.flits_moved_now());
-        if grown != 0 {
-            self.last_progress = last;
+        for log in &mut self.logs {
+            if let Some(c) = log.last_moved.take() {
+                self.last_progress = self.last_progress.max(c);
+            }
         }
         self.flits_moved += grown;
         let checked = if cfg!(debug_assertions) {

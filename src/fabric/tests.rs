@@ -182,6 +182,22 @@ mod random_fabrics {
 /// stop the run with a deadlock report.
 #[test]
 fn watchdog_reports_a_ring_deadlock() {
+    let (topo, p, flows) = ring_deadlock_case();
+    let mut f = Fabric::<FEW_VCS>::build(&topo, p, &flows).unwrap();
+    let err = f.run(200_000, &mut ()).expect_err("the ring must deadlock");
+    assert_eq!(err.invariant, "progress", "{err}");
+    assert!(
+        err.detail.contains("deadlock") && err.detail.contains("switch"),
+        "{err}"
+    );
+    assert!(err.cycle < 200_000);
+    // The watchdog looks at the end of every 256th cycle.
+    assert_eq!((err.cycle + 1) % super::invariants::WATCH_EVERY, 0, "{err}");
+    assert_eq!(f.now(), err.cycle + 1);
+}
+
+/// The ring of [`watchdog_reports_a_ring_deadlock`]: its topology, parameters and flows.
+pub(crate) fn ring_deadlock_case() -> (Topology, FabricParams, Vec<Vec<Flow>>) {
     use super::topology::{Endpoint, SwitchSpec};
     let sw = |sw, port| Endpoint::Switch { sw, port };
     // Port 0: node; port 1: clockwise neighbour; port 2: counter-clockwise neighbour.
@@ -221,14 +237,7 @@ fn watchdog_reports_a_ring_deadlock() {
     p.switch = SwitchParams::with_paper_ratios(RoutingMode::DModK, 16, 100);
     p.node_vc_capacity = 16;
     p.watchdog_cycles = 2000;
-    let mut f = Fabric::<FEW_VCS>::build(&topo, p, &flows).unwrap();
-    let err = f.run(200_000, &mut ()).expect_err("the ring must deadlock");
-    assert_eq!(err.invariant, "progress", "{err}");
-    assert!(
-        err.detail.contains("deadlock") && err.detail.contains("switch"),
-        "{err}"
-    );
-    assert!(err.cycle < 200_000);
+    (topo, p, flows)
 }
 
 /// The timing diagram of docs/switch.md: a 4-flit packet through one switch with 2-cycle links

@@ -8,14 +8,14 @@ use crate::wire::link::streamed;
 
 /// Per flat input and VC: flits that have left by the end of the cycle checked, and flits of
 /// departing packets not yet left (their credit streams announced upstream).
-struct Departures {
-    left: Vec<u64>,
+pub(super) struct Departures {
+    pub(super) left: Vec<u64>,
     announced: Vec<u64>,
 }
 
 impl<const V: usize> EventCore<V> {
     /// Flits of flat input `input` on `vc` arrived by the end of cycle `now`.
-    fn arrived(&self, input: usize, vc: usize, now: u64) -> u64 {
+    pub(super) fn arrived(&self, input: usize, vc: usize, now: u64) -> u64 {
         let mut n = self.got[input * self.vcs + vc];
         let a = self.ins[input].arrival;
         if a.len > 0 && a.vc as usize == vc {
@@ -24,7 +24,7 @@ impl<const V: usize> EventCore<V> {
         n
     }
 
-    fn departures(&self, now: u64) -> Departures {
+    pub(super) fn departures(&self, now: u64) -> Departures {
         let mut d = Departures {
             left: self.gone.clone(),
             announced: vec![0; self.gone.len()],

@@ -136,8 +136,12 @@ impl<const V: usize> EventCore<V> {
             }
         };
         let port = steps.port;
+        let before = node.progress();
         let mut link = NodeLink { core: self, port };
         let delivered = node.step_on(now, rx, tx, arriving, &mut link);
+        if node.progress() != before {
+            self.moved(now);
+        }
         let due = node.due_after(now);
         let steps = &mut self.node_steps[k];
         let bit = mark(now);

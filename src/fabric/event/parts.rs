@@ -9,13 +9,15 @@
 //! outputs are those of one thread. State kept for speed; it models no hardware.
 
 use super::calendar::Ev;
+use super::watchdog::{self, Halt};
 use super::{Env, EventCore};
+use crate::fabric::invariants::{WATCH_EVERY, watchdog_looks};
 use crate::fabric::parallel::Pool;
 use crate::fabric::{Fabric, Violation};
 use crate::switch::SwitchStats;
 use crate::wire::Packet;
 use crate::wire::arn::ArnInfo;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Room for events to another part that a list starts with.
@@ -70,14 +72,6 @@ impl<const V: usize> EventEngine<V> {
         }
     }
 
-    /// The cycle a run of `from..end` stopped by breach `v` reaches: the cycle after the one it
-    /// names on one part, the end of the window it is in on several.
-    pub(in crate::fabric) fn reached(&self, from: u64, end: u64, v: &Violation) -> u64 {
-        let window = self.window();
-        let window_end = from + v.cycle.saturating_sub(from) / window * window + window;
-        window_end.clamp(from + 1, end)
-    }
-
     /// Parts (threads) it steps in.
     pub(in crate::fabric) fn parts(&self) -> usize {
         self.parts.len()
@@ -112,74 +106,142 @@ impl<const V: usize> EventEngine<V> {
             .map_or(u64::MAX, |p| p.node_steps[n].last)
     }
 
-    /// Steps cycles `from..end`; the first breach found stops it at the end of that window.
+    /// Steps cycles `from..end`: the cycle it reached, and the first breach or the deadlock
+    /// found, which stop it at the end of that window (on one part, of that cycle).
     pub(in crate::fabric) fn run(
         &mut self,
         env: &Env<V>,
         pool: &Pool,
         from: u64,
         end: u64,
-    ) -> Result<(), Violation> {
+    ) -> (u64, Result<(), Violation>) {
         if self.parts.len() == 1 {
             let core = self.parts[0].get_mut().unwrap_or_else(|e| e.into_inner());
-            return core.run(env, from, end);
+            return match core.run(env, from, end) {
+                Ok(()) => (end, Ok(())),
+                Err(Halt::Breach(v)) => ((v.cycle + 1).clamp(from + 1, end), Err(v)),
+                Err(Halt::Deadlock(c)) => (c + 1, Err(self.deadlock_report(c))),
+            };
         }
         let barrier = SpinBarrier::new(self.parts.len());
         let stop = AtomicU64::new(u64::MAX);
+        let looks = [0, 1, 2].map(|_| Looks::new());
+        let reached = AtomicU64::new(end);
         let (parts, mail, window) = (&self.parts, &self.mail, self.window());
         pool.broadcast(&|k| {
             let mut core = lock(&parts[k]);
-            let r = core.run_windows(env, mail, &barrier, &stop, (from, end), window);
-            core.breach = r.err();
+            let shared = Shared {
+                mail,
+                barrier: &barrier,
+                stop: &stop,
+                looks: &looks,
+            };
+            let r = core.run_windows(env, &shared, (from, end), window);
+            if let Err((until, _)) = &r {
+                reached.fetch_min(*until, Ordering::SeqCst);
+            }
+            core.halt = r.err().map(|(_, h)| h);
         });
-        // The earliest breach (the lowest part among those of one cycle).
+        // The earliest breach (the lowest part among those of one cycle), or the deadlock.
         let mut first: Option<Violation> = None;
+        let mut dead = None;
         for p in &mut self.parts {
             let p = p.get_mut().unwrap_or_else(|e| e.into_inner());
-            if let Some(v) = p.breach.take()
-                && first.as_ref().is_none_or(|f| v.cycle < f.cycle)
-            {
-                first = Some(v);
+            match p.halt.take() {
+                Some(Halt::Breach(v)) if first.as_ref().is_none_or(|f| v.cycle < f.cycle) => {
+                    first = Some(v)
+                }
+                Some(Halt::Deadlock(c)) => dead = Some(c),
+                _ => {}
             }
         }
-        first.map_or(Ok(()), Err)
+        let reached = reached.load(Ordering::SeqCst);
+        match (first, dead) {
+            (Some(v), _) => (reached, Err(v)),
+            (None, Some(c)) => (reached, Err(self.deadlock_report(c))),
+            (None, None) => (reached, Ok(())),
+        }
+    }
+}
+
+/// What the parts share over a run: the mailboxes, the barrier, the earliest breach, and per
+/// window (in turn, three sets) what the watchdog and the skipping of idle cycles need.
+struct Shared<'a> {
+    mail: &'a [[Mutex<Vec<Crossing>>; 2]],
+    barrier: &'a SpinBarrier,
+    stop: &'a AtomicU64,
+    looks: &'a [Looks; 3],
+}
+
+/// What the parts tell each other at the end of a window: the first cycle any of them has
+/// something to do in, the last cycle any made progress in, and, at a watchdog's look, whether
+/// any holds flits or waiting packets. Window `w` uses set `w % 3`; set `(w + 2) % 3` is emptied
+/// after its barrier (every part read it before arriving there, and none writes it before the
+/// next barrier).
+struct Looks {
+    next: AtomicU64,
+    progress: AtomicU64,
+    stuck: AtomicBool,
+}
+
+impl Looks {
+    fn new() -> Self {
+        Looks {
+            next: AtomicU64::new(u64::MAX),
+            progress: AtomicU64::new(0),
+            stuck: AtomicBool::new(false),
+        }
+    }
+
+    fn clear(&self) {
+        self.next.store(u64::MAX, Ordering::Relaxed);
+        self.progress.store(0, Ordering::Relaxed);
+        self.stuck.store(false, Ordering::Relaxed);
     }
 }
 
 impl<const V: usize> EventCore<V> {
     /// This part steps cycles `from..end` a window at a time, exchanging events with the others
-    /// at each window's end.
+    /// at each window's end; a window ends at the watchdog's next look at the latest. When no
+    /// part has anything to do in the cycles after a window, the parts pass them together,
+    /// stopping only at a look the watchdog has to make. A stop: the end of its window, and why.
     fn run_windows(
         &mut self,
         env: &Env<V>,
-        mail: &[[Mutex<Vec<Crossing>>; 2]],
-        barrier: &SpinBarrier,
-        stop: &AtomicU64,
+        sh: &Shared<'_>,
         (from, end): (u64, u64),
         window: u64,
-    ) -> Result<(), Violation> {
+    ) -> Result<(), (u64, Halt)> {
         let me = self.part as usize;
-        let mut result = Ok(());
-        let (mut t, mut parity) = (from, 0);
+        let watch = env.params.watchdog_cycles;
+        let mut halt = None;
+        let (mut t, mut w) = (from, 0usize);
+        // No look before this cycle finds anything new (a look found nothing, and nothing has
+        // happened since).
+        let mut quiet = from;
         while t < end {
-            let until = (t + window).min(end);
+            let parity = w & 1;
+            let until = (t + window).min(end).min(look_after(t));
             for now in t..until {
                 if !self.busy(now) {
                     continue;
                 }
                 if let Err(v) = self.cycle(env, now) {
-                    stop.fetch_min(v.cycle, Ordering::SeqCst);
-                    result = Err(v);
+                    sh.stop.fetch_min(v.cycle, Ordering::SeqCst);
+                    halt = Some(Halt::Breach(v));
                     break;
                 }
             }
+            let set = &sh.looks[w % 3];
+            let mut next = self.next_cycle(until, end);
             // A mailbox is empty when its window parity comes round again (its part took it in
             // after the last barrier): the first outbox for it is handed over whole, and the
             // mailbox's emptied list becomes the outbox, so the lists go round without being
             // copied or grown; a third part's are appended.
             for (q, out) in self.outbox.iter_mut().enumerate() {
                 if q != me && !out.is_empty() {
-                    let mut m = lock(&mail[q][parity]);
+                    next = out.iter().map(|c| c.at).fold(next, u64::min);
+                    let mut m = lock(&sh.mail[q][parity]);
                     if m.is_empty() {
                         std::mem::swap(&mut *m, out);
                     } else {
@@ -187,15 +249,56 @@ impl<const V: usize> EventCore<V> {
                     }
                 }
             }
-            barrier.wait();
-            self.take_in(&mut lock(&mail[me][parity]));
-            if stop.load(Ordering::SeqCst) != u64::MAX {
-                break;
+            set.next.fetch_min(next, Ordering::Relaxed);
+            let last = until - 1;
+            let mine = self.progress_through(last);
+            set.progress.fetch_max(mine, Ordering::Relaxed);
+            // The look at the end of the window: every part whose own progress is as old as
+            // the watchdog's cycles says whether it holds anything (if one's is not, the
+            // fabric's is not either).
+            let look = until.is_multiple_of(WATCH_EVERY) && last >= quiet;
+            if look && watchdog_looks(last, mine, watch) && self.stuck(env, last) {
+                set.stuck.store(true, Ordering::Relaxed);
             }
-            t = until;
-            parity ^= 1;
+            sh.barrier.wait();
+            sh.looks[(w + 2) % 3].clear();
+            self.take_in(&mut lock(&sh.mail[me][parity]));
+            if sh.stop.load(Ordering::SeqCst) != u64::MAX {
+                return Err((until, halt.unwrap_or(Halt::Breach(stopped()))));
+            }
+            let next = set.next.load(Ordering::Relaxed).min(end);
+            let progress = set.progress.load(Ordering::Relaxed);
+            if look && watchdog_looks(last, progress, watch) {
+                if set.stuck.load(Ordering::Relaxed) {
+                    return Err((until, Halt::Deadlock(last)));
+                }
+                quiet = next;
+            }
+            // Nothing happens before `next`: the parts go there together, or to the look the
+            // watchdog makes before it (a window of one cycle that ends at the look).
+            t = until.max(next);
+            if let Some(c) = watchdog::first_look(until.max(quiet), t, progress, watch) {
+                t = c;
+            }
+            w += 1;
         }
-        result
+        Ok(())
+    }
+}
+
+/// The first cycle after the watchdog's next look at or after cycle `t`.
+fn look_after(t: u64) -> u64 {
+    crate::fabric::invariants::next_look(t)
+}
+
+/// What a part that found no breach itself stops with when another found one (never read:
+/// the run reports the breach the other part found).
+fn stopped() -> Violation {
+    Violation {
+        cycle: u64::MAX,
+        invariant: "switch",
+        place: String::new(),
+        detail: String::new(),
     }
 }
 

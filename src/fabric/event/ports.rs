@@ -66,6 +66,14 @@ impl Voq {
     }
 }
 
+/// What an output's arbitration did: the packet granted, whether some head was not ready yet,
+/// and whether heads left for their escape routes (FA).
+struct Arbitration {
+    grant: Option<Tx>,
+    unready: bool,
+    escaped: bool,
+}
+
 impl<const V: usize> EventCore<V> {
     /// The index of (flat output `out`, input `i` of its switch) in `vc_ptr`.
     #[inline]
@@ -243,20 +251,32 @@ impl<const V: usize> EventCore<V> {
             self.release(tx.slot);
             self.stats.flits_sent += tx.len as u64;
             self.outputs[out as usize].tx = None;
+            self.moved(now);
         }
         let mut next = None;
         let mut retry = u64::MAX;
         if self.outputs[out as usize].waiting != 0 {
-            match self.arbitrate(p as usize, out, now, sending_vc) {
-                Ok(tx) => next = Some(tx),
-                Err(unready) => {
-                    let blocked = sending_vc.is_none()
-                        && !unready
-                        && !self.outputs[out as usize].credits.arriving(now);
-                    if !blocked {
-                        retry = self.retry_at(out, now);
-                    }
+            let arb = if self.escape_queues {
+                self.arbitrate::<true>(env, p as usize, out, now, sending_vc)
+            } else {
+                self.arbitrate::<false>(env, p as usize, out, now, sending_vc)
+            };
+            next = arb.grant;
+            if next.is_none() {
+                let blocked = sending_vc.is_none()
+                    && !arb.unready
+                    && !self.outputs[out as usize].credits.arriving(now);
+                if !blocked {
+                    retry = self.retry_at(out, now);
                 }
+            }
+            if arb.escaped {
+                // The heads behind the ones that left are looked at in the next cycle.
+                retry = match (self.outputs[out as usize].waiting, next) {
+                    (0, _) => u64::MAX,
+                    (_, None) => now + 1,
+                    (_, Some(_)) => retry,
+                };
             }
         }
         let o = &mut self.outputs[out as usize];
@@ -285,6 +305,7 @@ impl<const V: usize> EventCore<V> {
             pkt.vc = tx.next_vc;
             self.send_head(env, out, pkt, tx.start);
             self.stats.packets_sent += 1;
+            self.moves_next(now);
         }
         let o = &self.outputs[out as usize];
         if o.wake != u64::MAX {
@@ -323,19 +344,24 @@ impl<const V: usize> EventCore<V> {
 
     /// The two-level round-robin arbitration of output `p` of its switch (flat `out`) in `now`
     /// over the ready heads that fit in the credits of their next VC (read through `now - 1`,
-    /// less the flit sent now on `sending_vc`). The grant, or whether some head was not ready.
-    fn arbitrate(
+    /// less the flit sent now on `sending_vc`): the grant, whether some head was not ready, and
+    /// under FA (`FA`) whether adaptive heads short of room in their next VC's adaptive half
+    /// left for their escape routes (after the grant, [`EventCore::escape_heads`]).
+    fn arbitrate<const FA: bool>(
         &mut self,
+        env: &Env<V>,
         p: usize,
         out: u32,
         now: u64,
         sending_vc: Option<u8>,
-    ) -> Result<Tx, bool> {
+    ) -> Arbitration {
         let base = out - p as u32;
         let o = &self.outputs[out as usize];
         let mut inputs = 0u64;
-        // Per input, the VCs whose heads request.
+        // Per input, the VCs whose heads request, and under FA those that escape.
         let mut vcs = [0u16; 64];
+        let mut escapes = [0u16; 64];
+        let mut any_escape = false;
         let mut unready = false;
         let mut scan = o.waiting;
         while scan != 0 {
@@ -350,47 +376,112 @@ impl<const V: usize> EventCore<V> {
                     .credits
                     .credits(head.next_vc as usize, now.saturating_sub(1));
                 let spent = (sending_vc == Some(head.next_vc)) as u16;
-                if c.saturating_sub(spent) >= head.len {
+                // An adaptive head also needs the escape half of the VC free (FA).
+                let reserve = if FA {
+                    self.slots[head.head as usize].reserve
+                } else {
+                    0
+                };
+                if c.saturating_sub(spent) >= head.len + reserve {
                     vcs[i] |= 1 << v;
                     inputs |= 1 << i;
+                } else if FA && reserve != 0 {
+                    escapes[i] |= 1 << v;
+                    any_escape = true;
                 }
             }
         }
-        if inputs == 0 {
-            return Err(unready);
+        let grant = (inputs != 0).then(|| {
+            let o = &mut self.outputs[out as usize];
+            let i = o
+                .in_arb
+                .step(&RrArbiterIn {
+                    req: inputs as u128,
+                    ack: true,
+                })
+                .idx as usize;
+            let pair = self.pair(out, i);
+            let ptr = &mut self.vc_ptr[pair];
+            let mut vc_arb = RrArbiter::with_ptr(self.vcs, *ptr);
+            let v = vc_arb
+                .step(&RrArbiterIn {
+                    req: vcs[i] as u128,
+                    ack: true,
+                })
+                .idx as usize;
+            *ptr = vc_arb.regs().ptr;
+            let q = self.voq(out, i, v);
+            let head = self.voqs[q].pop(&self.slots);
+            if self.voqs[q].head == NIL {
+                self.leave_if_empty(out, i);
+            }
+            Tx {
+                input: base + i as u32,
+                slot: head.head,
+                len: head.len,
+                vc: v as u8,
+                next_vc: head.next_vc,
+                start: now + 1,
+            }
+        });
+        if FA && any_escape {
+            self.escape_heads(env, out, p, now, &escapes);
         }
-        let o = &mut self.outputs[out as usize];
-        let i = o
-            .in_arb
-            .step(&RrArbiterIn {
-                req: inputs as u128,
-                ack: true,
-            })
-            .idx as usize;
-        let input = base + i as u32;
-        let pair = self.pair(out, i);
-        let ptr = &mut self.vc_ptr[pair];
-        let mut vc_arb = RrArbiter::with_ptr(self.vcs, *ptr);
-        let v = vc_arb
-            .step(&RrArbiterIn {
-                req: vcs[i] as u128,
-                ack: true,
-            })
-            .idx as usize;
-        *ptr = vc_arb.regs().ptr;
-        let q = self.voq(out, i, v);
-        let head = self.voqs[q].pop(&self.slots);
-        if self.voqs[q].head == NIL && self.heads(out, i).next().is_none() {
+        Arbitration {
+            grant,
+            unready,
+            escaped: FA && any_escape,
+        }
+    }
+
+    /// Input `i` of flat output `out`'s switch no longer waits for it once its VOQs for it are
+    /// empty.
+    #[inline]
+    fn leave_if_empty(&mut self, out: u32, i: usize) {
+        if self.heads(out, i).next().is_none() {
             self.outputs[out as usize].waiting &= !(1 << i);
         }
-        Ok(Tx {
-            input,
-            slot: head.head,
-            len: head.len,
-            vc: v as u8,
-            next_vc: head.next_vc,
-            start: now + 1,
-        })
+    }
+
+    /// FA, at the arbitration of output `p` (flat `out`) in `now`: every adaptive head in
+    /// `escapes` (per input, its VCs), short of room in the adaptive half of its next VC, leaves
+    /// its queue for the tail of its escape route's with its flits, ready from `now + 1`, in
+    /// input, then VC order (Martínez et al., section 4.4).
+    fn escape_heads(&mut self, env: &Env<V>, out: u32, p: usize, now: u64, escapes: &[u16; 64]) {
+        let base = out - p as u32;
+        let s = self.ins[out as usize].place.switch as usize;
+        let sl_to_vl = &env.switches[s].wiring().sl_to_vl;
+        for (i, &mask) in escapes.iter().enumerate() {
+            let mut vcs = mask;
+            while vcs != 0 {
+                let v = vcs.trailing_zeros() as usize;
+                vcs &= vcs - 1;
+                let q = self.voq(out, i, v);
+                let k = self.voqs[q].pop(&self.slots).head;
+                let slot = &mut self.slots[k as usize];
+                debug_assert!(slot.reserve != 0, "an escaping head is adaptive");
+                let (e, pkt) = (slot.escape, slot.pkt);
+                slot.reserve = 0;
+                slot.ready = now + 1;
+                slot.next_vc = env
+                    .params
+                    .switch
+                    .next_vc(&pkt, sl_to_vl.vl(e as usize, i, pkt.sl));
+                slot.next = NIL;
+                self.voqs[q].flits -= pkt.len as u32;
+                if self.voqs[q].head == NIL {
+                    self.leave_if_empty(out, i);
+                }
+                let flat = base + e as u32;
+                let qe = self.voq(flat, i, v);
+                if let Some(prev) = self.voqs[qe].push(k, &self.slots[k as usize]) {
+                    self.slots[prev as usize].next = k;
+                }
+                self.stats.packets_escaped += 1;
+                self.outputs[flat as usize].waiting |= 1 << i;
+                self.wake_output(flat, now + 1);
+            }
+        }
     }
 
     /// The first cycle after `now` in which idle flat output `out` could grant one of the
@@ -404,6 +495,11 @@ impl<const V: usize> EventCore<V> {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
             for (_, head) in self.heads(out, i) {
+                if self.escape_queues && self.slots[head.head as usize].reserve != 0 {
+                    // FA: granted or sent to its escape route as soon as it is looked at.
+                    best = best.min((now + 1).max(head.ready));
+                    continue;
+                }
                 let fits = o.credits.first_fit(head.next_vc as usize, head.len, now);
                 if let Some(at) = fits {
                     best = best.min(at.max(head.ready));

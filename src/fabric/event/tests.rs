@@ -20,7 +20,7 @@ fn counters<const V: usize>(f: &Fabric<V>) -> (crate::fabric::FabricTotals, Vec<
 
 /// The routing modes the event engine steps that adapt on their own (the first four).
 const ROUTINGS: &[RoutingMode] = RoutingMode::ALL.split_at(4).0;
-/// Every routing mode the event engine steps: all but FA.
+/// Every routing mode but FA (which needs the escape routes of its own routing engine).
 const ALL_ROUTINGS: &[RoutingMode] = RoutingMode::ALL.split_last().unwrap().1;
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
@@ -198,14 +198,78 @@ fn arn_runs_as_on_the_fast_engine() {
     }
 }
 
+/// A ring whose channel dependencies close a cycle deadlocks; the watchdog stops the run at the
+/// same look, with the same report, as on the fast engine, on one to three threads, in runs cut
+/// into stretches of any length.
 #[test]
-fn what_the_event_engine_does_not_model_is_named() {
-    let mut p = small_params(RoutingMode::Fa, 1);
-    let why = unsupported(&p, false).unwrap();
-    assert!(why.contains("arn_afi") && why.contains("dmodk"), "{why}");
-    for &r in ALL_ROUTINGS {
-        p.switch.routing = r;
-        assert_eq!(unsupported(&p, false), None);
+fn the_watchdog_finds_the_deadlock_the_fast_engine_finds() {
+    let (topo, p, flows) = crate::fabric::tests::ring_deadlock_case();
+    let build = |engine| {
+        let mut f = Fabric::<FEW_VCS>::build(&topo, p.clone(), &flows).unwrap();
+        f.set_engine(engine);
+        f
+    };
+    let mut fast = build(Engine::Fast);
+    let want = fast
+        .run(200_000, &mut ())
+        .expect_err("the ring must deadlock");
+    assert_eq!(want.invariant, "progress", "{want}");
+    for threads in 1..=3 {
+        for stretch in [200_000, 1000, 97] {
+            let mut event = build(Engine::Event);
+            event.set_threads(threads);
+            let got = loop {
+                match event.run(stretch, &mut ()) {
+                    Ok(()) => assert!(event.now() < 200_000, "no deadlock found"),
+                    Err(v) => break v,
+                }
+            };
+            assert_eq!(got, want, "{threads} threads, stretches of {stretch}");
+            assert_eq!(event.now(), fast.now(), "{threads} threads, {stretch}");
+            assert_eq!(counters(&event), counters(&fast));
+        }
     }
-    assert!(unsupported(&p, true).unwrap().contains("deadlock"));
+}
+
+/// FA with escape queues on random irregular fabrics at full load, half the packets adaptive:
+/// after every stretch the fast engine's counters, packets escaping, on one to three threads.
+#[test]
+fn fa_runs_as_on_the_fast_engine() {
+    use crate::fabric::subnet_manager::RoutingEngine;
+    use crate::fabric::topology::IrregularShape;
+    for (seed, threads) in [(1u64, 1usize), (2, 2), (3, 3)] {
+        let topo = Topology::irregular(IrregularShape {
+            switches: 16,
+            links: 4,
+            nodes_per_switch: 4,
+            seed,
+        })
+        .unwrap();
+        let mut p = small_params(RoutingMode::Fa, seed);
+        p.routing_engine = Some(RoutingEngine::FaUpdn { options: 2 });
+        p.adaptive_share = 0.5;
+        p.check_order = true;
+        let flows = uniform(topo.nodes, 1.0, 3000);
+        let build = |engine| {
+            let mut f = Fabric::<FEW_VCS>::build(&topo, p.clone(), &flows).unwrap();
+            f.set_engine(engine);
+            f
+        };
+        let (mut fast, mut event) = (build(Engine::Fast), build(Engine::Event));
+        event.set_threads(threads);
+        while fast.now() < 8000 {
+            fast.run(113, &mut ()).unwrap_or_else(|v| panic!("{v}"));
+            event.run(113, &mut ()).unwrap_or_else(|v| panic!("{v}"));
+            assert_eq!(
+                counters(&fast),
+                counters(&event),
+                "seed {seed} after {}",
+                fast.now()
+            );
+            event.check().unwrap_or_else(|v| panic!("{v}"));
+        }
+        let t = event.totals();
+        assert!(t.switches.packets_escaped > 100, "seed {seed}: {t:?}");
+        assert!(t.switches.packets_adapted > 100, "seed {seed}: {t:?}");
+    }
 }
