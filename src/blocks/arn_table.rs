@@ -223,6 +223,19 @@ impl ArnTable {
         }
     }
 
+    /// Number of entries still valid after `cycles` more cycles with no command (`count_o`
+    /// then): those whose TTL, less the ageing owed, is above `cycles`. A closed form for
+    /// whoever reads the table between its evaluations.
+    pub fn live_after(&self, cycles: u64) -> usize {
+        if self.live == 0 {
+            return 0;
+        }
+        self.q.entries[..self.entries()]
+            .iter()
+            .filter(|e| e.valid && (e.ttl.value() - self.owed) as u64 > cycles)
+            .count()
+    }
+
     /// Number of valid entries in the current registers (`count_o`).
     pub fn count(&self) -> usize {
         debug_assert_eq!(

@@ -233,14 +233,11 @@ fn run_on<const V: usize>(
         let deadlock =
             deadlock::of_fabric(&s.topology, &s.params)?.is_some_and(|c| c.cycle.is_some());
         let not_with = |what: &str| format!("{what} is not supported on the event engine");
-        let refused = crate::fabric::event::unsupported(&s.params, deadlock)
-            .or_else(|| s.replay.as_ref().map(|_| not_with("a trace replay")))
-            .or_else(|| waves.as_ref().map(|_| not_with("a VCD dump (--vcd)")))
-            .or_else(|| {
-                record
-                    .as_ref()
-                    .map(|_| not_with("a recording (--record-switch)"))
-            });
+        let refused = crate::fabric::event::unsupported(&s.params, deadlock).or_else(|| {
+            record
+                .as_ref()
+                .map(|_| not_with("a recording (--record-switch)"))
+        });
         if let Some(why) = refused {
             return Err(format!("--engine event: {why}; use --engine fast").into());
         }

@@ -30,9 +30,10 @@ mod ports;
 mod routing;
 #[cfg(test)]
 mod tests;
+mod view;
 mod watchdog;
 
-use super::{Fabric, FabricParams, Far, Violation};
+use super::{Fabric, FabricParams, Far, Sample, Tap, Violation};
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rng::SplitMix64;
 use crate::blocks::rr_arbiter::RrArbiter;
@@ -46,6 +47,7 @@ use nodes::NodeSteps;
 use parts::Crossing;
 pub(super) use parts::EventEngine;
 use ports::Voq;
+pub use view::SwitchView;
 use watchdog::Halt;
 
 /// No slot, no port.
@@ -239,6 +241,9 @@ pub struct EventCore<const V: usize> {
     /// the cycle the head of the packet granted last leaves (`watchdog.rs`).
     last_progress: u64,
     head_progress: u64,
+    /// The values of dumped signals this part's switches and nodes recorded in the run being
+    /// stepped (`view.rs`).
+    samples: Vec<Sample>,
 }
 
 impl<const V: usize> EventCore<V> {
@@ -352,6 +357,7 @@ impl<const V: usize> EventCore<V> {
             halt: None,
             last_progress: 0,
             head_progress: 0,
+            samples: Vec::new(),
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may
@@ -468,8 +474,14 @@ impl<const V: usize> EventCore<V> {
 impl<const V: usize> EventCore<V> {
     /// One part alone steps cycles `from..end`, passing the cycles with nothing to do, the
     /// watchdog looking at the end of its look cycles (`watchdog.rs`).
-    fn run(&mut self, env: &Env<V>, from: u64, end: u64) -> Result<(), Halt> {
+    fn run(
+        &mut self,
+        env: &Env<V>,
+        (from, end): (u64, u64),
+        tap: Option<&dyn Tap<V>>,
+    ) -> Result<(), Halt> {
         let watch = env.params.watchdog_cycles;
+        let tapped = tap.map(|t| (t, self.tapped(env, t)));
         // The first cycle at whose end the watchdog has not looked yet.
         let mut look_from = from;
         let mut now = from;
@@ -477,6 +489,9 @@ impl<const V: usize> EventCore<V> {
             // A cycle with no event but credit records to send (a grant in the cycle before
             // started a stream in it) is not skipped.
             let next = self.next_cycle(now, end);
+            if let Some((tap, units)) = &tapped {
+                self.sample(env, *tap, units, now..next);
+            }
             // Nothing changes from the cycle before `next` to it: the first look in between
             // sees what the others would.
             let progress = self.progress_through(now);
@@ -490,6 +505,9 @@ impl<const V: usize> EventCore<V> {
                 return Ok(());
             }
             self.cycle(env, next)?;
+            if let Some((tap, units)) = &tapped {
+                self.sample(env, *tap, units, next..next + 1);
+            }
             now = next + 1;
         }
     }
@@ -528,17 +546,31 @@ impl<const V: usize> EventCore<V> {
     }
 }
 
+/// Where a dumping run hands the samples of the cycles it stepped, by cycle, then signal.
+pub(super) type SampleSink<'a> = dyn FnMut(std::ops::Range<u64>, &[Sample]) + 'a;
+
 impl<const V: usize> Fabric<V> {
     /// [`Fabric::run`] on the event engine.
-    pub(super) fn run_events(&mut self, cycles: u64) -> Result<(), Violation> {
+    pub(super) fn run_events(
+        &mut self,
+        cycles: u64,
+        tap: Option<(&dyn Tap<V>, &mut SampleSink<'_>)>,
+    ) -> Result<(), Violation> {
         let (from, end) = (self.now, self.now + cycles);
         let Some(mut engine) = self.event.take() else {
             return Ok(());
         };
         let (reached, r) = {
             let (env, pool) = Env::new(self);
-            engine.run(&env, pool, from, end)
+            engine.run(&env, pool, (from, end), tap.as_ref().map(|t| t.0))
         };
+        if let Some((_, sink)) = tap {
+            // A stop leaves out the cycle it names and the later ones, as a cycle-by-cycle
+            // run stops before sampling the cycle it fails in.
+            let upto = r.as_ref().err().map_or(end, |v| v.cycle.clamp(from, end));
+            let samples = engine.samples(upto);
+            sink(from..upto, &samples);
+        }
         // Every node as of the last cycle stepped.
         for n in 0..self.nodes.len() {
             let last = engine.node_last(n);

@@ -155,6 +155,9 @@ pub trait Tap<const V: usize>: Sync {
     fn switch_signals(&self, s: &SwitchUnit<V>, cycle: u64, out: &mut Vec<Sample>);
     /// Appends `(cycle, signal, value)` for the signals of node `n` after it stepped `cycle`.
     fn node_signals(&self, n: &EndNode<V>, cycle: u64, out: &mut Vec<Sample>);
+    /// Appends `(cycle, signal, value)` for the signals of a switch of the event engine as of
+    /// the end of `cycle`.
+    fn view_signals(&self, s: &event::SwitchView<'_, V>, cycle: u64, out: &mut Vec<Sample>);
 }
 
 /// A whole fabric, its links, switches and nodes sized for `V` VC lanes (4 or 16, see
@@ -545,7 +548,7 @@ impl<const V: usize> Fabric<V> {
     /// Steps one cycle, reporting switch events to `obs`.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
         if self.event.is_some() {
-            return self.run_events(1);
+            return self.run_events(1, None);
         }
         let r = self.step_window(1, obs, None);
         self.catch_up(self.now);
@@ -560,7 +563,7 @@ impl<const V: usize> Fabric<V> {
     /// outputs as stepping the whole fabric cycle by cycle.
     pub fn run<O: Observer>(&mut self, cycles: u64, obs: &mut O) -> Result<(), Violation> {
         if self.event.is_some() {
-            return self.run_events(cycles);
+            return self.run_events(cycles, None);
         }
         let end = self.now + cycles;
         let mut r = Ok(());
@@ -583,7 +586,9 @@ impl<const V: usize> Fabric<V> {
         tap: &dyn Tap<V>,
         sink: &mut dyn FnMut(Range<u64>, &[Sample]),
     ) -> Result<(), Violation> {
-        assert!(self.event.is_none(), "the event engine records no signals");
+        if self.event.is_some() {
+            return self.run_events(cycles, Some((tap, sink)));
+        }
         let end = self.now + cycles;
         self.mark_tapped(Some(tap));
         let mut window = std::mem::take(&mut self.samples);

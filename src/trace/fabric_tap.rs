@@ -5,6 +5,7 @@
 use super::fabric_vcd::{Owner, Src, probe_field, probe_index, read_node};
 use crate::cycle::CycleSwitch;
 use crate::fabric::SwitchUnit;
+use crate::fabric::event::SwitchView;
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample, Tap};
 use crate::switch::{OutputProbe, Switch};
@@ -80,6 +81,26 @@ impl Probed for CycleSwitch {
     #[inline(always)]
     fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_ {
         move |vc| self.buffered(port, vc) as u64
+    }
+    #[inline(always)]
+    fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
+        let [a, b] = packed_probe(&self.output_probe(port));
+        ([a, b, 0], move |vc| self.credits(port, vc) as u64)
+    }
+    #[inline(always)]
+    fn probe(&self, port: usize) -> OutputProbe {
+        self.output_probe(port)
+    }
+}
+
+impl<const V: usize> Probed for SwitchView<'_, V> {
+    #[inline(always)]
+    fn entries(&self) -> u64 {
+        self.arn_entries()
+    }
+    #[inline(always)]
+    fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_ {
+        SwitchView::occupancy(self, port)
     }
     #[inline(always)]
     fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
@@ -246,6 +267,10 @@ impl<const V: usize> Tap<V> for FabricTap {
                 self.switches[c.id() as usize].record(c, cycle, out)
             }
         }
+    }
+
+    fn view_signals(&self, s: &SwitchView<'_, V>, cycle: u64, out: &mut Vec<Sample>) {
+        self.switches[s.id() as usize].record(s, cycle, out)
     }
 
     fn node_signals(&self, n: &EndNode<V>, cycle: u64, out: &mut Vec<Sample>) {

@@ -559,3 +559,36 @@ proptest! {
         }
     }
 }
+
+/// The closed form of the count after idle cycles is the count of the table stepped through
+/// them, entry by entry as their TTLs run out, with ageing owed or not.
+#[test]
+fn the_count_after_idle_cycles_is_the_stepped_tables() {
+    let mut t = ArnTable::new(4, 1, 20);
+    t.step(&just(pr(5, 1, 0, 7, false, 0)));
+    for _ in 0..6 {
+        t.step(&idle());
+    }
+    t.step(&just(pr(6, 1, 0, 8, false, 0)));
+    t.step(&idle());
+    t.step(&just(pr(7, 2, 0, 9, true, 3)));
+    for owed in [0u32, 3] {
+        let mut lazy = t.clone();
+        for _ in 0..owed {
+            assert!(lazy.age_idle_cycle());
+        }
+        let mut stepped = t.clone();
+        for _ in 0..owed {
+            stepped.step(&idle());
+        }
+        for k in 0..25u64 {
+            assert_eq!(
+                lazy.live_after(k),
+                stepped.count(),
+                "owed {owed}, after {k}"
+            );
+            stepped.step(&idle());
+        }
+        assert_eq!(lazy.live_after(30), 0);
+    }
+}

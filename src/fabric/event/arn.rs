@@ -125,6 +125,15 @@ impl ArnState {
         }
     }
 
+    /// Valid entries of switch `s`'s table at the end of cycle `now` (the table has stepped
+    /// no cycle after it): those left after the cycles it has not stepped.
+    pub(super) fn entries_at(&self, s: usize, now: u64) -> u64 {
+        match self.table_next[s] {
+            u64::MAX => 0,
+            next => self.tables[s].live_after((now + 1).saturating_sub(next)) as u64,
+        }
+    }
+
     /// Switch `s`'s table steps the cycles before `upto` it has not stepped, with no command.
     #[inline(always)]
     fn catch_up(&mut self, s: usize, upto: u64) {

@@ -13,7 +13,7 @@ use super::watchdog::{self, Halt};
 use super::{Env, EventCore};
 use crate::fabric::invariants::{WATCH_EVERY, watchdog_looks};
 use crate::fabric::parallel::Pool;
-use crate::fabric::{Fabric, Violation};
+use crate::fabric::{Fabric, Sample, Tap, Violation};
 use crate::switch::SwitchStats;
 use crate::wire::Packet;
 use crate::wire::arn::ArnInfo;
@@ -72,6 +72,18 @@ impl<const V: usize> EventEngine<V> {
         }
     }
 
+    /// The samples the parts recorded in the last run, of the cycles before `upto`, by cycle,
+    /// then signal; the parts' lists are emptied.
+    pub(in crate::fabric) fn samples(&mut self, upto: u64) -> Vec<Sample> {
+        let mut all = Vec::new();
+        for p in &mut self.parts {
+            let p = p.get_mut().unwrap_or_else(|e| e.into_inner());
+            all.extend(p.samples.drain(..).filter(|s| s.0 < upto));
+        }
+        all.sort_unstable_by_key(|s| (s.0, s.1));
+        all
+    }
+
     /// Parts (threads) it steps in.
     pub(in crate::fabric) fn parts(&self) -> usize {
         self.parts.len()
@@ -112,12 +124,12 @@ impl<const V: usize> EventEngine<V> {
         &mut self,
         env: &Env<V>,
         pool: &Pool,
-        from: u64,
-        end: u64,
+        (from, end): (u64, u64),
+        tap: Option<&dyn Tap<V>>,
     ) -> (u64, Result<(), Violation>) {
         if self.parts.len() == 1 {
             let core = self.parts[0].get_mut().unwrap_or_else(|e| e.into_inner());
-            return match core.run(env, from, end) {
+            return match core.run(env, (from, end), tap) {
                 Ok(()) => (end, Ok(())),
                 Err(Halt::Breach(v)) => ((v.cycle + 1).clamp(from + 1, end), Err(v)),
                 Err(Halt::Deadlock(c)) => (c + 1, Err(self.deadlock_report(c))),
@@ -136,7 +148,7 @@ impl<const V: usize> EventEngine<V> {
                 stop: &stop,
                 looks: &looks,
             };
-            let r = core.run_windows(env, &shared, (from, end), window);
+            let r = core.run_windows(env, &shared, (from, end), window, tap);
             if let Err((until, _)) = &r {
                 reached.fetch_min(*until, Ordering::SeqCst);
             }
@@ -211,9 +223,11 @@ impl<const V: usize> EventCore<V> {
         sh: &Shared<'_>,
         (from, end): (u64, u64),
         window: u64,
+        tap: Option<&dyn Tap<V>>,
     ) -> Result<(), (u64, Halt)> {
         let me = self.part as usize;
         let watch = env.params.watchdog_cycles;
+        let tapped = tap.map(|t| (t, self.tapped(env, t)));
         let mut halt = None;
         let (mut t, mut w) = (from, 0usize);
         // No look before this cycle finds anything new (a look found nothing, and nothing has
@@ -223,13 +237,15 @@ impl<const V: usize> EventCore<V> {
             let parity = w & 1;
             let until = (t + window).min(end).min(look_after(t));
             for now in t..until {
-                if !self.busy(now) {
-                    continue;
-                }
-                if let Err(v) = self.cycle(env, now) {
+                if self.busy(now)
+                    && let Err(v) = self.cycle(env, now)
+                {
                     sh.stop.fetch_min(v.cycle, Ordering::SeqCst);
                     halt = Some(Halt::Breach(v));
                     break;
+                }
+                if let Some((tap, units)) = &tapped {
+                    self.sample(env, *tap, units, now..now + 1);
                 }
             }
             let set = &sh.looks[w % 3];
@@ -275,8 +291,13 @@ impl<const V: usize> EventCore<V> {
                 quiet = next;
             }
             // Nothing happens before `next`: the parts go there together, or to the look the
-            // watchdog makes before it (a window of one cycle that ends at the look).
-            t = until.max(next);
+            // watchdog makes before it (a window of one cycle that ends at the look). A dump
+            // samples every cycle.
+            t = if tapped.is_some() {
+                until
+            } else {
+                until.max(next)
+            };
             if let Some(c) = watchdog::first_look(until.max(quiet), t, progress, watch) {
                 t = c;
             }
