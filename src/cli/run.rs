@@ -229,19 +229,6 @@ fn run_on<const V: usize>(
             "{c}: the routing can deadlock; the watchdog stops the run if it does"
         ));
     }
-    if how.engine == Engine::Event {
-        let deadlock =
-            deadlock::of_fabric(&s.topology, &s.params)?.is_some_and(|c| c.cycle.is_some());
-        let not_with = |what: &str| format!("{what} is not supported on the event engine");
-        let refused = crate::fabric::event::unsupported(&s.params, deadlock).or_else(|| {
-            record
-                .as_ref()
-                .map(|_| not_with("a recording (--record-switch)"))
-        });
-        if let Some(why) = refused {
-            return Err(format!("--engine event: {why}; use --engine fast").into());
-        }
-    }
     let mut fabric = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
     if let Some(t) = &s.replay {
         fabric.attach_replay(Replayer::build_all(&t.program, &t.mapping, &s.time_base)?)?;

@@ -27,6 +27,7 @@ mod env;
 mod nodes;
 mod parts;
 mod ports;
+mod record;
 mod routing;
 #[cfg(test)]
 mod tests;
@@ -47,6 +48,7 @@ use nodes::NodeSteps;
 use parts::Crossing;
 pub(super) use parts::EventEngine;
 use ports::Voq;
+pub(super) use record::PortRecords;
 pub use view::SwitchView;
 use watchdog::Halt;
 
@@ -244,6 +246,8 @@ pub struct EventCore<const V: usize> {
     /// The values of dumped signals this part's switches and nodes recorded in the run being
     /// stepped (`view.rs`).
     samples: Vec<Sample>,
+    /// The link records of the switch being recorded, if this part steps it (`record.rs`).
+    rec: Option<Box<record::LinkLog<V>>>,
 }
 
 impl<const V: usize> EventCore<V> {
@@ -358,6 +362,7 @@ impl<const V: usize> EventCore<V> {
             last_progress: 0,
             head_progress: 0,
             samples: Vec::new(),
+            rec: None,
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may
@@ -527,7 +532,7 @@ impl<const V: usize> EventCore<V> {
         let list = self.cal.take(now);
         if self.arn.is_some() {
             self.detect(env, &list, now);
-            self.take_arns(&list);
+            self.take_arns(&list, now);
             self.process_cmds(env, now);
         }
         self.route_stage(env, now)?;
@@ -564,6 +569,16 @@ impl<const V: usize> Fabric<V> {
             let (env, pool) = Env::new(self);
             engine.run(&env, pool, (from, end), tap.as_ref().map(|t| t.0))
         };
+        if !self.recorders.is_empty() {
+            let recorders = &mut self.recorders;
+            if let Some(log) = engine.link_log() {
+                log.drain(from, reached, |c, p, got, sent| {
+                    for r in recorders.iter_mut().flatten() {
+                        r.capture_port(c, p, got, sent);
+                    }
+                });
+            }
+        }
         if let Some((_, sink)) = tap {
             // A stop leaves out the cycle it names and the later ones, as a cycle-by-cycle
             // run stops before sampling the cycle it fails in.

@@ -53,6 +53,24 @@ impl<const V: usize> SwitchRecorder<V> {
         }
     }
 
+    /// Port `p` in cycle `c` as link records: what it received (the head on its input link, the
+    /// return record on its output link) and sent; the ports of a cycle come in port order.
+    pub(super) fn capture_port(
+        &mut self,
+        c: u64,
+        p: usize,
+        got: event::PortRecords<V>,
+        sent: event::PortRecords<V>,
+    ) {
+        if p == 0 {
+            self.cycles.push(c);
+        }
+        self.ins
+            .push(self.receives[p].receive(got.0.as_ref(), got.1.as_ref()));
+        self.outs
+            .push(self.drives[p].drive(sent.0.as_ref(), sent.1.as_ref()));
+    }
+
     /// After switch `s` stepped cycle `c`, sending into `ob`: what its ports drove.
     pub(super) fn capture_outputs(&mut self, s: &SwitchUnit<V>, ob: &Outbox<V>, c: u64) {
         let w = s.wiring();
@@ -106,6 +124,9 @@ impl<const V: usize> Fabric<V> {
             let ports = self.switches[k as usize].ports();
             self.recorders[k as usize] = Some(Box::new(SwitchRecorder::new(k, ports)));
             self.switch_pace[k as usize].tapped = true;
+            if let Some(e) = self.event.as_mut() {
+                e.record(k);
+            }
         }
     }
 
@@ -132,6 +153,9 @@ impl<const V: usize> Fabric<V> {
     /// Ends the recording; the fabric steps on the threads it had before.
     pub fn stop_recording(&mut self) {
         self.recorders.clear();
+        if let Some(e) = self.event.as_mut() {
+            e.stop_recording();
+        }
         for pace in &mut self.switch_pace {
             pace.tapped = false;
         }

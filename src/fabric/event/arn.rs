@@ -204,7 +204,7 @@ impl<const V: usize> EventCore<V> {
 
     /// Takes in the ARNs of `list` (cycle `now`'s events), in output order per switch: each
     /// queues a processARN command at its switch.
-    pub(super) fn take_arns(&mut self, list: &[Ev]) {
+    pub(super) fn take_arns(&mut self, list: &[Ev], now: u64) {
         let Some(mut arn) = self.arn.take() else {
             return;
         };
@@ -219,6 +219,7 @@ impl<const V: usize> EventCore<V> {
             let (out, k) = arn.arrivals[j];
             let mut info = arn.pool[k as usize];
             arn.free.push(k);
+            self.note_arn(out, info, now, true);
             let Place { switch, port, .. } = self.ins[out as usize].place;
             info.port = port as u8;
             self.stats.arns_received += 1;
@@ -322,6 +323,7 @@ impl<const V: usize> EventCore<V> {
             }
             arn.sent_in.1 += 1;
             self.stats.arns_sent += 1;
+            self.note_arn(input, info, r, false);
             let up = self.ins[input as usize].up;
             match up.peer() {
                 Peer::Port(out) => {

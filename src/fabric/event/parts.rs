@@ -84,6 +84,30 @@ impl<const V: usize> EventEngine<V> {
         all
     }
 
+    /// Notes from now on what switch `s`'s ports receive and send (on one part).
+    pub(in crate::fabric) fn record(&mut self, s: u32) {
+        assert_eq!(self.parts.len(), 1, "a recording steps on one thread");
+        self.parts[0]
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .record(s);
+    }
+
+    /// Stops noting what the recorded switch receives and sends.
+    pub(in crate::fabric) fn stop_recording(&mut self) {
+        for p in &mut self.parts {
+            p.get_mut().unwrap_or_else(|e| e.into_inner()).rec = None;
+        }
+    }
+
+    /// The recorded switch's link records, if one is recorded.
+    pub(in crate::fabric) fn link_log(&mut self) -> Option<&mut super::record::LinkLog<V>> {
+        self.parts[0]
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .link_log()
+    }
+
     /// Parts (threads) it steps in.
     pub(in crate::fabric) fn parts(&self) -> usize {
         self.parts.len()

@@ -108,6 +108,7 @@ impl<const V: usize> EventCore<V> {
             switch: s, port: i, ..
         } = self.ins[input as usize].place;
         let pkt = self.slots[k as usize].pkt;
+        self.note_head_in(input, pkt, now);
         let Arrival { start, len, vc, .. } = self.ins[input as usize].arrival;
         if len > 0 {
             if start + len as u64 > now {
@@ -147,8 +148,9 @@ impl<const V: usize> EventCore<V> {
     /// Credit streams come back to output `ev.unit` in `now`.
     pub(super) fn credits_arrive(&mut self, ev: &Ev, now: u64) -> Result<(), Violation> {
         let out = ev.unit;
-        let o = &mut self.outputs[out as usize];
         let starts = ev.kind == Kind::CreditsStart;
+        self.note_credits_in(out, ev.vc, ev.count, starts.then_some(ev.arg), now);
+        let o = &mut self.outputs[out as usize];
         let ok = if starts {
             o.credits
                 .arrive_on(ev.vc as usize, ev.count, ev.arg, 0, now)
@@ -196,6 +198,7 @@ impl<const V: usize> EventCore<V> {
     /// next one at most towards a node).
     #[inline(always)]
     fn credits_up(&mut self, input: u32, vc: u8, len: u16, now: u64) {
+        self.note_credits_out(input, vc, len, now);
         let up = self.ins[input as usize].up;
         match up.peer() {
             Peer::Port(out) => {
@@ -322,6 +325,7 @@ impl<const V: usize> EventCore<V> {
     /// Sends the head of `pkt` on output `out` in cycle `now` (the next one).
     #[inline]
     fn send_head(&mut self, env: &Env<V>, out: u32, pkt: Packet, now: u64) {
+        self.note_head_out(out, pkt, now);
         let down = self.down[out as usize];
         match down.peer() {
             Peer::Port(input) => {
