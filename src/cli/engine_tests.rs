@@ -6,6 +6,7 @@ use super::interrupt::Stop;
 use super::run::{How, WaveRequest, run};
 use super::scenarios::BUNDLED;
 use crate::fabric::Engine;
+use crate::run::Stepping;
 use std::path::{Path, PathBuf};
 
 /// The outputs of a run folder, file by file, the summary's wall time left out.
@@ -44,9 +45,11 @@ fn run_threads(engine: Engine, threads: usize, name: &str, set: &[String], dir: 
         trigger_before: None,
     });
     let how = How {
-        engine,
-        threads,
-        stop: &Stop::never(),
+        step: Stepping {
+            engine,
+            threads,
+            stop: &Stop::never(),
+        },
         quiet: false,
     };
     run(name, Some(dir.to_path_buf()), set, waves, None, &how)
@@ -289,9 +292,11 @@ fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
 fn the_event_engine_refuses_what_it_does_not_model() {
     let (_tmp, base) = crate::scratch::folder("engines-event-refusals");
     let how = How {
-        engine: Engine::Event,
-        threads: 1,
-        stop: &Stop::never(),
+        step: Stepping {
+            engine: Engine::Event,
+            threads: 1,
+            stop: &Stop::never(),
+        },
         quiet: true,
     };
     let out = base.join("out");
