@@ -20,6 +20,8 @@
 //! - [`replay`]: MPI-level traces (text format, matching, collectives, rank mapping) and the
 //!   per-node state machine that replays them closed-loop.
 //! - [`wire`]: what travels on links: data packet descriptors and ARN control flits.
+//! - [`run`]: a run of a scenario as one object: the fabric stepped chunk by chunk into bins,
+//!   stop requests, dump and recording hooks, trace-replay ends; what the outputs are made of.
 //! - [`cli`]: the `arnsim` command line.
 //! - [`trace`]: probes that read signals out of the model without touching it: per-cycle text
 //!   traces and VCD waveforms named like the HDL's.
@@ -31,6 +33,7 @@ pub mod cycle;
 pub mod fabric;
 pub mod metrics;
 pub mod replay;
+pub mod run;
 #[cfg(test)]
 mod scratch;
 pub mod stimulus;

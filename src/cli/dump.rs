@@ -1,11 +1,11 @@
 //! The fabric dump of `arnsim run --vcd`: its flags checked against the scenario before anything
 //! is written, the signals chosen by `--scope`, and the window of cycles (with `--trigger-before`,
-//! found by a first pass).
+//! found by a first pass of the run, `run::Run::first_root`).
 
-use super::interrupt::Stop;
 use crate::config::Scenario;
 use crate::config::units::nanoseconds;
 use crate::fabric::Fabric;
+use crate::run::{Run, Stepping};
 use crate::trace::fabric_vcd::{self, FabricSignal};
 use std::path::PathBuf;
 
@@ -197,39 +197,21 @@ pub fn choose<const V: usize>(
     Ok((chosen, warnings))
 }
 
-/// Records the first congestion root.
-struct FirstRoot(Option<u64>);
-
-impl crate::switch::Observer for FirstRoot {
-    fn event(&mut self, cycle: u64, _sw: u32, ev: crate::switch::SwitchEvent) {
-        if self.0.is_none() && matches!(ev, crate::switch::SwitchEvent::RootDetected { .. }) {
-            self.0 = Some(cycle);
-        }
-    }
-}
-
-/// The window of cycles to dump: the plan's, or with `--trigger-before` the one a first pass
-/// finds; `None` when no root is detected or the first pass is stopped.
+/// The window of cycles to dump: the plan's, or with `--trigger-before` the one a first pass of
+/// the run (on the fast engine, on `threads` threads, watching `stop`) finds; `None` when no
+/// root is detected or the first pass is stopped.
 pub fn window<const V: usize>(
     s: &Scenario,
     p: &DumpPlan,
-    threads: usize,
-    stop: &Stop,
+    how: &Stepping<'_>,
 ) -> Result<Option<(u64, u64)>, String> {
     let mut from = p.from;
     if let Some(before) = p.trigger_before {
-        let mut f = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
-        f.set_threads(threads);
-        let mut first = FirstRoot(None);
-        // Window by window: the observer records the cycle of the first root exactly.
-        while first.0.is_none() && f.now() < s.sim_cycles {
-            if stop.requested(0).is_some() {
-                return Ok(None);
-            }
-            f.run(f.window().min(s.sim_cycles - f.now()), &mut first)
-                .map_err(|v| format!("run stopped: {v}"))?;
-        }
-        match first.0 {
+        let mut first = Run::<V>::new(s, how)?;
+        match first
+            .first_root()
+            .map_err(|v| format!("run stopped: {v}"))?
+        {
             Some(c) => from = from.max(c.saturating_sub(before)),
             None => return Ok(None),
         }

@@ -6,6 +6,7 @@ use super::interrupt::Stop;
 use super::run::{How, WaveRequest, run};
 use super::scenarios::BUNDLED;
 use crate::fabric::Engine;
+use crate::run::Stepping;
 use std::path::{Path, PathBuf};
 
 /// The outputs of a run folder, file by file, the summary's wall time left out.
@@ -52,9 +53,11 @@ fn run_or_fail(
     waves: Option<WaveRequest>,
 ) -> Result<(), String> {
     let how = How {
-        engine,
-        threads,
-        stop: &Stop::never(),
+        step: Stepping {
+            engine,
+            threads,
+            stop: &Stop::never(),
+        },
         quiet: false,
     };
     run(name, Some(dir.to_path_buf()), set, waves, None, &how)
@@ -312,36 +315,4 @@ fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
             );
         }
     }
-}
-
-/// What the event engine does not model is refused before anything is written, naming it.
-#[test]
-fn the_event_engine_refuses_what_it_does_not_model() {
-    let (_tmp, base) = crate::scratch::folder("engines-event-refusals");
-    let how = How {
-        engine: Engine::Event,
-        threads: 1,
-        stop: &Stop::never(),
-        quiet: true,
-    };
-    let out = base.join("out");
-    let refuse = |name: &str, set: &[&str], waves: Option<WaveRequest>| {
-        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-        let e = run(name, Some(out.clone()), &set, waves, None, &how).unwrap_err();
-        assert!(
-            !out.exists(),
-            "{name}: a refused run wrote {}",
-            out.display()
-        );
-        e.message
-    };
-    let waves = WaveRequest {
-        path: base.join("f.vcd"),
-        scopes: vec!["fabric.s1_0.*".into()],
-        from: None,
-        to: None,
-        trigger_before: None,
-    };
-    let e = refuse("default", &["routing=dmodk"], Some(waves));
-    assert!(e.contains("VCD"), "{e}");
 }

@@ -1,59 +1,28 @@
-//! Stopping a run early: SIGINT (Ctrl-C) or SIGTERM ask the run loop to stop at the end of the
-//! chunk of cycles it is stepping; it then writes what it has gathered, marked incomplete. A
+//! Stopping a run early on signals: the handlers that set a run's stop request
+//! ([`crate::run::Stop`]), the signals' names and the exit codes of stopped runs. SIGINT (Ctrl-C)
+//! or SIGTERM ask the run to stop at the end of the chunk of cycles it is stepping; it then writes what it has gathered, marked incomplete. A
 //! second signal of either kind ends the process at once (its outputs stay under their
 //! temporary names). Until a run starts listening (once its scenario, trace and fabric are
 //! loaded, before it touches a file) a signal ends the process at once: nothing is written yet,
 //! and a long load is not waited for. A signal ignored when the process starts stays ignored.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 pub use signal_hook::consts::{SIGINT, SIGTERM};
 
-/// A request to stop: set by a signal handler (or by [`Stop::request`]), read by the run loop.
-#[derive(Clone, Debug)]
-pub struct Stop {
-    /// The signal that asked, 0 while none has.
-    signal: Arc<AtomicUsize>,
-    /// Set by the first signal: the next one takes the default action.
-    armed: Arc<AtomicBool>,
-    /// Ask as soon as the run reaches this cycle (for tests; `u64::MAX` otherwise), as this
-    /// signal would.
-    at_cycle: u64,
-    at_cycle_signal: i32,
-    /// Whether [`Stop::listen`] installs the handlers of SIGINT and SIGTERM.
-    signals: bool,
-    /// Set once they are installed.
-    listening: Arc<AtomicBool>,
-}
+pub use crate::run::Stop;
 
-impl Default for Stop {
-    fn default() -> Self {
-        Self::never()
-    }
-}
-
+/// The installation of the signal handlers that set a [`Stop`] (the request itself, and how a
+/// run reads it, are the library's: `run::stop`).
 impl Stop {
-    /// A request that only [`Stop::request`] sets.
-    pub fn never() -> Self {
-        Stop {
-            signal: Arc::new(AtomicUsize::new(0)),
-            armed: Arc::new(AtomicBool::new(false)),
-            at_cycle: u64::MAX,
-            at_cycle_signal: SIGINT,
-            signals: false,
-            listening: Arc::new(AtomicBool::new(false)),
-        }
-    }
-
     /// A request set by SIGINT or SIGTERM once [`Stop::listen`] is called (before that they
     /// take their default action); a second one of either ends the process as the default
     /// action does.
     pub fn on_signals() -> Self {
-        Stop {
-            signals: true,
-            ..Self::never()
-        }
+        let mut stop = Self::never();
+        stop.signals = true;
+        stop
     }
 
     /// Installs the handlers of SIGINT and SIGTERM, for a request made by [`Stop::on_signals`]
@@ -78,33 +47,6 @@ impl Stop {
             signal_hook::flag::register(sig, Arc::clone(&self.armed)).map_err(e)?;
         }
         Ok(())
-    }
-
-    /// A request that the run makes itself once it reaches `cycle` (as if `signal` arrived while
-    /// it stepped the chunk that reaches it).
-    pub fn at_cycle(cycle: u64, signal: i32) -> Self {
-        Stop {
-            at_cycle: cycle,
-            at_cycle_signal: signal,
-            ..Self::never()
-        }
-    }
-
-    /// Asks the run to stop, as `signal` does.
-    pub fn request(&self, signal: i32) {
-        self.signal.store(signal as usize, Ordering::SeqCst);
-        self.armed.store(true, Ordering::SeqCst);
-    }
-
-    /// The signal that asked the run to stop, if one did, the run having reached cycle `now`.
-    pub fn requested(&self, now: u64) -> Option<i32> {
-        if now >= self.at_cycle {
-            self.request(self.at_cycle_signal);
-        }
-        match self.signal.load(Ordering::SeqCst) {
-            0 => None,
-            s => Some(s as i32),
-        }
     }
 }
 

@@ -307,9 +307,11 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 EngineArg::Event => crate::fabric::Engine::Event,
             };
             let how = run::How {
-                engine,
-                threads,
-                stop: &stop,
+                step: crate::run::Stepping {
+                    engine,
+                    threads,
+                    stop: &stop,
+                },
                 quiet: false,
             };
             run::run(&scenario, out, &set, waves, record, &how)

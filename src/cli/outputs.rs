@@ -233,10 +233,9 @@ impl NewFolders {
     }
 
     /// Adds the folders of `later` (made after these, so removed first).
-    pub fn and(mut self, mut later: NewFolders) -> Self {
+    pub fn add(&mut self, mut later: NewFolders) {
         later.0.append(&mut self.0);
         self.0 = std::mem::take(&mut later.0);
-        self
     }
 
     /// Keeps the folders: the command has started writing into them.

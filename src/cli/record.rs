@@ -1,5 +1,6 @@
-//! `arnsim run --record-switch NAME`: the recording of one switch's ports (`docs/recording.md`),
-//! and `arnsim replay FILE [--vcd OUT]`: a recording replayed into the cycle engine, every output
+//! `arnsim run --record-switch NAME`: the request checked and its file reserved (the run writes
+//! the recording of the switch's ports, `run::Run::record`, `docs/recording.md`); and
+//! `arnsim replay FILE [--vcd OUT]`: a recording replayed into the cycle engine, every output
 //! compared, its port interface dumped as the Verilated replay of `hdl-ref/switch.sv` dumps it.
 
 use super::dump::flag_cycles;
@@ -10,13 +11,13 @@ use crate::config::text_lines::open_input;
 use crate::config::units::nanoseconds;
 use crate::cycle::compare::{Replay, ReplayError};
 use crate::cycle::{CycleSwitch, PortIn, PortOut};
-use crate::fabric::Fabric;
-use crate::trace::recording::{RecordingHeader, RecordingReader, write_frame};
+use crate::run::Run;
+use crate::trace::recording::{RecordingHeader, RecordingReader};
 use crate::trace::switch_ports::{COUNTER, TESTBENCH, clock_cycle, probe_ports};
 use crate::trace::{BlockVcd, CLOCK_PERIOD_PS, VcdWindow};
 use indicatif::{ProgressBar, ProgressFinish};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
 /// What `--record-switch`, `--from` and `--to` ask for.
@@ -30,100 +31,49 @@ pub struct RecordRequest {
     pub to: Option<String>,
 }
 
-/// A recording being written.
-pub struct Recording {
-    staged: Staged,
-    w: BufWriter<File>,
-    to: u64,
-    recording: bool,
-}
-
-impl Recording {
-    /// Checks the request against the scenario and the fabric, reserves `<out>/<NAME>.rec`,
-    /// writes the header and starts recording (before the first cycle).
-    pub fn start<const V: usize>(
-        s: &Scenario,
-        req: &RecordRequest,
-        fabric: &mut Fabric<V>,
-        out: &Path,
-    ) -> Result<Self, String> {
-        let names = fabric.switch_names();
-        let Some(id) = names.iter().position(|n| *n == req.switch) else {
-            let some: Vec<&str> = names.iter().take(6).map(|s| s.as_str()).collect();
-            return Err(format!(
-                "--record-switch {}: no such switch (the fabric's switches are named like {})",
-                req.switch,
-                some.join(", ")
-            ));
-        };
-        let last = s.sim_cycles.saturating_sub(1);
-        let from = req
-            .from
-            .as_deref()
-            .map(|t| flag_cycles(s, "from", t))
-            .transpose()?
-            .unwrap_or(0);
-        let to = req
-            .to
-            .as_deref()
-            .map(|t| flag_cycles(s, "to", t))
-            .transpose()?
-            .unwrap_or(last)
-            .min(last);
-        if from > to {
-            return Err(format!(
-                "--from: cycle {from} is after the last cycle recorded ({to})"
-            ));
-        }
-        let mut staged = Staged::open(&out.join(format!("{}.rec", req.switch)))
-            .map_err(|e| format!("--record-switch {e}"))?;
-        let mut w = BufWriter::new(staged.take_file()?);
-        let header = RecordingHeader::of(&fabric.switches()[id], &req.switch, from, to);
-        header
-            .write(&mut w)
-            .map_err(|e| format!("{}: {e}", staged.dest().display()))?;
-        fabric.record(&[id as u32]);
-        Ok(Recording {
-            staged,
-            w,
-            to,
-            recording: true,
-        })
+/// Checks the request against the scenario and the run's fabric, reserves `<out>/<NAME>.rec`
+/// and has the run record that switch into it (the header is written now, before the first
+/// cycle). Returns the file, renamed into place with the run's other outputs.
+pub fn start<const V: usize>(
+    s: &Scenario,
+    req: &RecordRequest,
+    run: &mut Run<'_, V>,
+    out: &Path,
+) -> Result<Staged, String> {
+    let names = run.fabric().switch_names();
+    let Some(id) = names.iter().position(|n| *n == req.switch) else {
+        let some: Vec<&str> = names.iter().take(6).map(|s| s.as_str()).collect();
+        return Err(format!(
+            "--record-switch {}: no such switch (the fabric's switches are named like {})",
+            req.switch,
+            some.join(", ")
+        ));
+    };
+    let last = s.sim_cycles.saturating_sub(1);
+    let from = req
+        .from
+        .as_deref()
+        .map(|t| flag_cycles(s, "from", t))
+        .transpose()?
+        .unwrap_or(0);
+    let to = req
+        .to
+        .as_deref()
+        .map(|t| flag_cycles(s, "to", t))
+        .transpose()?
+        .unwrap_or(last)
+        .min(last);
+    if from > to {
+        return Err(format!(
+            "--from: cycle {from} is after the last cycle recorded ({to})"
+        ));
     }
-
-    /// Writes the frames the fabric recorded since the last call; stops recording past `--to`.
-    pub fn drain<const V: usize>(&mut self, fabric: &mut Fabric<V>) -> Result<(), String> {
-        let (w, to) = (&mut self.w, self.to);
-        let mut err = None;
-        let _ = fabric.drain_recordings(&mut |_, c, ins, outs| {
-            if c <= to
-                && err.is_none()
-                && let Err(e) = write_frame(w, c, ins, outs)
-            {
-                err = Some(e);
-            }
-            Ok(())
-        });
-        if let Some(e) = err {
-            return Err(format!("{}: {e}", self.staged.dest().display()));
-        }
-        if self.recording && fabric.now() > self.to {
-            fabric.stop_recording();
-            self.recording = false;
-        }
-        Ok(())
-    }
-
-    /// Closes the recording at the last cycle stepped; the file is renamed into place with the
-    /// run's other outputs.
-    pub fn finish<const V: usize>(mut self, fabric: &mut Fabric<V>) -> Result<Staged, String> {
-        self.drain(fabric)?;
-        let end = fabric.now().min(self.to + 1);
-        let io = |e: std::io::Error| format!("{}: {e}", self.staged.dest().display());
-        writeln!(self.w, "end {end}").map_err(io)?;
-        self.w.flush().map_err(io)?;
-        Ok(self.staged)
-    }
+    let mut staged = Staged::open(&out.join(format!("{}.rec", req.switch)))
+        .map_err(|e| format!("--record-switch {e}"))?;
+    let file = staged.take_file()?;
+    run.record(id, &req.switch, (from, to), file)
+        .map_err(|e| format!("{}: {e}", staged.dest().display()))?;
+    Ok(staged)
 }
 
 /// What `arnsim replay --vcd OUT [--from T] [--to T]` asks for.

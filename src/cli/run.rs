@@ -1,5 +1,7 @@
-//! `arnsim run`: a scenario stepped bin by bin, and its outputs (summary.json, efficiency.csv,
-//! latency.csv, efficiency.svg, and the VCD with its GTKWave save file when asked).
+//! `arnsim run`: a scenario's arguments checked, its outputs (summary.json, efficiency.csv,
+//! latency.csv, efficiency.svg, and the VCD with its GTKWave save file when asked) reserved, the
+//! run stepped by the library's [`crate::run::Run`] with a progress bar, and the outputs written
+//! from what it returns.
 //!
 //! Every argument is checked and every output reserved under a temporary name before the first
 //! cycle; the outputs are renamed into place at the end, `summary.json` last (see
@@ -9,22 +11,19 @@
 use super::Failure;
 pub use super::dump::WaveRequest;
 use super::dump::{self, DumpPlan};
-use super::interrupt::{Stop, exit_code, signal_name};
+use super::interrupt::{exit_code, signal_name};
 use super::outputs::{NewFolders, Staged, Summary, refuse_overwriting_inputs};
-use super::record::{RecordRequest, Recording};
-use super::run_summary::{RunEnd, replay_summary, summary};
+use super::record::{self, RecordRequest};
+use super::run_summary::{stop_reason, summary};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
 use crate::fabric::subnet_manager::deadlock;
-use crate::fabric::{Engine, Fabric};
-use crate::metrics::Series;
-use crate::replay::Replayer;
+use crate::run::{Ended, Run, Stepping, Stop, Stopped, WriteError};
 use crate::trace::DETECTOR_STATES;
 use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// The files a run writes into its output folder; `summary.json` is renamed into place last.
 pub const OUTPUTS: [&str; 4] = [
@@ -33,13 +32,6 @@ pub const OUTPUTS: [&str; 4] = [
     "efficiency.svg",
     "summary.json",
 ];
-
-/// Switches below which `--threads 0` steps on one thread.
-const SMALL_FABRIC: usize = 32;
-
-/// Most cycles stepped between two looks at a stop request (a bin is stepped in chunks of this
-/// many cycles; outputs do not depend on it).
-const CHUNK: u64 = 1024;
 
 /// The default output folder, `waves/<name>`: the scenario's name must be one path component.
 pub fn default_out(s: &Scenario) -> Result<PathBuf, String> {
@@ -67,7 +59,8 @@ pub fn default_out(s: &Scenario) -> Result<PathBuf, String> {
     }
 }
 
-/// A VCD being written and its save file, under temporary names.
+/// A VCD being written and its save file, under temporary names (the dump itself is fed by the
+/// run).
 struct Dump {
     plan: DumpPlan,
     chosen: Vec<FabricSignal>,
@@ -75,7 +68,8 @@ struct Dump {
     gtkw_file: Staged,
     /// The translate filter for detector states, when one is dumped.
     states_file: Option<Staged>,
-    vcd: FabricVcd,
+    /// The cycles dumped, first and last.
+    window: (u64, u64),
 }
 
 /// The progress bar on stderr, when stderr is a terminal.
@@ -90,15 +84,11 @@ pub(super) fn progress_bar(cycles: u64) -> ProgressBar {
     bar
 }
 
-/// How a run steps: the switches' engine, the threads (0: one per core, or one for a fabric of
-/// fewer than [`SMALL_FABRIC`] switches) and the stop request it watches.
+/// How `arnsim run` steps (engine, threads, stop request: the library's [`Stepping`]), and
+/// whether it is quiet.
 pub struct How<'a> {
-    /// The engine.
-    pub engine: Engine,
-    /// Threads.
-    pub threads: usize,
-    /// Stop request.
-    pub stop: &'a Stop,
+    /// Engine, threads and stop request.
+    pub step: Stepping<'a>,
     /// No progress bar and no scenario warnings (a sweep runs several at once and warns once).
     pub quiet: bool,
 }
@@ -107,16 +97,14 @@ impl<'a> How<'a> {
     /// The fast engine on `threads` threads, watching `stop`.
     pub fn fast(threads: usize, stop: &'a Stop) -> Self {
         How {
-            engine: Engine::Fast,
-            threads,
-            stop,
+            step: Stepping::fast(threads, stop),
             quiet: false,
         }
     }
 }
 
 /// `arnsim run`: runs the scenario on `threads` threads (0: one per core, or one for a fabric of
-/// fewer than [`SMALL_FABRIC`] switches), writes the outputs into `out` (default `waves/<name>`).
+/// fewer than [`crate::run::SMALL_FABRIC`] switches), writes the outputs into `out` (default `waves/<name>`).
 /// When `stop` is requested the run ends after the chunk it is stepping, writes what it has
 /// (marked incomplete) and fails with the signal's exit code.
 pub fn run(
@@ -181,7 +169,7 @@ pub(super) fn inputs_of(s: &Scenario) -> Vec<PathBuf> {
     all
 }
 
-/// [`run`] on a fabric of `V` VC lanes.
+/// [`run`] on a fabric of `V` VC lanes: the checks, the run, its outputs.
 fn run_on<const V: usize>(
     s: Scenario,
     out: Option<PathBuf>,
@@ -191,53 +179,13 @@ fn run_on<const V: usize>(
     how: &How<'_>,
     written: &mut Option<Summary>,
 ) -> Result<(), Failure> {
-    let (threads, stop) = (how.threads, how.stop);
-    let threads = match threads {
-        0 if s.topology.switches.len() < SMALL_FABRIC => 1,
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
     // Everything is checked before a file is touched.
-    // How errors about the output folder name it: the flag, or where the folder came from.
-    let out_flag = if out.is_some() {
-        "--out"
-    } else {
-        "output folder (no --out given)"
-    };
-    let out = match out {
-        Some(o) if o.as_os_str().is_empty() => {
-            return Err("--out: an empty path (give a folder)".to_string().into());
-        }
-        Some(o) => o,
-        None => default_out(&s)?,
-    };
-    let mut warnings = s.warnings.clone();
-    let plan = match &waves {
-        Some(w) => {
-            let (p, w) = dump::plan(&s, w)?;
-            warnings.extend(w);
-            Some(p)
-        }
-        None => None,
-    };
-    refuse_overwriting_inputs(
-        &outputs_of(&out, plan.as_ref(), record.as_ref()),
-        &inputs_of(&s),
-    )?;
-    if let Some(c) = deadlock::of_fabric(&s.topology, &s.params)?.filter(|c| c.cycle.is_some()) {
-        warnings.push(format!(
-            "{c}: the routing can deadlock; the watchdog stops the run if it does"
-        ));
-    }
-    let mut fabric = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
-    if let Some(t) = &s.replay {
-        fabric.attach_replay(Replayer::build_all(&t.program, &t.mapping, &s.time_base)?)?;
-    }
-    fabric.set_engine(how.engine);
-    fabric.set_threads(threads);
+    let (out, out_flag) = out_folder(&s, out)?;
+    let (plan, mut warnings) = checked(&s, &out, waves.as_ref(), record.as_ref())?;
+    let mut run = Run::<V>::new(&s, &how.step)?;
     let chosen = match &plan {
         Some(p) => {
-            let (c, w) = dump::choose(&fabric, &p.scopes)?;
+            let (c, w) = dump::choose(run.fabric(), &p.scopes)?;
             warnings.extend(w);
             Some(c)
         }
@@ -249,131 +197,163 @@ fn run_on<const V: usize>(
     // From here a signal asks the run to stop (until now it ended the process: nothing was
     // written, and a long load is not waited for). Every output is reserved under its temporary
     // name: a folder that cannot be written fails the run here, before the first cycle.
-    stop.listen()?;
+    how.step.stop.listen()?;
+    // (Declared before the files reserved in them: a failure removes the files, then the
+    // folders made for them.)
     let mut folders = NewFolders::make(&out).map_err(|e| format!("{out_flag} {e}"))?;
-    let mut staged = OUTPUTS
+    let staged = OUTPUTS
         .iter()
         .map(|n| Staged::open(&out.join(n)).map_err(|e| format!("{out_flag} {e}")))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut dump = match (plan, chosen) {
-        (Some(plan), Some(chosen)) => {
-            let vcd_flag = |e: String| format!("--vcd {e}");
-            let vcd_folder = plan.vcd.parent().unwrap_or(Path::new(""));
-            folders = folders.and(NewFolders::make(vcd_folder).map_err(vcd_flag)?);
-            let mut vcd_file = Staged::open(&plan.vcd).map_err(vcd_flag)?;
-            let gtkw_file = Staged::open(&plan.gtkw).map_err(vcd_flag)?;
-            let states_file = match chosen.iter().any(|s| s.name.ends_with(".detector_state")) {
-                true => Some(Staged::open(&plan.states).map_err(vcd_flag)?),
-                false => None,
-            };
-            let vcd = FabricVcd::new(vcd_file.take_file()?, &chosen)
-                .map_err(|e| format!("{}: {e}", plan.vcd.display()))?;
-            Some(Dump {
-                plan,
-                chosen,
-                vcd_file,
-                gtkw_file,
-                states_file,
-                vcd,
-            })
-        }
+    let dump = match (plan, chosen) {
+        (Some(plan), Some(chosen)) => start_dump(&mut run, plan, chosen, &mut folders, how)?,
         _ => None,
     };
-    let window = match &dump {
-        Some(d) => dump::window::<V>(&s, &d.plan, threads, stop)?,
+    let recording = match &record {
+        Some(r) => Some(record::start(&s, r, &mut run, &out)?),
         None => None,
     };
-    if dump.is_some() && window.is_none() {
-        // (A first pass that was stopped: the run below stops before its first cycle.)
-        if stop.requested(0).is_none()
-            && let Some(d) = &dump
-        {
-            let vcd = d.plan.vcd.display();
-            let earlier = if d.plan.vcd.exists() {
+    folders.keep();
+    step_all(&mut run, how.quiet, recording.as_ref())?;
+    let mut ended = run
+        .finish()
+        .map_err(|e| write_error(e, recording.as_ref()))?;
+    let summary = summary(&s, overrides, &ended);
+    // The outputs, complete, under their temporary names.
+    let mut others = match (dump, ended.vcd.take()) {
+        (Some(d), Some(vcd)) => finish_dump(&s, d, vcd, &ended)?,
+        _ => Vec::new(),
+    };
+    let summary_file = write_series(&s, &ended, staged, &mut others)?;
+    others.extend(recording);
+    put_in_place(&out, summary_file, others, &summary)?;
+    *written = Some(summary);
+    report(&s, &ended, &out)
+}
+
+/// The output folder, and how errors about it name it: the flag, or where the folder came from.
+fn out_folder(s: &Scenario, out: Option<PathBuf>) -> Result<(PathBuf, &'static str), String> {
+    match out {
+        Some(o) if o.as_os_str().is_empty() => Err("--out: an empty path (give a folder)".into()),
+        Some(o) => Ok((o, "--out")),
+        None => Ok((default_out(s)?, "output folder (no --out given)")),
+    }
+}
+
+/// The checks before the fabric is built: the dump's flags, that no output replaces an input;
+/// returns the dump's plan and the warnings (the scenario's, the dump's, a routing that can
+/// deadlock).
+fn checked(
+    s: &Scenario,
+    out: &Path,
+    waves: Option<&WaveRequest>,
+    record: Option<&RecordRequest>,
+) -> Result<(Option<DumpPlan>, Vec<String>), String> {
+    let mut warnings = s.warnings.clone();
+    let plan = match waves {
+        Some(w) => {
+            let (p, w) = dump::plan(s, w)?;
+            warnings.extend(w);
+            Some(p)
+        }
+        None => None,
+    };
+    refuse_overwriting_inputs(&outputs_of(out, plan.as_ref(), record), &inputs_of(s))?;
+    if let Some(c) = deadlock::of_fabric(&s.topology, &s.params)?.filter(|c| c.cycle.is_some()) {
+        warnings.push(format!(
+            "{c}: the routing can deadlock; the watchdog stops the run if it does"
+        ));
+    }
+    Ok((plan, warnings))
+}
+
+/// Reserves the dump's files (making the VCD's folder, added to `folders`) and writes the VCD's
+/// header; once its window is known (with `--trigger-before`, from a first pass of the run) has
+/// `run` feed it. No dump when no congestion root was detected (said on stdout) or the first
+/// pass was stopped (the run then stops before its first cycle).
+fn start_dump<const V: usize>(
+    run: &mut Run<'_, V>,
+    plan: DumpPlan,
+    chosen: Vec<FabricSignal>,
+    folders: &mut NewFolders,
+    how: &How<'_>,
+) -> Result<Option<Dump>, String> {
+    let vcd_flag = |e: String| format!("--vcd {e}");
+    let vcd_folder = plan.vcd.parent().unwrap_or(Path::new(""));
+    folders.add(NewFolders::make(vcd_folder).map_err(vcd_flag)?);
+    let mut vcd_file = Staged::open(&plan.vcd).map_err(vcd_flag)?;
+    let gtkw_file = Staged::open(&plan.gtkw).map_err(vcd_flag)?;
+    let states_file = match chosen.iter().any(|s| s.name.ends_with(".detector_state")) {
+        true => Some(Staged::open(&plan.states).map_err(vcd_flag)?),
+        false => None,
+    };
+    let vcd = FabricVcd::new(vcd_file.take_file()?, &chosen)
+        .map_err(|e| format!("{}: {e}", plan.vcd.display()))?;
+    let stop = how.step.stop;
+    let first = Stepping {
+        engine: run.fabric().engine(),
+        threads: run.threads(),
+        stop,
+    };
+    let Some(window) = dump::window::<V>(run.scenario(), &plan, &first)? else {
+        if stop.requested(0).is_none() {
+            let earlier = if plan.vcd.exists() {
                 " (the file there is an earlier one, left as it was)"
             } else {
                 ""
             };
             crate::outln!(
-                "no congestion root was detected: nothing to dump; {vcd} not written{earlier}"
+                "no congestion root was detected: nothing to dump; {} not written{earlier}",
+                plan.vcd.display()
             );
         }
-        dump = None;
-    }
-    let mut recording = match &record {
-        Some(r) => Some(Recording::start(&s, r, &mut fabric, &out)?),
-        None => None,
+        return Ok(None);
     };
-    folders.keep();
-    let tap = dump.as_ref().map(|d| d.vcd.tap(&fabric));
-    let nodes = s.topology.nodes;
+    run.dump(vcd, window);
+    let dump = Dump {
+        plan,
+        chosen,
+        vcd_file,
+        gtkw_file,
+        states_file,
+        window,
+    };
+    Ok(Some(dump))
+}
+
+/// An output the run writes while it steps, named by its file.
+fn write_error(e: WriteError, recording: Option<&Staged>) -> String {
+    match (e, recording) {
+        (WriteError::Recording(e), Some(r)) => format!("{}: {e}", r.dest().display()),
+        (e, _) => e.to_string(),
+    }
+}
+
+/// Steps `run` chunk by chunk to its end, moving a progress bar on a terminal unless `quiet`.
+/// A run stopped before its first cycle fails with the signal's exit code: nothing is written.
+fn step_all<const V: usize>(
+    run: &mut Run<'_, V>,
+    quiet: bool,
+    recording: Option<&Staged>,
+) -> Result<(), Failure> {
+    let s = run.scenario();
     let cycle_ns = s.time_base.cycle_ns();
-    let bar = match how.quiet {
+    let bar = match quiet {
         true => ProgressBar::hidden(),
         false => progress_bar(s.sim_cycles),
     };
-    let t0 = Instant::now();
-    let mut series = Series::default();
-    let mut last = fabric.totals().nodes;
-    let mut bin_start = fabric.now();
-    let mut result = Ok(());
-    let mut signal = None;
-    while fabric.now() < s.sim_cycles && !(s.replay.is_some() && fabric.replay_finished()) {
-        if let Some(sig) = stop.requested(fabric.now()) {
-            signal = Some(sig);
-            break;
-        }
-        let start = fabric.now();
-        let bin_end = (bin_start + s.bin_cycles).min(s.sim_cycles);
-        let n = (bin_end - start).min(CHUNK);
-        let stepped = match (&mut dump, &tap, window) {
-            (Some(d), Some(tap), Some((from, to))) if start + n > from && start <= to => {
-                // Units record the dumped signals at every cycle of a window (no stepping cycle
-                // by cycle); the samples are written in cycle order.
-                let mut written = Ok(());
-                let v = &mut d.vcd;
-                let r = fabric.run_tapped(n, &mut (), tap, &mut |cycles, samples| {
-                    if written.is_ok() {
-                        written = v.samples(cycles, samples, from, to);
-                    }
-                });
-                written.map_err(|e| format!("VCD: {e}"))?;
-                r
-            }
-            _ => fabric.run(n, &mut ()),
-        };
-        if let Some(r) = &mut recording {
-            r.drain(&mut fabric)?;
-        }
-        if let Err(v) = stepped {
-            result = Err(v);
-            break;
-        }
-        if fabric.now() == bin_end {
-            let t = fabric.totals().nodes;
-            series.push(
-                fabric.now(),
-                fabric.now() - bin_start,
-                nodes,
-                t.delivered_flits - last.delivered_flits,
-                t.delivered_packets - last.delivered_packets,
-                t.latency_sum - last.latency_sum,
-            );
-            last = t;
-            bin_start = fabric.now();
-        }
+    while run.step_chunk().map_err(|e| write_error(e, recording))? {
         if !bar.is_hidden() {
-            bar.set_position(fabric.now());
+            bar.set_position(run.now());
             bar.set_message(format!(
                 "{:.3}/{:.3} ms simulated  {:.0} cycles/s",
-                fabric.now() as f64 * cycle_ns / 1e6,
+                run.now() as f64 * cycle_ns / 1e6,
                 s.sim_cycles as f64 * cycle_ns / 1e6,
-                fabric.now() as f64 / t0.elapsed().as_secs_f64().max(1e-9)
+                run.now() as f64 / run.elapsed().max(1e-9)
             ));
         }
     }
-    let reached = fabric.now();
-    if let (Some(sig), 0) = (signal, reached) {
+    if let (Some(Stopped::Signal(sig)), 0) = (run.stopped(), run.now()) {
         // Nothing gathered: the outputs of an earlier run stay as they are.
         bar.abandon();
         return Err(Failure {
@@ -384,90 +364,71 @@ fn run_on<const V: usize>(
             ),
         });
     }
-    if reached > bin_start {
-        // The bin the run stopped in, as far as it got.
-        let t = fabric.totals().nodes;
-        series.push(
-            reached,
-            reached - bin_start,
-            nodes,
-            t.delivered_flits - last.delivered_flits,
-            t.delivered_packets - last.delivered_packets,
-            t.latency_sum - last.latency_sum,
-        );
-    }
-    if signal.is_some() || result.is_err() {
-        bar.abandon();
-    } else {
-        bar.finish();
+    match run.stopped() {
+        Some(_) => bar.abandon(),
+        None => bar.finish(),
     }
     if !bar.is_hidden() {
         crate::errln!();
     }
-    let finished = s.replay.is_some() && fabric.replay_finished();
-    let complete = signal.is_none() && result.is_ok() && (reached == s.sim_cycles || finished);
-    let stop_reason = match (signal, &result) {
-        (_, Err(_)) => Some("invariant violated".to_string()),
-        (Some(sig), _) => Some(signal_name(sig)),
-        _ => None,
-    };
-    if result.is_ok() {
-        result = fabric.check();
+    Ok(())
+}
+
+/// Finishes the VCD (with a note when the run stopped early) and writes its save file and
+/// translate filter; returns their files, to be put in place.
+fn finish_dump(s: &Scenario, d: Dump, vcd: FabricVcd, e: &Ended) -> Result<Vec<Staged>, String> {
+    let reached = e.reached;
+    let io = |err: std::io::Error| format!("{}: {err}", d.plan.vcd.display());
+    match stop_reason(e) {
+        None => vcd.finish().map_err(io)?,
+        Some(why) => vcd
+            .finish_early(&format!(
+                "arnsim: the run stopped at cycle {reached} of {} ({why}): no later cycle is dumped",
+                s.sim_cycles
+            ))
+            .map_err(io)?,
     }
-    let wall = t0.elapsed().as_secs_f64();
-    let t = fabric.totals();
-    let end = RunEnd {
-        reached,
-        replay: replay_summary(&s, &fabric),
-        complete,
-        stop_reason,
-        threads,
-        wall,
+    let mut g = Vec::new();
+    let name = |p: &Path| {
+        p.file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
     };
-    let summary = summary(&s, overrides, &t, &series, &end, &result);
-    // The outputs, complete, under their temporary names.
-    let mut others = Vec::new();
-    if let Some(mut d) = dump {
-        let io = |e: std::io::Error| format!("{}: {e}", d.plan.vcd.display());
-        match &end.stop_reason {
-            None => d.vcd.finish().map_err(io)?,
-            Some(why) => d
-                .vcd
-                .finish_early(&format!(
-                    "arnsim: the run stopped at cycle {reached} of {} ({why}): no later cycle is dumped",
-                    s.sim_cycles
-                ))
-                .map_err(io)?,
-        }
-        let mut g = Vec::new();
-        let name = |p: &Path| {
-            p.file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned()
-        };
-        // The cycles dumped: the window, up to the last cycle stepped.
-        let (from, to) = window.unwrap_or((0, 0));
-        let last = to.min(reached.saturating_sub(1));
-        let (vcd, gtkw) = (name(&d.plan.vcd), name(&d.plan.gtkw));
-        let states = d.states_file.as_ref().map(|_| name(&d.plan.states));
-        write_fabric_gtkw(
-            &mut g,
-            &vcd,
-            &gtkw,
-            states.as_deref(),
-            &d.chosen,
-            from,
-            last,
-        )
-        .map_err(io)?;
-        d.gtkw_file.write(&g)?;
-        others = vec![d.vcd_file, d.gtkw_file];
-        if let Some(mut f) = d.states_file {
-            f.write(DETECTOR_STATES.as_bytes())?;
-            others.push(f);
-        }
+    // The cycles dumped: the window, up to the last cycle stepped.
+    let (from, to) = d.window;
+    let last = to.min(reached.saturating_sub(1));
+    let (vcd, gtkw) = (name(&d.plan.vcd), name(&d.plan.gtkw));
+    let states = d.states_file.as_ref().map(|_| name(&d.plan.states));
+    write_fabric_gtkw(
+        &mut g,
+        &vcd,
+        &gtkw,
+        states.as_deref(),
+        &d.chosen,
+        from,
+        last,
+    )
+    .map_err(io)?;
+    let mut gtkw_file = d.gtkw_file;
+    gtkw_file.write(&g)?;
+    let mut files = vec![d.vcd_file, gtkw_file];
+    if let Some(mut f) = d.states_file {
+        f.write(DETECTOR_STATES.as_bytes())?;
+        files.push(f);
     }
+    Ok(files)
+}
+
+/// Writes the CSVs and the plot into their reserved files (`staged`, in [`OUTPUTS`] order),
+/// added to `others`; returns the summary's file.
+fn write_series(
+    s: &Scenario,
+    e: &Ended,
+    mut staged: Vec<Staged>,
+    others: &mut Vec<Staged>,
+) -> Result<Staged, String> {
+    let cycle_ns = s.time_base.cycle_ns();
     let title = format!(
         "{}: {} + {}, {} traffic",
         s.name,
@@ -476,42 +437,48 @@ fn run_on<const V: usize>(
         s.pattern
     );
     let texts = [
-        series.efficiency_csv(cycle_ns),
-        series.latency_csv(cycle_ns),
-        series.efficiency_svg(cycle_ns, &title),
+        e.series.efficiency_csv(cycle_ns),
+        e.series.latency_csv(cycle_ns),
+        e.series.efficiency_svg(cycle_ns, &title),
     ];
     for (f, text) in staged.iter_mut().zip(&texts) {
         f.write(text.as_bytes())?;
     }
     let Some(summary_file) = staged.pop() else {
-        return Err("no summary.json".to_string().into());
+        return Err("no summary.json".to_string());
     };
     others.extend(staged);
-    if let Some(r) = recording {
-        others.push(r.finish(&mut fabric)?);
-    }
-    put_in_place(&out, summary_file, others, &summary)?;
-    *written = Some(summary);
+    Ok(summary_file)
+}
+
+/// Prints the run's line; fails on a broken invariant, and with the signal's exit code when a
+/// stop request ended it.
+fn report(s: &Scenario, e: &Ended, out: &Path) -> Result<(), Failure> {
+    let cycle_ns = s.time_base.cycle_ns();
+    let (reached, wall, t) = (e.reached, e.wall, &e.totals);
     let _ = std::io::stdout().flush();
     crate::outln!(
-        "{}: {} cycles ({:.3} ms) in {wall:.2} s on {threads} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted, {} isolated at sources; invariants {}; outputs in {}{}",
+        "{}: {} cycles ({:.3} ms) in {wall:.2} s on {} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted, {} isolated at sources; invariants {}; outputs in {}{}",
         s.name,
         reached,
         reached as f64 * cycle_ns / 1e6,
+        e.threads,
         reached as f64 / wall.max(1e-9),
-        series.mean_efficiency(),
+        e.series.mean_efficiency(),
         t.nodes.delivered_packets,
         t.switches.roots_detected,
         t.switches.arns_sent,
         t.switches.packets_adapted,
         t.nodes.packets_adapted,
-        if result.is_ok() { "ok" } else { "BROKEN" },
+        if e.invariants.is_ok() { "ok" } else { "BROKEN" },
         out.display(),
-        if complete { "" } else { " (incomplete)" }
+        if e.complete { "" } else { " (incomplete)" }
     );
-    result.map_err(|v| format!("run stopped: {v}"))?;
-    match signal {
-        Some(sig) => Err(Failure {
+    if let Err(v) = &e.invariants {
+        return Err(format!("run stopped: {v}").into());
+    }
+    match e.stopped {
+        Some(Stopped::Signal(sig)) => Err(Failure {
             code: exit_code(sig),
             message: format!(
                 "stopped by {} at cycle {reached} of {} ({:.3} of {:.3} ms): the outputs gathered so far are in {}, marked \"complete\": false",
@@ -522,7 +489,7 @@ fn run_on<const V: usize>(
                 out.display()
             ),
         }),
-        None => Ok(()),
+        _ => Ok(()),
     }
 }
 

@@ -1,32 +1,24 @@
 //! The `summary.json` of an `arnsim run`: what was run, how far it got, and its counters, from
-//! the scenario, the fabric's totals, the bins and how the run ended.
+//! the scenario and what the run returned when it ended (`run::Ended`: totals, bins, how it
+//! ended, the replay's finish cycles).
 
+use super::interrupt::signal_name;
 use super::outputs::{ReplaySummary, Summary, rounded};
 use crate::config::Scenario;
-use crate::fabric::{Fabric, FabricTotals, Violation};
-use crate::metrics::Series;
+use crate::run::{Ended, Stopped};
 
-/// How a run ended, for its summary.
-pub(super) struct RunEnd {
-    pub(super) reached: u64,
-    pub(super) replay: Option<ReplaySummary>,
-    pub(super) complete: bool,
-    pub(super) stop_reason: Option<String>,
-    pub(super) threads: usize,
-    pub(super) wall: f64,
+/// Why the run stopped early, as `summary.json` says it.
+pub(super) fn stop_reason(e: &Ended) -> Option<String> {
+    e.stopped.map(|why| match why {
+        Stopped::Violation => "invariant violated".to_string(),
+        Stopped::Signal(sig) => signal_name(sig),
+    })
 }
 
-/// The summary of a run of `s` that ended as `end`, with totals `t`, bins `series` and
-/// invariants `result`.
-pub(super) fn summary(
-    s: &Scenario,
-    overrides: &[String],
-    t: &FabricTotals,
-    series: &Series,
-    end: &RunEnd,
-    result: &Result<(), Violation>,
-) -> Summary {
+/// The summary of a run of `s` with `overrides` that ended as `end`.
+pub(super) fn summary(s: &Scenario, overrides: &[String], end: &Ended) -> Summary {
     let cycle_ns = s.time_base.cycle_ns();
+    let (t, series) = (&end.totals, &end.series);
     Summary {
         scenario: s.name.clone(),
         file: s.doc.path().to_string(),
@@ -41,7 +33,7 @@ pub(super) fn summary(
         simulated_us: rounded(end.reached as f64 * cycle_ns / 1000.0, 3),
         complete: end.complete,
         stopped_at_cycle: (!end.complete).then_some(end.reached),
-        stop_reason: end.stop_reason.clone(),
+        stop_reason: stop_reason(end),
         wall_seconds: rounded(end.wall, 3),
         threads: end.threads as u64,
         packets_generated: t.nodes.generated_packets,
@@ -72,34 +64,19 @@ pub(super) fn summary(
             .routing
             .escape_queues()
             .then_some(t.switches.packets_escaped),
-        invariants: match &result {
+        invariants: match &end.invariants {
             Ok(()) => "ok".to_string(),
             Err(v) => v.to_string(),
         },
-        replay: end.replay.clone(),
+        replay: replay_summary(s, end),
     }
 }
 
-/// The replay's outcome in `fabric`, for the summary.
-pub(super) fn replay_summary<const V: usize>(
-    s: &Scenario,
-    fabric: &Fabric<V>,
-) -> Option<ReplaySummary> {
-    let t = s.replay.as_ref()?;
+/// The replay's outcome, for the summary.
+fn replay_summary(s: &Scenario, end: &Ended) -> Option<ReplaySummary> {
+    let (t, finish) = (s.replay.as_ref()?, end.rank_finishes.as_ref()?);
     let cycle_ns = s.time_base.cycle_ns();
     let us = |c: u64| rounded(c as f64 * cycle_ns / 1000.0, 3);
-    let mut finish = vec![None; t.program.ranks() as usize];
-    for n in fabric.nodes() {
-        for (rank, f) in n
-            .replay()
-            .map(|r| r.ranks().rank_finishes())
-            .into_iter()
-            .flatten()
-        {
-            // A rank whose last compute ends after the cycles stepped has not finished.
-            finish[rank as usize] = f.filter(|&at| at < fabric.now());
-        }
-    }
     let done = finish.iter().flatten().count() as u32;
     Some(ReplaySummary {
         trace: t.file.clone(),

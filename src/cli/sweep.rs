@@ -8,13 +8,12 @@
 //! point of the sweep, marked as such; a stop request ends the sweep without `sweep.csv`.
 
 use super::Failure;
-use super::interrupt::Stop;
 use super::outputs::{Staged, Summary, make_folder, refuse_overwriting_inputs};
 use super::run::{self, How, default_out};
 use crate::config::Scenario;
 use crate::config::units::shown;
-use crate::fabric::Engine;
 use crate::metrics::{RunStatus, SweepPoint, SweepSeries, sweep_plot_svg};
+use crate::run::{Stepping, Stop};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -412,9 +411,7 @@ fn run_one(req: &Request, l: &Load, out: &Path, stop: &Stop) -> Result<Summary, 
     let set = overrides(&req.set, l);
     let s = run::load(&req.scenario, &set)?;
     let how = How {
-        engine: Engine::Fast,
-        threads: 1,
-        stop,
+        step: Stepping::fast(1, stop),
         quiet: true,
     };
     let mut written = None;

@@ -34,7 +34,7 @@ mod tests;
 mod view;
 mod watchdog;
 
-use super::{Fabric, FabricParams, Far, Sample, Tap, Violation};
+use super::{Fabric, Far, Sample, Tap, Violation};
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rng::SplitMix64;
 use crate::blocks::rr_arbiter::RrArbiter;
@@ -54,12 +54,6 @@ use watchdog::Halt;
 
 /// No slot, no port.
 const NIL: u32 = u32::MAX;
-
-/// Why a fabric cannot step on the event engine, if it cannot: the first feature it lacks, as a
-/// sentence (none: it steps every routing mode on every fabric).
-pub fn unsupported(_p: &FabricParams, _can_deadlock: bool) -> Option<String> {
-    None
-}
 
 /// A packet in a switch's input buffer (or on its way to one).
 #[derive(Clone, Copy, Debug, Default)]
@@ -248,6 +242,9 @@ pub struct EventCore<const V: usize> {
     samples: Vec<Sample>,
     /// The link records of the switch being recorded, if this part steps it (`record.rs`).
     rec: Option<Box<record::LinkLog<V>>>,
+    /// The cycle the first congestion root of this part's switches was detected in
+    /// (`u64::MAX`: none yet).
+    first_root: u64,
 }
 
 impl<const V: usize> EventCore<V> {
@@ -363,6 +360,7 @@ impl<const V: usize> EventCore<V> {
             head_progress: 0,
             samples: Vec::new(),
             rec: None,
+            first_root: u64::MAX,
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may

@@ -199,6 +199,8 @@ pub struct Fabric<const V: usize> {
     prefetch: bool,
     /// The event engine's switches and links, when it steps the fabric ([`Engine::Event`]).
     event: Option<Box<event::EventEngine<V>>>,
+    /// The engine stepping the switches.
+    engine: Engine,
 }
 
 /// Fabrics of at least this many units (switches and nodes) have the lines of the units ahead
@@ -372,6 +374,7 @@ impl<const V: usize> Fabric<V> {
             pool: Pool::new(1),
             prefetch: false,
             event: None,
+            engine: Engine::Fast,
         };
         fabric.prefetch = fabric.switches.len() + fabric.nodes.len() >= PREFETCH_UNITS;
         fabric.set_threads(1);
@@ -382,6 +385,7 @@ impl<const V: usize> Fabric<V> {
     /// outputs are the same on both.
     pub fn set_engine(&mut self, engine: Engine) {
         assert_eq!(self.now, 0, "the engine is chosen before the first cycle");
+        self.engine = engine;
         if engine == Engine::Event {
             self.event = Some(Box::new(event::EventEngine::new(self)));
             return;
@@ -391,6 +395,11 @@ impl<const V: usize> Fabric<V> {
                 *s = SwitchUnit::Cycle(Box::new(CycleUnit::new(s.cycle_twin())));
             }
         }
+    }
+
+    /// The engine stepping the switches.
+    pub fn engine(&self) -> Engine {
+        self.engine
     }
 
     /// Whether the units ahead are prefetched as each steps (set at build from the fabric's size,
@@ -437,6 +446,13 @@ impl<const V: usize> Fabric<V> {
         if self.now == 0 && self.event.as_ref().is_some_and(|e| e.parts() != threads) {
             self.event = Some(Box::new(event::EventEngine::new(self)));
         }
+    }
+
+    /// On the event engine, the cycle the first congestion root was detected in, among the
+    /// cycles stepped (`None` before one is; the other engines report roots to the observer of
+    /// [`Fabric::run`] as [`SwitchEvent::RootDetected`]).
+    pub fn first_root(&self) -> Option<u64> {
+        self.event.as_ref().and_then(|e| e.first_root())
     }
 
     /// Threads stepping the fabric.

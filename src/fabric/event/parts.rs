@@ -108,6 +108,12 @@ impl<const V: usize> EventEngine<V> {
             .link_log()
     }
 
+    /// The cycle the fabric's first congestion root was detected in, if one was.
+    pub(in crate::fabric) fn first_root(&self) -> Option<u64> {
+        let first = self.locked().iter().map(|p| p.first_root).min();
+        first.filter(|&c| c != u64::MAX)
+    }
+
     /// Parts (threads) it steps in.
     pub(in crate::fabric) fn parts(&self) -> usize {
         self.parts.len()
