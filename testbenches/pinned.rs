@@ -102,9 +102,9 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// The bytes that are hashed: the summary less the lines of its wall time and thread count (the
-/// only fields that differ between two runs of the same scenario and seed), every other file as
-/// written.
+/// The bytes that are hashed: the summary less the lines of its wall time, thread count and
+/// engine (the only fields that differ between two runs of the same scenario and seed), every
+/// other file as written.
 fn pinned_bytes(name: &str, bytes: Vec<u8>) -> Vec<u8> {
     if name != "summary.json" {
         return bytes;
@@ -114,12 +114,14 @@ fn pinned_bytes(name: &str, bytes: Vec<u8>) -> Vec<u8> {
         .lines()
         .filter(|l| {
             let l = l.trim_start();
-            !l.starts_with("\"wall_seconds\"") && !l.starts_with("\"threads\"")
+            !l.starts_with("\"wall_seconds\"")
+                && !l.starts_with("\"threads\"")
+                && !l.starts_with("\"engine\"")
         })
         .collect();
     assert!(
-        kept.len() + 2 == text.lines().count(),
-        "summary.json has no wall_seconds and threads lines of their own"
+        kept.len() + 3 == text.lines().count(),
+        "summary.json has no wall_seconds, threads and engine lines of their own"
     );
     kept.join("\n").into_bytes()
 }

@@ -7,7 +7,7 @@
 //!   (1,000,000 cycles) and on a 12-port switch with 4 VCs (300,000 cycles, or
 //!   `ARNSIM_SWITCH_HDL_P12_CYCLES`) (under AFI the scheme's regular VCs and the
 //!   AFC; the modes without AFI use two or four regular VCs of DBBM, vFtree or Flow2SL).
-//! - In situ, recorded while the fabric runs on the fast engine: every switch of `default` and
+//! - In situ, recorded while the fabric runs on the event engine: every switch of `default` and
 //!   of `figure4` for the whole run, three routers of `dragonfly72` with the VL raised after the
 //!   global hop, three switches of `default` under FA, and the first congestion-root switch of configuration 1 under
 //!   H10 with ARN+AFI (hot spot at 10 us, CRT 20 us) from reset, less than 100 us before its root
@@ -28,8 +28,8 @@ mod random_link;
 
 use arnsim::cli::scenarios;
 use arnsim::config::Scenario;
-use arnsim::fabric::Fabric;
 use arnsim::fabric::record::first_root;
+use arnsim::fabric::{Engine, Fabric};
 use arnsim::trace::recording::record_run;
 use arnsim::wire::link::FEW_VCS;
 use jobs::{at_a_time, target};
@@ -212,6 +212,7 @@ fn bundled(scenario: &str, sets: &[&str]) -> Result<Scenario, String> {
 /// Records switch `sw` of `s`'s fabric for `cycles` cycles into `out`.
 fn record_switch(s: &Scenario, sw: u32, cycles: u64, out: &Path) -> Result<(), String> {
     let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows)?;
+    f.set_engine(Engine::Event);
     let mut w = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| e.to_string())?);
     record_run(&mut f, sw, cycles, &mut w, |_, _, _| {})?;
     w.flush().map_err(|e| e.to_string())
@@ -234,7 +235,7 @@ fn in_situ_cases(scenario: &'static str) -> Vec<Case> {
                     let s = bundled(scenario, &[])?;
                     record_switch(&s, sw as u32, s.sim_cycles, out)?;
                     Ok(format!(
-                        "{scenario} switch {name}, fast engine, cycles 0 to {}",
+                        "{scenario} switch {name}, event engine, cycles 0 to {}",
                         s.sim_cycles - 1
                     ))
                 }),
@@ -258,7 +259,7 @@ fn dragonfly_vl_hops_cases() -> Vec<Case> {
                 let s = bundled("dragonfly72", &SETS)?;
                 record_switch(&s, sw, s.sim_cycles, out)?;
                 Ok(format!(
-                    "dragonfly72 ({}) router s0_{sw}, fast engine, cycles 0 to {}",
+                    "dragonfly72 ({}) router s0_{sw}, event engine, cycles 0 to {}",
                     SETS.join(", "),
                     s.sim_cycles - 1
                 ))
@@ -282,7 +283,7 @@ fn fa_cases() -> Vec<Case> {
                 let s = bundled("default", &SETS)?;
                 record_switch(&s, sw, s.sim_cycles, out)?;
                 Ok(format!(
-                    "default ({}) switch {sw}, fast engine, cycles 0 to {}",
+                    "default ({}) switch {sw}, event engine, cycles 0 to {}",
                     SETS.join(", "),
                     s.sim_cycles - 1
                 ))
@@ -312,7 +313,7 @@ fn config1_root_case() -> Case {
             record_switch(&s, sw, until + 1, out)?;
             let name = build()?.switch_names()[sw as usize].clone();
             Ok(format!(
-                "paper/config1_h10 switch {name}, fast engine, root detected at cycle \
+                "paper/config1_h10 switch {name}, event engine, root detected at cycle \
                  {detected}, cycles 0 to {until}"
             ))
         }),

@@ -25,6 +25,7 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
                 let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
                 v.as_object_mut().unwrap().remove("wall_seconds");
                 v.as_object_mut().unwrap().remove("threads");
+                v.as_object_mut().unwrap().remove("engine");
                 bytes = v.to_string().into_bytes();
             }
             (name, bytes)

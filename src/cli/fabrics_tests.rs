@@ -20,7 +20,7 @@ fn go(
         &set,
         None,
         None,
-        &How::fast(1, &Stop::never()),
+        &How::new(1, &Stop::never()),
     );
     (guard, out, r.map(|_| ()).map_err(|e| e.message))
 }

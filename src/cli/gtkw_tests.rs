@@ -82,7 +82,7 @@ fn a_fabric_window_opens_whole_with_named_decimal_rows() {
         &set,
         Some(waves),
         None,
-        &How::fast(1, &stop),
+        &How::new(1, &stop),
     )
     .unwrap();
     let read = |n: &str| std::fs::read_to_string(dir.join("x").join(n)).unwrap();

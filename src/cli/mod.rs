@@ -89,12 +89,11 @@ pub enum Command {
         /// Start the dump this long before the first congestion root is detected (a time).
         #[arg(long, value_name = "TIME")]
         trigger_before: Option<String>,
-        /// The engine stepping the switches: `fast` (heads, tails and credit records), `cycle`
-        /// (one clock cycle per step, module for module as the HDL; much slower) or `event` (a
-        /// calendar of port events; every routing mode but FA and those that can deadlock, no
-        /// trace replay, dump or recording).
-        /// The outputs are the same.
-        #[arg(long, value_enum, default_value_t = EngineArg::Fast)]
+        /// The engine stepping the switches: `event` (a calendar of port and node events, the
+        /// default), `cycle` (one clock cycle per step, module for module as the HDL; much
+        /// slower) or `fast` (every switch visited every window, at its heads, tails and credit
+        /// records). The outputs are the same; `summary.json` names the engine.
+        #[arg(long, value_enum, default_value_t = EngineArg::Event)]
         engine: EngineArg,
         /// Threads stepping the fabric (0: one per core, but one for fabrics of fewer than 32
         /// switches, where a thread's share is too small to pay; at most the machine's cores).

@@ -293,6 +293,10 @@ pub struct Summary {
     pub wall_seconds: f64,
     /// Threads that stepped the fabric.
     pub threads: u64,
+    /// The engine that stepped the switches (`event`, `cycle` or `fast`): every output is the
+    /// same on each (a summary of an older version, without the field, was stepped by `fast`).
+    #[serde(default = "older_engine")]
+    pub engine: String,
     /// Packets the sources generated.
     pub packets_generated: u64,
     /// Packets injected into the fabric.
@@ -365,6 +369,10 @@ pub struct ReplaySummary {
 
 fn older_is_complete() -> bool {
     true
+}
+
+fn older_engine() -> String {
+    "fast".to_string()
 }
 
 /// `v` rounded to `places` decimals, as the decimal text of that many places reads back: the

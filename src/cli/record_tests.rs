@@ -22,7 +22,7 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
         &set,
         None,
         rec("s9_9"),
-        &How::fast(1, &Stop::never()),
+        &How::new(1, &Stop::never()),
     )
     .unwrap_err();
     assert!(
@@ -39,7 +39,7 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
         &set,
         None,
         rec("s2_1"),
-        &How::fast(2, &Stop::never()),
+        &How::new(2, &Stop::never()),
     )
     .unwrap();
     let file = out.join("s2_1.rec");

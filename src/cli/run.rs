@@ -94,10 +94,10 @@ pub struct How<'a> {
 }
 
 impl<'a> How<'a> {
-    /// The fast engine on `threads` threads, watching `stop`.
-    pub fn fast(threads: usize, stop: &'a Stop) -> Self {
+    /// The default engine on `threads` threads, watching `stop`.
+    pub fn new(threads: usize, stop: &'a Stop) -> Self {
         How {
-            step: Stepping::fast(threads, stop),
+            step: Stepping::new(threads, stop),
             quiet: false,
         }
     }

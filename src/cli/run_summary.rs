@@ -36,6 +36,7 @@ pub(super) fn summary(s: &Scenario, overrides: &[String], end: &Ended) -> Summar
         stop_reason: stop_reason(end),
         wall_seconds: rounded(end.wall, 3),
         threads: end.threads as u64,
+        engine: end.engine.name().to_string(),
         packets_generated: t.nodes.generated_packets,
         packets_injected: t.nodes.injected_packets,
         packets_delivered: t.nodes.delivered_packets,

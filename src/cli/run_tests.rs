@@ -33,7 +33,7 @@ fn go(name: &str, out: &Path, set: &[String], threads: usize) {
         set,
         None,
         None,
-        &How::fast(threads, &Stop::never()),
+        &How::new(threads, &Stop::never()),
     )
     .unwrap();
 }
@@ -230,7 +230,7 @@ fn fabric_vcd_is_chosen_by_scope_and_repeatable() {
             &set,
             w(vcd),
             None,
-            &How::fast(threads, &stop),
+            &How::new(threads, &stop),
         )
         .unwrap()
     };
@@ -334,7 +334,7 @@ fn a_failed_run_changes_no_file() {
             &set,
             w,
             None,
-            &How::fast(1, &Stop::never()),
+            &How::new(1, &Stop::never()),
         )
         .unwrap_err();
         assert_eq!(e.code, 1, "{e:?}");
@@ -401,7 +401,7 @@ fn a_scenario_name_is_one_folder_inside_waves() {
         &[],
         None,
         None,
-        &How::fast(1, &Stop::never()),
+        &How::new(1, &Stop::never()),
     )
     .unwrap_err();
     assert_eq!(
@@ -430,7 +430,7 @@ fn a_stopped_run_writes_what_it_has_marked_incomplete() {
         &set,
         waves(vcd.clone(), None),
         None,
-        &How::fast(1, &stop),
+        &How::new(1, &stop),
     )
     .unwrap_err();
     assert_eq!(e.code, 130, "{e:?}");
@@ -483,7 +483,7 @@ fn a_stopped_run_writes_what_it_has_marked_incomplete() {
         &set,
         waves(vcd.clone(), Some("1us")),
         None,
-        &How::fast(1, &Stop::at_cycle(0, SIGTERM)),
+        &How::new(1, &Stop::at_cycle(0, SIGTERM)),
     )
     .unwrap_err();
     assert_eq!(e.code, 143);

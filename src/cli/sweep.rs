@@ -411,7 +411,7 @@ fn run_one(req: &Request, l: &Load, out: &Path, stop: &Stop) -> Result<Summary, 
     let set = overrides(&req.set, l);
     let s = run::load(&req.scenario, &set)?;
     let how = How {
-        step: Stepping::fast(1, stop),
+        step: Stepping::new(1, stop),
         quiet: true,
     };
     let mut written = None;

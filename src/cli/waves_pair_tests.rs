@@ -29,7 +29,7 @@ fn record(dir: &Path) -> PathBuf {
         &set,
         None,
         rec,
-        &How::fast(1, &Stop::never()),
+        &How::new(1, &Stop::never()),
     )
     .unwrap();
     dir.join("run/s2_1.rec")

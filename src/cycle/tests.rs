@@ -1,15 +1,15 @@
-//! The cycle engine against the fast engine, in situ: every switch of a fabric is recorded while
-//! the fabric runs on the fast engine, and a cycle-engine twin of it replays its inputs; every
-//! output of every cycle must match.
+//! The cycle engine against the event engine, in situ: every switch of a fabric is recorded
+//! while the fabric runs on the event engine, and a cycle-engine twin of it replays its inputs;
+//! every output of every cycle must match.
 
 use super::compare::Replay;
 use super::{PortIn, PortOut};
 use crate::cli::scenarios;
 use crate::config::Scenario;
-use crate::fabric::Fabric;
+use crate::fabric::{Engine, Fabric};
 use crate::wire::link::FEW_VCS;
 
-/// Runs `scenario` (bundled name) with `overrides` on the fast engine, replaying every switch on
+/// Runs `scenario` (bundled name) with `overrides` on the event engine, replaying every switch on
 /// the cycle engine; returns the cycles compared per switch, or the first difference.
 pub(crate) fn lockstep_all(name: &str, overrides: &[&str]) -> Result<Vec<u64>, String> {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
@@ -20,19 +20,29 @@ pub(crate) fn lockstep_all(name: &str, overrides: &[&str]) -> Result<Vec<u64>, S
 /// [`lockstep_all`] on a fabric of `V` VC lanes.
 fn lockstep_on<const V: usize>(s: &Scenario) -> Result<Vec<u64>, String> {
     let mut f = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
+    f.set_engine(Engine::Event);
     let mut replays: Vec<Replay> = f
         .switches()
         .iter()
         .map(|sw| Replay::new(sw.cycle_twin()))
         .collect();
     let all: Vec<u32> = (0..replays.len() as u32).collect();
+    let peers: Vec<Vec<Option<(u32, usize)>>> = f
+        .switches()
+        .iter()
+        .map(|sw| (0..sw.ports()).map(|p| f.switch_peer(sw.id(), p)).collect())
+        .collect();
+    let mut links = Links::new(s.params.link_latency as u64);
     let mut first: Option<String> = None;
     let r = f.run_recorded(s.sim_cycles, &mut (), &all, &mut |sw, c, ins, outs| {
-        if first.is_none()
-            && let Err(e) = replays[sw as usize].check(c, ins, outs)
-        {
-            first = Some(format!("switch {sw}: {e}"));
+        if first.is_some() {
+            return Ok(());
         }
+        let checked = replays[sw as usize]
+            .check(c, ins, outs)
+            .map_err(|e| format!("switch {sw}: {e}"))
+            .and_then(|()| links.check(sw, c, ins, outs, &peers[sw as usize]));
+        first = checked.err();
         Ok(())
     });
     if let Some(e) = first {
@@ -42,14 +52,70 @@ fn lockstep_on<const V: usize>(s: &Scenario) -> Result<Vec<u64>, String> {
     Ok(replays.iter().map(|r| r.cycles()).collect())
 }
 
+/// The links between recorded switches: what a port drives in cycle `t` (its output link's flit,
+/// its input's credits and ARN upstream) is what the port at the far end receives in
+/// `t + latency`. The replays check each switch against its twin; this checks what joins them.
+struct Links {
+    latency: u64,
+    /// What each (switch, port) drove in each cycle, until its far end's frame of that cycle
+    /// plus the latency comes.
+    sent: std::collections::HashMap<(u32, usize, u64), PortOut>,
+}
+
+impl Links {
+    fn new(latency: u64) -> Self {
+        Links {
+            latency,
+            sent: Default::default(),
+        }
+    }
+
+    /// Switch `sw`'s frame of cycle `c`, its ports' far ends `peers` (the frames of a cycle
+    /// come after those of `c - latency`, window by window).
+    fn check(
+        &mut self,
+        sw: u32,
+        c: u64,
+        ins: &[PortIn],
+        outs: &[PortOut],
+        peers: &[Option<(u32, usize)>],
+    ) -> Result<(), String> {
+        for (p, peer) in peers.iter().enumerate() {
+            let Some((far, q)) = *peer else {
+                continue;
+            };
+            self.sent.insert((sw, p, c), outs[p]);
+            let Some(t) = c.checked_sub(self.latency) else {
+                continue;
+            };
+            let Some(d) = self.sent.remove(&(far, q, t)) else {
+                return Err(format!("switch {far} port {q}: no frame of cycle {t}"));
+            };
+            let arrived = PortIn {
+                flit: d.flit,
+                credit: d.credit,
+                arn: d.arn.map(|a| crate::wire::ArnInfo { port: 0, ..a }),
+            };
+            if ins[p] != arrived {
+                return Err(format!(
+                    "cycle {c}, port {p}: link from switch {far} port {q} (sent in cycle {t}): \
+                     switch {sw} received {:?}, switch {far} drove {:?}",
+                    ins[p], d
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[test]
-fn every_switch_of_default_matches_the_fast_engine() {
+fn every_switch_of_default_matches_the_event_engine() {
     let cycles = lockstep_all("default", &[]).unwrap_or_else(|e| panic!("{e}"));
     assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
 }
 
 #[test]
-fn every_switch_of_figure4_matches_the_fast_engine() {
+fn every_switch_of_figure4_matches_the_event_engine() {
     let cycles = lockstep_all("figure4", &[]).unwrap_or_else(|e| panic!("{e}"));
     assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
 }
@@ -57,7 +123,7 @@ fn every_switch_of_figure4_matches_the_fast_engine() {
 /// Sixteen VCs per port, InfiniBand's VLs: DBBM over 15 regular VCs and the AFC, under ARN+AFI on
 /// the default 4-ary 2-tree (a fabric of 16 VC lanes).
 #[test]
-fn every_switch_of_a_16_vc_fabric_matches_the_fast_engine() {
+fn every_switch_of_a_16_vc_fabric_matches_the_event_engine() {
     let sets = ["queuing=\"dbbm\"", "queuing_vcs=15", "sim_time=\"120us\""];
     let cycles = lockstep_all("default", &sets).unwrap_or_else(|e| panic!("{e}"));
     assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
@@ -67,7 +133,7 @@ fn every_switch_of_a_16_vc_fabric_matches_the_fast_engine() {
 /// route adaptively, two and three routing options: packets take adaptive options, and some
 /// leave them for their escape route; every switch equals its cycle-engine twin.
 #[test]
-fn every_switch_of_an_irregular_fabric_under_fa_matches_the_fast_engine() {
+fn every_switch_of_an_irregular_fabric_under_fa_matches_the_event_engine() {
     for options in ["2", "3"] {
         let sets = [
             "routing=\"fa\"",
@@ -103,10 +169,10 @@ mod random_fabrics {
 
         /// Small fabrics (k-ary n-trees and the custom figure-4 fabric) with random routing
         /// modes, queuing schemes and their VC counts (1 to 16 VCs per port), loads, link
-        /// latencies, buffers and seeds: every switch of the fast engine equals its cycle-engine
-        /// twin in every cycle.
+        /// latencies, buffers and seeds: every switch of the event engine equals its
+        /// cycle-engine twin in every cycle.
         #[test]
-        fn fast_and_cycle_engines_agree(
+        fn event_and_cycle_engines_agree(
             shape in prop::sample::select(vec!["k2n2", "k3n2", "k2n3", "figure4"]),
             routing in routing(),
             queuing in prop::sample::select(vec!["1q", "dbbm", "vftree", "flow2sl"]),
@@ -156,7 +222,7 @@ mod random_fabrics {
 /// runs: the switch that first becomes a congestion root, from reset (which is less than 100 us
 /// before its root is detected) to 500 us after, equals its cycle-engine twin in every cycle.
 #[test]
-fn the_first_root_switch_of_configuration_1_matches_the_fast_engine() {
+fn the_first_root_switch_of_configuration_1_matches_the_event_engine() {
     let sets = [
         "traffic.hot_start=\"10us\"",
         "switch.crt=\"20us\"",
@@ -170,6 +236,7 @@ fn the_first_root_switch_of_configuration_1_matches_the_fast_engine() {
         .expect("a root forms");
     let until = detected + (500_000.0 / s.time_base.cycle_ns()).round() as u64;
     let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
+    f.set_engine(Engine::Event);
     let mut replay = Replay::new(f.switches()[sw as usize].cycle_twin());
     let mut first = None;
     let (mut flits, mut arns) = (0u64, 0u64);
@@ -207,6 +274,7 @@ fn a_settled_switch_skips_its_idle_cycles_exactly() {
     ];
     let s = scenarios::load("default", &sets).expect("loads");
     let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
+    f.set_engine(Engine::Event);
     let sw = 0;
     let mut exact = Replay::new(f.switches()[sw].cycle_twin());
     let mut skipping = Replay::new(f.switches()[sw].cycle_twin());

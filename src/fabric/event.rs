@@ -242,9 +242,9 @@ pub struct EventCore<const V: usize> {
     samples: Vec<Sample>,
     /// The link records of the switch being recorded, if this part steps it (`record.rs`).
     rec: Option<Box<record::LinkLog<V>>>,
-    /// The cycle the first congestion root of this part's switches was detected in
-    /// (`u64::MAX`: none yet).
-    first_root: u64,
+    /// The cycle the first congestion root of this part's switches was detected in, and the
+    /// lowest of the switches that detected one then (`u64::MAX`: none yet).
+    first_root: (u64, u32),
 }
 
 impl<const V: usize> EventCore<V> {
@@ -360,7 +360,7 @@ impl<const V: usize> EventCore<V> {
             head_progress: 0,
             samples: Vec::new(),
             rec: None,
-            first_root: u64::MAX,
+            first_root: (u64::MAX, 0),
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may
@@ -569,13 +569,16 @@ impl<const V: usize> Fabric<V> {
         };
         if !self.recorders.is_empty() {
             let recorders = &mut self.recorders;
-            if let Some(log) = engine.link_log() {
-                log.drain(from, reached, |c, p, got, sent| {
-                    for r in recorders.iter_mut().flatten() {
+            let recorded: Vec<u32> = recorders.iter().flatten().map(|r| r.switch()).collect();
+            engine.drain_records(
+                recorded.into_iter(),
+                (from, reached),
+                |s, c, p, got, sent| {
+                    if let Some(r) = recorders[s as usize].as_deref_mut() {
                         r.capture_port(c, p, got, sent);
                     }
-                });
-            }
+                },
+            );
         }
         if let Some((_, sink)) = tap {
             // A stop leaves out the cycle it names and the later ones, as a cycle-by-cycle

@@ -397,6 +397,16 @@ impl<const V: usize> Fabric<V> {
         }
     }
 
+    /// The switch port at the far end of switch `sw`'s port `port`, if a switch is cabled there
+    /// (not an end node).
+    pub fn switch_peer(&self, sw: u32, port: usize) -> Option<(u32, usize)> {
+        let out = self.switches[sw as usize].wiring().out_ch[port];
+        match self.ends[out as usize].1 {
+            Far::Switch { sw, port } => Some((sw, port as usize)),
+            Far::Node(_) => None,
+        }
+    }
+
     /// The engine stepping the switches.
     pub fn engine(&self) -> Engine {
         self.engine
@@ -449,9 +459,10 @@ impl<const V: usize> Fabric<V> {
     }
 
     /// On the event engine, the cycle the first congestion root was detected in, among the
-    /// cycles stepped (`None` before one is; the other engines report roots to the observer of
-    /// [`Fabric::run`] as [`SwitchEvent::RootDetected`]).
-    pub fn first_root(&self) -> Option<u64> {
+    /// cycles stepped, and the lowest switch that detected one then (`None` before one is; the
+    /// other engines report roots to the observer of [`Fabric::run`] as
+    /// [`SwitchEvent::RootDetected`]).
+    pub fn first_root(&self) -> Option<(u64, u32)> {
         self.event.as_ref().and_then(|e| e.first_root())
     }
 

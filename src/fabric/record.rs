@@ -175,7 +175,11 @@ impl<const V: usize> Fabric<V> {
         let end = self.now + cycles;
         let mut r = Ok(());
         while self.now < end && r.is_ok() {
-            r = self.step_window((end - self.now).min(self.window), obs, None);
+            let w = (end - self.now).min(self.window);
+            r = match self.event {
+                Some(_) => self.run_events(w, None),
+                None => self.step_window(w, obs, None),
+            };
             let d = self.drain_recordings(sink);
             r = r.and(d);
         }
@@ -186,12 +190,14 @@ impl<const V: usize> Fabric<V> {
 }
 
 /// The switch whose output first becomes a congestion root within `cycles` cycles of a fabric
-/// built as `build` does, and that cycle (`None` when no root forms).
+/// built as `build` does, and that cycle (`None` when no root forms): of the roots of the first
+/// cycle with any, the lowest switch's.
 pub fn first_root<const V: usize>(
     build: impl FnOnce() -> Result<Fabric<V>, String>,
     cycles: u64,
 ) -> Result<Option<(u32, u64)>, String> {
     let mut f = build()?;
+    f.set_engine(Engine::Event);
     let mut events = Vec::new();
     while f.now() < cycles {
         f.run((cycles - f.now()).min(1024), &mut events)
@@ -200,8 +206,8 @@ pub fn first_root<const V: usize>(
             SwitchEvent::RootDetected { .. } => Some((sw, c)),
             _ => None,
         });
-        if root.is_some() {
-            return Ok(root);
+        if let Some(r) = root.or(f.first_root().map(|(c, sw)| (sw, c))) {
+            return Ok(Some(r));
         }
         events.clear();
     }

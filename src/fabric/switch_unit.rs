@@ -11,17 +11,27 @@ use crate::switch::{
 };
 use crate::wire::link::{Arriving, Backward, Channel, Flit, LinkSend};
 
-/// Which engine steps the switches of a fabric.
+/// Which engine steps the switches of a fabric. Every output is the same on each.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Engine {
     /// Work at heads, tails and credit records (`src/switch/`).
-    #[default]
     Fast,
     /// One clock cycle per step, module for module as the HDL (`src/cycle/`).
     Cycle,
-    /// The fabric stepped from a calendar of port and node events (`src/fabric/event.rs`; D-mod-K
-    /// only).
+    /// The fabric stepped from a calendar of port and node events (`src/fabric/event.rs`).
+    #[default]
     Event,
+}
+
+impl Engine {
+    /// Its name in `summary.json` and on the command line (`fast`, `cycle`, `event`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Fast => "fast",
+            Engine::Cycle => "cycle",
+            Engine::Event => "event",
+        }
+    }
 }
 
 /// A cycle-engine switch in the fabric: the link records arriving become the wires of its ports,

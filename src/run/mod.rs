@@ -10,7 +10,7 @@
 //! # fn main() -> Result<(), String> {
 //! use arnsim::run::{Stepping, Stop, run_whole};
 //! let s = arnsim::cli::scenarios::load("default", &["sim_time=50us".into()])?;
-//! let ended = run_whole(&s, &Stepping::fast(1, &Stop::never()))?;
+//! let ended = run_whole(&s, &Stepping::new(1, &Stop::never()))?;
 //! assert!(ended.complete && ended.invariants.is_ok());
 //! println!("{}", ended.series.efficiency_csv(s.time_base.cycle_ns()));
 //! # Ok(())
@@ -55,10 +55,10 @@ pub struct Stepping<'a> {
 }
 
 impl<'a> Stepping<'a> {
-    /// The fast engine on `threads` threads, watching `stop`.
-    pub fn fast(threads: usize, stop: &'a Stop) -> Self {
+    /// The default engine on `threads` threads, watching `stop`.
+    pub fn new(threads: usize, stop: &'a Stop) -> Self {
         Stepping {
-            engine: Engine::Fast,
+            engine: Engine::default(),
             threads,
             stop,
         }
@@ -214,7 +214,7 @@ impl<'a, const V: usize> Run<'a, V> {
             }
             let n = chunk.min(self.s.sim_cycles - self.fabric.now());
             self.fabric.run(n, &mut first)?;
-            first.0 = first.0.or(self.fabric.first_root());
+            first.0 = first.0.or(self.fabric.first_root().map(|(c, _)| c));
         }
         Ok(first.0)
     }

@@ -3,7 +3,7 @@
 //! complete and why not, the final invariant check, the replay's finish cycles and the totals.
 
 use super::{Bins, CHUNK, Run};
-use crate::fabric::{Fabric, FabricTotals, Violation};
+use crate::fabric::{Engine, Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
 use crate::trace::fabric_vcd::FabricVcd;
 use std::time::Instant;
@@ -53,7 +53,8 @@ pub struct Ended {
     /// With a trace replay, per rank the cycle it finished in (`None`: not within the cycles
     /// stepped).
     pub rank_finishes: Option<Vec<Option<u64>>>,
-    /// The threads it stepped on.
+    /// The engine and threads it stepped on.
+    pub engine: Engine,
     pub threads: usize,
     /// Seconds of stepping.
     pub wall: f64,
@@ -150,6 +151,7 @@ impl<const V: usize> Run<'_, V> {
             stopped,
             invariants,
             rank_finishes: rank_finishes(s, &self.fabric),
+            engine: self.fabric.engine(),
             threads: self.threads,
             wall,
             vcd: self.dump.map(|d| d.vcd),

@@ -18,7 +18,7 @@ fn scenario(name: &str, set: &[&str]) -> Scenario {
 /// Steps a run of `s` to its end chunk by chunk; the chunks stepped, the cycle after each, and
 /// what it ended with.
 fn chunked<const V: usize>(s: &Scenario, stop: &Stop) -> (Vec<u64>, Ended) {
-    let mut run = Run::<V>::new(s, &Stepping::fast(1, stop)).unwrap();
+    let mut run = Run::<V>::new(s, &Stepping::new(1, stop)).unwrap();
     let mut after = Vec::new();
     while run.step_chunk().unwrap() {
         after.push(run.now());
@@ -34,7 +34,7 @@ fn chunked<const V: usize>(s: &Scenario, stop: &Stop) -> (Vec<u64>, Ended) {
 fn a_whole_run_gives_the_bins_arnsim_run_writes() {
     let set = ["sim_time=50us", "traffic.hot_start=10us"];
     let s = scenario("default", &set);
-    let e = run_whole(&s, &Stepping::fast(1, &Stop::never())).unwrap();
+    let e = run_whole(&s, &Stepping::new(1, &Stop::never())).unwrap();
     assert!(e.complete && e.stopped.is_none(), "{:?}", e.stopped);
     assert_eq!(e.invariants, Ok(()));
     assert_eq!(e.reached, s.sim_cycles);
@@ -51,7 +51,7 @@ fn a_whole_run_gives_the_bins_arnsim_run_writes() {
     let (_tmp, out) = crate::scratch::folder("run-lib-default");
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let never = Stop::never();
-    let how = How::fast(2, &never);
+    let how = How::new(2, &never);
     crate::cli::run::run("default", Some(out.clone()), &set, None, None, &how).unwrap();
     let cycle_ns = s.time_base.cycle_ns();
     let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
@@ -111,7 +111,7 @@ fn a_stop_request_ends_the_run_at_a_chunk_boundary() {
     let stop = Stop::never();
     stop.request(SIGTERM);
     crate::with_lanes!(s.params.switch.vcs(), |V| {
-        let mut run = Run::<V>::new(&s, &Stepping::fast(1, &stop)).unwrap();
+        let mut run = Run::<V>::new(&s, &Stepping::new(1, &stop)).unwrap();
         assert!(!run.step_chunk().unwrap());
         assert_eq!(run.stopped(), Some(Stopped::Signal(SIGTERM)));
         assert_eq!(run.now(), 0);
@@ -125,7 +125,7 @@ fn a_stop_request_ends_the_run_at_a_chunk_boundary() {
 #[test]
 fn a_trace_replay_ends_when_its_last_rank_finishes() {
     let s = scenario("trace_halo", &[]);
-    let e = run_whole(&s, &Stepping::fast(1, &Stop::never())).unwrap();
+    let e = run_whole(&s, &Stepping::new(1, &Stop::never())).unwrap();
     assert!(e.complete, "{:?}", e.stopped);
     assert_eq!(e.invariants, Ok(()));
     assert!(e.reached < s.sim_cycles, "{}", e.reached);
@@ -137,22 +137,30 @@ fn a_trace_replay_ends_when_its_last_rank_finishes() {
     assert!(e.reached - last <= CHUNK, "{last} {}", e.reached);
 }
 
-/// The first pass of a triggered dump stops in the window the first root is detected in, and a
-/// stop request made before it ends it without a root.
+/// The first pass of a triggered dump stops in the window (on the event engine, the chunk) the
+/// first root is detected in, in the same cycle on every engine, and a stop request made before
+/// it ends it without a root.
 #[test]
 fn the_first_pass_finds_the_first_root() {
     let s = scenario("default", &[]);
     crate::with_lanes!(s.params.switch.vcs(), |V| {
         let stop = Stop::never();
-        let mut run = Run::<V>::new(&s, &Stepping::fast(1, &stop)).unwrap();
+        let mut run = Run::<V>::new(&s, &Stepping::new(1, &stop)).unwrap();
         let root = run
             .first_root()
             .unwrap()
             .expect("default has a congestion root");
-        assert!(root > 0 && root < run.now() && run.now() - root <= run.fabric().window());
+        assert!(root > 0 && root < run.now() && run.now() - root <= CHUNK);
         assert!(run.fabric().totals().switches.roots_detected >= 1);
+        let cycle = Stepping {
+            engine: Engine::Cycle,
+            ..Stepping::new(1, &stop)
+        };
+        let mut on_cycle = Run::<V>::new(&s, &cycle).unwrap();
+        assert_eq!(on_cycle.first_root(), Ok(Some(root)));
+        assert!(on_cycle.now() - root <= on_cycle.fabric().window());
         stop.request(SIGINT);
-        let mut run = Run::<V>::new(&s, &Stepping::fast(1, &stop)).unwrap();
+        let mut run = Run::<V>::new(&s, &Stepping::new(1, &stop)).unwrap();
         assert_eq!(run.first_root(), Ok(None));
         assert_eq!(run.now(), 0);
     });

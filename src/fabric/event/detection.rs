@@ -171,7 +171,7 @@ impl<const V: usize> EventCore<V> {
                 root_info,
             };
             self.stats.roots_detected += 1;
-            self.first_root = self.first_root.min(now);
+            self.first_root = self.first_root.min((now, s));
             arn.roots[out as usize] = Some((info, now + gap));
             arn.file_cmd(s, info, res.root_adapted, &mut self.stats);
         } else if res.root_rel {

@@ -10,7 +10,7 @@
 
 use super::calendar::Ev;
 use super::watchdog::{self, Halt};
-use super::{Env, EventCore};
+use super::{Env, EventCore, PortRecords};
 use crate::fabric::invariants::{WATCH_EVERY, watchdog_looks};
 use crate::fabric::parallel::Pool;
 use crate::fabric::{Fabric, Sample, Tap, Violation};
@@ -100,18 +100,28 @@ impl<const V: usize> EventEngine<V> {
         }
     }
 
-    /// The recorded switch's link records, if one is recorded.
-    pub(in crate::fabric) fn link_log(&mut self) -> Option<&mut super::record::LinkLog<V>> {
-        self.parts[0]
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .link_log()
+    /// Hands on what the ports of each switch of `switches` (recorded) received and sent in
+    /// cycles `from..upto`: `each(switch, cycle, port, received, sent)`, switch by switch.
+    pub(in crate::fabric) fn drain_records(
+        &mut self,
+        switches: impl Iterator<Item = u32>,
+        cycles: (u64, u64),
+        mut each: impl FnMut(u32, u64, usize, PortRecords<V>, PortRecords<V>),
+    ) {
+        let core = self.parts[0].get_mut().unwrap_or_else(|e| e.into_inner());
+        for s in switches {
+            let ports = core.ports_of(s);
+            if let Some(log) = core.link_log() {
+                log.drain(ports, cycles, |c, p, got, sent| each(s, c, p, got, sent));
+            }
+        }
     }
 
-    /// The cycle the fabric's first congestion root was detected in, if one was.
-    pub(in crate::fabric) fn first_root(&self) -> Option<u64> {
+    /// The cycle the fabric's first congestion root was detected in, if one was, and the lowest
+    /// switch that detected one then.
+    pub(in crate::fabric) fn first_root(&self) -> Option<(u64, u32)> {
         let first = self.locked().iter().map(|p| p.first_root).min();
-        first.filter(|&c| c != u64::MAX)
+        first.filter(|&(c, _)| c != u64::MAX)
     }
 
     /// Parts (threads) it steps in.

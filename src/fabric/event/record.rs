@@ -6,16 +6,16 @@
 
 use super::*;
 
-/// The link records one switch's ports received and sent, not yet made into frames: per
-/// (cycle, port), a head arriving or leaving, and the return record arriving or leaving.
+/// The link records the recorded switches' ports received and sent, not yet made into frames:
+/// per (cycle, flat port), a head arriving or leaving, and the return record arriving or
+/// leaving.
 pub(in crate::fabric) struct LinkLog<const V: usize> {
-    switch: u32,
-    first: u32,
-    ports: u32,
-    heads_in: Vec<(u64, u16, Packet)>,
-    heads_out: Vec<(u64, u16, Packet)>,
-    backs_in: Vec<(u64, u16, Backward<V>)>,
-    backs_out: Vec<(u64, u16, Backward<V>)>,
+    /// Per switch: whether it is recorded.
+    recorded: Vec<bool>,
+    heads_in: Vec<(u64, u32, Packet)>,
+    heads_out: Vec<(u64, u32, Packet)>,
+    backs_in: Vec<(u64, u32, Backward<V>)>,
+    backs_out: Vec<(u64, u32, Backward<V>)>,
 }
 
 /// What a port receives or sends in a cycle: the head on its link, the return record on the
@@ -23,111 +23,102 @@ pub(in crate::fabric) struct LinkLog<const V: usize> {
 pub(in crate::fabric) type PortRecords<const V: usize> = (Option<Flit>, Option<Backward<V>>);
 
 impl<const V: usize> LinkLog<V> {
-    pub(super) fn new(switch: u32, first: u32, ports: u32) -> Self {
-        LinkLog {
-            switch,
-            first,
-            ports,
-            heads_in: Vec::new(),
-            heads_out: Vec::new(),
-            backs_in: Vec::new(),
-            backs_out: Vec::new(),
-        }
-    }
-
-    /// The port of flat port `j`, if it is the recorded switch's.
-    #[inline(always)]
-    fn port(&self, j: u32) -> Option<u16> {
-        j.checked_sub(self.first)
-            .filter(|&p| p < self.ports)
-            .map(|p| p as u16)
-    }
-
-    /// The return record of `(cycle, port)` in `list`, made if there is none yet.
-    fn back(list: &mut Vec<(u64, u16, Backward<V>)>, cycle: u64, port: u16) -> &mut Backward<V> {
-        let k = match list.iter().rposition(|e| e.0 == cycle && e.1 == port) {
+    /// The return record of `(cycle, j)` in `list`, made if there is none yet (the records of a
+    /// cycle are noted in that cycle or shortly before, so the search starts at the end).
+    fn back(list: &mut Vec<(u64, u32, Backward<V>)>, cycle: u64, j: u32) -> &mut Backward<V> {
+        let k = match list.iter().rposition(|e| e.0 == cycle && e.1 == j) {
             Some(k) => k,
             None => {
-                list.push((cycle, port, Backward::default()));
+                list.push((cycle, j, Backward::default()));
                 list.len() - 1
             }
         };
         &mut list[k].2
     }
 
-    /// Hands on, in cycle order, what each port received and sent in every cycle before `upto`,
-    /// and forgets it: `each(cycle, port, received, sent)`.
+    /// Hands on what each port of switch `s` (its flat ports `ports`) received and sent in every
+    /// cycle of `from..upto`, in cycle order, and forgets it: `each(cycle, port, received,
+    /// sent)`.
     pub(in crate::fabric) fn drain(
         &mut self,
-        from: u64,
-        upto: u64,
+        ports: std::ops::Range<u32>,
+        (from, upto): (u64, u64),
         mut each: impl FnMut(u64, usize, PortRecords<V>, PortRecords<V>),
     ) {
-        let take = |l: &mut Vec<(u64, u16, Packet)>, c: u64, p: u16| {
-            l.iter().position(|e| e.0 == c && e.1 == p).map(|k| Flit {
-                pkt: l.swap_remove(k).2,
-                index: 0,
-            })
-        };
-        let take_back = |l: &mut Vec<(u64, u16, Backward<V>)>, c: u64, p: u16| {
+        fn take<T>(l: &mut Vec<(u64, u32, T)>, c: u64, j: u32) -> Option<T> {
             l.iter()
-                .position(|e| e.0 == c && e.1 == p)
+                .position(|e| e.0 == c && e.1 == j)
                 .map(|k| l.swap_remove(k).2)
-        };
+        }
+        let flit = |pkt| Flit { pkt, index: 0 };
         for c in from..upto {
-            for p in 0..self.ports as u16 {
+            for j in ports.clone() {
                 let got = (
-                    take(&mut self.heads_in, c, p),
-                    take_back(&mut self.backs_in, c, p),
+                    take(&mut self.heads_in, c, j).map(flit),
+                    take(&mut self.backs_in, c, j),
                 );
                 let sent = (
-                    take(&mut self.heads_out, c, p),
-                    take_back(&mut self.backs_out, c, p),
+                    take(&mut self.heads_out, c, j).map(flit),
+                    take(&mut self.backs_out, c, j),
                 );
-                each(c, p as usize, got, sent);
+                each(c, (j - ports.start) as usize, got, sent);
             }
         }
-        debug_assert!(
-            self.heads_in
-                .iter()
-                .chain(&self.heads_out)
-                .all(|e| e.0 >= upto),
-            "a record of switch {} before cycle {upto} was left",
-            self.switch
-        );
     }
 }
 
 impl<const V: usize> EventCore<V> {
-    /// From now on, notes what switch `s`'s ports receive and send.
+    /// From now on, notes what switch `s`'s ports receive and send (beside those noted
+    /// already).
     pub(in crate::fabric) fn record(&mut self, s: u32) {
-        let first = self.first[s as usize];
-        let ports = self.ins[first as usize].place.ports as u32;
-        self.rec = Some(Box::new(LinkLog::new(s, first, ports)));
+        let switches = self.first.len();
+        let log = self.rec.get_or_insert_with(|| {
+            Box::new(LinkLog {
+                recorded: vec![false; switches],
+                heads_in: Vec::new(),
+                heads_out: Vec::new(),
+                backs_in: Vec::new(),
+                backs_out: Vec::new(),
+            })
+        });
+        log.recorded[s as usize] = true;
     }
 
-    /// The link log of the recorded switch, if any.
+    /// The flat ports of switch `s`.
+    pub(in crate::fabric) fn ports_of(&self, s: u32) -> std::ops::Range<u32> {
+        let first = self.first[s as usize];
+        first..first + self.ins[first as usize].place.ports as u32
+    }
+
+    /// The link log of the recorded switches, if any.
     pub(super) fn link_log(&mut self) -> Option<&mut LinkLog<V>> {
         self.rec.as_deref_mut()
+    }
+
+    /// The log, if flat port `j`'s switch is recorded.
+    #[inline(always)]
+    fn log_of(&mut self, j: u32) -> Option<&mut LinkLog<V>> {
+        let s = self.ins[j as usize].place.switch as usize;
+        self.rec.as_deref_mut().filter(|r| r.recorded[s])
     }
 
     /// A head reaches flat input `j` in `now`.
     #[inline(always)]
     pub(super) fn note_head_in(&mut self, j: u32, pkt: Packet, now: u64) {
-        if let Some(r) = self.rec.as_deref_mut()
-            && let Some(p) = r.port(j)
+        if self.rec.is_some()
+            && let Some(r) = self.log_of(j)
         {
-            r.heads_in.push((now, p, pkt));
+            r.heads_in.push((now, j, pkt));
         }
     }
 
     /// Flat output `j` sends the head of `pkt` in cycle `at`.
     #[inline(always)]
     pub(super) fn note_head_out(&mut self, j: u32, pkt: Packet, at: u64) {
-        if let Some(r) = self.rec.as_deref_mut()
-            && let Some(p) = r.port(j)
+        if self.rec.is_some()
+            && let Some(r) = self.log_of(j)
         {
-            r.heads_out.push((at, p, pkt));
+            r.heads_out.push((at, j, pkt));
         }
     }
 
@@ -142,10 +133,10 @@ impl<const V: usize> EventCore<V> {
         flits: Option<u32>,
         now: u64,
     ) {
-        if let Some(r) = self.rec.as_deref_mut()
-            && let Some(p) = r.port(j)
+        if self.rec.is_some()
+            && let Some(r) = self.log_of(j)
         {
-            let b = LinkLog::back(&mut r.backs_in, now, p);
+            let b = LinkLog::back(&mut r.backs_in, now, j);
             match flits {
                 Some(f) => {
                     b.start[vc as usize] += count;
@@ -160,10 +151,10 @@ impl<const V: usize> EventCore<V> {
     /// flits on `vc` (or its stop, `len` 0).
     #[inline(always)]
     pub(super) fn note_credits_out(&mut self, j: u32, vc: u8, len: u16, at: u64) {
-        if let Some(r) = self.rec.as_deref_mut()
-            && let Some(p) = r.port(j)
+        if self.rec.is_some()
+            && let Some(r) = self.log_of(j)
         {
-            let b = LinkLog::back(&mut r.backs_out, at, p);
+            let b = LinkLog::back(&mut r.backs_out, at, j);
             match len {
                 0 => b.stop_stream(vc as usize),
                 _ => b.start_stream(vc as usize, len),
@@ -181,15 +172,15 @@ impl<const V: usize> EventCore<V> {
         now: u64,
         arriving: bool,
     ) {
-        if let Some(r) = self.rec.as_deref_mut()
-            && let Some(p) = r.port(j)
+        if self.rec.is_some()
+            && let Some(r) = self.log_of(j)
         {
             let list = if arriving {
                 &mut r.backs_in
             } else {
                 &mut r.backs_out
             };
-            LinkLog::back(list, now, p).arn = Some(info);
+            LinkLog::back(list, now, j).arn = Some(info);
         }
     }
 }
