@@ -52,6 +52,7 @@ fn main() {
     ] {
         let (topo, params, flows) = loaded_fabric(mode);
         let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).expect("fabric");
+        f.set_engine(Engine::Event);
         let mut replays: Vec<Replay> = f
             .switches()
             .iter()
@@ -139,6 +140,7 @@ fn main() {
         RoutingMode::Oblivious,
         RoutingMode::AdaptiveThAfi,
         RoutingMode::ArnAfi,
+        RoutingMode::Fa,
     ] {
         let (topo, params, flows) = loaded_fabric(mode);
         let name = format!("event, {}", mode.name());
@@ -190,24 +192,23 @@ fn main() {
     for (label, name, set, threads) in bundled_cases {
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         let s = scenarios::load(name, &set).expect("bundled scenario");
-        if steady_state::<FEW_VCS>(
-            label,
-            &s.topology,
-            s.params,
-            &s.flows,
-            threads,
-            Engine::Fast,
-        ) {
-            passed += 1;
-        } else {
-            failed += 1;
+        for engine in [Engine::Fast, Engine::Event] {
+            let label = format!("{}, {label}", engine.name());
+            let (t, p, f) = (&s.topology, s.params.clone(), &s.flows);
+            if steady_state::<FEW_VCS>(&label, t, p, f, threads, engine) {
+                passed += 1;
+            } else {
+                failed += 1;
+            }
         }
     }
-    for threads in [1, 2] {
-        if replay_case(threads) {
-            passed += 1;
-        } else {
-            failed += 1;
+    for engine in [Engine::Fast, Engine::Event] {
+        for threads in [1, 2] {
+            if replay_case(threads, engine) {
+                passed += 1;
+            } else {
+                failed += 1;
+            }
         }
     }
     println!("{passed} passed, {failed} failed");
@@ -255,7 +256,7 @@ fn steady_state<const V: usize>(
 
 /// The fabric of [`loaded_fabric`] with its end nodes replaying a trace, on `threads` threads:
 /// whether it ran to the last rank's finish without an allocation after its first cycle.
-fn replay_case(threads: usize) -> bool {
+fn replay_case(threads: usize, engine: Engine) -> bool {
     let p = 24;
     let mut text = format!("ranks {p}\n");
     for r in 0..p {
@@ -273,6 +274,7 @@ fn replay_case(threads: usize) -> bool {
     let mapping = Mapping::random(p, topo.nodes, 42).expect("mapping");
     let ranks = Replayer::build_all(&program, &mapping, &TimeBase::default()).expect("replayers");
     f.attach_replay(ranks).expect("attach");
+    f.set_engine(engine);
     f.set_threads(threads);
     // The thread pool starts its workers in the first cycle stepped.
     let mut r = f.run(1, &mut ());
@@ -283,8 +285,9 @@ fn replay_case(threads: usize) -> bool {
     let allocs = ALLOCS.load(Ordering::Relaxed) - before;
     let ok = r.is_ok() && f.replay_finished() && allocs == 0;
     println!(
-        "{}  trace replay on {threads} thread(s): {} messages, {} packets delivered, finished: {}, cycle {}, {allocs} allocations {r:?}",
+        "{}  trace replay, {} engine, on {threads} thread(s): {} messages, {} packets delivered, finished: {}, cycle {}, {allocs} allocations {r:?}",
         if ok { "ok   " } else { "FAIL " },
+        engine.name(),
         program.messages().len(),
         f.totals().nodes.delivered_packets,
         f.replay_finished(),

@@ -114,6 +114,15 @@ fn every_switch_of_default_matches_the_event_engine() {
     assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
 }
 
+/// ARN entries that live 1 us (195 cycles), refreshed every 100 ns while their root holds: they
+/// expire all through the hot spot, with heads looking them up in the cycles they do.
+#[test]
+fn every_switch_of_default_with_short_lived_arn_entries_matches_the_event_engine() {
+    let sets = ["switch.arn_ttl=\"1us\"", "switch.arn_gap=\"100ns\""];
+    let cycles = lockstep_all("default", &sets).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
+}
+
 #[test]
 fn every_switch_of_figure4_matches_the_event_engine() {
     let cycles = lockstep_all("figure4", &[]).unwrap_or_else(|e| panic!("{e}"));

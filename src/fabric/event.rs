@@ -5,19 +5,22 @@
 //! credit stream starting or stopping at an output, an end node's step, and under ARN routing an
 //! ARN reaching an output and a congestion detector's evaluation.
 //!
-//! It models the hardware of the fast engine (`src/switch/`, `docs/switch.md`): input buffers
-//! with a FIFO per (VC, output), the routing stage one cycle after the head, two-level
-//! round-robin arbitration (input, then VC) under virtual cut-through in the cycle a packet's
-//! tail leaves or any cycle the output is idle, one flit per cycle, credit counters per output and
-//! VC in closed form ([`OutputCredits`], the same block), and under ARN routing the congestion
+//! It models the switch of the cycle engine (`src/cycle/`, `docs/switch.md`): input buffers with
+//! a FIFO per (VC, output), the routing stage one cycle after the head, two-level round-robin
+//! arbitration (input, then VC) under virtual cut-through in the cycle a packet's tail leaves or
+//! any cycle the output is idle, one flit per cycle, credit counters per output and VC in closed
+//! form ([`OutputCredits`], the same block), FA's escape queues (an adaptive head short of room
+//! leaves for its escape route at the arbitration), and under ARN routing the congestion
 //! detectors, ARN tables and ARNs (`event/detection.rs`, `event/arn.rs`, the same blocks); and it
 //! steps the same end nodes ([`EndNode`](super::node::EndNode), through their links' delay
-//! lines). Its outputs are the fast engine's byte for byte (`event/tests.rs`), on any number of
-//! threads (`event/parts.rs`: the switches dealt out to parts that exchange events once per link
-//! latency plus a cycle). It covers D-mod-K, Oblivious, Adaptive-Th and ARN routing (each with
-//! and without AFI) under every SL policy (1Q, DBBM, vFtree, Flow2SL) on fabrics whose routing
-//! cannot deadlock; [`unsupported`] names what it refuses. Switch links carry 12-byte events
-//! instead of delay lines; the routing stage reads the LFT of the fabric's switches.
+//! lines). Every routing mode and queuing scheme on every fabric; a deadlock is found by the
+//! watchdog (`event/watchdog.rs`), dumped switches are read in closed form (`event/view.rs`) and
+//! recorded ones through their link records (`event/record.rs`). Its outputs are the cycle
+//! engine's and the fast engine's byte for byte, on any number of threads (`event/parts.rs`: the
+//! switches dealt out to parts that exchange events once per link latency plus a cycle), and
+//! each switch is held to its cycle-engine twin cycle by cycle (`cycle/tests.rs`). Switch links
+//! carry 12-byte events instead of delay lines; the routing stage reads the LFT of the fabric's
+//! switches.
 
 mod arn;
 mod calendar;

@@ -3,6 +3,32 @@
 //! the cycle, the invariant and the place (switch, port, VC or link).
 
 use super::*;
+use std::fmt;
+
+/// A broken invariant: where and when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Cycle in which it was seen.
+    pub cycle: u64,
+    /// Invariant name.
+    pub invariant: &'static str,
+    /// Where (switch, port, VC, link, node).
+    pub place: String,
+    /// What was seen.
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cycle {}: invariant {} broken at {}: {}",
+            self.cycle, self.invariant, self.place, self.detail
+        )
+    }
+}
+
+impl std::error::Error for Violation {}
 
 impl<const V: usize> Fabric<V> {
     /// Checks every invariant on the state after the last stepped cycle.

@@ -30,6 +30,7 @@ pub mod scheduler;
 pub mod subnet_manager;
 pub mod switch_rig;
 pub mod switch_unit;
+mod tap;
 pub mod topology;
 
 use crate::switch::{
@@ -38,13 +39,14 @@ use crate::switch::{
 use crate::wire::Packet;
 use crate::wire::link::Channel;
 pub use crate::wire::link::lanes_for;
+pub use invariants::Violation;
 use node::{EndNode, Flow, NodeStats};
 use parallel::{MAX_THREADS, Pool};
 use scheduler::{Arrivals, Outbox, Pace, PartLog, by_cycle_then_signal, longest_window};
-use std::fmt;
 use std::ops::Range;
 use std::sync::Mutex;
 pub use switch_unit::{CycleUnit, Engine, SwitchUnit};
+pub use tap::{Sample, Tap};
 use topology::{Endpoint, Topology};
 
 /// Evaluates `$body` with the constant `$v` set to the VC lanes of a fabric whose ports have
@@ -95,31 +97,6 @@ pub struct FabricParams {
     pub adaptive_share: f64,
 }
 
-/// A broken invariant: where and when.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Violation {
-    /// Cycle in which it was seen.
-    pub cycle: u64,
-    /// Invariant name.
-    pub invariant: &'static str,
-    /// Where (switch, port, VC, link, node).
-    pub place: String,
-    /// What was seen.
-    pub detail: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cycle {}: invariant {} broken at {}: {}",
-            self.cycle, self.invariant, self.place, self.detail
-        )
-    }
-}
-
-impl std::error::Error for Violation {}
-
 /// Totals over the fabric.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FabricTotals {
@@ -134,30 +111,6 @@ pub struct FabricTotals {
 enum Far {
     Switch { sw: u32, port: u16 },
     Node(u32),
-}
-
-/// One recorded value of a tapped signal: (cycle, signal index, value).
-pub type Sample = (u64, u32, u64);
-
-/// Chosen signals of switches and nodes, recorded by each unit after every cycle it steps, so that
-/// a waveform dump keeps the speed of stepping in windows: the window's samples are then handed
-/// on in cycle order (`Fabric::run_tapped`). Each signal belongs to one switch or one node. A tap
-/// may record only the values that changed since it last recorded the signal, as long as it
-/// records every signal in the first cycle it sees.
-pub trait Tap<const V: usize>: Sync {
-    /// Number of signals; they are numbered from 0.
-    fn signals(&self) -> usize;
-    /// Whether switch `id` has signals here (a switch without any keeps skipping quiet windows).
-    fn taps_switch(&self, id: u32) -> bool;
-    /// Whether node `id` has signals here.
-    fn taps_node(&self, id: u32) -> bool;
-    /// Appends `(cycle, signal, value)` for the signals of switch `s` after it stepped `cycle`.
-    fn switch_signals(&self, s: &SwitchUnit<V>, cycle: u64, out: &mut Vec<Sample>);
-    /// Appends `(cycle, signal, value)` for the signals of node `n` after it stepped `cycle`.
-    fn node_signals(&self, n: &EndNode<V>, cycle: u64, out: &mut Vec<Sample>);
-    /// Appends `(cycle, signal, value)` for the signals of a switch of the event engine as of
-    /// the end of `cycle`.
-    fn view_signals(&self, s: &event::SwitchView<'_, V>, cycle: u64, out: &mut Vec<Sample>);
 }
 
 /// A whole fabric, its links, switches and nodes sized for `V` VC lanes (4 or 16, see
@@ -394,6 +347,16 @@ impl<const V: usize> Fabric<V> {
             if engine == Engine::Cycle && s.as_fast().is_some() {
                 *s = SwitchUnit::Cycle(Box::new(CycleUnit::new(s.cycle_twin())));
             }
+        }
+    }
+
+    /// The first cycle from now on in which something happens on the event engine (a port or
+    /// node has an event), `now` on the other engines: the cycles before it change nothing but
+    /// the cycle count.
+    pub fn idle_until(&self) -> u64 {
+        match &self.event {
+            Some(e) => e.next_cycle(self.now),
+            None => self.now,
         }
     }
 

@@ -1,6 +1,8 @@
-//! A switch of the fabric on either engine: the fast engine ([`crate::switch`], the default) or
-//! the cycle engine ([`crate::cycle`]) behind the adapter that speaks the fabric's link records.
-//! Both give the same outputs in every cycle (`docs/switch.md`, "Three engines, one switch").
+//! A switch of the fabric as the fabric's scheduler steps it: on the fast engine
+//! ([`crate::switch`]) or the cycle engine ([`crate::cycle`]) behind the adapter that speaks the
+//! fabric's link records. The event engine (`fabric/event.rs`, the default) reads only what the
+//! switch is built from (wiring, LFT, parameters) and keeps its state itself. Every engine gives
+//! the same outputs in every cycle (`docs/switch.md`, "Three engines, one switch").
 
 use super::scheduler::Arrivals;
 use crate::blocks::{ArnTable, LftBanks};

@@ -81,7 +81,14 @@ impl<const V: usize> Run<'_, V> {
             return Ok(false);
         }
         let bin_end = (self.bins.start + s.bin_cycles).min(s.sim_cycles);
-        let n = (bin_end - self.fabric.now()).min(CHUNK);
+        // Cycles in which nothing happens (a rank's compute phase) pass in one stride, up to the
+        // dumped window (whose every cycle is sampled).
+        let now = self.fabric.now();
+        let mut idle = self.fabric.idle_until().saturating_sub(now);
+        if let Some(d) = self.dump.as_ref().filter(|d| now <= d.window.1) {
+            idle = idle.min(d.window.0.saturating_sub(now));
+        }
+        let n = (bin_end - now).min(CHUNK.max(idle));
         let stepped = self.step_cycles(n)?;
         if let Some(r) = &mut self.recording {
             r.drain(&mut self.fabric).map_err(WriteError::Recording)?;

@@ -117,6 +117,16 @@ impl<const V: usize> EventEngine<V> {
         }
     }
 
+    /// The first cycle from `now` on in which some part has something to do (`u64::MAX`: none).
+    pub(in crate::fabric) fn next_cycle(&self, now: u64) -> u64 {
+        let parts = self.locked();
+        parts
+            .iter()
+            .map(|p| p.next_cycle(now, u64::MAX))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
     /// The cycle the fabric's first congestion root was detected in, if one was, and the lowest
     /// switch that detected one then.
     pub(in crate::fabric) fn first_root(&self) -> Option<(u64, u32)> {
