@@ -1,12 +1,12 @@
 //! Stepping allocates nothing: a counting global allocator watches 100,000 steady-state cycles
-//! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC), on one thread
-//! and on two, and with 16 VCs per port (a fabric of 16 VC lanes), on the fast engine and on the
-//! event engine (whose calendar and packet slots grow to their working size in the warm-up); the
-//! cycle engine's switches,
-//! replaying every switch of such a fabric, allocate nothing in their steps; and a fabric whose
-//! end nodes replay an MPI trace (24 ranks placed at random on 9 nodes: ring allreduces,
-//! all-to-alls and point-to-point rounds) allocates nothing from its first cycle to its last
-//! rank's finish (after the first cycle, in which a thread pool starts its workers).
+//! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC, FA's escape
+//! queues), on one thread and on two, and with 16 VCs per port (a fabric of 16 VC lanes), on the
+//! event engine and the fast engine (Dragonflies layered over VLs and FA on an irregular fabric
+//! on both); the cycle engine's switches, replaying every switch of such a fabric recorded on
+//! the event engine, allocate nothing in their steps; and a fabric whose end nodes replay an MPI
+//! trace (24 ranks placed at random on 9 nodes: ring allreduces, all-to-alls and point-to-point
+//! rounds) allocates nothing from its first cycle to its last rank's finish (after the first
+//! cycle, in which a thread pool starts its workers), on both engines.
 
 use arnsim::cli::scenarios;
 use arnsim::config::TimeBase;

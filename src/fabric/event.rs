@@ -324,7 +324,7 @@ impl<const V: usize> EventCore<V> {
             .map(|p: &InPort| (p.place.switch as usize % parts) as u8)
             .collect();
         let mut core = EventCore {
-            cal: Calendar::new(),
+            cal: Calendar::new(0),
             latency: f.params.link_latency as u64,
             vcs,
             escape_queues: f.params.switch.routing.escape_queues(),
@@ -374,6 +374,8 @@ impl<const V: usize> EventCore<V> {
             + 1;
         let owned = core.owner.iter().filter(|&&o| o as usize == part).count();
         core.slots.reserve(owned * per_input);
+        let owned_nodes = (0..nodes as u32).filter(|&k| core.owns_node(k)).count();
+        core.cal = Calendar::new(owned + owned_nodes);
         if p.switch.routing.uses_arn() {
             core.arn = Some(Box::new(arn::ArnState::new(f, n as usize, owned)));
         }

@@ -59,10 +59,17 @@ pub struct Calendar {
 }
 
 impl Calendar {
-    pub fn new() -> Self {
+    /// A calendar for a part of `units` ports and end nodes: room in each cycle's list for four
+    /// events of each of them (at least 256, at most 2,048: 3 to 24 MB in all) and in the heap
+    /// for four of each, so that filing events does not grow a list once the part is built (a
+    /// list that grows keeps its room, its cycle's list from then on).
+    pub fn new(units: usize) -> Self {
+        let per_cycle = (4 * units).clamp(256, 2048);
         Calendar {
-            wheel: (0..HORIZON).map(|_| Vec::with_capacity(64)).collect(),
-            far: BinaryHeap::new(),
+            wheel: (0..HORIZON)
+                .map(|_| Vec::with_capacity(per_cycle))
+                .collect(),
+            far: BinaryHeap::with_capacity((4 * units).max(1024)),
             now: 0,
         }
     }

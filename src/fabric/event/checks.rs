@@ -8,8 +8,8 @@ use crate::wire::link::streamed;
 
 /// Per flat input and VC: flits that have left by the end of the cycle checked, and flits of
 /// departing packets not yet left (their credit streams announced upstream).
-pub(super) struct Departures {
-    pub(super) left: Vec<u64>,
+struct Departures {
+    left: Vec<u64>,
     announced: Vec<u64>,
 }
 
@@ -24,7 +24,7 @@ impl<const V: usize> EventCore<V> {
         n
     }
 
-    pub(super) fn departures(&self, now: u64) -> Departures {
+    fn departures(&self, now: u64) -> Departures {
         let mut d = Departures {
             left: self.gone.clone(),
             announced: vec![0; self.gone.len()],

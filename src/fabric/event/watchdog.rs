@@ -65,28 +65,33 @@ impl<const V: usize> EventCore<V> {
         self.cal.next_busy(now + 1, end).unwrap_or(end)
     }
 
-    /// The input buffers of this part holding flits after cycle `now`: (flat input, VC, flits).
-    pub(super) fn blocked(&self, now: u64) -> Vec<(usize, usize, u64)> {
-        let d = self.departures(now);
-        let mut b = Vec::new();
-        for j in 0..self.ins.len() {
-            if self.owner[j] != self.part {
-                continue;
-            }
-            for v in 0..self.vcs {
-                let flits = self.arrived(j, v, now) - d.left[j * self.vcs + v];
-                if flits > 0 {
-                    b.push((j, v, flits));
-                }
-            }
-        }
-        b
+    /// The input buffers of this part holding flits after cycle `now`: (flat input, VC, flits),
+    /// in input and VC order.
+    pub(super) fn blocked(&self, now: u64) -> impl Iterator<Item = (usize, usize, u64)> + '_ {
+        (0..self.ins.len())
+            .filter(|&j| self.owner[j] == self.part)
+            .flat_map(move |j| (0..self.vcs).map(move |v| (j, v, self.buffered(j, v, now))))
+            .filter(|&(_, _, flits)| flits > 0)
+    }
+
+    /// Flits in flat input `j`'s buffer on `vc` after cycle `now`: arrived, less those of the
+    /// packets gone and of the one leaving through an output of its switch, if any.
+    fn buffered(&self, j: usize, vc: usize, now: u64) -> u64 {
+        let Place { port, ports, .. } = self.ins[j].place;
+        let first = j - port as usize;
+        let leaving: u64 = self.outputs[first..first + ports as usize]
+            .iter()
+            .filter_map(|o| o.tx)
+            .filter(|tx| tx.input as usize == j && tx.vc as usize == vc)
+            .map(|tx| crate::wire::link::streamed(tx.start, tx.len, now) as u64)
+            .sum();
+        self.arrived(j, vc, now) - self.gone[j * self.vcs + vc] - leaving
     }
 
     /// Whether this part holds flits in its switches' input buffers or packets at its end
     /// nodes after cycle `now`.
     pub(super) fn stuck(&self, env: &Env<V>, now: u64) -> bool {
-        if !self.blocked(now).is_empty() {
+        if self.blocked(now).next().is_some() {
             return true;
         }
         (0..env.node_count() as u32).any(|n| {
@@ -108,6 +113,7 @@ impl<const V: usize> EventEngine<V> {
             .unwrap_or(0);
         let mut blocked: Vec<(usize, usize, u64)> =
             parts.iter().flat_map(|p| p.blocked(now)).collect();
+        // Each part lists its own inputs; the report goes in switch, port and VC order.
         blocked.sort_unstable();
         let one = &parts[0];
         let named: Vec<(u32, usize, usize, u64)> = blocked
