@@ -105,13 +105,6 @@ impl<const V: usize> EventCore<V> {
         // arrival for the ARN table's lookup.
         let out = match (sp.routing, &self.arn) {
             (RoutingMode::DModK, _) => deterministic(&unit.lft().options(pkt.dlid), ports),
-            (RoutingMode::Fa, _) => {
-                let opts = unit.lft().options(pkt.dlid);
-                match deterministic(&opts, ports) {
-                    NO_ROUTE => NO_ROUTE,
-                    det => self.fa_route(env, input, k, &opts, det, r),
-                }
-            }
             (RoutingMode::Arn | RoutingMode::ArnAfi, Some(arn)) => {
                 let det = self.ins[input as usize].det;
                 let lk = arn.lookups[input as usize];
@@ -161,9 +154,13 @@ impl<const V: usize> EventCore<V> {
         Ok(())
     }
 
-    /// The choice of Oblivious or Adaptive-Th in cycle `r` for the packet in slot `k` at flat
+    /// The choice of Oblivious, Adaptive-Th or FA in cycle `r` for the packet in slot `k` at flat
     /// input `input`, whose row is `opts` and deterministic port `det`; a packet sent off `det`
-    /// is counted, and marked adapted under AFI.
+    /// is counted, and marked adapted under AFI. FA ([`fa_choice`], Martínez et al., section
+    /// 4.4) takes the adaptive option with the most credits in its next VC, provided they cover
+    /// the packet and the VC's escape half, read through `r - 1`, else `det`, its escape route;
+    /// a packet on an adaptive option keeps the escape half's credits and its escape route in its
+    /// slot, for the arbitration (`ports.rs`).
     fn adapt(
         &mut self,
         env: &Env<V>,
@@ -199,49 +196,28 @@ impl<const V: usize> EventCore<V> {
                     alt => alt,
                 }
             }
+            RoutingMode::Fa => {
+                let (i, pkt) = (port as usize, *pkt);
+                let sl_to_vl = &env.switches[s as usize].wiring().sl_to_vl;
+                let fa = fa_choice(opts, ports as usize, &pkt, |p| {
+                    let o = &self.outputs[base as usize + p].credits;
+                    let next_vc = sp.next_vc(&pkt, sl_to_vl.vl(p, i, pkt.sl));
+                    (
+                        o.credits(next_vc as usize, r - 1),
+                        sp.escape_credits(o.cap()),
+                    )
+                });
+                if fa != NO_ROUTE {
+                    let cap = self.outputs[(base + fa as u32) as usize].credits.cap();
+                    let slot = &mut self.slots[k as usize];
+                    slot.reserve = sp.escape_credits(cap);
+                    slot.escape = det;
+                }
+                if fa == NO_ROUTE { det } else { fa }
+            }
             _ => det,
         };
         self.adapted(sp, k, out, det)
-    }
-
-    /// FA's choice in cycle `r` for the packet in slot `k` at flat input `input` (Martínez et
-    /// al., section 4.4; [`fa_choice`]): the adaptive option with the most credits in its next
-    /// VC, provided they cover the packet and the VC's escape half, read through `r - 1`; else
-    /// `det`, its escape route. A packet on an adaptive option keeps the escape half's credits
-    /// and its escape route in its slot, for the arbitration (`ports.rs`).
-    fn fa_route(
-        &mut self,
-        env: &Env<V>,
-        input: u32,
-        k: u32,
-        opts: &LftOptions,
-        det: u8,
-        r: u64,
-    ) -> u8 {
-        let Place {
-            switch: s,
-            port: i,
-            ports,
-        } = self.ins[input as usize].place;
-        let base = input - i as u32;
-        let sp = &env.params.switch;
-        let sl_to_vl = &env.switches[s as usize].wiring().sl_to_vl;
-        let pkt = self.slots[k as usize].pkt;
-        let a = fa_choice(opts, ports as usize, &pkt, |p| {
-            let o = &self.outputs[base as usize + p].credits;
-            let next_vc = sp.next_vc(&pkt, sl_to_vl.vl(p, i as usize, pkt.sl));
-            (
-                o.credits(next_vc as usize, r - 1),
-                sp.escape_credits(o.cap()),
-            )
-        });
-        if a == NO_ROUTE {
-            return det;
-        }
-        let slot = &mut self.slots[k as usize];
-        slot.reserve = sp.escape_credits(self.outputs[(base + a as u32) as usize].credits.cap());
-        slot.escape = det;
-        self.adapted(sp, k, a, det)
     }
 
     /// `out` for the packet in slot `k`, whose deterministic port is `det`: a packet sent off
