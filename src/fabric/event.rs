@@ -58,6 +58,16 @@ use watchdog::Halt;
 /// No slot, no port.
 const NIL: u32 = u32::MAX;
 
+/// Whether the end node of `steps` belongs to part `part`: that of the switch port it is cabled
+/// to (`owner`: per flat port, its part), or the first part for a node cabled to a node.
+#[inline]
+fn node_of_part(steps: &NodeSteps, owner: &[u8], part: u8) -> bool {
+    match steps.port {
+        NIL => part == 0,
+        p => owner[p as usize] == part,
+    }
+}
+
 /// A packet in a switch's input buffer (or on its way to one).
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
@@ -311,7 +321,7 @@ impl<const V: usize> EventCore<V> {
             }
         }
         let nodes = f.nodes.len();
-        let node_steps = f
+        let node_steps: Vec<NodeSteps> = f
             .nodes
             .iter()
             .map(|node| match f.ends[node.out_channel() as usize].1 {
@@ -323,8 +333,14 @@ impl<const V: usize> EventCore<V> {
             .iter()
             .map(|p: &InPort| (p.place.switch as usize % parts) as u8)
             .collect();
+        // The part's own ports and nodes (a node belongs to the part of its switch port).
+        let owned = owner.iter().filter(|&&o| o as usize == part).count();
+        let owned_nodes = node_steps
+            .iter()
+            .filter(|n| node_of_part(n, &owner, part as u8))
+            .count();
         let mut core = EventCore {
-            cal: Calendar::new(0),
+            cal: Calendar::new(owned + owned_nodes),
             latency: f.params.link_latency as u64,
             vcs,
             escape_queues: f.params.switch.routing.escape_queues(),
@@ -372,10 +388,7 @@ impl<const V: usize> EventCore<V> {
         let per_input = (vcs * p.switch.vc_capacity as usize).div_ceil(p.mtu_flits.max(1) as usize)
             + p.link_latency as usize
             + 1;
-        let owned = core.owner.iter().filter(|&&o| o as usize == part).count();
         core.slots.reserve(owned * per_input);
-        let owned_nodes = (0..nodes as u32).filter(|&k| core.owns_node(k)).count();
-        core.cal = Calendar::new(owned + owned_nodes);
         if p.switch.routing.uses_arn() {
             core.arn = Some(Box::new(arn::ArnState::new(f, n as usize, owned)));
         }
@@ -390,10 +403,7 @@ impl<const V: usize> EventCore<V> {
     /// Whether node `n` belongs to this part.
     #[inline]
     fn owns_node(&self, n: u32) -> bool {
-        match self.node_steps[n as usize].port {
-            NIL => self.part == 0,
-            p => self.owner[p as usize] == self.part,
-        }
+        node_of_part(&self.node_steps[n as usize], &self.owner, self.part)
     }
 
     /// Files `ev` for cycle `at` with part `to`, which owns its unit: in this part's calendar,

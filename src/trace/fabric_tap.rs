@@ -45,9 +45,16 @@ trait Probed {
     fn entries(&self) -> u64;
     /// The occupancy of input `port`'s VCs.
     fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_;
+    /// Free credits of output `port`'s `vc`.
+    fn credit(&self, port: usize, vc: usize) -> u64;
     /// Words that differ whenever the probe of output `port` does (never [`UNRECORDED`] all
-    /// three: the second is below 2^57), and the output's credits per VC.
-    fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_);
+    /// three: the second is below 2^57), and the output's credits per VC: by default the probe
+    /// itself, packed.
+    #[inline(always)]
+    fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
+        let [a, b] = packed_probe(&self.probe(port));
+        ([a, b, 0], move |vc| self.credit(port, vc))
+    }
     fn probe(&self, port: usize) -> OutputProbe;
 }
 
@@ -60,6 +67,10 @@ impl<const V: usize> Probed for Switch<V> {
     fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_ {
         let lanes = self.buffered_lanes(port);
         move |vc| lanes[vc & (V - 1)] as u64
+    }
+    #[inline(always)]
+    fn credit(&self, port: usize, vc: usize) -> u64 {
+        self.credits(port, vc) as u64
     }
     #[inline(always)]
     fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
@@ -83,9 +94,8 @@ impl Probed for CycleSwitch {
         move |vc| self.buffered(port, vc) as u64
     }
     #[inline(always)]
-    fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
-        let [a, b] = packed_probe(&self.output_probe(port));
-        ([a, b, 0], move |vc| self.credits(port, vc) as u64)
+    fn credit(&self, port: usize, vc: usize) -> u64 {
+        self.credits(port, vc) as u64
     }
     #[inline(always)]
     fn probe(&self, port: usize) -> OutputProbe {
@@ -103,9 +113,8 @@ impl<const V: usize> Probed for SwitchView<'_, V> {
         SwitchView::occupancy(self, port)
     }
     #[inline(always)]
-    fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
-        let [a, b] = packed_probe(&self.output_probe(port));
-        ([a, b, 0], move |vc| self.credits(port, vc) as u64)
+    fn credit(&self, port: usize, vc: usize) -> u64 {
+        self.credits(port, vc) as u64
     }
     #[inline(always)]
     fn probe(&self, port: usize) -> OutputProbe {

@@ -24,6 +24,23 @@ impl<const V: usize> EventCore<V> {
         n
     }
 
+    /// Flits in flat input `j`'s buffer per VC after cycle `now`: arrived, less those of the
+    /// packets gone and of the one leaving through an output of its switch, if any (read by the
+    /// watchdog's report and the dumps).
+    pub(super) fn buffered(&self, j: usize, now: u64) -> impl Fn(usize) -> u64 + '_ {
+        let Place { port, ports, .. } = self.ins[j].place;
+        let first = j - port as usize;
+        let mut leaving = [0u64; 16];
+        for tx in self.outputs[first..first + ports as usize]
+            .iter()
+            .filter_map(|o| o.tx)
+            .filter(|tx| tx.input as usize == j)
+        {
+            leaving[tx.vc as usize & 15] += streamed(tx.start, tx.len, now) as u64;
+        }
+        move |vc| self.arrived(j, vc, now) - self.gone[j * self.vcs + vc] - leaving[vc & 15]
+    }
+
     fn departures(&self, now: u64) -> Departures {
         let mut d = Departures {
             left: self.gone.clone(),

@@ -11,7 +11,7 @@
 use super::calendar::Ev;
 use super::watchdog::{self, Halt};
 use super::{Env, EventCore, PortRecords};
-use crate::fabric::invariants::{WATCH_EVERY, watchdog_looks};
+use crate::fabric::invariants::{WATCH_EVERY, next_look, watchdog_looks};
 use crate::fabric::parallel::Pool;
 use crate::fabric::{Fabric, Sample, Tap, Violation};
 use crate::switch::SwitchStats;
@@ -202,7 +202,7 @@ impl<const V: usize> EventEngine<V> {
             if let Err((until, _)) = &r {
                 reached.fetch_min(*until, Ordering::SeqCst);
             }
-            core.halt = r.err().map(|(_, h)| h);
+            core.halt = r.err().and_then(|(_, h)| h);
         });
         // The earliest breach (the lowest part among those of one cycle), or the deadlock.
         let mut first: Option<Violation> = None;
@@ -266,7 +266,8 @@ impl<const V: usize> EventCore<V> {
     /// This part steps cycles `from..end` a window at a time, exchanging events with the others
     /// at each window's end; a window ends at the watchdog's next look at the latest. When no
     /// part has anything to do in the cycles after a window, the parts pass them together,
-    /// stopping only at a look the watchdog has to make. A stop: the end of its window, and why.
+    /// stopping only at a look the watchdog has to make. A stop: the end of its window, and why,
+    /// when this part found the reason (a part stopped by another's breach has none).
     fn run_windows(
         &mut self,
         env: &Env<V>,
@@ -274,7 +275,7 @@ impl<const V: usize> EventCore<V> {
         (from, end): (u64, u64),
         window: u64,
         tap: Option<&dyn Tap<V>>,
-    ) -> Result<(), (u64, Halt)> {
+    ) -> Result<(), (u64, Option<Halt>)> {
         let me = self.part as usize;
         let watch = env.params.watchdog_cycles;
         let tapped = tap.map(|t| (t, self.tapped(env, t)));
@@ -285,7 +286,7 @@ impl<const V: usize> EventCore<V> {
         let mut quiet = from;
         while t < end {
             let parity = w & 1;
-            let until = (t + window).min(end).min(look_after(t));
+            let until = (t + window).min(end).min(next_look(t));
             for now in t..until {
                 if self.busy(now)
                     && let Err(v) = self.cycle(env, now)
@@ -330,13 +331,13 @@ impl<const V: usize> EventCore<V> {
             sh.looks[(w + 2) % 3].clear();
             self.take_in(&mut lock(&sh.mail[me][parity]));
             if sh.stop.load(Ordering::SeqCst) != u64::MAX {
-                return Err((until, halt.unwrap_or(Halt::Breach(stopped()))));
+                return Err((until, halt));
             }
             let next = set.next.load(Ordering::Relaxed).min(end);
             let progress = set.progress.load(Ordering::Relaxed);
             if look && watchdog_looks(last, progress, watch) {
                 if set.stuck.load(Ordering::Relaxed) {
-                    return Err((until, Halt::Deadlock(last)));
+                    return Err((until, Some(Halt::Deadlock(last))));
                 }
                 quiet = next;
             }
@@ -354,22 +355,6 @@ impl<const V: usize> EventCore<V> {
             w += 1;
         }
         Ok(())
-    }
-}
-
-/// The first cycle after the watchdog's next look at or after cycle `t`.
-fn look_after(t: u64) -> u64 {
-    crate::fabric::invariants::next_look(t)
-}
-
-/// What a part that found no breach itself stops with when another found one (never read:
-/// the run reports the breach the other part found).
-fn stopped() -> Violation {
-    Violation {
-        cycle: u64::MAX,
-        invariant: "switch",
-        place: String::new(),
-        detail: String::new(),
     }
 }
 

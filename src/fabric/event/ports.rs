@@ -43,7 +43,7 @@ impl Voq {
     /// Slot `k` (holding `s`, its next slot `NIL`) joins the FIFO; `prev` is the slot of its
     /// last packet, if any.
     #[inline]
-    pub(super) fn push(&mut self, k: u32, s: &Slot) -> Option<u32> {
+    fn push(&mut self, k: u32, s: &Slot) -> Option<u32> {
         self.flits += s.pkt.len as u32;
         let prev = (self.tail != NIL).then_some(self.tail);
         if prev.is_none() {
@@ -75,6 +75,14 @@ struct Arbitration {
 }
 
 impl<const V: usize> EventCore<V> {
+    /// Slot `k`, routed (its next slot `NIL`), joins the tail of VOQ `q`.
+    #[inline]
+    pub(super) fn enqueue(&mut self, q: usize, k: u32) {
+        if let Some(prev) = self.voqs[q].push(k, &self.slots[k as usize]) {
+            self.slots[prev as usize].next = k;
+        }
+    }
+
     /// The index of (flat output `out`, input `i` of its switch) in `vc_ptr`.
     #[inline]
     fn pair(&self, out: u32, i: usize) -> usize {
@@ -477,10 +485,7 @@ impl<const V: usize> EventCore<V> {
                     self.leave_if_empty(out, i);
                 }
                 let flat = base + e as u32;
-                let qe = self.voq(flat, i, v);
-                if let Some(prev) = self.voqs[qe].push(k, &self.slots[k as usize]) {
-                    self.slots[prev as usize].next = k;
-                }
+                self.enqueue(self.voq(flat, i, v), k);
                 self.stats.packets_escaped += 1;
                 self.outputs[flat as usize].waiting |= 1 << i;
                 self.wake_output(flat, now + 1);

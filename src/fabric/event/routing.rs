@@ -141,9 +141,7 @@ impl<const V: usize> EventCore<V> {
         slot.next = NIL;
         let flat = input - i as u32 + o as u32;
         let q = self.voq(flat, i, pkt.vc as usize);
-        if let Some(prev) = self.voqs[q].push(k, &self.slots[k as usize]) {
-            self.slots[prev as usize].next = k;
-        }
+        self.enqueue(q, k);
         if self.arn.is_some() {
             self.ins[input as usize].arrival.out = out;
             let hot = self.voq_flits(flat, i) > sp.hcdth as u32;

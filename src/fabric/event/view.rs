@@ -6,7 +6,6 @@
 
 use super::*;
 use crate::switch::OutputProbe;
-use crate::wire::link::streamed;
 
 /// Switch `switch` of a part of the event engine, read as of the end of cycle `now` (a cycle
 /// the part has stepped through, and none of its events after it).
@@ -42,22 +41,7 @@ impl<'a, const V: usize> SwitchView<'a, V> {
     /// Flits of input `port`'s VCs: arrived, less those gone (a packet leaving through any
     /// output of the switch counted flit by flit).
     pub fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_ {
-        let c = self.core;
-        let j = self.flat(port);
-        let first = self.flat(0);
-        let ports = c.ins[j].place.ports as usize;
-        let mut leaving = [0u64; 16];
-        for o in &c.outputs[first..first + ports] {
-            if let Some(tx) = o.tx
-                && tx.input as usize == j
-            {
-                leaving[tx.vc as usize & 15] += streamed(tx.start, tx.len, self.now) as u64;
-            }
-        }
-        move |vc| {
-            let gone = c.gone[j * c.vcs + vc] + leaving[vc & 15];
-            c.arrived(j, vc, self.now) - gone
-        }
+        self.core.buffered(self.flat(port), self.now)
     }
 
     /// Free credits of output `port`'s `vc`.

@@ -70,22 +70,11 @@ impl<const V: usize> EventCore<V> {
     pub(super) fn blocked(&self, now: u64) -> impl Iterator<Item = (usize, usize, u64)> + '_ {
         (0..self.ins.len())
             .filter(|&j| self.owner[j] == self.part)
-            .flat_map(move |j| (0..self.vcs).map(move |v| (j, v, self.buffered(j, v, now))))
+            .flat_map(move |j| {
+                let flits = self.buffered(j, now);
+                (0..self.vcs).map(move |v| (j, v, flits(v)))
+            })
             .filter(|&(_, _, flits)| flits > 0)
-    }
-
-    /// Flits in flat input `j`'s buffer on `vc` after cycle `now`: arrived, less those of the
-    /// packets gone and of the one leaving through an output of its switch, if any.
-    fn buffered(&self, j: usize, vc: usize, now: u64) -> u64 {
-        let Place { port, ports, .. } = self.ins[j].place;
-        let first = j - port as usize;
-        let leaving: u64 = self.outputs[first..first + ports as usize]
-            .iter()
-            .filter_map(|o| o.tx)
-            .filter(|tx| tx.input as usize == j && tx.vc as usize == vc)
-            .map(|tx| crate::wire::link::streamed(tx.start, tx.len, now) as u64)
-            .sum();
-        self.arrived(j, vc, now) - self.gone[j * self.vcs + vc] - leaving
     }
 
     /// Whether this part holds flits in its switches' input buffers or packets at its end
