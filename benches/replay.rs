@@ -1,7 +1,7 @@
-//! Criterion bench: one recorded switch, the same work on each engine. The stimulus is what the
-//! first congestion-root switch of configuration 1 under H10 with ARN+AFI (hot spot at 10 us, CRT
-//! 20 us, as in the figure-6 runs) received from reset to 500 us after its root is detected; the
-//! fast and the cycle engine each replay it from reset (`fabric::switch_rig`), and the Verilated
+//! Criterion bench: one recorded switch, the same work on the cycle engine and the Verilated HDL.
+//! The stimulus is what the first congestion-root switch of configuration 1 under H10 with ARN+AFI
+//! (hot spot at 10 us, CRT 20 us, as in the figure-6 runs) received from reset to 500 us after its
+//! root is detected; the cycle engine replays it from reset (`fabric::switch_rig`), and the Verilated
 //! `hdl-ref/switch.sv` replays the same recording (written to `target/bench-root-switch.rec`)
 //! with `testbenches/hdl/replay_switch.sh`, built once before timing, every output compared in
 //! every cycle as the engines do (`docs/performance.md`). Without Verilator on the machine the
@@ -10,9 +10,9 @@
 use arnsim::cli::scenarios::BUNDLED;
 use arnsim::config::Scenario;
 use arnsim::cycle::{PortIn, PortOut};
+use arnsim::fabric::Fabric;
 use arnsim::fabric::record::first_root;
 use arnsim::fabric::switch_rig::{RigStimulus, SwitchRig};
-use arnsim::fabric::{Engine, Fabric};
 use arnsim::trace::recording::{RecordingHeader, record_run};
 use arnsim::wire::link::FEW_VCS;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -73,14 +73,12 @@ fn recorded_root_switch(c: &mut Criterion) {
     let mut g = c.benchmark_group("recorded_root_switch");
     g.sample_size(10);
     g.throughput(Throughput::Elements(st.cycles()));
-    for (name, engine) in [("fast", Engine::Fast), ("cycle", Engine::Cycle)] {
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                let sent = SwitchRig::new(&header, engine).run(&st).expect("runs");
-                assert_eq!(sent, st.heads_out());
-            })
-        });
-    }
+    g.bench_function("cycle", |b| {
+        b.iter(|| {
+            let sent = SwitchRig::new(&header).run(&st).expect("runs");
+            assert_eq!(sent, st.heads_out());
+        })
+    });
     let verilator = std::process::Command::new("verilator")
         .arg("--version")
         .output()

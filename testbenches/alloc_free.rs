@@ -1,7 +1,7 @@
 //! Stepping allocates nothing: a counting global allocator watches 100,000 steady-state cycles
 //! of a loaded fabric (every routing mode's machinery: detectors, ARN table, AFC, FA's escape
 //! queues), on one thread and on two, and with 16 VCs per port (a fabric of 16 VC lanes), on the
-//! event engine and the fast engine (Dragonflies layered over VLs and FA on an irregular fabric
+//! event engine and the cycle engine (Dragonflies layered over VLs and FA on an irregular fabric
 //! on both); the cycle engine's switches, replaying every switch of such a fabric recorded on
 //! the event engine, allocate nothing in their steps; and a fabric whose end nodes replay an MPI
 //! trace (24 ranks placed at random on 9 nodes: ring allreduces, all-to-alls and point-to-point
@@ -53,10 +53,8 @@ fn main() {
         let (topo, params, flows) = loaded_fabric(mode);
         let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).expect("fabric");
         f.set_engine(Engine::Event);
-        let mut replays: Vec<Replay> = f
-            .switches()
-            .iter()
-            .map(|s| Replay::new(s.cycle_twin()))
+        let mut replays: Vec<Replay> = (0..f.switches().len())
+            .map(|s| Replay::new(f.cycle_twin(s)))
             .collect();
         let all: Vec<u32> = (0..replays.len() as u32).collect();
         let (mut allocs, mut mismatch) = (0u64, None);
@@ -95,7 +93,8 @@ fn main() {
     ];
     for (mode, threads) in cases {
         let (topo, params, flows) = loaded_fabric(mode);
-        let ok = steady_state::<FEW_VCS>(mode.name(), &topo, params, &flows, threads, Engine::Fast);
+        let ok =
+            steady_state::<FEW_VCS>(mode.name(), &topo, params, &flows, threads, Engine::Cycle);
         if ok {
             passed += 1;
         } else {
@@ -106,7 +105,7 @@ fn main() {
     let (topo, mut params, flows) = loaded_fabric(RoutingMode::ArnAfi);
     params.switch.queuing = QueuingScheme::Dbbm { vcs: 15 };
     params.switch.max_packets = packet_slots(16, params.switch.vc_capacity, 1);
-    let ok = steady_state::<MAX_VCS>("arn_afi, dbbm", &topo, params, &flows, 1, Engine::Fast);
+    let ok = steady_state::<MAX_VCS>("arn_afi, dbbm", &topo, params, &flows, 1, Engine::Cycle);
     if ok {
         passed += 1;
     } else {
@@ -192,7 +191,7 @@ fn main() {
     for (label, name, set, threads) in bundled_cases {
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         let s = scenarios::load(name, &set).expect("bundled scenario");
-        for engine in [Engine::Fast, Engine::Event] {
+        for engine in [Engine::Cycle, Engine::Event] {
             let label = format!("{}, {label}", engine.name());
             let (t, p, f) = (&s.topology, s.params.clone(), &s.flows);
             if steady_state::<FEW_VCS>(&label, t, p, f, threads, engine) {
@@ -202,7 +201,7 @@ fn main() {
             }
         }
     }
-    for engine in [Engine::Fast, Engine::Event] {
+    for engine in [Engine::Cycle, Engine::Event] {
         for threads in [1, 2] {
             if replay_case(threads, engine) {
                 passed += 1;

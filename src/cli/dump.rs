@@ -198,7 +198,7 @@ pub fn choose<const V: usize>(
 }
 
 /// The window of cycles to dump: the plan's, or with `--trigger-before` the one a first pass of
-/// the run (on the fast engine, on `threads` threads, watching `stop`) finds; `None` when no
+/// the run (on the event engine, on `threads` threads, watching `stop`) finds; `None` when no
 /// root is detected or the first pass is stopped.
 pub fn window<const V: usize>(
     s: &Scenario,

@@ -1,6 +1,7 @@
-//! `arnsim run --engine cycle` and `--engine event` against the default fast engine: the same
-//! bytes in every output (summary less its wall time, CSVs, plot, VCD and its save file) on every
-//! bundled scenario (the event engine: those it models).
+//! `arnsim run` on the default event engine against `--engine cycle`: the same bytes in every
+//! output (summary less its wall time, thread count and engine; CSVs, plot, VCD and its save file)
+//! on every bundled scenario, under every routing mode and queuing scheme, and on the event engine
+//! on any number of threads.
 
 use super::interrupt::Stop;
 use super::run::{How, WaveRequest, run};
@@ -67,12 +68,6 @@ fn run_or_fail(
 
 /// Runs `name` with `set` on both engines into `base`, and asserts the same outputs.
 fn same_bytes(base: &Path, name: &str, set: &[String], dump: bool) {
-    same_bytes_on(Engine::Cycle, base, name, set, dump);
-}
-
-/// Runs `name` with `set` on the fast engine and on `other` into `base`, and asserts the same
-/// outputs.
-fn same_bytes_on(other: Engine, base: &Path, name: &str, set: &[String], dump: bool) {
     let dir = |e: &str| base.join(name.replace('/', "_")).join(e);
     let waves = |d: &Path| {
         dump.then(|| WaveRequest {
@@ -84,16 +79,19 @@ fn same_bytes_on(other: Engine, base: &Path, name: &str, set: &[String], dump: b
         })
     };
     let ran = |e: Engine, d: &Path| run_or_fail(e, 1, name, set, d, waves(d));
-    let (a, b) = (ran(Engine::Fast, &dir("fast")), ran(other, &dir("cycle")));
+    let (a, b) = (
+        ran(Engine::Event, &dir("event")),
+        ran(Engine::Cycle, &dir("cycle")),
+    );
     // A run the watchdog stops fails alike on both, with the same report.
     let strip = |r: Result<(), String>| r.map_err(|e| e.split_once(": ").map(|x| x.1.to_string()));
     assert_eq!(strip(a), strip(b), "{name}");
-    let (fast, cycle) = (outputs(&dir("fast")), outputs(&dir("cycle")));
+    let (event, cycle) = (outputs(&dir("event")), outputs(&dir("cycle")));
     assert_eq!(
-        fast.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        event.iter().map(|f| &f.0).collect::<Vec<_>>(),
         cycle.iter().map(|f| &f.0).collect::<Vec<_>>()
     );
-    for ((file, a), (_, b)) in fast.iter().zip(&cycle) {
+    for ((file, a), (_, b)) in event.iter().zip(&cycle) {
         assert!(a == b, "{name}: {file} differs between the engines");
     }
 }
@@ -102,7 +100,7 @@ fn same_bytes_on(other: Engine, base: &Path, name: &str, set: &[String], dump: b
 fn both_engines_write_the_same_bytes_on_every_bundled_scenario() {
     let (_tmp, base) = crate::scratch::folder("engines");
     for (name, _) in BUNDLED {
-        // The 16,000-node fabric is left to the fast engine (the cycle engine holds it in 3.7 GB
+        // The 16,000-node fabric is left to the event engine (the cycle engine holds it in 3.7 GB
         // and steps it at some 8 cycles/s): `the_largest_bundled_fabric_builds_and_runs`.
         if *name == "rlft40_uniform" {
             continue;
@@ -168,11 +166,11 @@ fn both_engines_write_the_same_bytes_with_16_vcs() {
     same_bytes(&base, "default", &set, true);
 }
 
-/// The event engine on every bundled scenario it models (D-mod-K, routing that cannot deadlock),
-/// under each SL policy on configuration 1 and through its hot spot, and under Oblivious,
-/// Adaptive-Th and ARN, each with and without AFI: the same bytes as the fast engine.
+/// Under each queuing scheme on configuration 1 and through its hot spot, under Oblivious,
+/// Adaptive-Th and ARN, each with and without AFI, FA with escape queues, a deadlock and a trace
+/// replay: the same bytes on both engines.
 #[test]
-fn the_event_engine_writes_the_fast_engines_bytes() {
+fn both_engines_write_the_same_bytes_under_every_mode_and_scheme() {
     let (_tmp, base) = crate::scratch::folder("engines-event");
     let runs: &[(&str, &[&str])] = &[
         ("default", &[]),
@@ -249,7 +247,7 @@ fn the_event_engine_writes_the_fast_engines_bytes() {
         let set = with_routing(set);
         // The small fat trees with a dump of their last stage's outputs and a leaf switch.
         let dump = matches!(*name, "default" | "figure4");
-        same_bytes_on(Engine::Event, &base.join(k.to_string()), name, &set, dump);
+        same_bytes(&base.join(k.to_string()), name, &set, dump);
     }
 }
 

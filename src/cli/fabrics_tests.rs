@@ -160,13 +160,13 @@ fn dfly_vl_hops_moves_packets_to_vl_1_after_their_global_hop() {
     ];
     let s = super::scenarios::load("dragonfly72", &set).unwrap();
     let mut f = Fabric::<4>::build(&s.topology, s.params.clone(), &s.flows).unwrap();
+    f.set_engine(crate::fabric::Engine::Cycle);
     f.run(20_000, &mut ()).unwrap();
     let nodes = f.nodes();
     assert!((0..72).all(|n| nodes[n].flits_sent(0) > 0 && nodes[n].flits_sent(1) == 0));
     // Router ports (a = 4, h = 2, p = 2): 0-1 nodes, 2-4 local, 5-6 global.
     let (mut local, mut elsewhere) = ([0u64; 2], [0u64; 2]);
-    for sw in f.switches() {
-        let sw = sw.as_fast().expect("the fast engine");
+    for sw in f.cycle_units().expect("the cycle engine") {
         for port in 0..7 {
             for vl in 0..2 {
                 let sent = sw.flits_sent(port, vl);

@@ -90,9 +90,8 @@ pub enum Command {
         #[arg(long, value_name = "TIME")]
         trigger_before: Option<String>,
         /// The engine stepping the switches: `event` (a calendar of port and node events, the
-        /// default), `cycle` (one clock cycle per step, module for module as the HDL; much
-        /// slower) or `fast` (every switch visited every window, at its heads, tails and credit
-        /// records). The outputs are the same; `summary.json` names the engine.
+        /// default) or `cycle` (one clock cycle per step, module for module as the HDL; much
+        /// slower). The outputs are the same; `summary.json` names the engine.
         #[arg(long, value_enum, default_value_t = EngineArg::Event)]
         engine: EngineArg,
         /// Threads stepping the fabric (0: one per core, but one for fabrics of fewer than 32
@@ -212,8 +211,6 @@ pub enum Command {
 /// `--engine`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
-    /// The fast engine (`src/switch/`).
-    Fast,
     /// The cycle engine (`src/cycle/`).
     Cycle,
     /// The event engine (`src/fabric/event.rs`).
@@ -301,7 +298,6 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             };
             let record = record_switch.map(|switch| record::RecordRequest { switch, from, to });
             let engine = match engine {
-                EngineArg::Fast => crate::fabric::Engine::Fast,
                 EngineArg::Cycle => crate::fabric::Engine::Cycle,
                 EngineArg::Event => crate::fabric::Engine::Event,
             };

@@ -28,8 +28,8 @@
 //!    the one spent now (virtual cut-through): the winner's head leaves in `t+1`;
 //! 6. each input sends upstream the credits of the flits that left it and the oldest waiting ARN.
 //!
-//! The fast engine ([`crate::switch`]) computes the same outputs in the same cycles, working only
-//! at packet heads and tails; the lockstep tests hold the two (and the HDL) equal.
+//! The event engine (`src/fabric/event.rs`) computes the same outputs in the same cycles, working
+//! only where something happens; the lockstep tests hold the two (and the HDL) equal.
 
 pub mod compare;
 mod detect;
@@ -126,8 +126,8 @@ pub struct CycleSwitch {
 }
 
 impl CycleSwitch {
-    /// A switch in its reset state, with `lft` programmed, seeded as the fast engine seeds the
-    /// same switch.
+    /// A switch in its reset state, with `lft` programmed, seeded as the event engine seeds the
+    /// same switch ([`CycleSwitch::route_rng_of`]).
     pub fn new(params: SwitchParams, wiring: SwitchWiring, lft: LftBanks, seed: u64) -> Self {
         let ports = wiring.out_capacity.len();
         let vcs = params.vcs();
@@ -154,7 +154,7 @@ impl CycleSwitch {
             arn_out: Box::default(),
             cmds: Deque::new(),
             arn_seq: 0,
-            rng: SplitMix64::new(seed ^ (wiring.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            rng: Self::route_rng_of(seed, wiring.id),
             stats: SwitchStats::default(),
             cycle: 0,
             seed,
@@ -208,6 +208,12 @@ impl CycleSwitch {
     /// The seed it was built with.
     pub fn seed(&self) -> u64 {
         self.seed
+    }
+
+    /// The random stream of Oblivious routing's draws of switch `id` of a fabric seeded with
+    /// `seed`, in its reset state.
+    pub fn route_rng_of(seed: u64, id: u32) -> SplitMix64 {
+        SplitMix64::new(seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
 
     /// The random stream of Oblivious routing's draws, as it stands.

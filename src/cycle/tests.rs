@@ -21,10 +21,8 @@ pub(crate) fn lockstep_all(name: &str, overrides: &[&str]) -> Result<Vec<u64>, S
 fn lockstep_on<const V: usize>(s: &Scenario) -> Result<Vec<u64>, String> {
     let mut f = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
     f.set_engine(Engine::Event);
-    let mut replays: Vec<Replay> = f
-        .switches()
-        .iter()
-        .map(|sw| Replay::new(sw.cycle_twin()))
+    let mut replays: Vec<Replay> = (0..f.switches().len())
+        .map(|sw| Replay::new(f.cycle_twin(sw)))
         .collect();
     let all: Vec<u32> = (0..replays.len() as u32).collect();
     let peers: Vec<Vec<Option<(u32, usize)>>> = f
@@ -246,7 +244,7 @@ fn the_first_root_switch_of_configuration_1_matches_the_event_engine() {
     let until = detected + (500_000.0 / s.time_base.cycle_ns()).round() as u64;
     let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
     f.set_engine(Engine::Event);
-    let mut replay = Replay::new(f.switches()[sw as usize].cycle_twin());
+    let mut replay = Replay::new(f.cycle_twin(sw as usize));
     let mut first = None;
     let (mut flits, mut arns) = (0u64, 0u64);
     f.run_recorded(until + 1, &mut (), &[sw], &mut |_, c, ins, outs| {
@@ -285,8 +283,8 @@ fn a_settled_switch_skips_its_idle_cycles_exactly() {
     let mut f = Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
     f.set_engine(Engine::Event);
     let sw = 0;
-    let mut exact = Replay::new(f.switches()[sw].cycle_twin());
-    let mut skipping = Replay::new(f.switches()[sw].cycle_twin());
+    let mut exact = Replay::new(f.cycle_twin(sw));
+    let mut skipping = Replay::new(f.cycle_twin(sw));
     let (mut first, mut flits) = (None, 0u64);
     f.run_recorded(
         s.sim_cycles,

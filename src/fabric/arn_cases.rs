@@ -88,11 +88,11 @@ fn figure_4_operation_example() {
     let params = arn_params(3);
     let ttl = params.switch.arn_ttl as u64;
     let gap = params.switch.arn_gap as u64;
-    let mut f = Fabric::<FEW_VCS>::build(&topo, params, &flows).unwrap();
+    let mut f = cycle_fabric(&topo, params, &flows);
     let mut ev: Events = Vec::new();
     f.run(stop, &mut ev).unwrap_or_else(|v| panic!("{v}"));
     // Let the sources empty their queues and the fabric drain.
-    while f.nodes().iter().any(|n| n.is_busy()) || f.switches().iter().any(|s| !s.is_idle()) {
+    while f.nodes().iter().any(|n| n.is_busy()) || units(&f).iter().any(|s| !s.is_idle()) {
         f.step(&mut ev).unwrap_or_else(|v| panic!("{v}"));
         assert!(f.now() < 100_000, "no drain");
     }
@@ -159,7 +159,7 @@ fn figure_4_operation_example() {
     // Events 8-9: they cross C and reach node 1 in the AFC, marked adapted.
     assert!(f.nodes()[1].stats().delivered_adapted > 0);
     assert!(
-        f.switches()[2].stats().flits_sent > 0,
+        units(&f)[2].stats().flits_sent > 0,
         "C carried the adapted flow"
     );
     // Event 10: once traffic stops, nothing refreshes the entries after the roots release...
@@ -179,7 +179,7 @@ fn figure_4_operation_example() {
         "refreshes went on after the drain"
     );
     // ... and the entries expire: every table is empty.
-    for s in f.switches() {
+    for s in units(&f) {
         assert_eq!(
             s.arn_table().count(),
             0,
@@ -229,7 +229,7 @@ fn figure_1_root_at_stage_3_is_consumed_at_stage_2() {
         vec![],
         vec![flow_at(2, 0.3, 8000)],
     ];
-    let mut f = Fabric::<FEW_VCS>::build(&topo, arn_params(5), &flows).unwrap();
+    let mut f = cycle_fabric(&topo, arn_params(5), &flows);
     let mut ev: Events = Vec::new();
     f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
     let root = first(&ev, |s, e| {
@@ -265,7 +265,7 @@ fn figure_1_root_at_stage_3_is_consumed_at_stage_2() {
     })
     .expect("adapted at S2U");
     assert!(
-        f.switches()[3].stats().flits_sent > 0,
+        units(&f)[3].stats().flits_sent > 0,
         "the alternative stage-3 switch carries traffic"
     );
 }
@@ -310,7 +310,7 @@ fn figure_1_root_at_stage_2_is_consumed_at_stage_1() {
         vec![],
         vec![flow_at(2, 0.3, 8000)],
     ];
-    let mut f = Fabric::<FEW_VCS>::build(&topo, arn_params(9), &flows).unwrap();
+    let mut f = cycle_fabric(&topo, arn_params(9), &flows);
     let mut ev: Events = Vec::new();
     f.run(9000, &mut ev).unwrap_or_else(|v| panic!("{v}"));
     let root = first(&ev, |s, e| {
@@ -364,7 +364,7 @@ fn incast(consume: bool) -> Fabric<FEW_VCS> {
         .collect();
     let mut p = arn_params(11);
     p.node_consumes_arns = consume;
-    Fabric::<FEW_VCS>::build(&topo, p, &flows).unwrap()
+    cycle_fabric(&topo, p, &flows)
 }
 
 /// Figure 1, flow C: incast at a leaf's port toward a node: ARNs reach the sources and no switch
@@ -447,7 +447,7 @@ fn long_incast(adapted_refresh: bool) -> (u64, u64) {
         .collect();
     let mut p = arn_params(11);
     p.switch.adapted_refresh = adapted_refresh;
-    let mut f = Fabric::<FEW_VCS>::build(&topo, p, &flows).unwrap();
+    let mut f = cycle_fabric(&topo, p, &flows);
     f.run(14_000, &mut ()).unwrap_or_else(|v| panic!("{v}"));
     let before = f.totals().nodes;
     f.run(16_000, &mut ()).unwrap_or_else(|v| panic!("{v}"));
@@ -483,7 +483,7 @@ fn isolated_packets_do_not_hold_up_the_source_queue() {
             _ => vec![flow(0, 30_000)],
         })
         .collect();
-    let mut f = Fabric::<FEW_VCS>::build(&topo, arn_params(11), &flows).unwrap();
+    let mut f = cycle_fabric(&topo, arn_params(11), &flows);
     f.run(10_000, &mut ()).unwrap_or_else(|v| panic!("{v}"));
     let before = f.nodes()[5].stats().delivered_flits;
     f.run(20_000, &mut ()).unwrap_or_else(|v| panic!("{v}"));
@@ -491,4 +491,16 @@ fn isolated_packets_do_not_hold_up_the_source_queue() {
     let to_5 = f.nodes()[5].stats().delivered_flits - before;
     assert!(to_5 >= 9_000, "node 5 got {to_5} flits in 20,000 cycles");
     assert!(n3.packets_adapted > 0 && n3.generation_stalls > 0, "{n3:?}");
+}
+
+/// A fabric stepped by the cycle engine, which reports the switches' events to the observer.
+fn cycle_fabric(topo: &Topology, params: FabricParams, flows: &[Vec<Flow>]) -> Fabric<FEW_VCS> {
+    let mut f = Fabric::<FEW_VCS>::build(topo, params, flows).unwrap();
+    f.set_engine(crate::fabric::Engine::Cycle);
+    f
+}
+
+/// The cycle engine's switches of `f`.
+fn units(f: &Fabric<FEW_VCS>) -> &[crate::fabric::CycleUnit<FEW_VCS>] {
+    f.cycle_units().expect("the cycle engine")
 }

@@ -16,7 +16,7 @@
 //! lines). Every routing mode and queuing scheme on every fabric; a deadlock is found by the
 //! watchdog (`event/watchdog.rs`), dumped switches are read in closed form (`event/view.rs`) and
 //! recorded ones through their link records (`event/record.rs`). Its outputs are the cycle
-//! engine's and the fast engine's byte for byte, on any number of threads (`event/parts.rs`: the
+//! engine's byte for byte, on any number of threads (`event/parts.rs`: the
 //! switches dealt out to parts that exchange events once per link latency plus a cycle), and
 //! each switch is held to its cycle-engine twin cycle by cycle (`cycle/tests.rs`). Switch links
 //! carry 12-byte events instead of delay lines; the routing stage reads the LFT of the fabric's
@@ -37,7 +37,7 @@ mod tests;
 mod view;
 mod watchdog;
 
-use super::{Fabric, Far, Sample, Tap, Violation};
+use super::{Fabric, Far, Sample, Tap, Violation, Wing};
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rng::SplitMix64;
 use crate::blocks::rr_arbiter::RrArbiter;
@@ -575,8 +575,13 @@ impl<const V: usize> Fabric<V> {
         tap: Option<(&dyn Tap<V>, &mut SampleSink<'_>)>,
     ) -> Result<(), Violation> {
         let (from, end) = (self.now, self.now + cycles);
-        let Some(mut engine) = self.event.take() else {
-            return Ok(());
+        // Lent out of the fabric while it steps what the fabric holds besides.
+        let mut engine = match std::mem::replace(&mut self.wing, Wing::Cycle(Vec::new())) {
+            Wing::Event(e) => e,
+            cycle => {
+                self.wing = cycle;
+                return Ok(());
+            }
         };
         let (reached, r) = {
             let (env, pool) = Env::new(self);
@@ -609,7 +614,7 @@ impl<const V: usize> Fabric<V> {
                 self.nodes[n].skip_to(reached - 1);
             }
         }
-        self.event = Some(engine);
+        self.wing = Wing::Event(engine);
         self.now = reached;
         r
     }

@@ -37,12 +37,12 @@ impl<const V: usize> Fabric<V> {
     }
 
     pub(super) fn check_after(&self, now: u64) -> Result<(), Violation> {
-        if let Some(core) = &self.event {
-            return core.check(self, now);
-        }
+        let units = match &self.wing {
+            Wing::Event(core) => return core.check(self, now),
+            Wing::Cycle(units) => units,
+        };
         let t = self.totals();
-        let buffered: u64 = self
-            .switches
+        let buffered: u64 = units
             .iter()
             .map(|s| {
                 (0..s.wiring().in_ch.len())
@@ -60,7 +60,7 @@ impl<const V: usize> Fabric<V> {
             for v in 0..vcs {
                 let (credits, returning) = match from {
                     Far::Switch { sw, port } => {
-                        let s = &self.switches[sw as usize];
+                        let s = &units[sw as usize];
                         (
                             s.credits(port as usize, v),
                             s.credits_returning(port as usize, v),
@@ -73,7 +73,7 @@ impl<const V: usize> Fabric<V> {
                 };
                 let (buffered, cap, announced) = match to {
                     Far::Switch { sw, port } => {
-                        let s = &self.switches[sw as usize];
+                        let s = &units[sw as usize];
                         (
                             s.buffered(port as usize, v),
                             s.params().vc_capacity,
@@ -107,15 +107,14 @@ impl<const V: usize> Fabric<V> {
     /// and not yet received by its far end. Only heads travel in the delay lines, so the two ends'
     /// counts are what says how many flits the link holds.
     pub(super) fn flits_on_link(&self, c: usize, vc: usize) -> u64 {
+        let units = self.units();
         let (from, to) = self.ends[c];
         let sent = match from {
-            Far::Switch { sw, port } => self.switches[sw as usize].flits_sent(port as usize, vc),
+            Far::Switch { sw, port } => units[sw as usize].flits_sent(port as usize, vc),
             Far::Node(n) => self.nodes[n as usize].flits_sent(vc),
         };
         let received = match to {
-            Far::Switch { sw, port } => {
-                self.switches[sw as usize].flits_received(port as usize, vc)
-            }
+            Far::Switch { sw, port } => units[sw as usize].flits_received(port as usize, vc),
             Far::Node(n) => self.nodes[n as usize].flits_received(vc),
         };
         sent.wrapping_sub(received)
@@ -126,7 +125,7 @@ impl<const V: usize> Fabric<V> {
             return Ok(());
         }
         let mut blocked = Vec::new();
-        for s in &self.switches {
+        for s in self.units() {
             for p in 0..s.wiring().in_ch.len() {
                 for v in 0..s.vcs() {
                     let flits = s.buffered(p, v);
@@ -189,7 +188,7 @@ pub(super) fn deadlock(
 
 pub(super) fn switch_fault<const V: usize>(
     now: u64,
-    s: &SwitchUnit<V>,
+    s: &CycleUnit<V>,
     f: crate::switch::SwitchFault,
 ) -> Violation {
     Violation {

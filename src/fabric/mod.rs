@@ -34,7 +34,7 @@ mod tap;
 pub mod topology;
 
 use crate::switch::{
-    Observer, QueuingScheme, SlToVl, Switch, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring,
+    Observer, QueuingScheme, SlToVl, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring,
 };
 use crate::wire::Packet;
 use crate::wire::link::Channel;
@@ -45,7 +45,7 @@ use parallel::{MAX_THREADS, Pool};
 use scheduler::{Arrivals, Outbox, Pace, PartLog, by_cycle_then_signal, longest_window};
 use std::ops::Range;
 use std::sync::Mutex;
-pub use switch_unit::{CycleUnit, Engine, SwitchUnit};
+pub use switch_unit::{CycleUnit, Engine, SwitchSetup};
 pub use tap::{Sample, Tap};
 use topology::{Endpoint, Topology};
 
@@ -124,8 +124,11 @@ pub struct Fabric<const V: usize> {
     arrivals: Arrivals,
     /// Per channel: sender and receiver.
     ends: Vec<(Far, Far)>,
-    switches: Vec<SwitchUnit<V>>,
+    /// What each switch is built from (both engines read it).
+    switches: Vec<SwitchSetup>,
     nodes: Vec<EndNode<V>>,
+    /// The engine stepping the switches.
+    wing: Wing<V>,
     /// Per switch and per node: when it is next due, and how far it has stepped.
     switch_pace: Vec<Pace>,
     node_pace: Vec<Pace>,
@@ -147,19 +150,15 @@ pub struct Fabric<const V: usize> {
     /// Threads asked for by [`Fabric::set_threads`].
     threads: usize,
     pool: Pool,
-    /// Whether the scheduler asks for the lines of the units ahead before stepping each one
-    /// (fabrics larger than the caches: [`PREFETCH_UNITS`]).
-    prefetch: bool,
-    /// The event engine's switches and links, when it steps the fabric ([`Engine::Event`]).
-    event: Option<Box<event::EventEngine<V>>>,
-    /// The engine stepping the switches.
-    engine: Engine,
 }
 
-/// Fabrics of at least this many units (switches and nodes) have the lines of the units ahead
-/// prefetched as they step (`wire::prefetch`): below it their state mostly stays in the caches,
-/// and the prefetches only add instructions.
-pub const PREFETCH_UNITS: usize = 2048;
+/// What steps a fabric's switches, behind the same calls of [`Fabric`]: the cycle engine's
+/// switches, each stepped every cycle by the scheduler ([`scheduler`]) with the end nodes, or the
+/// event engine, which steps the switches and the end nodes itself ([`event`]).
+enum Wing<const V: usize> {
+    Cycle(Vec<CycleUnit<V>>),
+    Event(Box<event::EventEngine<V>>),
+}
 
 impl<const V: usize> Fabric<V> {
     /// Builds a fabric: cables, LFTs (by the routing engine of `params`), switches
@@ -256,12 +255,7 @@ impl<const V: usize> Fabric<V> {
                     .as_ref()
                     .map_or_else(SlToVl::identity, |t| t[s].clone()),
             };
-            switches.push(SwitchUnit::Fast(Switch::new(
-                sp.clone(),
-                wiring,
-                lft,
-                params.seed,
-            )));
+            switches.push(SwitchSetup::new(wiring, lft, params.seed));
         }
         let nodes = (0..topo.nodes)
             .map(|n| {
@@ -325,12 +319,11 @@ impl<const V: usize> Fabric<V> {
             recorders: Vec::new(),
             threads: 1,
             pool: Pool::new(1),
-            prefetch: false,
-            event: None,
-            engine: Engine::Fast,
+            // The default engine, once the fabric it reads is whole.
+            wing: Wing::Cycle(Vec::new()),
         };
-        fabric.prefetch = fabric.switches.len() + fabric.nodes.len() >= PREFETCH_UNITS;
         fabric.set_threads(1);
+        fabric.set_engine(Engine::default());
         Ok(fabric)
     }
 
@@ -338,25 +331,29 @@ impl<const V: usize> Fabric<V> {
     /// outputs are the same on both.
     pub fn set_engine(&mut self, engine: Engine) {
         assert_eq!(self.now, 0, "the engine is chosen before the first cycle");
-        self.engine = engine;
-        if engine == Engine::Event {
-            self.event = Some(Box::new(event::EventEngine::new(self)));
-            return;
-        }
-        for s in &mut self.switches {
-            if engine == Engine::Cycle && s.as_fast().is_some() {
-                *s = SwitchUnit::Cycle(Box::new(CycleUnit::new(s.cycle_twin())));
-            }
-        }
+        self.wing = match engine {
+            Engine::Event => Wing::Event(Box::new(event::EventEngine::new(self))),
+            Engine::Cycle => Wing::Cycle(
+                (0..self.switches.len())
+                    .map(|s| CycleUnit::new(self.cycle_twin(s)))
+                    .collect(),
+            ),
+        };
+    }
+
+    /// A cycle-engine switch in its reset state built as switch `sw` is (parameters, wiring,
+    /// LFT, seed): its twin for a lockstep.
+    pub fn cycle_twin(&self, sw: usize) -> crate::cycle::CycleSwitch {
+        self.switches[sw].cycle_switch(&self.params.switch, self.params.seed)
     }
 
     /// The first cycle from now on in which something happens on the event engine (a port or
-    /// node has an event), `now` on the other engines: the cycles before it change nothing but
+    /// node has an event), `now` on the cycle engine: the cycles before it change nothing but
     /// the cycle count.
     pub fn idle_until(&self) -> u64 {
-        match &self.event {
-            Some(e) => e.next_cycle(self.now),
-            None => self.now,
+        match &self.wing {
+            Wing::Event(e) => e.next_cycle(self.now),
+            Wing::Cycle(_) => self.now,
         }
     }
 
@@ -372,13 +369,19 @@ impl<const V: usize> Fabric<V> {
 
     /// The engine stepping the switches.
     pub fn engine(&self) -> Engine {
-        self.engine
+        match self.wing {
+            Wing::Cycle(_) => Engine::Cycle,
+            Wing::Event(_) => Engine::Event,
+        }
     }
 
-    /// Whether the units ahead are prefetched as each steps (set at build from the fabric's size,
-    /// [`PREFETCH_UNITS`]); outputs are the same either way.
-    pub fn set_prefetch(&mut self, on: bool) {
-        self.prefetch = on;
+    /// The cycle engine's switches, when it steps the fabric (`None` on the event engine, which
+    /// shows a switch's state only in dumps and recordings).
+    pub fn cycle_units(&self) -> Option<&[CycleUnit<V>]> {
+        match &self.wing {
+            Wing::Cycle(units) => Some(units),
+            Wing::Event(_) => None,
+        }
     }
 
     /// Steps the fabric on `threads` threads from now on (1 to [`MAX_THREADS`]; more threads
@@ -416,17 +419,23 @@ impl<const V: usize> Fabric<V> {
         }
         // The event engine's parts are dealt out before its first cycle (after it, a fabric
         // that stops recording keeps stepping on one).
-        if self.now == 0 && self.event.as_ref().is_some_and(|e| e.parts() != threads) {
-            self.event = Some(Box::new(event::EventEngine::new(self)));
+        if let Wing::Event(e) = &self.wing
+            && self.now == 0
+            && e.parts() != threads
+        {
+            self.wing = Wing::Event(Box::new(event::EventEngine::new(self)));
         }
     }
 
     /// On the event engine, the cycle the first congestion root was detected in, among the
     /// cycles stepped, and the lowest switch that detected one then (`None` before one is; the
-    /// other engines report roots to the observer of [`Fabric::run`] as
+    /// cycle engine reports roots to the observer of [`Fabric::run`] as
     /// [`SwitchEvent::RootDetected`]).
     pub fn first_root(&self) -> Option<(u64, u32)> {
-        self.event.as_ref().and_then(|e| e.first_root())
+        match &self.wing {
+            Wing::Event(e) => e.first_root(),
+            Wing::Cycle(_) => None,
+        }
     }
 
     /// Threads stepping the fabric.
@@ -439,7 +448,6 @@ impl<const V: usize> Fabric<V> {
         self.now
     }
 
-    /// The switches.
     /// The switches' names in waveforms and recordings: `s<stage>_<k>`, the `k`-th switch of
     /// its stage.
     pub fn switch_names(&self) -> Vec<String> {
@@ -454,7 +462,8 @@ impl<const V: usize> Fabric<V> {
             .collect()
     }
 
-    pub fn switches(&self) -> &[SwitchUnit<V>] {
+    /// What each switch is built from.
+    pub fn switches(&self) -> &[SwitchSetup] {
         &self.switches
     }
 
@@ -501,10 +510,10 @@ impl<const V: usize> Fabric<V> {
     /// Summed counters.
     pub fn totals(&self) -> FabricTotals {
         let mut t = FabricTotals::default();
-        match &self.event {
-            Some(engine) => t.switches = engine.stats(self.now.saturating_sub(1)),
-            None => {
-                for s in &self.switches {
+        match &self.wing {
+            Wing::Event(engine) => t.switches = engine.stats(self.now.saturating_sub(1)),
+            Wing::Cycle(units) => {
+                for s in units {
                     t.switches.accumulate(&s.stats());
                 }
             }
@@ -535,12 +544,7 @@ impl<const V: usize> Fabric<V> {
 
     /// Steps one cycle, reporting switch events to `obs`.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), Violation> {
-        if self.event.is_some() {
-            return self.run_events(1, None);
-        }
-        let r = self.step_window(1, obs, None);
-        self.catch_up(self.now);
-        r
+        self.run(1, obs)
     }
 
     /// Runs `cycles` cycles, in windows of up to [`Fabric::window`] cycles.
@@ -550,7 +554,7 @@ impl<const V: usize> Fabric<V> {
     /// before any of them writes what it sent: this gives the same channels, registers and
     /// outputs as stepping the whole fabric cycle by cycle.
     pub fn run<O: Observer>(&mut self, cycles: u64, obs: &mut O) -> Result<(), Violation> {
-        if self.event.is_some() {
+        if let Wing::Event(_) = self.wing {
             return self.run_events(cycles, None);
         }
         let end = self.now + cycles;
@@ -574,7 +578,7 @@ impl<const V: usize> Fabric<V> {
         tap: &dyn Tap<V>,
         sink: &mut dyn FnMut(Range<u64>, &[Sample]),
     ) -> Result<(), Violation> {
-        if self.event.is_some() {
+        if let Wing::Event(_) = self.wing {
             return self.run_events(cycles, Some((tap, sink)));
         }
         let end = self.now + cycles;

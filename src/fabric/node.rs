@@ -547,7 +547,6 @@ impl<const V: usize> EndNode<V> {
     }
 }
 
-mod prefetch;
 mod replay;
 mod send;
 mod skip;

@@ -43,7 +43,7 @@ impl<const V: usize> SwitchRecorder<V> {
     }
 
     /// Before switch `s` steps cycle `c`: what its ports receive.
-    pub(super) fn capture_inputs(&mut self, s: &SwitchUnit<V>, c: u64, channels: &[Channel<V>]) {
+    pub(super) fn capture_inputs(&mut self, s: &CycleUnit<V>, c: u64, channels: &[Channel<V>]) {
         let w = s.wiring();
         self.cycles.push(c);
         for p in 0..self.ports {
@@ -72,7 +72,7 @@ impl<const V: usize> SwitchRecorder<V> {
     }
 
     /// After switch `s` stepped cycle `c`, sending into `ob`: what its ports drove.
-    pub(super) fn capture_outputs(&mut self, s: &SwitchUnit<V>, ob: &Outbox<V>, c: u64) {
+    pub(super) fn capture_outputs(&mut self, s: &CycleUnit<V>, ob: &Outbox<V>, c: u64) {
         let w = s.wiring();
         for p in 0..self.ports {
             let head = ob
@@ -124,7 +124,7 @@ impl<const V: usize> Fabric<V> {
             let ports = self.switches[k as usize].ports();
             self.recorders[k as usize] = Some(Box::new(SwitchRecorder::new(k, ports)));
             self.switch_pace[k as usize].tapped = true;
-            if let Some(e) = self.event.as_mut() {
+            if let Wing::Event(e) = &mut self.wing {
                 e.record(k);
             }
         }
@@ -153,7 +153,7 @@ impl<const V: usize> Fabric<V> {
     /// Ends the recording; the fabric steps on the threads it had before.
     pub fn stop_recording(&mut self) {
         self.recorders.clear();
-        if let Some(e) = self.event.as_mut() {
+        if let Wing::Event(e) = &mut self.wing {
             e.stop_recording();
         }
         for pace in &mut self.switch_pace {
@@ -176,9 +176,9 @@ impl<const V: usize> Fabric<V> {
         let mut r = Ok(());
         while self.now < end && r.is_ok() {
             let w = (end - self.now).min(self.window);
-            r = match self.event {
-                Some(_) => self.run_events(w, None),
-                None => self.step_window(w, obs, None),
+            r = match self.wing {
+                Wing::Event(_) => self.run_events(w, None),
+                Wing::Cycle(_) => self.step_window(w, obs, None),
             };
             let d = self.drain_recordings(sink);
             r = r.and(d);

@@ -14,11 +14,9 @@
 //! ([`Arriving`](crate::wire::link::Arriving)).
 
 mod arrivals;
-mod lookahead;
 mod outbox;
 
 pub use arrivals::Arrivals;
-use lookahead::Lookahead;
 pub use outbox::{Outbox, SharedChannels};
 
 use super::invariants::switch_fault;
@@ -76,13 +74,12 @@ impl PartLog {
     }
 
     /// Steps switch `s` through the window `t0..t0 + w`, its sends going to `out` (emptied
-    /// first), recording its signals when `u.tap` taps it; a fault ends its window. A switch that has
-    /// nothing arriving, is not due and is not tapped is not visited at all ([`visits`]); it
-    /// passes the cycles it missed when it is next visited (see [`Pace`]).
+    /// first), recording its signals when `u.tap` taps it; a fault ends its window. A cycle-engine
+    /// switch steps every cycle.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn step_switch<const V: usize>(
         &mut self,
-        s: &mut SwitchUnit<V>,
+        s: &mut CycleUnit<V>,
         pace: &mut Pace,
         out: &mut Outbox<V>,
         t0: u64,
@@ -93,9 +90,6 @@ impl PartLog {
         let end = t0 + w;
         let tap = u.tap.filter(|_| pace.tapped);
         out.clear();
-        if pace.next < t0 {
-            s.skip_through(pace.next, t0 - 1);
-        }
         let before = s.progress();
         let mut seen = before;
         for c in t0..end {
@@ -118,7 +112,7 @@ impl PartLog {
                 tap.switch_signals(s, c, &mut self.samples);
             }
         }
-        pace.due = s.due_after(end - 1);
+        pace.due = end;
         pace.next = end;
         self.moved += s.progress() - before;
     }
@@ -226,34 +220,16 @@ pub(super) fn visits(pace: &Pace, unit: u32, t0: u64, w: u64, arrivals: &Arrival
     pace.tapped || pace.due < t0 + w || !arrivals.none_in(unit, t0, w)
 }
 
-/// One part's units step the window `t0..t0 + w` on the thread given the part, the units ahead
-/// prefetched (`PF`) or not.
-#[inline(always)]
-fn step_part<const PF: bool, const V: usize>(
-    part: &mut PartRef<'_, V>,
-    t0: u64,
-    w: u64,
-    u: Units<'_, V>,
-) {
+/// One part's units step the window `t0..t0 + w` on the thread given the part.
+fn step_part<const V: usize>(part: &mut PartRef<'_, V>, t0: u64, w: u64, u: Units<'_, V>) {
     part.log.moved = 0;
-    let (s0, n0) = part.first;
-    let mut look = Lookahead::default();
+    let n0 = part.first_node;
     for (j, pace) in part.switch_pace.iter_mut().enumerate() {
-        let unit = s0 + j as u32;
-        if PF {
-            look.switches(part.switches, j, s0, (t0, w), u.arrivals, u.channels);
-        }
-        if visits(pace, unit, t0, w, u.arrivals) {
-            let (s, out) = (&mut part.switches[j], &mut part.switch_out[j]);
-            part.log.step_switch(s, pace, out, t0, w, u, None);
-        }
+        let (s, out) = (&mut part.switches[j], &mut part.switch_out[j]);
+        part.log.step_switch(s, pace, out, t0, w, u, None);
     }
-    let mut look = Lookahead::default();
     for (j, pace) in part.node_pace.iter_mut().enumerate() {
         let unit = n0 + j as u32;
-        if PF {
-            look.nodes(part.nodes, j, n0, (t0, w), u.arrivals, u.channels);
-        }
         if visits(pace, unit, t0, w, u.arrivals) {
             let (n, out) = (&mut part.nodes[j], &mut part.node_out[j]);
             part.log.step_node(n, unit, pace, out, t0, w, u);
@@ -261,10 +237,10 @@ fn step_part<const PF: bool, const V: usize>(
     }
 }
 
-/// When a switch or node next has to be visited, and how far it has stepped. A unit with nothing
-/// arriving before `due` would change no register but for counting cycles down (the ARN table's
-/// TTLs), so the fabric does not touch it until then; it passes the cycles it missed when next
-/// visited, or when the fabric brings every unit up to date at the end of a run.
+/// When a switch or node next has to be visited, and how far it has stepped. A node with nothing
+/// arriving before `due` would change nothing, so the fabric does not touch it until then; it
+/// passes the cycles it missed when next visited, or when the fabric brings every unit up to date
+/// at the end of a run. A switch is due every cycle.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Pace {
     /// The first cycle the unit has to step if nothing arrives for it.
@@ -346,14 +322,14 @@ pub(super) fn by_cycle_then_signal(
 
 /// One part's switches and nodes, lent to a thread for one window.
 pub(super) struct PartRef<'a, const V: usize> {
-    pub(super) switches: &'a mut [SwitchUnit<V>],
+    pub(super) switches: &'a mut [CycleUnit<V>],
     pub(super) nodes: &'a mut [EndNode<V>],
     pub(super) switch_pace: &'a mut [Pace],
     pub(super) node_pace: &'a mut [Pace],
     pub(super) switch_out: &'a mut [Outbox<V>],
     pub(super) node_out: &'a mut [Outbox<V>],
-    /// Unit numbers of the first switch and the first node.
-    pub(super) first: (u32, u32),
+    /// Unit number of the first node.
+    pub(super) first_node: u32,
     pub(super) log: &'a mut PartLog,
 }
 
@@ -493,10 +469,20 @@ impl<const V: usize> Fabric<V> {
         });
     }
 
-    /// [`Fabric::step_parts`] on one thread, the units ahead prefetched (`PF`) or not.
-    #[inline(always)]
-    fn step_one_thread<const PF: bool>(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap<V>>) {
+    /// The cycle engine's switches.
+    pub(super) fn units(&self) -> &[CycleUnit<V>] {
+        match &self.wing {
+            Wing::Cycle(units) => units,
+            Wing::Event(_) => unreachable!("the scheduler steps the cycle engine's switches"),
+        }
+    }
+
+    /// [`Fabric::step_parts`] on one thread.
+    fn step_one_thread(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap<V>>) {
         let node_base = self.switches.len() as u32;
+        let Wing::Cycle(units) = &mut self.wing else {
+            unreachable!("the scheduler steps the cycle engine's switches")
+        };
         // One thread: each unit's sends are written as soon as it has stepped the window,
         // while they are still in cache. This gives the same channels as writing them all
         // afterwards, since what is sent in the window is read from its first cycle plus the
@@ -505,32 +491,19 @@ impl<const V: usize> Fabric<V> {
         log.moved = 0;
         let channels = &mut self.channels;
         let arrivals = &self.arrivals;
-        let mut look = Lookahead::default();
         for (k, pace) in self.switch_pace.iter_mut().enumerate() {
-            let unit = k as u32;
-            if PF {
-                look.switches(&self.switches, k, 0, (t0, w), arrivals, &channels[..]);
-            }
-            if !visits(pace, unit, t0, w, arrivals) {
-                debug_assert!(self.switches[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
-                continue;
-            }
             let u = Units {
                 channels: &channels[..],
                 arrivals,
                 tap,
             };
-            let (s, out) = (&mut self.switches[k], &mut self.switch_out[k]);
+            let (s, out) = (&mut units[k], &mut self.switch_out[k]);
             let rec = self.recorders.get_mut(k).and_then(|r| r.as_deref_mut());
             log.step_switch(s, pace, out, t0, w, u, rec);
             out.write_into(channels, arrivals);
         }
-        let mut look = Lookahead::default();
         for (k, pace) in self.node_pace.iter_mut().enumerate() {
             let unit = node_base + k as u32;
-            if PF {
-                look.nodes(&self.nodes, k, node_base, (t0, w), arrivals, &channels[..]);
-            }
             if !visits(pace, unit, t0, w, arrivals) {
                 debug_assert!(self.nodes[k].quiet_through(t0, t0 + w - 1) || pace.next < t0);
                 continue;
@@ -551,24 +524,19 @@ impl<const V: usize> Fabric<V> {
     pub(super) fn step_parts(&mut self, t0: u64, w: u64, tap: Option<&dyn Tap<V>>) {
         let node_base = self.switches.len() as u32;
         if self.parts.len() == 1 {
-            if self.prefetch {
-                self.step_one_thread::<true>(t0, w, tap);
-            } else {
-                self.step_one_thread::<false>(t0, w, tap);
-            }
+            self.step_one_thread(t0, w, tap);
             return;
         }
+        let Wing::Cycle(units) = &mut self.wing else {
+            unreachable!("the scheduler steps the cycle engine's switches")
+        };
         let u = Units {
             channels: &self.channels[..],
             arrivals: &self.arrivals,
             tap,
         };
         let mut refs: heapless::Vec<Mutex<PartRef<'_, V>>, MAX_THREADS> = heapless::Vec::new();
-        let (mut sw, mut nd, mut lg) = (
-            &mut self.switches[..],
-            &mut self.nodes[..],
-            &mut self.logs[..],
-        );
+        let (mut sw, mut nd, mut lg) = (&mut units[..], &mut self.nodes[..], &mut self.logs[..]);
         let (mut sp, mut np) = (&mut self.switch_pace[..], &mut self.node_pace[..]);
         let (mut so, mut no) = (&mut self.switch_out[..], &mut self.node_out[..]);
         for (srange, nrange) in &self.parts {
@@ -593,33 +561,22 @@ impl<const V: usize> Fabric<V> {
                 node_pace: npc,
                 switch_out: soc,
                 node_out: noc,
-                first: (srange.start as u32, node_base + nrange.start as u32),
+                first_node: node_base + nrange.start as u32,
                 log: &mut l[0],
             };
             if refs.push(Mutex::new(part)).is_err() {
                 unreachable!("at most MAX_THREADS parts");
             }
         }
-        let prefetch = self.prefetch;
         self.pool.broadcast(&|k| {
             let mut guard = refs[k].lock().unwrap_or_else(|e| e.into_inner());
-            if prefetch {
-                step_part::<true, V>(&mut guard, t0, w, u);
-            } else {
-                step_part::<false, V>(&mut guard, t0, w, u);
-            }
+            step_part::<V>(&mut guard, t0, w, u);
         });
     }
 
-    /// Brings every switch and node up to date through cycle `upto - 1`: those not visited
-    /// since they were last due pass the cycles they missed (see [`Pace`]).
+    /// Brings every node up to date through cycle `upto - 1`: those not visited since they were
+    /// last due pass the cycles they missed (see [`Pace`]).
     pub(super) fn catch_up(&mut self, upto: u64) {
-        for (s, pace) in self.switches.iter_mut().zip(&mut self.switch_pace) {
-            if pace.next < upto {
-                s.skip_through(pace.next, upto - 1);
-                pace.next = upto;
-            }
-        }
         for (n, pace) in self.nodes.iter_mut().zip(&mut self.node_pace) {
             if pace.next < upto {
                 n.skip_to(upto - 1);
@@ -629,7 +586,7 @@ impl<const V: usize> Fabric<V> {
     }
 
     pub(super) fn flits_moved_now(&self) -> u64 {
-        self.switches.iter().map(|s| s.progress()).sum::<u64>()
+        self.units().iter().map(|s| s.progress()).sum::<u64>()
             + self.nodes.iter().map(|n| n.progress()).sum::<u64>()
     }
 }

@@ -1,16 +1,15 @@
 //! One switch on its own, its ports driven from a recording (`docs/recording.md`) through link
-//! directions of one cycle, on either engine: the same work for both, as the speed benches
-//! measure them.
+//! directions of one cycle, on the cycle engine: the work the replay bench sets beside the
+//! Verilated `switch.sv`.
 //!
 //! The recording's wires are turned back into the fabric's link records: a head flit becomes a
 //! head record; the per-cycle credits of a VC become credit streams (a rise starts streams, a fall
 //! stops the oldest ones the cycle before, each stream's length known from its stop).
 
-use super::SwitchUnit;
-use super::switch_unit::{CycleUnit, Engine};
-use crate::cycle::{PortIn, PortOut};
+use super::switch_unit::CycleUnit;
+use crate::cycle::{CycleSwitch, PortIn, PortOut};
 use crate::fabric::scheduler::{Arrivals, Outbox};
-use crate::switch::{Switch, SwitchFault};
+use crate::switch::SwitchFault;
 use crate::trace::recording::RecordingHeader;
 use crate::wire::link::{Backward, Channel, Flit, LinkSend};
 use std::collections::VecDeque;
@@ -138,7 +137,7 @@ impl<const V: usize> RigStimulus<V> {
 
 /// A switch driven by a [`RigStimulus`].
 pub struct SwitchRig<const V: usize> {
-    unit: SwitchUnit<V>,
+    unit: CycleUnit<V>,
     channels: Vec<Channel<V>>,
     arrivals: Arrivals,
     world: Outbox<V>,
@@ -148,19 +147,20 @@ pub struct SwitchRig<const V: usize> {
 }
 
 impl<const V: usize> SwitchRig<V> {
-    /// The switch of `h` on `engine`, in its reset state, its port `p` on channels `2p` (in) and
-    /// `2p + 1` (out).
-    pub fn new(h: &RecordingHeader, engine: Engine) -> Self {
+    /// The switch of `h`, in its reset state, its port `p` on channels `2p` (in) and `2p + 1`
+    /// (out).
+    pub fn new(h: &RecordingHeader) -> Self {
         let ports = h.wiring.out_capacity.len();
         let mut wiring = h.wiring.clone();
         wiring.id = 0;
         wiring.in_ch = (0..ports as u32).map(|p| 2 * p).collect();
         wiring.out_ch = (0..ports as u32).map(|p| 2 * p + 1).collect();
-        let fast = Switch::new(h.params.clone(), wiring, h.lft.clone(), h.seed);
-        let mut unit = SwitchUnit::Fast(fast);
-        if engine == Engine::Cycle {
-            unit = SwitchUnit::Cycle(Box::new(CycleUnit::new(unit.cycle_twin())));
-        }
+        let unit = CycleUnit::new(CycleSwitch::new(
+            h.params.clone(),
+            wiring,
+            h.lft.clone(),
+            h.seed,
+        ));
         let mut channels = Vec::with_capacity(2 * ports);
         for p in 0..ports as u8 {
             let mut i = Channel::new(1);
@@ -214,15 +214,15 @@ mod tests {
     use crate::fabric::Fabric;
     use crate::wire::link::FEW_VCS;
 
-    /// The rig gives both engines the inputs the switch had in the fabric: each sends the packets
-    /// it sent there.
+    /// The rig gives the switch the inputs it had in the fabric: it sends the packets it sent
+    /// there.
     #[test]
     fn a_rigged_switch_sends_what_it_sent_in_the_fabric() {
         let text = BUNDLED[0].1;
         let s = Scenario::from_text("default", text, &[]).expect("loads");
         let mut f =
             Fabric::<FEW_VCS>::build(&s.topology, s.params.clone(), &s.flows).expect("builds");
-        let header = RecordingHeader::of(&f.switches()[5], "s2_1", 0, s.sim_cycles - 1);
+        let header = RecordingHeader::of(&f, 5, "s2_1", 0, s.sim_cycles - 1);
         let mut frames: Vec<(u64, Vec<PortIn>, Vec<PortOut>)> = Vec::new();
         f.run_recorded(s.sim_cycles, &mut (), &[5], &mut |_, c, i, o| {
             frames.push((c, i.to_vec(), o.to_vec()));
@@ -235,9 +235,7 @@ mod tests {
             frames.iter().map(|(c, i, o)| (*c, &i[..], &o[..])),
         );
         assert!(st.heads_out() > 1000);
-        for engine in [Engine::Fast, Engine::Cycle] {
-            let sent = SwitchRig::new(&header, engine).run(&st).expect("runs");
-            assert_eq!(sent, st.heads_out(), "{engine:?}");
-        }
+        let sent = SwitchRig::new(&header).run(&st).expect("runs");
+        assert_eq!(sent, st.heads_out());
     }
 }

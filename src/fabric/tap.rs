@@ -4,7 +4,7 @@
 
 use super::event::SwitchView;
 use super::node::EndNode;
-use super::switch_unit::SwitchUnit;
+use super::switch_unit::CycleUnit;
 
 /// One recorded value of a tapped signal: (cycle, signal index, value).
 pub type Sample = (u64, u32, u64);
@@ -17,12 +17,13 @@ pub type Sample = (u64, u32, u64);
 pub trait Tap<const V: usize>: Sync {
     /// Number of signals; they are numbered from 0.
     fn signals(&self) -> usize;
-    /// Whether switch `id` has signals here (a switch without any keeps skipping quiet windows).
+    /// Whether switch `id` has signals here.
     fn taps_switch(&self, id: u32) -> bool;
     /// Whether node `id` has signals here.
     fn taps_node(&self, id: u32) -> bool;
-    /// Appends `(cycle, signal, value)` for the signals of switch `s` after it stepped `cycle`.
-    fn switch_signals(&self, s: &SwitchUnit<V>, cycle: u64, out: &mut Vec<Sample>);
+    /// Appends `(cycle, signal, value)` for the signals of cycle-engine switch `s` after it
+    /// stepped `cycle`.
+    fn switch_signals(&self, s: &CycleUnit<V>, cycle: u64, out: &mut Vec<Sample>);
     /// Appends `(cycle, signal, value)` for the signals of node `n` after it stepped `cycle`.
     fn node_signals(&self, n: &EndNode<V>, cycle: u64, out: &mut Vec<Sample>);
     /// Appends `(cycle, signal, value)` for the signals of a switch of the event engine as of

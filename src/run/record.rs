@@ -27,7 +27,7 @@ impl SwitchRecording {
         file: File,
     ) -> io::Result<Self> {
         let mut w = BufWriter::new(file);
-        RecordingHeader::of(&fabric.switches()[id], name, from, to).write(&mut w)?;
+        RecordingHeader::of(fabric, id as u32, name, from, to).write(&mut w)?;
         fabric.record(&[id as u32]);
         Ok(SwitchRecording {
             w,

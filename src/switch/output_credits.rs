@@ -219,14 +219,6 @@ impl<const V: usize> OutputCredits<V> {
         self.vcs[vc & (V - 1)].returns.running as u64
     }
 
-    /// Asks for the cache lines of the first `vcs` VCs' counters.
-    #[inline]
-    pub fn prefetch(&self, vcs: usize) {
-        for c in self.vcs.iter().take(vcs) {
-            crate::wire::prefetch::prefetch(c);
-        }
-    }
-
     /// Whether credits come back in cycle `now` (on any VC).
     pub fn arriving(&self, now: u64) -> bool {
         self.vcs.iter().any(|c| c.returns.arriving(now))

@@ -4,11 +4,11 @@
 
 use super::fabric_vcd::{Owner, Src, probe_field, probe_index, read_node};
 use crate::cycle::CycleSwitch;
-use crate::fabric::SwitchUnit;
+use crate::fabric::CycleUnit;
 use crate::fabric::event::SwitchView;
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample, Tap};
-use crate::switch::{OutputProbe, Switch};
+use crate::switch::OutputProbe;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One dumped signal of a unit's plan: its number and the value recorded last (or
@@ -38,9 +38,9 @@ impl Field {
     }
 }
 
-/// A switch as its plan reads it, on either engine: the plan matches the engine once per switch
-/// and cycle ([`FabricTap::switch_signals`]), and every read below is the engine's own accessor,
-/// inlined into [`SwitchPlan::record`].
+/// A switch as its plan reads it, on either engine (a cycle-engine switch, or the event engine's
+/// view of one): every read below is the engine's own accessor, inlined into
+/// [`SwitchPlan::record`].
 trait Probed {
     fn entries(&self) -> u64;
     /// The occupancy of input `port`'s VCs.
@@ -56,32 +56,6 @@ trait Probed {
         ([a, b, 0], move |vc| self.credit(port, vc))
     }
     fn probe(&self, port: usize) -> OutputProbe;
-}
-
-impl<const V: usize> Probed for Switch<V> {
-    #[inline(always)]
-    fn entries(&self) -> u64 {
-        self.arn_table().count() as u64
-    }
-    #[inline(always)]
-    fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_ {
-        let lanes = self.buffered_lanes(port);
-        move |vc| lanes[vc & (V - 1)] as u64
-    }
-    #[inline(always)]
-    fn credit(&self, port: usize, vc: usize) -> u64 {
-        self.credits(port, vc) as u64
-    }
-    #[inline(always)]
-    fn output(&self, port: usize) -> ([u64; 3], impl Fn(usize) -> u64 + '_) {
-        let (key, credits) = self.output_probe_key(port);
-        let now = self.now();
-        (key, move |vc| credits.credits(vc, now) as u64)
-    }
-    #[inline(always)]
-    fn probe(&self, port: usize) -> OutputProbe {
-        self.output_probe(port)
-    }
 }
 
 impl Probed for CycleSwitch {
@@ -268,14 +242,9 @@ impl<const V: usize> Tap<V> for FabricTap {
         !self.nodes[id as usize].is_empty()
     }
 
-    fn switch_signals(&self, s: &SwitchUnit<V>, cycle: u64, out: &mut Vec<Sample>) {
-        match s {
-            SwitchUnit::Fast(f) => self.switches[f.id() as usize].record(f, cycle, out),
-            SwitchUnit::Cycle(c) => {
-                let c = c.switch();
-                self.switches[c.id() as usize].record(c, cycle, out)
-            }
-        }
+    fn switch_signals(&self, s: &CycleUnit<V>, cycle: u64, out: &mut Vec<Sample>) {
+        let s: &CycleSwitch = s;
+        self.switches[s.id() as usize].record(s, cycle, out)
     }
 
     fn view_signals(&self, s: &SwitchView<'_, V>, cycle: u64, out: &mut Vec<Sample>) {

@@ -14,7 +14,7 @@
 pub use super::fabric_tap::FabricTap;
 pub use super::gtkw::write_fabric_gtkw;
 use super::vcd_writer::{CLOCK_PERIOD_PS, IdText, append_change, append_timestamp, cycle_time_ps};
-use crate::fabric::SwitchUnit;
+use crate::cycle::CycleSwitch;
 use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample};
 use crate::switch::OutputProbe;
@@ -81,7 +81,7 @@ pub fn fabric_signals<const V: usize>(f: &Fabric<V>) -> Vec<FabricSignal> {
             src: Src::ArnEntries(id),
         });
         for p in 0..s.ports() as u16 {
-            for vc in 0..s.vcs() as u8 {
+            for vc in 0..f.params().switch.vcs() as u8 {
                 v.push(FabricSignal {
                     name: format!("{base}.in{p}.vc{vc}.occupancy"),
                     width: 16,
@@ -96,7 +96,7 @@ pub fn fabric_signals<const V: usize>(f: &Fabric<V>) -> Vec<FabricSignal> {
                     src: Src::Out(id, p, j as u8),
                 });
             }
-            for vc in 0..s.vcs() as u8 {
+            for vc in 0..f.params().switch.vcs() as u8 {
                 v.push(FabricSignal {
                     name: format!("{out}.vc{vc}.credits"),
                     width: 16,
@@ -135,12 +135,17 @@ impl Src {
 fn read<const V: usize>(f: &Fabric<V>, src: Src) -> u64 {
     match src.owner() {
         Owner::Node(n) => read_node(&f.nodes()[n as usize], src),
-        Owner::Switch(s) => read_switch(&f.switches()[s as usize], src),
+        Owner::Switch(s) => {
+            let units = f
+                .cycle_units()
+                .expect("FabricVcd::sample reads the cycle engine's switches");
+            read_switch(&units[s as usize], src)
+        }
     }
 }
 
 /// The value of `src`, a signal of switch `sw` (every signal is at most 32 bits wide).
-fn read_switch<const V: usize>(sw: &SwitchUnit<V>, src: Src) -> u64 {
+fn read_switch(sw: &CycleSwitch, src: Src) -> u64 {
     if let Some((p, j)) = probe_index(src) {
         return probe_field(sw.output_probe(p as usize), j);
     }
@@ -327,7 +332,8 @@ impl FabricVcd {
         })
     }
 
-    /// Dumps the state after cycle `cycle` has been stepped.
+    /// Dumps the state after cycle `cycle` has been stepped, read from a fabric the cycle engine
+    /// steps (the event engine shows its switches through [`Fabric::run_tapped`] only).
     pub fn sample<const V: usize>(&mut self, f: &Fabric<V>, cycle: u64) -> io::Result<()> {
         self.open_cycle(cycle);
         for k in 0..self.sigs.len() {

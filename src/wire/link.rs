@@ -230,22 +230,6 @@ impl<const V: usize> Channel<V> {
         }
     }
 
-    /// Asks for the cache line of the forward register read in cycle `at`.
-    #[inline]
-    pub fn prefetch_flit(&self, at: u64) {
-        if let Some(s) = self.fwd.get(self.slot(at)) {
-            super::prefetch::prefetch(s);
-        }
-    }
-
-    /// Asks for the cache line of the reverse register read in cycle `at`.
-    #[inline]
-    pub fn prefetch_back(&self, at: u64) {
-        if let Some(s) = self.bwd.get(self.slot(at)) {
-            super::prefetch::prefetch(s);
-        }
-    }
-
     /// The flit arriving in cycle `now`, if any.
     #[inline]
     pub fn recv_flit(&self, now: u64) -> Option<Flit> {

@@ -8,7 +8,6 @@
 pub mod arn;
 pub mod link;
 pub mod packet;
-pub mod prefetch;
 
 pub use arn::{ArnFlit, ArnInfo};
 pub use packet::{Packet, PacketFlags};

@@ -1,7 +1,7 @@
 //! ARN and ARN + AFI on the event engine (Rocher-Gonzalez et al., section 3): each switch
 //! output's congestion detector (`blocks::congestion_detector`), each switch's ARN table with its
 //! TTL timers (`blocks::arn_table`) and processARN command queue, and the ARNs an input sends
-//! upstream. The timing is the fast engine's (`docs/switch.md`): in a cycle a switch first
+//! upstream. The timing is the cycle engine's (`docs/switch.md`): in a cycle a switch first
 //! evaluates its detectors on the occupancies and credits of the cycle before, then takes in the
 //! ARNs arriving at its outputs, then its routing stage processes one command and routes the
 //! heads that arrived in the cycle before on the table's lookups.
@@ -25,7 +25,7 @@ use crate::switch::most_credits;
 use crate::wire::arn::ArnInfo;
 use heapless::Deque;
 
-/// Depth of a switch's processARN command queue (the fast engine's).
+/// Depth of a switch's processARN command queue (the cycle engine's).
 const CMD_DEPTH: usize = 64;
 
 /// The ARN state of one part's switches (entries of the other parts' switches and ports stay

@@ -4,10 +4,9 @@
 //! cycle before; a declared root files a processARN command (pseudo-code 1) and, while it holds,
 //! refreshes its own entry every `arn_gap` cycles.
 //!
-//! A detector is evaluated only in the cycles it could change in, as the fast engine's
-//! (`switch/detection.rs`): after each evaluation it files its next one for the first cycle in
-//! which its inputs, moving at their current rates, could change its state (the fast switch's
-//! [`detector_wake`]: a VOQ filling or draining a flit a cycle towards HCDTh or LCDTh, a head's
+//! A detector is evaluated only in the cycles it could change in: after each evaluation it files
+//! its next one for the first cycle in which its inputs, moving at their current rates, could
+//! change its state ([`detector_wake`], `switch/detection.rs`: a VOQ filling or draining a flit a cycle towards HCDTh or LCDTh, a head's
 //! credits towards FCTh, the CRT timer's last cycle; or a root's refresh), and what changes them
 //! sooner than it expects (a packet routed to its output, a grant there, a credit stream starting
 //! there; a tail or a stream stopping changes nothing it does not expect) files one for the next

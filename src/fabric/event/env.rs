@@ -4,7 +4,7 @@
 //! node (the part of the switch port it is cabled to). State kept for speed; it models no
 //! hardware.
 
-use super::super::{Fabric, FabricParams, SwitchUnit};
+use super::super::{Fabric, FabricParams, SwitchSetup};
 use crate::fabric::node::EndNode;
 use crate::wire::link::Channel;
 use std::marker::PhantomData;
@@ -41,7 +41,7 @@ impl<T> Owned<T> {
 
 /// The fabric as the event engine's handlers see it during a run.
 pub(in crate::fabric) struct Env<'a, const V: usize> {
-    pub switches: &'a [SwitchUnit<V>],
+    pub switches: &'a [SwitchSetup],
     pub params: &'a FabricParams,
     nodes: Owned<EndNode<V>>,
     channels: Owned<Channel<V>>,

@@ -1,7 +1,7 @@
 //! The end nodes on the event engine: each HCA (`src/fabric/node.rs`) steps in the cycles
 //! something reaches it or it has something to do, through its link's two channels. What the
 //! switch port facing it sends (heads, credit records and ARNs) is written to the channels as on
-//! the fast engine and marked per node by the cycle it arrives, so that a step reads a channel
+//! the cycle engine and marked per node by the cycle it arrives, so that a step reads a channel
 //! only in a cycle something arrives on it.
 
 use super::*;

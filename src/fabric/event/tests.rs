@@ -1,4 +1,4 @@
-//! The event engine against the fast engine: the same counters of every node and of the
+//! The event engine against the cycle engine: the same counters of every node and of the
 //! switches after every stretch of cycles, the invariants holding, on random fat trees.
 
 use super::*;
@@ -28,10 +28,10 @@ proptest! {
     /// Over random k-ary n-trees, routing modes (Adaptive-Th at random thresholds), loads, message sizes, buffers, link latencies
     /// and SL policies,
     /// run in stretches of random length until the sources stop and the fabric drains, the event
-    /// engine on one to three threads: after every stretch its counters are the fast engine's,
+    /// engine on one to three threads: after every stretch its counters are the cycle engine's,
     /// and both pass the invariant checks.
     #[test]
-    fn the_event_engine_counts_what_the_fast_engine_counts(
+    fn the_event_engine_counts_what_the_cycle_engine_counts(
         k in 2u32..=4,
         n in 1u32..=3,
         routing in prop::sample::select(ALL_ROUTINGS.to_vec()),
@@ -60,7 +60,7 @@ proptest! {
             f.set_engine(engine);
             f
         };
-        let (mut fast, mut event) = (build(Engine::Fast), build(Engine::Event));
+        let (mut cycle, mut event) = (build(Engine::Cycle), build(Engine::Event));
         event.set_threads(threads);
         // Past the sources' stop until the fabric drains (a deep tree of small buffers under a
         // high load takes longer than 6,000 cycles), within a bound.
@@ -68,11 +68,11 @@ proptest! {
             let t = f.totals();
             t.nodes.delivered_packets == t.nodes.generated_packets
         };
-        while fast.now() < 6000 || (!drained(&fast) && fast.now() < 30_000) {
-            fast.run(stretch, &mut ()).map_err(|v| TestCaseError::fail(v.to_string()))?;
+        while cycle.now() < 6000 || (!drained(&cycle) && cycle.now() < 30_000) {
+            cycle.run(stretch, &mut ()).map_err(|v| TestCaseError::fail(v.to_string()))?;
             event.run(stretch, &mut ()).map_err(|v| TestCaseError::fail(v.to_string()))?;
-            prop_assert_eq!(fast.now(), event.now());
-            prop_assert_eq!(counters(&fast), counters(&event), "after cycle {}", fast.now());
+            prop_assert_eq!(cycle.now(), event.now());
+            prop_assert_eq!(counters(&cycle), counters(&event), "after cycle {}", cycle.now());
             event.check().map_err(|v| TestCaseError::fail(v.to_string()))?;
         }
         let t = event.totals();
@@ -90,7 +90,7 @@ fn a_stream_stopped_before_it_started_is_reported() {
     f.set_engine(Engine::Event);
     f.run(3000, &mut ()).unwrap();
     let at = f.now();
-    let core = f.event.as_mut().unwrap().part(0);
+    let core = event_engine(&mut f).part(0);
     let j = (0..core.outputs.len())
         .find(|&j| core.outputs[j].credits.running(0) == 0)
         .unwrap();
@@ -114,7 +114,7 @@ fn credits_lost_on_the_way_are_found_by_the_check() {
     f.set_engine(Engine::Event);
     f.run(500, &mut ()).unwrap();
     f.check().unwrap();
-    let core = f.event.as_mut().unwrap().part(0);
+    let core = event_engine(&mut f).part(0);
     let lost = core
         .outputs
         .iter()
@@ -129,10 +129,10 @@ fn credits_lost_on_the_way_are_found_by_the_check() {
 }
 
 /// Under each adaptive mode, on a fat tree loaded enough to congest, packets leave their
-/// deterministic route (as many, and the same counters, as on the fast engine) and the AFI
+/// deterministic route (as many, and the same counters, as on the cycle engine) and the AFI
 /// modes' packets come out of the AFC.
 #[test]
-fn the_routing_modes_adapt_as_on_the_fast_engine() {
+fn the_routing_modes_adapt_as_on_the_cycle_engine() {
     let topo = Topology::kary_ntree(4, 2);
     for &routing in ROUTINGS {
         let mut p = small_params(routing, 11);
@@ -144,11 +144,11 @@ fn the_routing_modes_adapt_as_on_the_fast_engine() {
             f.set_engine(engine);
             f
         };
-        let (mut fast, mut event) = (build(Engine::Fast), build(Engine::Event));
-        fast.run(4000, &mut ()).unwrap();
+        let (mut cycle, mut event) = (build(Engine::Cycle), build(Engine::Event));
+        cycle.run(4000, &mut ()).unwrap();
         event.run(4000, &mut ()).unwrap();
         event.check().unwrap();
-        assert_eq!(counters(&fast), counters(&event), "{}", routing.name());
+        assert_eq!(counters(&cycle), counters(&event), "{}", routing.name());
         let adapted = event.totals().switches.packets_adapted;
         assert_eq!(
             adapted > 0,
@@ -160,10 +160,10 @@ fn the_routing_modes_adapt_as_on_the_fast_engine() {
 }
 
 /// Under ARN and ARN + AFI, on a fat tree with an incast: roots and ARNs up to the sources, and
-/// after every stretch the fast engine's counters, on one to three threads. (Switches consuming
+/// after every stretch the cycle engine's counters, on one to three threads. (Switches consuming
 /// ARNs and re-routing are compared on configuration 1, `cli/engine_tests.rs`.)
 #[test]
-fn arn_runs_as_on_the_fast_engine() {
+fn arn_runs_as_on_the_cycle_engine() {
     for routing in [RoutingMode::ArnAfi, RoutingMode::Arn] {
         for threads in 1..=3 {
             let (topo, mut p, flows) = crate::fabric::tests::arn_incast_case();
@@ -173,17 +173,17 @@ fn arn_runs_as_on_the_fast_engine() {
                 f.set_engine(engine);
                 f
             };
-            let (mut fast, mut event) = (build(Engine::Fast), build(Engine::Event));
+            let (mut cycle, mut event) = (build(Engine::Cycle), build(Engine::Event));
             event.set_threads(threads);
-            while fast.now() < 7000 {
-                fast.run(97, &mut ()).unwrap();
+            while cycle.now() < 7000 {
+                cycle.run(97, &mut ()).unwrap();
                 event.run(97, &mut ()).unwrap_or_else(|v| panic!("{v}"));
                 assert_eq!(
-                    counters(&fast),
+                    counters(&cycle),
                     counters(&event),
                     "{} on {threads} threads after cycle {}",
                     routing.name(),
-                    fast.now()
+                    cycle.now()
                 );
                 event.check().unwrap();
             }
@@ -199,18 +199,18 @@ fn arn_runs_as_on_the_fast_engine() {
 }
 
 /// A ring whose channel dependencies close a cycle deadlocks; the watchdog stops the run at the
-/// same look, with the same report, as on the fast engine, on one to three threads, in runs cut
+/// same look, with the same report, as on the cycle engine, on one to three threads, in runs cut
 /// into stretches of any length.
 #[test]
-fn the_watchdog_finds_the_deadlock_the_fast_engine_finds() {
+fn the_watchdog_finds_the_deadlock_the_cycle_engine_finds() {
     let (topo, p, flows) = crate::fabric::tests::ring_deadlock_case();
     let build = |engine| {
         let mut f = Fabric::<FEW_VCS>::build(&topo, p.clone(), &flows).unwrap();
         f.set_engine(engine);
         f
     };
-    let mut fast = build(Engine::Fast);
-    let want = fast
+    let mut cycle = build(Engine::Cycle);
+    let want = cycle
         .run(200_000, &mut ())
         .expect_err("the ring must deadlock");
     assert_eq!(want.invariant, "progress", "{want}");
@@ -225,16 +225,16 @@ fn the_watchdog_finds_the_deadlock_the_fast_engine_finds() {
                 }
             };
             assert_eq!(got, want, "{threads} threads, stretches of {stretch}");
-            assert_eq!(event.now(), fast.now(), "{threads} threads, {stretch}");
-            assert_eq!(counters(&event), counters(&fast));
+            assert_eq!(event.now(), cycle.now(), "{threads} threads, {stretch}");
+            assert_eq!(counters(&event), counters(&cycle));
         }
     }
 }
 
 /// FA with escape queues on random irregular fabrics at full load, half the packets adaptive:
-/// after every stretch the fast engine's counters, packets escaping, on one to three threads.
+/// after every stretch the cycle engine's counters, packets escaping, on one to three threads.
 #[test]
-fn fa_runs_as_on_the_fast_engine() {
+fn fa_runs_as_on_the_cycle_engine() {
     use crate::fabric::subnet_manager::RoutingEngine;
     use crate::fabric::topology::IrregularShape;
     for (seed, threads) in [(1u64, 1usize), (2, 2), (3, 3)] {
@@ -255,21 +255,29 @@ fn fa_runs_as_on_the_fast_engine() {
             f.set_engine(engine);
             f
         };
-        let (mut fast, mut event) = (build(Engine::Fast), build(Engine::Event));
+        let (mut cycle, mut event) = (build(Engine::Cycle), build(Engine::Event));
         event.set_threads(threads);
-        while fast.now() < 8000 {
-            fast.run(113, &mut ()).unwrap_or_else(|v| panic!("{v}"));
+        while cycle.now() < 8000 {
+            cycle.run(113, &mut ()).unwrap_or_else(|v| panic!("{v}"));
             event.run(113, &mut ()).unwrap_or_else(|v| panic!("{v}"));
             assert_eq!(
-                counters(&fast),
+                counters(&cycle),
                 counters(&event),
                 "seed {seed} after {}",
-                fast.now()
+                cycle.now()
             );
             event.check().unwrap_or_else(|v| panic!("{v}"));
         }
         let t = event.totals();
         assert!(t.switches.packets_escaped > 100, "seed {seed}: {t:?}");
         assert!(t.switches.packets_adapted > 100, "seed {seed}: {t:?}");
+    }
+}
+
+/// The event engine stepping `f`.
+fn event_engine<const V: usize>(f: &mut Fabric<V>) -> &mut super::EventEngine<V> {
+    match &mut f.wing {
+        crate::fabric::Wing::Event(e) => e,
+        crate::fabric::Wing::Cycle(_) => panic!("the event engine steps the fabric"),
     }
 }

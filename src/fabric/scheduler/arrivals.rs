@@ -136,22 +136,6 @@ impl Arrivals {
         }
     }
 
-    /// Asks for the cache lines of `unit`'s masks and summary for cycles `t0 .. t0 + w`.
-    #[inline]
-    pub fn prefetch_window(&self, unit: u32, t0: u64, w: u64) {
-        use crate::wire::prefetch::prefetch;
-        if let Some(any) = self.any.get(unit as usize) {
-            prefetch(any);
-        }
-        for c in [t0, t0 + w - 1] {
-            let (line, _) = self.index(unit, c);
-            if let (Some(f), Some(b)) = (self.fwd.get(line), self.bwd.get(line)) {
-                prefetch(f);
-                prefetch(b);
-            }
-        }
-    }
-
     /// The cycles of `t0 .. t0 + w` in which something arrives for `unit`, as bits from `t0`
     /// (every cycle when the masks keep no summary).
     #[inline]

@@ -5,7 +5,7 @@
 use crate::blocks::LftBanks;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::cycle::{LinkFlit, PortIn, PortOut};
-use crate::fabric::{Fabric, SwitchUnit};
+use crate::fabric::Fabric;
 use crate::switch::{QueuingScheme, SwitchParams, SwitchWiring};
 use std::io::{self, Write};
 
@@ -41,13 +41,14 @@ pub struct RecordingHeader {
 impl RecordingHeader {
     /// The header of switch `sw`, named `name`, recorded from cycle 0 through `to`, compared from
     /// `from`.
-    pub fn of<const V: usize>(sw: &SwitchUnit<V>, name: &str, from: u64, to: u64) -> Self {
+    pub fn of<const V: usize>(f: &Fabric<V>, sw: u32, name: &str, from: u64, to: u64) -> Self {
+        let s = &f.switches()[sw as usize];
         RecordingHeader {
             name: name.to_string(),
-            params: sw.params().clone(),
-            wiring: sw.wiring().clone(),
-            lft: sw.lft().clone(),
-            seed: sw.seed(),
+            params: f.params().switch.clone(),
+            wiring: s.wiring().clone(),
+            lft: s.lft().clone(),
+            seed: f.params().seed,
             from,
             to,
         }
@@ -196,12 +197,7 @@ pub fn record_run<const V: usize>(
     mut each: impl FnMut(u64, &[PortIn], &[PortOut]),
 ) -> Result<RecordingHeader, String> {
     let name = f.switch_names()[sw as usize].clone();
-    let header = RecordingHeader::of(
-        &f.switches()[sw as usize],
-        &name,
-        0,
-        cycles.saturating_sub(1),
-    );
+    let header = RecordingHeader::of(f, sw, &name, 0, cycles.saturating_sub(1));
     header.write(w).map_err(|e| e.to_string())?;
     let mut err = Ok(());
     f.run_recorded(cycles, &mut (), &[sw], &mut |_, c, i, o| {

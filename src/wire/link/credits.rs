@@ -16,7 +16,7 @@ pub const MAX_VCS: usize = 16;
 /// regular VCs plus the AFC).
 ///
 /// Every credit record carries one count per VC lane and the switches keep one counter per lane,
-/// so the fast engine's link, switch and node types take the number of lanes as a const
+/// so the link, switch and node types take the number of lanes as a const
 /// parameter `V` (a power of two, at least the ports' VC count) and a fabric is built for
 /// `FEW_VCS` or for [`MAX_VCS`] lanes, chosen once from the scenario ([`lanes_for`]). Sixteen
 /// lanes for every fabric cost 15 % more instructions on configuration 1 (credit records of
@@ -29,7 +29,7 @@ pub fn lanes_for(vcs: usize) -> usize {
     if vcs <= FEW_VCS { FEW_VCS } else { MAX_VCS }
 }
 
-/// Checks, at compile time, a number of VC lanes `V` the fast engine is instantiated with: a
+/// Checks, at compile time, a number of VC lanes `V` the engines are instantiated with: a
 /// power of two (per-VC indices are masked with `V - 1`) from 1 to [`MAX_VCS`].
 pub(crate) struct Lanes<const V: usize>;
 
