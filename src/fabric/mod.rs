@@ -25,6 +25,7 @@ pub mod event;
 pub mod invariants;
 pub mod node;
 pub mod parallel;
+mod params;
 pub mod record;
 pub mod scheduler;
 pub mod subnet_manager;
@@ -33,15 +34,14 @@ pub mod switch_unit;
 mod tap;
 pub mod topology;
 
-use crate::switch::{
-    Observer, QueuingScheme, SlToVl, SwitchEvent, SwitchParams, SwitchStats, SwitchWiring,
-};
+use crate::switch::{Observer, QueuingScheme, SlToVl, SwitchEvent, SwitchWiring};
 use crate::wire::Packet;
 use crate::wire::link::Channel;
 pub use crate::wire::link::lanes_for;
 pub use invariants::Violation;
 use node::{EndNode, Flow, NodeStats};
 use parallel::{MAX_THREADS, Pool};
+pub use params::{FabricParams, FabricTotals};
 use scheduler::{Arrivals, Outbox, Pace, PartLog, by_cycle_then_signal, longest_window};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -66,44 +66,6 @@ macro_rules! with_lanes {
             }
         }
     };
-}
-
-/// Parameters of a fabric beyond the switches'.
-#[derive(Clone, Debug)]
-pub struct FabricParams {
-    /// Switch parameters (shared by all switches).
-    pub switch: SwitchParams,
-    /// Latency of every link, in cycles (at least 1).
-    pub link_latency: u32,
-    /// MTU in flits.
-    pub mtu_flits: u16,
-    /// Credits per VC of an end node's receive buffer.
-    pub node_vc_capacity: u16,
-    /// Seed of every random choice (traffic, oblivious routing).
-    pub seed: u64,
-    /// Cycles without any flit moving, with flits in the network, that count as a deadlock.
-    pub watchdog_cycles: u64,
-    /// Check per-flow packet order (meaningful under deterministic routing only).
-    pub check_order: bool,
-    /// End nodes consume the ARNs that reach them and, under ARN+AFI, inject matching packets
-    /// into the AFC (see `node`).
-    pub node_consumes_arns: bool,
-    /// How each end node's send memory is shared among the regular VCs (`node::SendMemory`).
-    pub node_send_memory: node::SendMemory,
-    /// The subnet manager's routing engine (`None`: `ftree` on fat trees, `minhop` otherwise).
-    pub routing_engine: Option<subnet_manager::RoutingEngine>,
-    /// Share of packets whose DLID asks for every routing option (the others take the
-    /// deterministic route, option 0); 1 by default. Only multipath modes use it.
-    pub adaptive_share: f64,
-}
-
-/// Totals over the fabric.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FabricTotals {
-    /// Summed switch counters.
-    pub switches: SwitchStats,
-    /// Summed node counters.
-    pub nodes: NodeStats,
 }
 
 /// What sits at the far end of a channel.

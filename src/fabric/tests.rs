@@ -3,7 +3,7 @@
 use super::node::{Destination, Flow, SendMemory};
 use super::topology::Topology;
 use super::*;
-use crate::switch::{QueuingScheme, RoutingMode};
+use crate::switch::{QueuingScheme, RoutingMode, SwitchParams};
 use crate::wire::link::{FEW_VCS, MAX_VCS};
 
 /// Small-fabric parameters: 64-flit VCs, 16-flit packets, short timers.
@@ -165,7 +165,7 @@ mod random_fabrics {
                 if let Err(v) = f.step(&mut ()) {
                     return Err(TestCaseError::fail(v.to_string()));
                 }
-                if f.now() % 97 == 0 {
+                if f.now().is_multiple_of(97) {
                     f.check().map_err(|v| TestCaseError::fail(v.to_string()))?;
                 }
                 let t = f.totals();
