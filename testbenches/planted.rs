@@ -65,7 +65,7 @@ const BUGS: &[Bug] = &[
     },
     Bug {
         name: "an adapted packet mapped to a data VC instead of the AFC",
-        file: "src/fabric/event/routing.rs",
+        file: "src/fabric/event/routing_stage.rs",
         find: "slot.next_vc = sp.next_vc(&pkt, vl);",
         replace: "slot.next_vc = vl;",
     },

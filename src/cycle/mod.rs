@@ -37,6 +37,7 @@ pub mod input_port_ctrl;
 pub mod link_adapter;
 pub mod output_port;
 pub mod port;
+mod routing_stage;
 mod step;
 
 use crate::blocks::arn_table::{ArnTableIn, ArnTableOut};
@@ -346,10 +347,6 @@ impl CycleSwitch {
 
     fn is_up(&self, port: usize) -> bool {
         self.wiring.up_ports >> port & 1 == 1
-    }
-
-    fn base_lid(&self, dlid: u16) -> u16 {
-        dlid >> self.params.lmc << self.params.lmc
     }
 }
 

@@ -1,13 +1,15 @@
 //! One clock cycle of the cycle engine: *evaluate* (phases 1 to 6 of the module documentation)
-//! reading the registers of the start of the cycle, then the clock edge.
+//! reading the registers of the start of the cycle, then the clock edge. The routing stages are
+//! in `routing_stage.rs`.
 
 use super::*;
-use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess};
+use crate::blocks::arn_table::ArnProcess;
 use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::blocks::rr_arbiter::RrArbiterIn;
-use crate::switch::{Observer, RoutingMode, SwitchEvent, SwitchFault, fa_choice};
-use crate::wire::{Packet, PacketFlags};
+use crate::switch::routing_stage::alternative;
+use crate::switch::{Observer, SwitchEvent, SwitchFault};
+use crate::wire::Packet;
 
 impl CycleSwitch {
     /// Steps one cycle: `inp[p]` is what port `p` receives, `out[p]` gets what it drives.
@@ -33,6 +35,7 @@ impl CycleSwitch {
             self.detect(now, obs);
         }
         self.receive_arns(now, inp, obs);
+        self.process_arn(now, obs);
         self.route(now, obs);
         self.receive_flits(inp)?;
         self.transmit(inp, out)?;
@@ -85,28 +88,11 @@ impl CycleSwitch {
         }
     }
 
-    /// Pseudo-code 3: the usable option of `dest` other than `avoid` with the most credits in the
-    /// VC the packet would use downstream (the first on a tie); `NO_ROUTE` when none.
-    fn select_alternative(&self, lft: &LftBanks, dest: u16, vc: u8, avoid: u8) -> u8 {
-        let next_vc = self.params.afc().unwrap_or(vc) as usize;
-        let opts = lft.options(dest | 1);
-        let mut best = (NO_ROUTE, 0u16);
-        for p in opts.usable_ports() {
-            if p == avoid || p as usize >= self.ports {
-                continue;
-            }
-            let c = self.outputs[p as usize].credits(next_vc);
-            if best.0 == NO_ROUTE || c > best.1 {
-                best = (p, c);
-            }
-        }
-        best.0
-    }
-
-    /// 3. processARN and the routing stage of every input.
-    fn route<O: Observer>(&mut self, now: u64, obs: &mut O) {
-        let routing = self.params.routing;
-        let uses_arn = routing.uses_arn();
+    /// Phase 3, the ARN unit: the oldest processARN command, this cycle's included, applied to
+    /// the ARN table (pseudo-code 2; a consumed entry gets the alternative port with the most
+    /// credits, pseudo-code 3), with the lookups of the inputs' routing stages.
+    fn process_arn<O: Observer>(&mut self, now: u64, obs: &mut O) {
+        let uses_arn = self.params.routing.uses_arn();
         let cmd = if uses_arn {
             self.cmds
                 .front()
@@ -120,7 +106,16 @@ impl CycleSwitch {
             Some((info, adapted)) => {
                 let consumed = !adapted && self.wiring.stage == info.root_info;
                 let alt_port = if consumed {
-                    self.select_alternative(&self.lft, info.dest, info.vc, info.port)
+                    // The LFT's read port of the ARN unit.
+                    let row = self.lft.options(info.dest | 1);
+                    alternative(
+                        &self.params,
+                        &row,
+                        self.ports,
+                        info.port,
+                        info.vc,
+                        |p, vc| self.outputs[p as usize].credits(vc),
+                    )
                 } else {
                     NO_ROUTE
                 };
@@ -129,19 +124,7 @@ impl CycleSwitch {
             None => ArnProcess::default(),
         };
         self.arn_in.pr = pr;
-        for i in 0..self.ports {
-            self.arn_in.lk[i] = match self.inputs[i].route_q() {
-                Some(s) if uses_arn => {
-                    let p = &self.inputs[i].slot(s).pkt;
-                    ArnLookup {
-                        en: !p.adapted() || self.params.adapted_refresh,
-                        dest: self.base_lid(p.dlid),
-                        vc: if p.adapted() { p.orig_vc } else { p.vc },
-                    }
-                }
-                _ => ArnLookup::default(),
-            };
-        }
+        self.lookups(uses_arn);
         if uses_arn {
             *self.arn_out = self.arn.evaluate(&self.arn_in);
             if let Some((info, _)) = cmd
@@ -161,128 +144,6 @@ impl CycleSwitch {
                     },
                 );
             }
-        }
-        for i in 0..self.ports {
-            self.w.routes[i] = None;
-            self.w.arn_push[i] = None;
-            let Some(s) = self.inputs[i].route_q() else {
-                continue;
-            };
-            let mut pkt = self.inputs[i].slot(s).pkt;
-            let lookup = if uses_arn {
-                self.arn_out.lk[i]
-            } else {
-                ArnLookupResult::default()
-            };
-            let opts = self.inputs[i].lft_options();
-            let det = opts.deterministic().unwrap_or(NO_ROUTE);
-            let mut out = det;
-            let mut adaptive = None;
-            if !pkt.adapted() && det != NO_ROUTE {
-                match routing {
-                    RoutingMode::DModK => {}
-                    RoutingMode::Oblivious => {
-                        let n = opts.usable_ports().count() as u64;
-                        if n > 1 {
-                            let k = self.rng.below(n) as usize;
-                            out = opts.usable_ports().nth(k).unwrap_or(det);
-                        }
-                    }
-                    RoutingMode::AdaptiveTh | RoutingMode::AdaptiveThAfi => {
-                        if self.inputs[i].voq_occupancy(det as usize)
-                            > self.params.adaptive_threshold
-                        {
-                            let lft = &self.inputs[i].lft;
-                            let alt =
-                                self.select_alternative(lft, self.base_lid(pkt.dlid), pkt.vc, det);
-                            if alt != NO_ROUTE {
-                                out = alt;
-                            }
-                        }
-                    }
-                    RoutingMode::Arn | RoutingMode::ArnAfi => {
-                        if lookup.consumed && lookup.alt_port != NO_ROUTE {
-                            out = lookup.alt_port;
-                        } else if lookup.hit && !lookup.consumed {
-                            self.send_arn(i, &lookup, &pkt);
-                        }
-                    }
-                    RoutingMode::Fa => {
-                        let a = fa_choice(&opts, self.ports, &pkt, |p| {
-                            let vl = self.wiring.sl_to_vl.vl(p, i, pkt.sl);
-                            let c = self.outputs[p].credits(self.params.next_vc(&pkt, vl) as usize);
-                            (c, self.params.escape_credits(self.wiring.out_capacity[p]))
-                        });
-                        if a != NO_ROUTE {
-                            out = a;
-                            let half = self
-                                .params
-                                .escape_credits(self.wiring.out_capacity[a as usize]);
-                            adaptive = Some((det, half));
-                        }
-                    }
-                }
-                if out != det {
-                    self.stats.packets_adapted += 1;
-                    obs.event(
-                        now,
-                        self.wiring.id,
-                        SwitchEvent::Adapted {
-                            id: pkt.id,
-                            det,
-                            out,
-                        },
-                    );
-                    if routing.afi() {
-                        pkt.flags |= PacketFlags::ADAPTED;
-                    }
-                }
-            }
-            if pkt.adapted()
-                && uses_arn
-                && self.params.adapted_refresh
-                && lookup.hit
-                && !lookup.consumed
-            {
-                // An isolated packet keeps its tree's entries alive upstream; its route stays.
-                self.send_arn(i, &lookup, &pkt);
-            }
-            self.w.routes[i] = Some(if out == NO_ROUTE || out as usize >= self.ports {
-                // No route: the packet stays unrouted; the watchdog reports it.
-                RouteWrite {
-                    slot: s,
-                    out: NO_ROUTE,
-                    next_vc: 0,
-                    flags: self.inputs[i].slot(s).pkt.flags,
-                    adaptive: None,
-                }
-            } else {
-                RouteWrite {
-                    slot: s,
-                    out,
-                    next_vc: self
-                        .params
-                        .next_vc(&pkt, self.wiring.sl_to_vl.vl(out as usize, i, pkt.sl)),
-                    flags: pkt.flags,
-                    adaptive,
-                }
-            });
-        }
-    }
-
-    /// sendARN for `pkt` at input `i`, whose lookup hit the non-consumed entry of `r`: at most
-    /// one ARN per entry and input per `arn_gap` cycles, while the FIFO has room. An adapted
-    /// packet's ARN names its original VC.
-    fn send_arn(&mut self, i: usize, r: &ArnLookupResult, pkt: &Packet) {
-        if self.inputs[i].may_send_arn(r.idx as usize) {
-            let info = ArnInfo {
-                dest: self.base_lid(pkt.dlid),
-                port: r.port,
-                vc: if pkt.adapted() { pkt.orig_vc } else { pkt.vc },
-                arn_id: r.arn_id,
-                root_info: r.root_info,
-            };
-            self.w.arn_push[i] = Some((info, r.idx));
         }
     }
 
@@ -463,7 +324,6 @@ impl CycleSwitch {
         }
         (vcs, escapes)
     }
-
     /// The clock edge.
     fn commit(&mut self, uses_arn: bool) {
         let ports = self.ports;

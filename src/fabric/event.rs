@@ -31,7 +31,7 @@ mod nodes;
 mod parts;
 mod ports;
 mod record;
-mod routing;
+mod routing_stage;
 #[cfg(test)]
 mod tests;
 mod view;

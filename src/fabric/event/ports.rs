@@ -103,7 +103,7 @@ impl<const V: usize> EventCore<V> {
         self.pair(out, i) * self.vcs + vc
     }
 
-    /// A head reaches flat input `input` in `now`; the routing stage (in `now + 1`, `routing.rs`)
+    /// A head reaches flat input `input` in `now`; the routing stage (in `now + 1`, `routing_stage.rs`)
     /// places it in the FIFO of its (VC, output), ready to request from `now + 2`.
     pub(super) fn head_arrives(
         &mut self,
