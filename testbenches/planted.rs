@@ -29,37 +29,37 @@ struct Bug {
 const BUGS: &[Bug] = &[
     Bug {
         name: "virtual cut-through checked against the head only",
-        file: "src/fabric/event/ports.rs",
+        file: "src/fabric/event/output_port.rs",
         find: "if c.saturating_sub(spent) >= head.len + reserve {",
         replace: "if c.saturating_sub(spent) >= 1 + reserve {",
     },
     Bug {
         name: "a packet started with credits for one flit less than its length",
-        file: "src/fabric/event/ports.rs",
+        file: "src/fabric/event/output_port.rs",
         find: "if c.saturating_sub(spent) >= head.len + reserve {",
         replace: "if c.saturating_sub(spent) + 1 >= head.len + reserve {",
     },
     Bug {
         name: "credit check off by one (the credit spent this cycle forgotten)",
-        file: "src/fabric/event/ports.rs",
+        file: "src/fabric/event/output_port.rs",
         find: "let spent = (sending_vc == Some(head.next_vc)) as u16;",
         replace: "let spent = 0u16;",
     },
     Bug {
         name: "FA: a packet sent on to its escape queue requests a cycle late",
-        file: "src/fabric/event/ports.rs",
+        file: "src/fabric/event/output_port.rs",
         find: "slot.ready = now + 1;",
         replace: "slot.ready = now + 2;",
     },
     Bug {
         name: "an output's round-robin pointer that never moves",
-        file: "src/fabric/event/ports.rs",
+        file: "src/fabric/event/output_port.rs",
         find: "req: inputs as u128,\n                    ack: true,",
         replace: "req: inputs as u128,\n                    ack: false,",
     },
     Bug {
         name: "a credit returned a cycle late",
-        file: "src/fabric/event/ports.rs",
+        file: "src/fabric/event/input_port_ctrl.rs",
         find: "self.file(up.part(), now + self.latency, ev, None);",
         replace: "self.file(up.part(), now + self.latency + 1, ev, None);",
     },

@@ -1,15 +1,14 @@
-//! One clock cycle of the cycle engine: *evaluate* (phases 1 to 6 of the module documentation)
-//! reading the registers of the start of the cycle, then the clock edge. The routing stages are
-//! in `routing_stage.rs`.
+//! One clock cycle of the cycle engine, `switch.sv`'s own part of it: *evaluate* (phases 1 to 6
+//! of the module documentation) reading the registers of the start of the cycle, the ARNs
+//! arriving, the ARN unit (processARN queue and ARN table), then the clock edge. The ports'
+//! phases are in the files of their modules: the detectors in `detection.rs`, the routing stages
+//! in `routing_stage.rs`, link receive in `input_port_ctrl.rs`, the outputs in `output_port.rs`.
 
 use super::*;
 use crate::blocks::arn_table::ArnProcess;
-use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::lft_banks::NO_ROUTE;
-use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::switch::routing_stage::alternative;
 use crate::switch::{Observer, SwitchEvent, SwitchFault};
-use crate::wire::Packet;
 
 impl CycleSwitch {
     /// Steps one cycle: `inp[p]` is what port `p` receives, `out[p]` gets what it drives.
@@ -147,183 +146,6 @@ impl CycleSwitch {
         }
     }
 
-    /// 4. Link receive.
-    fn receive_flits(&mut self, inp: &[PortIn]) -> Result<(), SwitchFault> {
-        for (i, p) in inp.iter().enumerate() {
-            self.w.arrivals[i] = None;
-            let f = p.flit;
-            if !f.valid {
-                continue;
-            }
-            let c = &self.inputs[i];
-            let fault = |what: String| SwitchFault {
-                port: i as u8,
-                what,
-            };
-            if f.vc as usize >= self.vcs {
-                return Err(fault(format!(
-                    "flit on VC {} of a {}-VC port",
-                    f.vc, self.vcs
-                )));
-            }
-            if c.occupancy(f.vc as usize) >= c.capacity() {
-                return Err(fault(format!(
-                    "VC {} overflow: a flit arrived with the buffer full (negative credit upstream)",
-                    f.vc
-                )));
-            }
-            if f.head {
-                if let Some(rx) = c.rx() {
-                    return Err(fault(format!(
-                        "head of packet {} while {} flits of packet {} are still due",
-                        f.desc.id,
-                        rx.left,
-                        c.slot(rx.slot).pkt.id
-                    )));
-                }
-                let Some(slot) = c.free_slot() else {
-                    return Err(fault("packet descriptor pool full".into()));
-                };
-                if f.tail != (f.desc.len <= 1) || f.desc.len == 0 {
-                    return Err(fault(format!(
-                        "head of packet {} with a wrong tail bit",
-                        f.desc.id
-                    )));
-                }
-                let pkt = Packet { vc: f.vc, ..f.desc };
-                self.w.arrivals[i] = Some(ArrivalWrite::Head { slot, pkt });
-            } else {
-                let Some(rx) = c.rx() else {
-                    return Err(fault("a body flit with no packet arriving".into()));
-                };
-                let pkt = &c.slot(rx.slot).pkt;
-                if f.vc != pkt.vc || f.tail != (rx.left == 1) {
-                    return Err(fault(format!(
-                        "a body flit of packet {} out of step",
-                        pkt.id
-                    )));
-                }
-                self.w.arrivals[i] = Some(ArrivalWrite::Body);
-            }
-        }
-        Ok(())
-    }
-
-    /// 5. The output ports: the next flit of each packet being sent, and arbitration.
-    fn transmit(&mut self, inp: &[PortIn], out: &mut [PortOut]) -> Result<(), SwitchFault> {
-        for o in 0..self.ports {
-            self.w.sends[o] = None;
-            self.w.grants[o] = None;
-            let mut sending_vc = None;
-            let mut finishing = true;
-            if let Some(tx) = self.outputs[o].tx {
-                let c = &self.inputs[tx.input as usize];
-                let arriving = match self.w.arrivals[tx.input as usize] {
-                    Some(ArrivalWrite::Body) => c.rx().is_some_and(|r| r.slot == tx.slot) as u16,
-                    _ => 0,
-                };
-                if c.slot(tx.slot).arrived + arriving <= tx.sent {
-                    return Err(SwitchFault {
-                        port: o as u8,
-                        what: format!(
-                            "cut-through underrun: packet {} leaves faster than it arrives",
-                            c.slot(tx.slot).pkt.id
-                        ),
-                    });
-                }
-                let tail = tx.sent + 1 == tx.len;
-                out[o].flit = if tx.sent == 0 {
-                    let mut pkt = c.slot(tx.slot).pkt;
-                    pkt.vc = tx.next_vc;
-                    LinkFlit::head_of(pkt)
-                } else {
-                    LinkFlit::body(tx.next_vc, tx.sent, tx.len)
-                };
-                out[tx.input as usize].credit[tx.in_vc as usize] += 1;
-                sending_vc = Some(tx.next_vc);
-                finishing = tail;
-                self.w.sends[o] = Some((tx, tail));
-            }
-            let port = &mut self.outputs[o];
-            for (v, cc) in port.credits.iter_mut().enumerate() {
-                let dec = sending_vc == Some(v as u8);
-                let inc = inp[o].credit[v];
-                if cc.credits() as u32 + inc as u32 > cc.cap() as u32 + dec as u32 {
-                    return Err(SwitchFault {
-                        port: o as u8,
-                        what: format!(
-                            "credit counter of VC {v}: more credits back than flits sent (overflow)"
-                        ),
-                    });
-                }
-                cc.evaluate(&CreditCounterIn { dec, inc, need: 0 });
-            }
-            let ports = self.ports;
-            self.w.escapes[o * ports..(o + 1) * ports].fill(0);
-            if !finishing {
-                continue;
-            }
-            // Requests: per input, the VCs whose head packet fits in the credits of the start of
-            // the cycle, less the one this cycle's flit spends. FA's adaptive heads that do not
-            // fit in the adaptive half leave for their escape route at the clock edge.
-            let mut req_inputs = 0u128;
-            for i in 0..ports {
-                let (req, escapes) = self.vc_requests(i, o, sending_vc);
-                if req != 0 {
-                    req_inputs |= 1 << i;
-                }
-                self.w.escapes[o * ports + i] = escapes;
-            }
-            let g = self.outputs[o].in_arb.evaluate(&RrArbiterIn {
-                req: req_inputs,
-                ack: true,
-            });
-            if !g.valid {
-                continue;
-            }
-            let i = g.idx as usize;
-            let (req_vcs, _) = self.vc_requests(i, o, sending_vc);
-            let gv = self.outputs[o].vc_arb[i].evaluate(&RrArbiterIn {
-                req: req_vcs,
-                ack: true,
-            });
-            let v = gv.idx as usize;
-            let Some(s) = self.inputs[i].head(v, o) else {
-                unreachable!("a granted VC has a head");
-            };
-            let slot = self.inputs[i].slot(s);
-            let tx = Tx {
-                input: i as u8,
-                slot: s,
-                in_vc: v as u8,
-                next_vc: slot.next_vc,
-                len: slot.pkt.len,
-                sent: 0,
-            };
-            self.w.grants[o] = Some((i as u8, v as u8, tx));
-        }
-        Ok(())
-    }
-
-    /// The VCs of input `i` whose head packet for output `o` may win it this cycle, and (FA)
-    /// those whose adaptive head is short of room in the adaptive half of its next VC.
-    fn vc_requests(&self, i: usize, o: usize, sending_vc: Option<u8>) -> (u128, u16) {
-        let c = &self.inputs[i];
-        let (mut vcs, mut escapes) = (0u128, 0u16);
-        for v in 0..self.vcs {
-            let Some(s) = c.head(v, o) else { continue };
-            let slot = c.slot(s);
-            let spent = (sending_vc == Some(slot.next_vc)) as u16;
-            let credits = self.outputs[o].credits(slot.next_vc as usize);
-            let need = slot.pkt.len as u32 + slot.reserve as u32;
-            if credits.saturating_sub(spent) as u32 >= need {
-                vcs |= 1 << v;
-            } else if slot.reserve > 0 {
-                escapes |= 1 << v;
-            }
-        }
-        (vcs, escapes)
-    }
     /// The clock edge.
     fn commit(&mut self, uses_arn: bool) {
         let ports = self.ports;

@@ -180,7 +180,7 @@ impl<const V: usize> EventCore<V> {
     /// row, the routing mode's choice, and the packet placed in the FIFO of its (VC, output),
     /// ready to request from `r + 1`. A packet sent off its deterministic port is counted, and
     /// marked adapted under AFI; under FA a packet on an adaptive option keeps the escape half's
-    /// credits and its escape route in its slot, for the arbitration (`ports.rs`).
+    /// credits and its escape route in its slot, for the arbitration (`output_port.rs`).
     #[inline(always)]
     fn route(&mut self, env: &Env<V>, input: u32, k: u32, r: u64) -> Result<(), Violation> {
         let Place {
