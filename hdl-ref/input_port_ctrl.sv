@@ -38,8 +38,9 @@
 // Parameters: those of switch.sv (P ports, V VCs, Cap flits per VC, Pool descriptors, Lmc,
 // Rows, Entries of the ARN table, ArnGap, AdaptiveTh); the routing mode and adapted refresh
 // come from the switch's configuration (cfg_i).
-// Twin: src/cycle/input_port_ctrl.rs (registers and clock edge), src/cycle/step.rs (route,
-// send_arn, receive_flits, fill_detector_input)
+// Twin: src/cycle/input_port_ctrl.rs (registers, clock edge, receive_flits),
+// src/cycle/routing_stage.rs (lookups, route, send_arn), src/cycle/detection.rs
+// (fill_detector_input)
 module input_port_ctrl
   import switch_pkg::*;
 #(

@@ -36,8 +36,8 @@
 //   port's number). From the switch's configuration: uses_arn_i (the routing mode uses ARNs)
 //   and root_info_i (the root_info of the ARNs this port files: the stage for an up port, the
 //   stage less one otherwise).
-// Twin: src/cycle/output_port.rs (registers), src/cycle/step.rs (detect, transmit,
-// vc_requests, commit)
+// Twin: src/cycle/output_port.rs (registers, transmit, vc_requests), src/cycle/detection.rs
+// (detect), src/cycle/step.rs (commit)
 module output_port
   import switch_pkg::*;
 #(

@@ -19,7 +19,8 @@
 // - routed_o: out_o is a port below P; nvc_o is the next VC, the AFC (V - 1) for an adapted packet
 //   under AFI, else the VL of its SL at output out_o from this input (sl2vl_i[out_o][SL]).
 // - arn_push_o/arn_o: the ARN sent upstream this cycle (dest: the DLID's base LID).
-// Twin: src/cycle/step.rs (route, send_arn)
+// Twin: src/cycle/routing_stage.rs (route, send_arn), src/switch/routing_stage.rs (choose,
+// sends_arn, upstream_arn: the choice the cycle and event engines share)
 module routing_stage
   import switch_pkg::*;
 #(

@@ -6,11 +6,15 @@
 //! one gap timer per ARN-table entry).
 //!
 //! Registers only change in [`InputPortCtrl`]'s `apply_*` methods, which the switch calls at the
-//! clock edge in the order of its phases; everything else reads them.
+//! clock edge in the order of its phases; everything else reads them. The switch's phase 4, link
+//! receive (`CycleSwitch::receive_flits`), is here too; the routing stage is in
+//! `routing_stage.rs`.
 
 use super::port::LinkFlit;
+use super::{CycleSwitch, PortIn};
 use crate::blocks::lft_banks::{LftBanksIn, LftBanksOut, LftOptions, MAX_OPTIONS, NO_ROUTE};
 use crate::blocks::{Block, LftBanks};
+use crate::switch::SwitchFault;
 use crate::wire::{ArnInfo, Packet, PacketFlags};
 use heapless::Deque;
 
@@ -400,5 +404,69 @@ impl InputPortCtrl {
     /// Capacity of each VC.
     pub fn capacity(&self) -> u16 {
         self.cap
+    }
+}
+
+impl CycleSwitch {
+    /// 4. Link receive.
+    pub(super) fn receive_flits(&mut self, inp: &[PortIn]) -> Result<(), SwitchFault> {
+        for (i, p) in inp.iter().enumerate() {
+            self.w.arrivals[i] = None;
+            let f = p.flit;
+            if !f.valid {
+                continue;
+            }
+            let c = &self.inputs[i];
+            let fault = |what: String| SwitchFault {
+                port: i as u8,
+                what,
+            };
+            if f.vc as usize >= self.vcs {
+                return Err(fault(format!(
+                    "flit on VC {} of a {}-VC port",
+                    f.vc, self.vcs
+                )));
+            }
+            if c.occupancy(f.vc as usize) >= c.capacity() {
+                return Err(fault(format!(
+                    "VC {} overflow: a flit arrived with the buffer full (negative credit upstream)",
+                    f.vc
+                )));
+            }
+            if f.head {
+                if let Some(rx) = c.rx() {
+                    return Err(fault(format!(
+                        "head of packet {} while {} flits of packet {} are still due",
+                        f.desc.id,
+                        rx.left,
+                        c.slot(rx.slot).pkt.id
+                    )));
+                }
+                let Some(slot) = c.free_slot() else {
+                    return Err(fault("packet descriptor pool full".into()));
+                };
+                if f.tail != (f.desc.len <= 1) || f.desc.len == 0 {
+                    return Err(fault(format!(
+                        "head of packet {} with a wrong tail bit",
+                        f.desc.id
+                    )));
+                }
+                let pkt = Packet { vc: f.vc, ..f.desc };
+                self.w.arrivals[i] = Some(ArrivalWrite::Head { slot, pkt });
+            } else {
+                let Some(rx) = c.rx() else {
+                    return Err(fault("a body flit with no packet arriving".into()));
+                };
+                let pkt = &c.slot(rx.slot).pkt;
+                if f.vc != pkt.vc || f.tail != (rx.left == 1) {
+                    return Err(fault(format!(
+                        "a body flit of packet {} out of step",
+                        pkt.id
+                    )));
+                }
+                self.w.arrivals[i] = Some(ArrivalWrite::Body);
+            }
+        }
+        Ok(())
     }
 }

@@ -1,10 +1,13 @@
 //! The cycle engine: `switch.sv`, module for module, one clock cycle per step.
 //!
 //! [`CycleSwitch`] is the switch a hardware designer would draw: per port an input port
-//! controller ([`input_port_ctrl`]) and an output port ([`output_port`]), one ARN table and a
-//! queue of processARN commands shared by all ports, all built from the blocks of
-//! [`crate::blocks`]. Its ports speak the link protocol of [`port`]: a flit per cycle each way,
-//! per-VC credit returns and ARN control flits on the reverse directions.
+//! controller ([`input_port_ctrl`]) with its routing stage (`routing_stage.rs`, the choice of the
+//! routing modes being [`crate::switch::routing_stage`]) and an output port ([`output_port`])
+//! with its congestion detector (`detection.rs`), one ARN table and a queue of processARN
+//! commands shared by all ports (`step.rs`), all built from the blocks of [`crate::blocks`]. Its
+//! files are named after the modules of `hdl-ref/`. Its ports speak the link protocol of
+//! [`port`]: a flit per cycle each way, per-VC credit returns and ARN control flits on the
+//! reverse directions.
 //!
 //! Every step is one clock cycle in two halves, as in the HDL:
 //! - *evaluate* reads only the registers as they stand at the start of the cycle and this cycle's
@@ -32,11 +35,12 @@
 //! only where something happens; the lockstep tests hold the two (and the HDL) equal.
 
 pub mod compare;
-mod detect;
+mod detection;
 pub mod input_port_ctrl;
 pub mod link_adapter;
 pub mod output_port;
 pub mod port;
+mod routing_stage;
 mod step;
 
 use crate::blocks::arn_table::{ArnTableIn, ArnTableOut};
@@ -352,10 +356,6 @@ impl CycleSwitch {
 
     fn is_up(&self, port: usize) -> bool {
         self.wiring.up_ports >> port & 1 == 1
-    }
-
-    fn base_lid(&self, dlid: u16) -> u16 {
-        dlid >> self.params.lmc << self.params.lmc
     }
 }
 

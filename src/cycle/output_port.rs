@@ -2,10 +2,18 @@
 //! its link, the two-level round-robin arbitration (an input-level arbiter over the inputs, and
 //! per input a VC-level arbiter over its VCs) among the (input, VC) heads whose packet fits whole
 //! in the downstream credits (virtual cut-through), the packet being sent one flit per cycle from
-//! head to tail, the congestion detector of the output and its root register.
+//! head to tail, the congestion detector of the output and its root register. The switch's
+//! phase 5 (`CycleSwitch::transmit`: sending and arbitration) is here too; the detector's phase
+//! is in `detection.rs`.
 
+use super::input_port_ctrl::ArrivalWrite;
+use super::{CycleSwitch, LinkFlit, PortIn, PortOut};
+use crate::blocks::Block;
 use crate::blocks::congestion_detector::DetectorConfig;
+use crate::blocks::credit_counter::CreditCounterIn;
+use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{CongestionDetector, CreditCounter, RrArbiter};
+use crate::switch::SwitchFault;
 use crate::wire::ArnInfo;
 
 /// The packet the output sends (`tx_q`): one flit per cycle from its head.
@@ -94,5 +102,127 @@ impl OutputPort {
     /// The congestion detector.
     pub fn detector(&self) -> &CongestionDetector {
         &self.detector
+    }
+}
+
+impl CycleSwitch {
+    /// 5. The output ports: the next flit of each packet being sent, and arbitration.
+    pub(super) fn transmit(
+        &mut self,
+        inp: &[PortIn],
+        out: &mut [PortOut],
+    ) -> Result<(), SwitchFault> {
+        for o in 0..self.ports {
+            self.w.sends[o] = None;
+            self.w.grants[o] = None;
+            let mut sending_vc = None;
+            let mut finishing = true;
+            if let Some(tx) = self.outputs[o].tx {
+                let c = &self.inputs[tx.input as usize];
+                let arriving = match self.w.arrivals[tx.input as usize] {
+                    Some(ArrivalWrite::Body) => c.rx().is_some_and(|r| r.slot == tx.slot) as u16,
+                    _ => 0,
+                };
+                if c.slot(tx.slot).arrived + arriving <= tx.sent {
+                    return Err(SwitchFault {
+                        port: o as u8,
+                        what: format!(
+                            "cut-through underrun: packet {} leaves faster than it arrives",
+                            c.slot(tx.slot).pkt.id
+                        ),
+                    });
+                }
+                let tail = tx.sent + 1 == tx.len;
+                out[o].flit = if tx.sent == 0 {
+                    let mut pkt = c.slot(tx.slot).pkt;
+                    pkt.vc = tx.next_vc;
+                    LinkFlit::head_of(pkt)
+                } else {
+                    LinkFlit::body(tx.next_vc, tx.sent, tx.len)
+                };
+                out[tx.input as usize].credit[tx.in_vc as usize] += 1;
+                sending_vc = Some(tx.next_vc);
+                finishing = tail;
+                self.w.sends[o] = Some((tx, tail));
+            }
+            let port = &mut self.outputs[o];
+            for (v, cc) in port.credits.iter_mut().enumerate() {
+                let dec = sending_vc == Some(v as u8);
+                let inc = inp[o].credit[v];
+                if cc.credits() as u32 + inc as u32 > cc.cap() as u32 + dec as u32 {
+                    return Err(SwitchFault {
+                        port: o as u8,
+                        what: format!(
+                            "credit counter of VC {v}: more credits back than flits sent (overflow)"
+                        ),
+                    });
+                }
+                cc.evaluate(&CreditCounterIn { dec, inc, need: 0 });
+            }
+            let ports = self.ports;
+            self.w.escapes[o * ports..(o + 1) * ports].fill(0);
+            if !finishing {
+                continue;
+            }
+            // Requests: per input, the VCs whose head packet fits in the credits of the start of
+            // the cycle, less the one this cycle's flit spends. FA's adaptive heads that do not
+            // fit in the adaptive half leave for their escape route at the clock edge.
+            let mut req_inputs = 0u128;
+            for i in 0..ports {
+                let (req, escapes) = self.vc_requests(i, o, sending_vc);
+                if req != 0 {
+                    req_inputs |= 1 << i;
+                }
+                self.w.escapes[o * ports + i] = escapes;
+            }
+            let g = self.outputs[o].in_arb.evaluate(&RrArbiterIn {
+                req: req_inputs,
+                ack: true,
+            });
+            if !g.valid {
+                continue;
+            }
+            let i = g.idx as usize;
+            let (req_vcs, _) = self.vc_requests(i, o, sending_vc);
+            let gv = self.outputs[o].vc_arb[i].evaluate(&RrArbiterIn {
+                req: req_vcs,
+                ack: true,
+            });
+            let v = gv.idx as usize;
+            let Some(s) = self.inputs[i].head(v, o) else {
+                unreachable!("a granted VC has a head");
+            };
+            let slot = self.inputs[i].slot(s);
+            let tx = Tx {
+                input: i as u8,
+                slot: s,
+                in_vc: v as u8,
+                next_vc: slot.next_vc,
+                len: slot.pkt.len,
+                sent: 0,
+            };
+            self.w.grants[o] = Some((i as u8, v as u8, tx));
+        }
+        Ok(())
+    }
+
+    /// The VCs of input `i` whose head packet for output `o` may win it this cycle, and (FA)
+    /// those whose adaptive head is short of room in the adaptive half of its next VC.
+    fn vc_requests(&self, i: usize, o: usize, sending_vc: Option<u8>) -> (u128, u16) {
+        let c = &self.inputs[i];
+        let (mut vcs, mut escapes) = (0u128, 0u16);
+        for v in 0..self.vcs {
+            let Some(s) = c.head(v, o) else { continue };
+            let slot = c.slot(s);
+            let spent = (sending_vc == Some(slot.next_vc)) as u16;
+            let credits = self.outputs[o].credits(slot.next_vc as usize);
+            let need = slot.pkt.len as u32 + slot.reserve as u32;
+            if credits.saturating_sub(spent) as u32 >= need {
+                vcs |= 1 << v;
+            } else if slot.reserve > 0 {
+                escapes |= 1 << v;
+            }
+        }
+        (vcs, escapes)
     }
 }

@@ -1,13 +1,14 @@
-//! One clock cycle of the cycle engine: *evaluate* (phases 1 to 6 of the module documentation)
-//! reading the registers of the start of the cycle, then the clock edge.
+//! One clock cycle of the cycle engine, `switch.sv`'s own part of it: *evaluate* (phases 1 to 6
+//! of the module documentation) reading the registers of the start of the cycle, the ARNs
+//! arriving, the ARN unit (processARN queue and ARN table), then the clock edge. The ports'
+//! phases are in the files of their modules: the detectors in `detection.rs`, the routing stages
+//! in `routing_stage.rs`, link receive in `input_port_ctrl.rs`, the outputs in `output_port.rs`.
 
 use super::*;
-use crate::blocks::arn_table::{ArnLookup, ArnLookupResult, ArnProcess};
-use crate::blocks::credit_counter::CreditCounterIn;
+use crate::blocks::arn_table::ArnProcess;
 use crate::blocks::lft_banks::NO_ROUTE;
-use crate::blocks::rr_arbiter::RrArbiterIn;
-use crate::switch::{Observer, RoutingMode, SwitchEvent, SwitchFault, fa_choice};
-use crate::wire::{Packet, PacketFlags};
+use crate::switch::routing_stage::alternative;
+use crate::switch::{Observer, SwitchEvent, SwitchFault};
 
 impl CycleSwitch {
     /// Steps one cycle: `inp[p]` is what port `p` receives, `out[p]` gets what it drives.
@@ -33,6 +34,7 @@ impl CycleSwitch {
             self.detect(now, obs);
         }
         self.receive_arns(now, inp, obs);
+        self.process_arn(now, obs);
         self.route(now, obs);
         self.receive_flits(inp)?;
         self.transmit(inp, out)?;
@@ -85,28 +87,11 @@ impl CycleSwitch {
         }
     }
 
-    /// Pseudo-code 3: the usable option of `dest` other than `avoid` with the most credits in the
-    /// VC the packet would use downstream (the first on a tie); `NO_ROUTE` when none.
-    fn select_alternative(&self, lft: &LftBanks, dest: u16, vc: u8, avoid: u8) -> u8 {
-        let next_vc = self.params.afc().unwrap_or(vc) as usize;
-        let opts = lft.options(dest | 1);
-        let mut best = (NO_ROUTE, 0u16);
-        for p in opts.usable_ports() {
-            if p == avoid || p as usize >= self.ports {
-                continue;
-            }
-            let c = self.outputs[p as usize].credits(next_vc);
-            if best.0 == NO_ROUTE || c > best.1 {
-                best = (p, c);
-            }
-        }
-        best.0
-    }
-
-    /// 3. processARN and the routing stage of every input.
-    fn route<O: Observer>(&mut self, now: u64, obs: &mut O) {
-        let routing = self.params.routing;
-        let uses_arn = routing.uses_arn();
+    /// Phase 3, the ARN unit: the oldest processARN command, this cycle's included, applied to
+    /// the ARN table (pseudo-code 2; a consumed entry gets the alternative port with the most
+    /// credits, pseudo-code 3), with the lookups of the inputs' routing stages.
+    fn process_arn<O: Observer>(&mut self, now: u64, obs: &mut O) {
+        let uses_arn = self.params.routing.uses_arn();
         let cmd = if uses_arn {
             self.cmds
                 .front()
@@ -120,7 +105,16 @@ impl CycleSwitch {
             Some((info, adapted)) => {
                 let consumed = !adapted && self.wiring.stage == info.root_info;
                 let alt_port = if consumed {
-                    self.select_alternative(&self.lft, info.dest, info.vc, info.port)
+                    // The LFT's read port of the ARN unit.
+                    let row = self.lft.options(info.dest | 1);
+                    alternative(
+                        &self.params,
+                        &row,
+                        self.ports,
+                        info.port,
+                        info.vc,
+                        |p, vc| self.outputs[p as usize].credits(vc),
+                    )
                 } else {
                     NO_ROUTE
                 };
@@ -129,19 +123,7 @@ impl CycleSwitch {
             None => ArnProcess::default(),
         };
         self.arn_in.pr = pr;
-        for i in 0..self.ports {
-            self.arn_in.lk[i] = match self.inputs[i].route_q() {
-                Some(s) if uses_arn => {
-                    let p = &self.inputs[i].slot(s).pkt;
-                    ArnLookup {
-                        en: !p.adapted() || self.params.adapted_refresh,
-                        dest: self.base_lid(p.dlid),
-                        vc: if p.adapted() { p.orig_vc } else { p.vc },
-                    }
-                }
-                _ => ArnLookup::default(),
-            };
-        }
+        self.lookups(uses_arn);
         if uses_arn {
             *self.arn_out = self.arn.evaluate(&self.arn_in);
             if let Some((info, _)) = cmd
@@ -162,306 +144,6 @@ impl CycleSwitch {
                 );
             }
         }
-        for i in 0..self.ports {
-            self.w.routes[i] = None;
-            self.w.arn_push[i] = None;
-            let Some(s) = self.inputs[i].route_q() else {
-                continue;
-            };
-            let mut pkt = self.inputs[i].slot(s).pkt;
-            let lookup = if uses_arn {
-                self.arn_out.lk[i]
-            } else {
-                ArnLookupResult::default()
-            };
-            let opts = self.inputs[i].lft_options();
-            let det = opts.deterministic().unwrap_or(NO_ROUTE);
-            let mut out = det;
-            let mut adaptive = None;
-            if !pkt.adapted() && det != NO_ROUTE {
-                match routing {
-                    RoutingMode::DModK => {}
-                    RoutingMode::Oblivious => {
-                        let n = opts.usable_ports().count() as u64;
-                        if n > 1 {
-                            let k = self.rng.below(n) as usize;
-                            out = opts.usable_ports().nth(k).unwrap_or(det);
-                        }
-                    }
-                    RoutingMode::AdaptiveTh | RoutingMode::AdaptiveThAfi => {
-                        if self.inputs[i].voq_occupancy(det as usize)
-                            > self.params.adaptive_threshold
-                        {
-                            let lft = &self.inputs[i].lft;
-                            let alt =
-                                self.select_alternative(lft, self.base_lid(pkt.dlid), pkt.vc, det);
-                            if alt != NO_ROUTE {
-                                out = alt;
-                            }
-                        }
-                    }
-                    RoutingMode::Arn | RoutingMode::ArnAfi => {
-                        if lookup.consumed && lookup.alt_port != NO_ROUTE {
-                            out = lookup.alt_port;
-                        } else if lookup.hit && !lookup.consumed {
-                            self.send_arn(i, &lookup, &pkt);
-                        }
-                    }
-                    RoutingMode::Fa => {
-                        let a = fa_choice(&opts, self.ports, &pkt, |p| {
-                            let vl = self.wiring.sl_to_vl.vl(p, i, pkt.sl);
-                            let c = self.outputs[p].credits(self.params.next_vc(&pkt, vl) as usize);
-                            (c, self.params.escape_credits(self.wiring.out_capacity[p]))
-                        });
-                        if a != NO_ROUTE {
-                            out = a;
-                            let half = self
-                                .params
-                                .escape_credits(self.wiring.out_capacity[a as usize]);
-                            adaptive = Some((det, half));
-                        }
-                    }
-                }
-                if out != det {
-                    self.stats.packets_adapted += 1;
-                    obs.event(
-                        now,
-                        self.wiring.id,
-                        SwitchEvent::Adapted {
-                            id: pkt.id,
-                            det,
-                            out,
-                        },
-                    );
-                    if routing.afi() {
-                        pkt.flags |= PacketFlags::ADAPTED;
-                    }
-                }
-            }
-            if pkt.adapted()
-                && uses_arn
-                && self.params.adapted_refresh
-                && lookup.hit
-                && !lookup.consumed
-            {
-                // An isolated packet keeps its tree's entries alive upstream; its route stays.
-                self.send_arn(i, &lookup, &pkt);
-            }
-            self.w.routes[i] = Some(if out == NO_ROUTE || out as usize >= self.ports {
-                // No route: the packet stays unrouted; the watchdog reports it.
-                RouteWrite {
-                    slot: s,
-                    out: NO_ROUTE,
-                    next_vc: 0,
-                    flags: self.inputs[i].slot(s).pkt.flags,
-                    adaptive: None,
-                }
-            } else {
-                RouteWrite {
-                    slot: s,
-                    out,
-                    next_vc: self
-                        .params
-                        .next_vc(&pkt, self.wiring.sl_to_vl.vl(out as usize, i, pkt.sl)),
-                    flags: pkt.flags,
-                    adaptive,
-                }
-            });
-        }
-    }
-
-    /// sendARN for `pkt` at input `i`, whose lookup hit the non-consumed entry of `r`: at most
-    /// one ARN per entry and input per `arn_gap` cycles, while the FIFO has room. An adapted
-    /// packet's ARN names its original VC.
-    fn send_arn(&mut self, i: usize, r: &ArnLookupResult, pkt: &Packet) {
-        if self.inputs[i].may_send_arn(r.idx as usize) {
-            let info = ArnInfo {
-                dest: self.base_lid(pkt.dlid),
-                port: r.port,
-                vc: if pkt.adapted() { pkt.orig_vc } else { pkt.vc },
-                arn_id: r.arn_id,
-                root_info: r.root_info,
-            };
-            self.w.arn_push[i] = Some((info, r.idx));
-        }
-    }
-
-    /// 4. Link receive.
-    fn receive_flits(&mut self, inp: &[PortIn]) -> Result<(), SwitchFault> {
-        for (i, p) in inp.iter().enumerate() {
-            self.w.arrivals[i] = None;
-            let f = p.flit;
-            if !f.valid {
-                continue;
-            }
-            let c = &self.inputs[i];
-            let fault = |what: String| SwitchFault {
-                port: i as u8,
-                what,
-            };
-            if f.vc as usize >= self.vcs {
-                return Err(fault(format!(
-                    "flit on VC {} of a {}-VC port",
-                    f.vc, self.vcs
-                )));
-            }
-            if c.occupancy(f.vc as usize) >= c.capacity() {
-                return Err(fault(format!(
-                    "VC {} overflow: a flit arrived with the buffer full (negative credit upstream)",
-                    f.vc
-                )));
-            }
-            if f.head {
-                if let Some(rx) = c.rx() {
-                    return Err(fault(format!(
-                        "head of packet {} while {} flits of packet {} are still due",
-                        f.desc.id,
-                        rx.left,
-                        c.slot(rx.slot).pkt.id
-                    )));
-                }
-                let Some(slot) = c.free_slot() else {
-                    return Err(fault("packet descriptor pool full".into()));
-                };
-                if f.tail != (f.desc.len <= 1) || f.desc.len == 0 {
-                    return Err(fault(format!(
-                        "head of packet {} with a wrong tail bit",
-                        f.desc.id
-                    )));
-                }
-                let pkt = Packet { vc: f.vc, ..f.desc };
-                self.w.arrivals[i] = Some(ArrivalWrite::Head { slot, pkt });
-            } else {
-                let Some(rx) = c.rx() else {
-                    return Err(fault("a body flit with no packet arriving".into()));
-                };
-                let pkt = &c.slot(rx.slot).pkt;
-                if f.vc != pkt.vc || f.tail != (rx.left == 1) {
-                    return Err(fault(format!(
-                        "a body flit of packet {} out of step",
-                        pkt.id
-                    )));
-                }
-                self.w.arrivals[i] = Some(ArrivalWrite::Body);
-            }
-        }
-        Ok(())
-    }
-
-    /// 5. The output ports: the next flit of each packet being sent, and arbitration.
-    fn transmit(&mut self, inp: &[PortIn], out: &mut [PortOut]) -> Result<(), SwitchFault> {
-        for o in 0..self.ports {
-            self.w.sends[o] = None;
-            self.w.grants[o] = None;
-            let mut sending_vc = None;
-            let mut finishing = true;
-            if let Some(tx) = self.outputs[o].tx {
-                let c = &self.inputs[tx.input as usize];
-                let arriving = match self.w.arrivals[tx.input as usize] {
-                    Some(ArrivalWrite::Body) => c.rx().is_some_and(|r| r.slot == tx.slot) as u16,
-                    _ => 0,
-                };
-                if c.slot(tx.slot).arrived + arriving <= tx.sent {
-                    return Err(SwitchFault {
-                        port: o as u8,
-                        what: format!(
-                            "cut-through underrun: packet {} leaves faster than it arrives",
-                            c.slot(tx.slot).pkt.id
-                        ),
-                    });
-                }
-                let tail = tx.sent + 1 == tx.len;
-                out[o].flit = if tx.sent == 0 {
-                    let mut pkt = c.slot(tx.slot).pkt;
-                    pkt.vc = tx.next_vc;
-                    LinkFlit::head_of(pkt)
-                } else {
-                    LinkFlit::body(tx.next_vc, tx.sent, tx.len)
-                };
-                out[tx.input as usize].credit[tx.in_vc as usize] += 1;
-                sending_vc = Some(tx.next_vc);
-                finishing = tail;
-                self.w.sends[o] = Some((tx, tail));
-            }
-            let port = &mut self.outputs[o];
-            for (v, cc) in port.credits.iter_mut().enumerate() {
-                let dec = sending_vc == Some(v as u8);
-                let inc = inp[o].credit[v];
-                if cc.credits() as u32 + inc as u32 > cc.cap() as u32 + dec as u32 {
-                    return Err(SwitchFault {
-                        port: o as u8,
-                        what: format!(
-                            "credit counter of VC {v}: more credits back than flits sent (overflow)"
-                        ),
-                    });
-                }
-                cc.evaluate(&CreditCounterIn { dec, inc, need: 0 });
-            }
-            let ports = self.ports;
-            self.w.escapes[o * ports..(o + 1) * ports].fill(0);
-            if !finishing {
-                continue;
-            }
-            // Requests: per input, the VCs whose head packet fits in the credits of the start of
-            // the cycle, less the one this cycle's flit spends. FA's adaptive heads that do not
-            // fit in the adaptive half leave for their escape route at the clock edge.
-            let mut req_inputs = 0u128;
-            for i in 0..ports {
-                let (req, escapes) = self.vc_requests(i, o, sending_vc);
-                if req != 0 {
-                    req_inputs |= 1 << i;
-                }
-                self.w.escapes[o * ports + i] = escapes;
-            }
-            let g = self.outputs[o].in_arb.evaluate(&RrArbiterIn {
-                req: req_inputs,
-                ack: true,
-            });
-            if !g.valid {
-                continue;
-            }
-            let i = g.idx as usize;
-            let (req_vcs, _) = self.vc_requests(i, o, sending_vc);
-            let gv = self.outputs[o].vc_arb[i].evaluate(&RrArbiterIn {
-                req: req_vcs,
-                ack: true,
-            });
-            let v = gv.idx as usize;
-            let Some(s) = self.inputs[i].head(v, o) else {
-                unreachable!("a granted VC has a head");
-            };
-            let slot = self.inputs[i].slot(s);
-            let tx = Tx {
-                input: i as u8,
-                slot: s,
-                in_vc: v as u8,
-                next_vc: slot.next_vc,
-                len: slot.pkt.len,
-                sent: 0,
-            };
-            self.w.grants[o] = Some((i as u8, v as u8, tx));
-        }
-        Ok(())
-    }
-
-    /// The VCs of input `i` whose head packet for output `o` may win it this cycle, and (FA)
-    /// those whose adaptive head is short of room in the adaptive half of its next VC.
-    fn vc_requests(&self, i: usize, o: usize, sending_vc: Option<u8>) -> (u128, u16) {
-        let c = &self.inputs[i];
-        let (mut vcs, mut escapes) = (0u128, 0u16);
-        for v in 0..self.vcs {
-            let Some(s) = c.head(v, o) else { continue };
-            let slot = c.slot(s);
-            let spent = (sending_vc == Some(slot.next_vc)) as u16;
-            let credits = self.outputs[o].credits(slot.next_vc as usize);
-            let need = slot.pkt.len as u32 + slot.reserve as u32;
-            if credits.saturating_sub(spent) as u32 >= need {
-                vcs |= 1 << v;
-            } else if slot.reserve > 0 {
-                escapes |= 1 << v;
-            }
-        }
-        (vcs, escapes)
     }
 
     /// The clock edge.

@@ -1,7 +1,7 @@
 //! What the switch is, whatever steps it: its parameters ([`config`]), the events and counters it
 //! reports ([`events`]), its cabling ([`SwitchWiring`]), the output ports' SL-to-VL tables
 //! ([`sl_to_vl`]), the credit counters of an output in closed form ([`output_credits`]), the
-//! routing stage's choices among an LFT entry's options ([`input_port_ctrl`]) and when a
+//! routing stage's choices among an LFT entry's options ([`routing_stage`]) and when a
 //! congestion detector next has to be evaluated ([`detection`]).
 //!
 //! The switch itself has three views, held equal cycle by cycle: `hdl-ref/switch.sv`, the cycle
@@ -12,14 +12,14 @@
 pub mod config;
 mod detection;
 mod events;
-mod input_port_ctrl;
 pub mod output_credits;
+pub mod routing_stage;
 pub mod sl_to_vl;
 
 pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 pub(crate) use detection::detector_wake;
 pub use events::{Observer, OutputProbe, SwitchEvent, SwitchFault, SwitchStats};
-pub use input_port_ctrl::{fa_choice, most_credits, oblivious_choice};
+pub use routing_stage::{fa_choice, most_credits, oblivious_choice};
 pub use sl_to_vl::SlToVl;
 
 /// Largest switch radix.

@@ -16,12 +16,10 @@
 
 use super::*;
 use crate::blocks::Block;
-use crate::blocks::arn_table::{
-    ArnLookup, ArnLookupResult, ArnProcess, ArnTable, ArnTableIn, ArnTableOut,
-};
+use crate::blocks::arn_table::{ArnLookupResult, ArnProcess, ArnTable, ArnTableIn, ArnTableOut};
 use crate::blocks::congestion_detector::{CongestionDetector, CongestionDetectorIn};
 use crate::blocks::lft_banks::NO_ROUTE;
-use crate::switch::most_credits;
+use crate::switch::routing_stage::{alternative, arn_lookup, sends_arn, upstream_arn};
 use crate::wire::arn::ArnInfo;
 use heapless::Deque;
 
@@ -245,16 +243,11 @@ impl<const V: usize> EventCore<V> {
             let consumed = !adapted && unit.wiring().stage == info.root_info;
             let alt_port = if consumed {
                 let base = self.first_port(s as u32);
-                let vc = sp.afc().unwrap_or(info.vc) as usize;
-                most_credits(
-                    &unit.lft().options(info.dest | 1),
-                    unit.ports(),
-                    info.port,
-                    |p| {
-                        let o = &self.outputs[(base + p as u32) as usize];
-                        o.credits.credits(vc, r.saturating_sub(1))
-                    },
-                )
+                let row = unit.lft().options(info.dest | 1);
+                alternative(sp, &row, unit.ports(), info.port, info.vc, |p, vc| {
+                    let o = &self.outputs[(base + p as u32) as usize];
+                    o.credits.credits(vc, r.saturating_sub(1))
+                })
             } else {
                 NO_ROUTE
             };
@@ -288,13 +281,7 @@ impl<const V: usize> EventCore<V> {
         let sp = &env.params.switch;
         let Place { switch: s, .. } = self.ins[input as usize].place;
         let pkt = self.slots[k as usize].pkt;
-        let adapted = pkt.adapted();
-        // Adapted packets look up by their original VC, only to notify upstream.
-        let req = ArnLookup {
-            en: !adapted || sp.adapted_refresh,
-            dest: sp.base_lid(pkt.dlid),
-            vc: if adapted { pkt.orig_vc } else { pkt.vc },
-        };
+        let req = arn_lookup(sp, &pkt);
         arn.catch_up(s as usize, now + 1);
         let res = if arn.table_next[s as usize] == u64::MAX {
             ArnLookupResult::default()
@@ -302,22 +289,11 @@ impl<const V: usize> EventCore<V> {
             arn.tables[s as usize].lookup(&req)
         };
         arn.lookups[input as usize] = res;
-        let notify = if adapted {
-            sp.adapted_refresh
-        } else {
-            det != NO_ROUTE
-        };
         let r = now + 1;
         let e = input as usize * arn.entries + res.idx as usize;
-        if notify && res.hit && !res.consumed && r >= arn.ok_at[e] {
+        if sends_arn(sp, &pkt, det, &res) && r >= arn.ok_at[e] {
             arn.ok_at[e] = r + sp.arn_gap as u64;
-            let info = ArnInfo {
-                dest: req.dest,
-                port: res.port,
-                vc: req.vc,
-                arn_id: res.arn_id,
-                root_info: res.root_info,
-            };
+            let info = upstream_arn(sp, &pkt, &res);
             if arn.sent_in.0 != r {
                 arn.sent_in = (r, 0);
             }
