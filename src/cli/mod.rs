@@ -17,6 +17,8 @@ mod gtkw_tests;
 pub mod interrupt;
 pub mod outputs;
 pub mod plot;
+#[cfg(test)]
+mod plot_refusal_tests;
 pub mod record;
 #[cfg(test)]
 mod record_tests;
