@@ -352,7 +352,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                     None
                 }
             };
-            Ok(record::replay(&file, dump.as_ref())?)
+            record::replay(&file, dump.as_ref(), &interrupt::Stop::on_signals())
         }
         Command::WavesPair {
             rust,
