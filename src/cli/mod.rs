@@ -17,6 +17,8 @@ mod gtkw_tests;
 pub mod interrupt;
 pub mod outputs;
 pub mod plot;
+#[cfg(test)]
+mod plot_refusal_tests;
 pub mod record;
 #[cfg(test)]
 mod record_tests;
@@ -350,7 +352,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                     None
                 }
             };
-            Ok(record::replay(&file, dump.as_ref())?)
+            record::replay(&file, dump.as_ref(), &interrupt::Stop::on_signals())
         }
         Command::WavesPair {
             rust,

@@ -97,7 +97,16 @@ pub fn run(
         }
         let mut points = read_efficiency_csv(&csv_path.display().to_string(), &csv)?;
         if let Some(t) = to_ms {
+            let first_ms = points[0].0;
             points.retain(|&(time_ms, _)| time_ms <= t + 1e-9);
+            if points.is_empty() {
+                return Err(format!(
+                    "--to {}: before the end of {}'s first bin ({} us): its curve would be empty",
+                    to.unwrap_or_default(),
+                    dir.display(),
+                    first_ms * 1000.0
+                ));
+            }
         }
         curves.push(Curve { label, points });
     }
@@ -152,11 +161,22 @@ fn execution_times(
             .as_ref()
             .and_then(|r| r.execution_time_us)
             .map(|us| us / 1e6);
-        if seconds.is_none() {
-            crate::errln!(
-                "arnsim: warning: {}: not every rank finished within the run: left out",
+        match (seconds, incast) {
+            (None, 0) => {
+                return Err(format!(
+                    "{}: not every rank finished within the run (stopped at cycle {}): it has no \
+                     execution time, and its bar would be empty; run it longer (`sim_time`) or \
+                     leave it out",
+                    dir.display(),
+                    sum.stopped_at_cycle.unwrap_or(sum.simulated_cycles)
+                ));
+            }
+            (None, _) => crate::errln!(
+                "arnsim: warning: {}: not every rank finished within the run beside the incast: \
+                 its bar has no error bar",
                 dir.display()
-            );
+            ),
+            _ => {}
         }
         let slot = &mut bars[k];
         *(if incast == 1 {
@@ -164,6 +184,13 @@ fn execution_times(
         } else {
             &mut slot.alone
         }) = seconds;
+    }
+    if let Some(b) = bars.iter().find(|b| b.alone.is_none()) {
+        return Err(format!(
+            "{}: only a run beside an incast is given; a bar is the execution time of the \
+             replay alone (traffic `trace`), the incast's run its error bar: give that run too",
+            b.label
+        ));
     }
     let trace = summaries[0]
         .replay

@@ -3,7 +3,9 @@
 //! `arnsim replay FILE [--vcd OUT]`: a recording replayed into the cycle engine, every output
 //! compared, its port interface dumped as the Verilated replay of `hdl-ref/switch.sv` dumps it.
 
+use super::Failure;
 use super::dump::flag_cycles;
+use super::interrupt::{Stop, exit_code, signal_name};
 use super::outputs::{Staged, refuse_overwriting_inputs};
 use super::run::progress_bar;
 use crate::config::Scenario;
@@ -179,17 +181,20 @@ impl ReplayVcd {
     }
 }
 
-/// Steps `replay` through the idle cycles before `until`, dumping those in the window.
+/// Steps `replay` through the idle cycles before `until`, dumping those in the window; a stop
+/// request ends it ([`stopped`]).
 fn idle_to(
     replay: &mut Replay,
     until: u64,
     dump: &mut Option<ReplayVcd>,
     fail: &dyn Fn(ReplayError) -> String,
     bar: &ProgressBar,
-) -> Result<(), String> {
+    stop: &Stop,
+) -> Result<(), Failure> {
     let idle = vec![PortIn::default(); replay.switch().ports()];
     while replay.switch().cycle() < until {
         let c = replay.switch().cycle();
+        stopped(stop, c)?;
         // A long idle stretch in pieces, so that the progress bar moves.
         let piece = until.min(c.saturating_add(PROGRESS_CYCLES));
         match dump {
@@ -205,13 +210,33 @@ fn idle_to(
     Ok(())
 }
 
+/// A replay a signal asked to stop, at recording cycle `c`: it ends there with the signal's exit
+/// code, its dump removed (its temporary file goes with the [`Staged`] dropped on the way out).
+fn stopped(stop: &Stop, c: u64) -> Result<(), Failure> {
+    match stop.requested(c) {
+        None => Ok(()),
+        Some(sig) => Err(Failure {
+            message: format!(
+                "stopped by {} at cycle {c}: the cycles before it were compared without a \
+                 mismatch; nothing is written",
+                signal_name(sig)
+            ),
+            code: exit_code(sig),
+        }),
+    }
+}
+
 /// Cycles between two moves of a replay's progress bar.
 const PROGRESS_CYCLES: u64 = 1 << 16;
 
 /// `arnsim replay FILE [--vcd OUT]`: rebuilds the recorded switch on the cycle engine, drives it
 /// with the recorded inputs and compares every output of every cycle with the recorded ones;
 /// with a dump, writes its port interface in the window as the Verilated replay dumps it.
-pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
+///
+/// SIGINT or SIGTERM (`stop`, listening from here) end it at the next cycle with nothing written:
+/// a dump under way is removed, not left under its temporary name.
+pub fn replay(path: &Path, dump: Option<&ReplayDump>, stop: &Stop) -> Result<(), Failure> {
+    stop.listen()?;
     let name = path.display().to_string();
     if let Some(d) = dump {
         refuse_overwriting_inputs(&[("--vcd", d.path.clone())], &[path.to_path_buf()])?;
@@ -225,7 +250,8 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
         return Err(format!(
             "{name}: the recording does not end with its `end` line (cut short?); its last line is `{}`",
             last.chars().take(80).collect::<String>().escape_debug()
-        ));
+        )
+        .into());
     }
     let h = &r.header;
     let mut vcd = dump.map(|d| ReplayVcd::open(d, h)).transpose()?;
@@ -242,7 +268,8 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     };
     let fail = |e: ReplayError| report(None, e);
     while let Some((c, ins, outs)) = r.next_frame()? {
-        idle_to(&mut replay, c, &mut vcd, &fail, &bar)?;
+        stopped(stop, c)?;
+        idle_to(&mut replay, c, &mut vcd, &fail, &bar, stop)?;
         if c % PROGRESS_CYCLES == 0 {
             bar.set_position(c);
         }
@@ -251,7 +278,7 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
                 ReplayError::Fault { fault, .. } => r.line_of(usize::from(fault.port), true),
                 ReplayError::Mismatch(m) => r.line_of(m.port, false),
             };
-            return Err(report(line, e));
+            return Err(report(line, e).into());
         }
         if let Some(d) = vcd.as_mut().filter(|d| (d.from..=d.to).contains(&c)) {
             d.sample(c, ins, replay.outputs())?;
@@ -260,7 +287,7 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
     let end = r
         .end
         .ok_or_else(|| format!("{name}: the recording has no `end` line (cut short?)"))?;
-    idle_to(&mut replay, end, &mut vcd, &fail, &bar)?;
+    idle_to(&mut replay, end, &mut vcd, &fail, &bar, stop)?;
     drop(bar);
     // A run stopped early ends its recording before the header's last cycle.
     let to = to.min(end.saturating_sub(1));

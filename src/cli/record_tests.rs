@@ -1,8 +1,14 @@
 //! Tests of `arnsim run --record-switch` and `arnsim replay`.
 
 use super::interrupt::Stop;
-use super::record::{RecordRequest, ReplayDump, replay, replay_cycle};
+use super::record::{RecordRequest, ReplayDump, replay_cycle};
 use super::run::{How, run};
+use std::path::Path;
+
+/// `arnsim replay` without signals, its failure's message.
+fn replay(path: &Path, dump: Option<&ReplayDump>) -> Result<(), String> {
+    super::record::replay(path, dump, &Stop::never()).map_err(|f| f.message)
+}
 
 #[test]
 fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_refused() {
@@ -56,6 +62,30 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
             > 1000
     );
     replay(&file, None).unwrap();
+    // A signal stops a replay with its exit code, and its dump under way is removed, not left
+    // under its temporary name.
+    let before: Vec<_> = std::fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let stopped = ReplayDump {
+        path: base.join("stopped.vcd"),
+        from: None,
+        to: None,
+    };
+    let f = super::record::replay(&file, Some(&stopped), &Stop::at_cycle(5000, libc::SIGTERM))
+        .unwrap_err();
+    assert_eq!(f.code, 143, "{}", f.message);
+    assert!(
+        f.message.starts_with("stopped by SIGTERM at cycle 5"),
+        "{}",
+        f.message
+    );
+    let after: Vec<_> = std::fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(after, before, "nothing written");
     // Cut short on a line boundary: refused as such before it is replayed, not reported as the
     // mismatches of the cycles it lacks.
     let cut = base.join("cut.rec");

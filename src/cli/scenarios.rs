@@ -141,21 +141,24 @@ pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
         .params
         .routing_engine
         .unwrap_or_else(|| RoutingEngine::default_for(&s.topology));
-    match deadlock::of_fabric(&s.topology, &s.params)? {
-        None => crate::outln!(
+    // Programmed once, for the deadlock check and the count of options.
+    let routing = subnet_manager::program(&s.topology, engine)?;
+    if !deadlock::needs_check(&s.topology, engine) {
+        crate::outln!(
             "routing engine {}: deadlock-free: a fat tree routed up, then down",
             engine.name()
-        ),
-        Some(c) => crate::outln!("routing engine {}: {c}", engine.name()),
+        );
+    } else {
+        let c = deadlock::of_routing(&s.topology, &s.params, &routing)?;
+        crate::outln!("routing engine {}: {c}", engine.name());
     }
-    crate::outln!("{}", options_line(&s, engine)?);
+    crate::outln!("{}", options_line(&s, &routing)?);
     Ok(())
 }
 
 /// How many distinct ports (routing options) the programmed LFTs offer per (switch, destination)
 /// pair, a destination's own switch left out.
-fn options_line(s: &Scenario, engine: RoutingEngine) -> Result<String, String> {
-    let routing = subnet_manager::program(&s.topology, engine)?;
+fn options_line(s: &Scenario, routing: &subnet_manager::Routing) -> Result<String, String> {
     let attach: Vec<usize> = subnet_manager::SwitchGraph::of(&s.topology)?
         .attach
         .iter()

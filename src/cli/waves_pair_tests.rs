@@ -42,7 +42,7 @@ fn dump(rec: &Path, vcd: &Path, from: &str, to: &str) {
         from: Some(from.into()),
         to: Some(to.into()),
     };
-    replay(rec, Some(&d)).unwrap();
+    replay(rec, Some(&d), &Stop::never()).unwrap();
 }
 
 const VERILATOR_HEADER: &str = include_str!("../trace/testdata/tb_switch_p4_v2_header.vcd");

@@ -484,9 +484,11 @@ impl Scenario {
             .into());
         };
         // The smallest packet any flow makes: a message's last piece, or a whole short message.
-        let min_packet = match traffic.replay {
-            // A message's last packet may be a single flit.
-            Some(_) => 1,
+        // A replay's: the last piece of its shortest message (not one flit whatever the trace:
+        // the cycle engine holds every slot, 16 GB more on a 16,000-node fabric).
+        let min_packet = match &traffic.replay {
+            Some(t) => smallest_message_packet(&t.program, tb.flit_bytes, mtu)
+                .min(smallest_packet(&flows, mtu)),
             None => smallest_packet(&flows, mtu),
         };
         switch.max_packets = packet_slots(switch.vcs(), switch.vc_capacity, min_packet as u16);
@@ -533,6 +535,24 @@ fn smallest_packet(flows: &[Vec<Flow>], mtu: u64) -> u64 {
             0 => mtu,
             rest => rest,
         })
+        .min()
+        .unwrap_or(mtu)
+        .max(1)
+}
+
+/// The smallest packet a trace's messages make: each message's last piece (a message of
+/// `ceil(bytes / flit_bytes)` flits, at least one, is cut into `mtu`-flit packets); `mtu` when
+/// there is no message.
+fn smallest_message_packet(program: &crate::replay::Program, flit_bytes: u32, mtu: u64) -> u64 {
+    program
+        .messages()
+        .iter()
+        .map(
+            |m| match m.bytes.div_ceil(flit_bytes.max(1) as u64).max(1) % mtu {
+                0 => mtu,
+                rest => rest,
+            },
+        )
         .min()
         .unwrap_or(mtu)
         .max(1)

@@ -202,3 +202,26 @@ fn a_trace_key_under_another_pattern_is_ignored_with_a_warning() {
         );
     }
 }
+
+/// A replay's switches hold descriptor slots for the shortest packet its messages make, not for
+/// one-flit packets whatever the trace (the cycle engine allocates every slot: a one-flit
+/// bound cost 16 GB on `rlft40_uniform`).
+#[test]
+fn a_replays_packet_slots_follow_its_shortest_message() {
+    let (_tmp, d) = crate::scratch::folder("trace-slots");
+    let slots = |trace: &str| {
+        std::fs::write(d.join("t.txt"), trace).unwrap();
+        let s = load_in(&d, &["traffic.trace=\"t.txt\""]).unwrap_or_else(|e| panic!("{e}"));
+        let sw = &s.params.switch;
+        (s.params.mtu_flits, sw.max_packets, sw.vcs(), sw.vc_capacity)
+    };
+    // 64 KB in 2 KB packets (the default MTU, 32 flits): every packet is whole.
+    let (mtu, whole, vcs, cap) = slots("ranks 2\n0 send 1 64KB\n1 recv 0\n");
+    assert_eq!(whole, crate::switch::packet_slots(vcs, cap, mtu));
+    // 65 bytes: a 2-flit packet; 1 byte: a 1-flit one.
+    let (_, two, ..) = slots("ranks 2\n0 send 1 64KB\n1 recv 0\n0 send 1 65\n1 recv 0\n");
+    assert_eq!(two, crate::switch::packet_slots(vcs, cap, 2));
+    let (_, one, ..) = slots("ranks 2\n0 send 1 1\n1 recv 0\n");
+    assert_eq!(one, crate::switch::packet_slots(vcs, cap, 1));
+    assert!(whole < two && two < one);
+}

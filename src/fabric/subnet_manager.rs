@@ -385,61 +385,73 @@ pub fn program_fat_tree(topo: &Topology) -> (u32, Vec<LftBanks>) {
 }
 
 /// Builds the LFTs of any topology from shortest paths: at each switch, the ports toward a
-/// destination are those one hop closer to it; option 0 is the lowest-numbered such port.
+/// destination are those one hop closer to it; option 0 is the lowest-numbered such port. The
+/// tables are written straight from the searches (twice: first for the LMC), never holding a
+/// list per switch and destination (6936 x 41616 of them on the largest Dragonfly).
 pub fn program_minimal(topo: &Topology) -> Result<(u32, Vec<LftBanks>), String> {
-    Ok(write_tables(topo.nodes, &minimal_port_lists(topo)?))
+    let g = SwitchGraph::of(topo)?;
+    let mut widest = 1;
+    each_minimal_list(&g, |_, _, ports| widest = widest.max(ports.len() as u32))?;
+    let lmc = lmc_for(widest, topo.nodes);
+    let banks = 1u32 << lmc;
+    let mut tables = vec![LftBanks::new(lmc, topo.nodes as usize); g.adj.len()];
+    each_minimal_list(&g, |s, d, ports| {
+        for b in 0..banks {
+            let port = ports[(b as usize) % ports.len()];
+            tables[s].program(((d << lmc) | b) as u16, port as u8);
+        }
+    })?;
+    Ok((lmc, tables))
 }
 
 /// Per switch and destination, the ports one hop closer to it, lowest first.
 fn minimal_port_lists(topo: &Topology) -> Result<PortLists, String> {
-    use std::collections::VecDeque;
-    let ns = topo.switches.len();
-    // Vertex v < ns is a switch, v >= ns is node v - ns.
-    let vertex = |e: Endpoint| match e {
-        Endpoint::Switch { sw, .. } => sw as usize,
-        Endpoint::Node(n) => ns + n as usize,
-    };
-    let mut adj: Vec<Vec<(usize, Option<u16>)>> = vec![Vec::new(); ns + topo.nodes as usize];
-    for &(a, b) in &topo.links {
-        let port = |e: Endpoint| match e {
-            Endpoint::Switch { port, .. } => Some(port),
-            Endpoint::Node(_) => None,
-        };
-        adj[vertex(a)].push((vertex(b), port(a)));
-        adj[vertex(b)].push((vertex(a), port(b)));
+    let g = SwitchGraph::of(topo)?;
+    let mut ports_to: PortLists = vec![vec![Vec::new(); topo.nodes as usize]; g.adj.len()];
+    each_minimal_list(&g, |s, d, ports| ports_to[s][d as usize] = ports.to_vec())?;
+    Ok(ports_to)
+}
+
+/// Calls `f(switch, destination, ports)` with the ports of every switch one hop closer to every
+/// end node, lowest first. Paths never cross another end node, so a node's distances are those of
+/// the switch it hangs off plus one: one search per switch with end nodes serves all of them (a
+/// search per node made the largest Dragonfly take minutes).
+fn each_minimal_list(g: &SwitchGraph, mut f: impl FnMut(usize, u32, &[u16])) -> Result<(), String> {
+    let ns = g.adj.len();
+    let mut at_switch: Vec<Vec<u32>> = vec![Vec::new(); ns];
+    for (d, &(t, _)) in g.attach.iter().enumerate() {
+        at_switch[t].push(d as u32);
     }
-    let mut ports_to: PortLists = vec![vec![Vec::new(); topo.nodes as usize]; ns];
-    for d in 0..topo.nodes as usize {
-        let mut dist = vec![u32::MAX; adj.len()];
-        let mut q = VecDeque::new();
-        dist[ns + d] = 0;
-        q.push_back(ns + d);
-        while let Some(v) = q.pop_front() {
-            // Paths never cross another end node.
-            if v >= ns && v != ns + d {
-                continue;
-            }
-            for &(u, _) in &adj[v] {
-                if dist[u] == u32::MAX {
-                    dist[u] = dist[v] + 1;
-                    q.push_back(u);
-                }
-            }
-        }
+    let mut p: Vec<u16> = Vec::new();
+    for (t, nodes) in at_switch.iter().enumerate().filter(|(_, n)| !n.is_empty()) {
+        let dist = g.bfs(t);
         for s in 0..ns {
             if dist[s] == u32::MAX {
-                return Err(format!("node {d} cannot be reached from switch {s}"));
+                return Err(format!(
+                    "node {} cannot be reached from switch {s}",
+                    nodes[0]
+                ));
             }
-            let mut p: Vec<u16> = adj[s]
-                .iter()
-                .filter(|&&(u, _)| dist[u] + 1 == dist[s] && (u < ns || u == ns + d))
-                .filter_map(|&(_, port)| port)
-                .collect();
+            if s == t {
+                for &d in nodes {
+                    f(s, d, &[g.attach[d as usize].1]);
+                }
+                continue;
+            }
+            p.clear();
+            p.extend(
+                g.adj[s]
+                    .iter()
+                    .filter(|&&(u, _)| dist[u] + 1 == dist[s])
+                    .map(|&(_, port)| port),
+            );
             p.sort_unstable();
-            ports_to[s][d] = p;
+            for &d in nodes {
+                f(s, d, &p);
+            }
         }
     }
-    Ok(ports_to)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -240,6 +240,10 @@ fn draw_legend<'a>(s: &mut String, x: f64, top: f64, labels: impl Iterator<Item 
     }
 }
 
+/// The latest bin end `efficiency.csv` may hold, in microseconds: 2^40 cycles (the longest run)
+/// of the slowest flit time a scenario takes (4 KB flits at 1 Gb/s: 32.768 us), about 3.6e16.
+pub const MAX_TIME_US: f64 = (1u64 << 40) as f64 * 32.768;
+
 /// Reads an `efficiency.csv` written by a run (`time_us,efficiency`) as (time in ms, efficiency)
 /// points; `path` names the file in errors, which give its line and field.
 pub fn read_efficiency_csv(path: &str, text: &str) -> Result<Vec<(f64, f64)>, String> {
@@ -273,6 +277,19 @@ pub fn read_efficiency_csv(path: &str, text: &str) -> Result<Vec<(f64, f64)>, St
         if fields.next().is_some() {
             return Err(format!("{path}:{}: more than two fields", i + 1));
         }
+        if !(0.0..=MAX_TIME_US).contains(&t) {
+            return Err(format!(
+                "{path}:{}: field `time_us`: {t} is not a time of a run (0 to {MAX_TIME_US:.3e} \
+                 us: 2^40 cycles of the slowest flit time)",
+                i + 1
+            ));
+        }
+        if !(0.0..=1.0).contains(&e) {
+            return Err(format!(
+                "{path}:{}: field `efficiency`: {e} is not a share of the capacity, 0 to 1",
+                i + 1
+            ));
+        }
         if points
             .last()
             .is_some_and(|&(p, _): &(f64, f64)| t / 1000.0 <= p)
@@ -283,6 +300,11 @@ pub fn read_efficiency_csv(path: &str, text: &str) -> Result<Vec<(f64, f64)>, St
             ));
         }
         points.push((t / 1000.0, e));
+    }
+    if points.is_empty() {
+        return Err(format!(
+            "{path}: no rows after the header: the run wrote no bin (nothing to plot)"
+        ));
     }
     Ok(points)
 }

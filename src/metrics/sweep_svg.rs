@@ -103,6 +103,22 @@ pub fn read_sweep_csv(path: &str, text: &str) -> Result<Vec<SweepPoint>, String>
         let status = f
             .get(6)
             .ok_or_else(|| format!("{path}:{n}: field `status` is missing"))?;
+        if let Some(reason) = f.get(7) {
+            csv_text_field(reason).map_err(|e| format!("{path}:{n}: field `reason`: {e}"))?;
+        }
+        if let Some(last) = points.last().map(|p: &SweepPoint| p.offered)
+            && offered <= last
+        {
+            return Err(format!(
+                "{path}:{n}: field `offered_load`: {offered} {} the row before's {last}; a sweep \
+                 runs each load once, in increasing order",
+                if offered == last {
+                    "repeats"
+                } else {
+                    "is below"
+                }
+            ));
+        }
         let status = RunStatus::named(status).ok_or_else(|| {
             let names: Vec<&str> = RunStatus::ALL.iter().map(|s| s.name()).collect();
             format!(
@@ -117,7 +133,31 @@ pub fn read_sweep_csv(path: &str, text: &str) -> Result<Vec<SweepPoint>, String>
             complete: status == RunStatus::Complete,
         });
     }
+    if points.is_empty() {
+        return Err(format!(
+            "{path}: no rows after the header: the sweep ran no load (nothing to plot)"
+        ));
+    }
     Ok(points)
+}
+
+/// A CSV text field as `arnsim sweep` writes one: plain text without a comma or quote, or
+/// quoted whole with its quotes doubled.
+fn csv_text_field(f: &str) -> Result<(), String> {
+    let Some(inner) = f.strip_prefix('"') else {
+        return match f.contains(['"', ',']) {
+            true => Err(format!(
+                "`{f}`: a comma or quote in a field that is not quoted"
+            )),
+            false => Ok(()),
+        };
+    };
+    let broken = || format!("`{f}`: a quoted field that is not closed, or has a lone quote");
+    let inner = inner.strip_suffix('"').ok_or_else(broken)?;
+    if inner.replace("\"\"", "").contains('"') {
+        return Err(broken());
+    }
+    Ok(())
 }
 
 /// A round step (1, 2 or 5 times a power of ten) that cuts `0..end` into at most `most` parts.

@@ -9,6 +9,7 @@
 use super::collectives::{self, Step};
 use super::error::{TraceError, TraceErrors};
 use super::trace::{Trace, TraceOp};
+use std::collections::{BTreeMap, HashMap};
 
 /// Most messages a program may have after collectives are expanded: 2^26.
 pub const MAX_MESSAGES: u64 = 1 << 26;
@@ -76,13 +77,52 @@ struct Pending {
     slot: Option<u32>,
 }
 
+/// A rank's pending requests in posting order, found by number in O(log n): waits and
+/// `waitall` cost time in proportion to the requests they complete, not to all pending.
+#[derive(Default)]
+struct PendingRequests {
+    /// By posting sequence number.
+    by_seq: BTreeMap<u64, Pending>,
+    /// Request number to its posting sequence number.
+    seq_of: HashMap<u32, u64>,
+    next_seq: u64,
+}
+
+impl PendingRequests {
+    /// The line that posted `req`, if it is pending.
+    fn line_of(&self, req: u32) -> Option<u32> {
+        self.seq_of.get(&req).map(|s| self.by_seq[s].line)
+    }
+
+    fn post(&mut self, p: Pending) {
+        self.seq_of.insert(p.req, self.next_seq);
+        self.by_seq.insert(self.next_seq, p);
+        self.next_seq += 1;
+    }
+
+    fn take(&mut self, req: u32) -> Option<Pending> {
+        let seq = self.seq_of.remove(&req)?;
+        self.by_seq.remove(&seq)
+    }
+
+    /// Every pending request in posting order, leaving none.
+    fn take_all(&mut self) -> impl Iterator<Item = Pending> + use<> {
+        self.seq_of.clear();
+        std::mem::take(&mut self.by_seq).into_values()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Pending> {
+        self.by_seq.values()
+    }
+}
+
 /// Per-rank state while resolving.
 #[derive(Default)]
 struct RankBuild {
     actions: Vec<Action>,
     /// Keys and lines of this rank's receives, by slot.
     recvs: Vec<(Key, u32)>,
-    pending: Vec<Pending>,
+    pending: PendingRequests,
     collectives: u32,
 }
 
@@ -179,7 +219,7 @@ impl Program {
                 TraceOp::Isend { req, .. } | TraceOp::Irecv { req, .. } => {
                     // A request still pending is an error; the message is kept, so that
                     // matching reports nothing that follows from it.
-                    let reused = rb.pending.iter().find(|p| p.req == req).map(|p| p.line);
+                    let reused = rb.pending.line_of(req);
                     if let Some(first) = reused {
                         errors.push(at(
                             line,
@@ -198,12 +238,12 @@ impl Program {
                         _ => unreachable!("isend or irecv"),
                     };
                     if reused.is_none() {
-                        rb.pending.push(Pending { req, line, slot });
+                        rb.pending.post(Pending { req, line, slot });
                     }
                 }
-                TraceOp::Wait { req } => match rb.pending.iter().position(|p| p.req == req) {
-                    Some(i) => {
-                        if let Some(slot) = rb.pending.remove(i).slot {
+                TraceOp::Wait { req } => match rb.pending.take(req) {
+                    Some(p) => {
+                        if let Some(slot) = p.slot {
                             wait(rb, slot);
                         }
                     }
@@ -214,7 +254,7 @@ impl Program {
                     )),
                 },
                 TraceOp::Waitall => {
-                    for p in std::mem::take(&mut rb.pending) {
+                    for p in rb.pending.take_all() {
                         if let Some(slot) = p.slot {
                             wait(rb, slot);
                         }
@@ -246,7 +286,7 @@ impl Program {
             }
         }
         for (r, rb) in ranks.iter().enumerate() {
-            for p in &rb.pending {
+            for p in rb.pending.iter() {
                 errors.push(at(
                     p.line,
                     Some(&format!("req={}", p.req)),

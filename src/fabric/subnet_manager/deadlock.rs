@@ -13,7 +13,7 @@
 //! and are left out. No cycle: no packet can wait for itself, the routing is deadlock-free. A
 //! cycle is reported channel by channel.
 
-use super::{RoutingEngine, SwitchGraph, program};
+use super::{Routing, RoutingEngine, SwitchGraph, program};
 use crate::blocks::LftBanks;
 use crate::fabric::FabricParams;
 use crate::fabric::topology::Endpoint;
@@ -77,11 +77,25 @@ pub fn of_fabric(topo: &Topology, params: &FabricParams) -> Result<Option<Deadlo
     let engine = params
         .routing_engine
         .unwrap_or_else(|| RoutingEngine::default_for(topo));
-    // DFSSSP's balanced paths need not go up, then down.
-    if topo.xgft.is_some() && engine != RoutingEngine::Dfsssp {
+    if !needs_check(topo, engine) {
         return Ok(None);
     }
-    let routing = program(topo, engine)?;
+    of_routing(topo, params, &program(topo, engine)?).map(Some)
+}
+
+/// Whether `engine`'s routes on `topo` can close a cycle: not on a fat tree, where every engine
+/// but DFSSSP routes up, then down (DFSSSP's balanced paths need not).
+pub fn needs_check(topo: &Topology, engine: RoutingEngine) -> bool {
+    topo.xgft.is_none() || engine == RoutingEngine::Dfsssp
+}
+
+/// [`of_fabric`] of a routing already programmed (`arnsim check` also counts its options), on
+/// any topology.
+pub fn of_routing(
+    topo: &Topology,
+    params: &FabricParams,
+    routing: &Routing,
+) -> Result<DeadlockCheck, String> {
     let sw = &params.switch;
     let queuing = sw.queuing;
     let sls = routing.sls.as_ref();
@@ -99,7 +113,7 @@ pub fn of_fabric(topo: &Topology, params: &FabricParams) -> Result<Option<Deadlo
             queuing.regular_vcs() as u8
         },
     };
-    check(topo, routing.lmc, &routing.tables, &usage).map(Some)
+    check(topo, routing.lmc, &routing.tables, &usage)
 }
 
 /// Builds the channel dependency graph of `tables` on `topo` and looks for a cycle: per
@@ -152,8 +166,15 @@ pub fn check(
     let mut search = 0u32;
     let mut stack: Vec<(usize, u16, usize)> = Vec::new();
     let mut next: Vec<Vec<u16>> = vec![Vec::new(); ns];
+    // The previous destination's switch, next ports and SL per switch: a destination that has
+    // the same adds the same dependencies (the nodes of one switch, as a rule), and is skipped.
+    let mut prev: Option<usize> = None;
+    let mut prev_next: Vec<Vec<u16>> = vec![Vec::new(); ns];
+    let (mut sl_at, mut prev_sl_at) = (vec![0u8; ns], vec![0u8; ns]);
     for d in 0..topo.nodes {
         let (sd, _) = g.attach[d as usize];
+        std::mem::swap(&mut next, &mut prev_next);
+        std::mem::swap(&mut sl_at, &mut prev_sl_at);
         // The switch-to-switch ports each switch offers toward d.
         for s in 0..ns {
             next[s].clear();
@@ -169,16 +190,23 @@ pub fn check(
                 }
             }
         }
+        for s in (0..ns).filter(|&s| !node_ports[s].is_empty()) {
+            sl_at[s] = if s == sd { 0 } else { (usage.sl_of)(s, d) };
+        }
+        if prev == Some(sd) && next == prev_next && sl_at == prev_sl_at {
+            continue;
+        }
+        prev = Some(sd);
         let mut sls: Vec<u8> = (0..ns)
             .filter(|&s| !node_ports[s].is_empty() && s != sd)
-            .map(|s| (usage.sl_of)(s, d))
+            .map(|s| sl_at[s])
             .collect();
         sls.sort_unstable();
         sls.dedup();
         for sl in sls {
             search += 1;
             // The first channels: from the nodes of every switch whose packets to d carry `sl`.
-            for s in (0..ns).filter(|&s| s != sd && (usage.sl_of)(s, d) == sl) {
+            for s in (0..ns).filter(|&s| s != sd && sl_at[s] == sl) {
                 for &i in &node_ports[s] {
                     for &q in &next[s] {
                         let v = vl(s, q, i, sl);

@@ -17,12 +17,16 @@
 //! `ffi.rs` holds all the unsafe code, with the C types of `ctypes.rs`; `records.rs` the records it passes as plain values;
 //! `read.rs` and `write.rs` turn records into operations and back.
 
+mod anchor;
 mod ctypes;
 mod ffi;
 mod read;
 mod records;
+mod requests;
 mod write;
 
+#[cfg(test)]
+mod hostile_tests;
 #[cfg(test)]
 mod read_tests;
 #[cfg(test)]
@@ -77,11 +81,51 @@ pub fn read(anchor: &Path) -> Result<Trace, TraceErrors> {
     if !anchor.is_file() {
         return Err(at_file(&file, "no such OTF2 anchor file"));
     }
+    anchor::check(anchor).map_err(|e| at_file(&file, e))?;
+    refuse_special_members(anchor).map_err(|e| at_file(&file, e))?;
     let lib = library().map_err(|e| at_file(&file, e))?;
     let mut collector = read::Collector::new(&file);
     lib.read(anchor, &mut collector)
         .map_err(|e| at_file(&file, format!("not a readable OTF2 archive: {e}")))?;
     collector.finish().map_err(TraceErrors::capped)
+}
+
+/// Refuses an archive whose definitions (`NAME.def`) or a member of its folder (`NAME/`, the
+/// locations' `.evt` and `.def` files) is not a regular file: the library would block forever
+/// opening a named pipe, and a device or socket is no trace. What is missing is left to the
+/// library to name.
+fn refuse_special_members(anchor: &Path) -> Result<(), String> {
+    let Some(name) = anchor
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".otf2"))
+    else {
+        return Ok(());
+    };
+    let dir = match anchor.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let special = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    let refuse = |p: &Path| {
+        format!(
+            "{}: not a regular file (a pipe, device or socket is not read)",
+            p.display()
+        )
+    };
+    let defs = dir.join(format!("{name}.def"));
+    if special(&defs) {
+        return Err(refuse(&defs));
+    }
+    if let Ok(entries) = std::fs::read_dir(dir.join(name)) {
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if special(&p) {
+                return Err(refuse(&p));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reads, resolves and checks an OTF2 trace, as [`load`](super::load) does a text one. Errors

@@ -21,6 +21,7 @@
 //!   creation) carry no data and are skipped; other collectives are errors.
 
 use super::ffi::{self, Def, Event, Sink};
+use super::requests::{Pending, Requests};
 use crate::replay::error::{MAX_ERRORS, TraceError};
 use crate::replay::trace::{MAX_BYTES, MAX_COMPUTE_PS, MAX_RANKS, Trace, TraceOp};
 use std::collections::HashMap;
@@ -68,13 +69,6 @@ struct Group {
     members: Vec<u64>,
 }
 
-/// A request posted and not yet completed.
-struct Pending {
-    req: u32,
-    /// For a non-blocking receive, the index of its operation, filled in at completion.
-    irecv_op: Option<usize>,
-}
-
 #[derive(Default)]
 struct Rank {
     location: u64,
@@ -84,7 +78,7 @@ struct Rank {
     last_leave: Option<u64>,
     /// The outermost MPI call in progress: its region and where its operations start.
     call: Option<(u32, usize)>,
-    pending: HashMap<u64, Pending>,
+    pending: Requests,
 }
 
 /// The state of one read: definitions first, then events rank by rank.
@@ -339,7 +333,7 @@ impl Collector {
             }
             Event::MpiIsendComplete { request } => {
                 let rank = self.rank_mut(r);
-                match rank.pending.remove(&request) {
+                match rank.pending.complete(request) {
                     Some(Pending {
                         req,
                         irecv_op: None,
@@ -361,7 +355,7 @@ impl Collector {
                 self.check_comm(comm)?;
                 let src = comm_rank(sender, "sender")?;
                 let rank = self.rank_mut(r);
-                match rank.pending.remove(&request) {
+                match rank.pending.complete(request) {
                     Some(Pending {
                         req,
                         irecv_op: Some(i),
@@ -430,20 +424,11 @@ impl Collector {
     }
 
     /// A request posted on rank `r`: its OTF2 id as the trace's number when that fits and is
-    /// free, else the lowest free number.
+    /// free, else the lowest free number ([`Requests`]).
     fn post(&mut self, r: u32, request: u64, irecv: bool) -> Result<u32, String> {
         let rank = self.rank_mut(r);
-        if rank.pending.contains_key(&request) {
-            return Err(format!("request {request} is posted again while pending"));
-        }
-        let taken = |n: u32| rank.pending.values().any(|p| p.req == n);
-        let req = match u32::try_from(request) {
-            Ok(n) if !taken(n) => n,
-            _ => (0..=u32::MAX).find(|&n| !taken(n)).unwrap_or(0),
-        };
         let irecv_op = irecv.then_some(rank.ops.len());
-        rank.pending.insert(request, Pending { req, irecv_op });
-        Ok(req)
+        rank.pending.post(request, irecv_op)
     }
 
     fn enter(&mut self, r: u32, time: u64, region: u32) -> Result<(), String> {

@@ -315,3 +315,40 @@ fn otf2_reader_refusals_name_location_event_and_what() {
         text[4]
     );
 }
+
+/// 20,000 non-blocking sends pending at once, their OTF2 ids above 32 bits: numbered 0, 1, ...
+/// as they are posted, in time linear in their number (a search from 0 over every pending
+/// request took minutes).
+#[test]
+fn otf2_reader_numbers_many_wide_requests_at_once() {
+    let mut c = scorep_like();
+    let n = 20_000u64;
+    c.event(7, 1, Event::Enter { region: 7 });
+    for i in 0..n {
+        let isend = Event::MpiIsend {
+            receiver: 1,
+            comm: 0,
+            tag: 0,
+            bytes: 8,
+            request: (1 << 40) + i,
+        };
+        assert!(c.event(7, 2, isend));
+    }
+    for i in 0..n {
+        let done = Event::MpiIsendComplete {
+            request: (1 << 40) + i,
+        };
+        assert!(c.event(7, 3, done));
+    }
+    c.event(7, 4, Event::Leave { region: 7 });
+    let trace = c.finish().unwrap_or_else(|e| panic!("{e:?}"));
+    let reqs: Vec<u32> = trace
+        .ops
+        .iter()
+        .filter_map(|o| match o.op {
+            Isend { req, .. } => Some(req),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reqs, (0..n as u32).collect::<Vec<_>>());
+}

@@ -253,6 +253,23 @@ impl<R: BufRead> RecordingReader<R> {
                                 "{p}:{n}: key `qvcs`: 0, a queuing scheme with VCs has at least one"
                             ));
                         }
+                        if q == "1q" && qvcs != 1 {
+                            return Err(format!(
+                                "{p}:{n}: key `qvcs`: {qvcs} contradicts `queuing 1q`, whose one \
+                                 queue is one VC (qvcs 1)"
+                            ));
+                        }
+                        let takes_arg = matches!(q.as_str(), "vftree" | "flow2sl");
+                        if takes_arg != (qarg != 0) {
+                            let want = if takes_arg {
+                                "its nodes per leaf (vftree) or end nodes (flow2sl), at least 1"
+                            } else {
+                                "0 (the scheme takes no argument)"
+                            };
+                            return Err(format!(
+                                "{p}:{n}: key `qarg`: {qarg} contradicts `queuing {q}`: {want}"
+                            ));
+                        }
                         h.params.queuing = match q.as_str() {
                             "1q" => QueuingScheme::OneQ,
                             "dbbm" => QueuingScheme::Dbbm { vcs: qvcs },

@@ -90,6 +90,21 @@ fn a_header_out_of_the_registers_ranges_is_refused_with_its_line_and_key() {
             "h.rec:4: key `qvcs`: 0",
         ),
         (
+            "param routing arn_afi queuing 1q qvcs 1 qarg 0",
+            "param routing arn_afi queuing 1q qvcs 3 qarg 0",
+            "h.rec:4: key `qvcs`: 3 contradicts `queuing 1q`",
+        ),
+        (
+            "param routing arn_afi queuing 1q qvcs 1 qarg 0",
+            "param routing arn_afi queuing 1q qvcs 1 qarg 16",
+            "h.rec:4: key `qarg`: 16 contradicts `queuing 1q`",
+        ),
+        (
+            "param routing arn_afi queuing 1q qvcs 1 qarg 0",
+            "param routing arn_afi queuing vftree qvcs 1 qarg 0",
+            "h.rec:4: key `qarg`: 0 contradicts `queuing vftree`",
+        ),
+        (
             "from 0 to 10",
             "from 0 to 18446744073709551614",
             "h.rec:9: `to 18446744073709551614`: past the longest run, 2^40 cycles",
