@@ -219,6 +219,17 @@ impl<const V: usize> OutputCredits<V> {
         self.vcs[vc & (V - 1)].returns.running as u64
     }
 
+    /// A number that grows with every record taken in (a stream that starts announces at least
+    /// a flit, one that stops adds its last cycle plus one) and changes with nothing else: a
+    /// reader that saw it unchanged knows no stream started or stopped in between.
+    #[inline]
+    pub fn records(&self) -> u64 {
+        self.vcs
+            .iter()
+            .map(|c| c.returns.announced + c.returns.stopped)
+            .sum()
+    }
+
     /// Asks for the cache lines of the first `vcs` VCs' counters.
     #[inline]
     pub fn prefetch(&self, vcs: usize) {
