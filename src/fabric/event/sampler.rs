@@ -207,7 +207,7 @@ impl<const V: usize> EventCore<V> {
                         });
                         watched[flat as usize] = flats.len() as u32;
                         flats.push(flat);
-                        records.push(self.outputs[flat as usize].credits.records());
+                        records.push(self.outputs[flat as usize].credits.records(self.vcs));
                     }
                 }
                 let at_sending = sending.len() as u32;

@@ -37,7 +37,7 @@ impl<const V: usize> EventCore<V> {
     fn hits(&self, flats: &[u32], records: &mut [u64], hits: &mut Vec<(u32, Happened)>, c: u64) {
         for (i, (&j, seen)) in flats.iter().zip(records.iter_mut()).enumerate() {
             let port = &self.outputs[j as usize];
-            let records = port.credits.records();
+            let records = port.credits.records(self.vcs);
             let visited = port.last == c;
             if visited || records != *seen {
                 let happened = Happened {
