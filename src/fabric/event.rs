@@ -33,6 +33,7 @@ mod output_port;
 mod parts;
 mod record;
 mod routing_stage;
+mod sampler;
 #[cfg(test)]
 mod tests;
 mod view;
@@ -53,7 +54,6 @@ use nodes::NodeSteps;
 use parts::Crossing;
 pub(super) use parts::EventEngine;
 pub(super) use record::PortRecords;
-pub use view::SwitchView;
 use watchdog::Halt;
 
 /// No slot, no port.
@@ -252,7 +252,7 @@ pub struct EventCore<const V: usize> {
     last_progress: u64,
     head_progress: u64,
     /// The values of dumped signals this part's switches and nodes recorded in the run being
-    /// stepped (`view.rs`).
+    /// stepped (`sampler.rs`, `view.rs`).
     samples: Vec<Sample>,
     /// The link records of the switch being recorded, if this part steps it (`record.rs`).
     rec: Option<Box<record::LinkLog<V>>>,
@@ -500,7 +500,7 @@ impl<const V: usize> EventCore<V> {
         tap: Option<&dyn Tap<V>>,
     ) -> Result<(), Halt> {
         let watch = env.params.watchdog_cycles;
-        let tapped = tap.map(|t| (t, self.tapped(env, t)));
+        let mut tapped = tap.map(|t| (t, self.tapped(env, t, from)));
         // The first cycle at whose end the watchdog has not looked yet.
         let mut look_from = from;
         let mut now = from;
@@ -508,8 +508,8 @@ impl<const V: usize> EventCore<V> {
             // A cycle with no event but credit records to send (a grant in the cycle before
             // started a stream in it) is not skipped.
             let next = self.next_cycle(now, end);
-            if let Some((tap, units)) = &tapped {
-                self.sample(env, *tap, units, now..next);
+            if let Some((tap, sampler)) = &mut tapped {
+                self.sample(env, *tap, sampler, now..next);
             }
             // Nothing changes from the cycle before `next` to it: the first look in between
             // sees what the others would.
@@ -524,8 +524,8 @@ impl<const V: usize> EventCore<V> {
                 return Ok(());
             }
             self.cycle(env, next)?;
-            if let Some((tap, units)) = &tapped {
-                self.sample(env, *tap, units, next..next + 1);
+            if let Some((tap, sampler)) = &mut tapped {
+                self.sample(env, *tap, sampler, next..next + 1);
             }
             now = next + 1;
         }
@@ -606,7 +606,7 @@ impl<const V: usize> Fabric<V> {
             // run stops before sampling the cycle it fails in.
             let upto = r.as_ref().err().map_or(end, |v| v.cycle.clamp(from, end));
             let samples = engine.samples(upto);
-            sink(from..upto, &samples);
+            sink(from..upto, samples);
         }
         // Every node as of the last cycle stepped.
         for n in 0..self.nodes.len() {

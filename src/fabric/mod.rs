@@ -46,7 +46,7 @@ use scheduler::{Arrivals, Outbox, Pace, PartLog, by_cycle_then_signal, longest_w
 use std::ops::Range;
 use std::sync::Mutex;
 pub use switch_unit::{CycleUnit, Engine, SwitchSetup};
-pub use tap::{Sample, Tap};
+pub use tap::{Sample, SwitchValue, Tap, UNRECORDED, ViewSignal, probe_value};
 use topology::{Endpoint, Topology};
 
 /// Evaluates `$body` with the constant `$v` set to the VC lanes of a fabric whose ports have

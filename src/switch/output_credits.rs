@@ -219,6 +219,22 @@ impl<const V: usize> OutputCredits<V> {
         self.vcs[vc & (V - 1)].returns.running as u64
     }
 
+    /// A number that grows with every record taken in on the first `vcs` VCs (a stream that
+    /// starts announces at least a flit, one that stops adds its last cycle plus one) and
+    /// changes with nothing else: a reader that saw it unchanged knows no stream started or
+    /// stopped in between.
+    #[inline]
+    pub fn records(&self, vcs: usize) -> u64 {
+        let lane = |c: &VcCredits| c.returns.announced + c.returns.stopped;
+        // The first two lanes read whatever `vcs` (a lane past it takes in no record).
+        let (two, rest) = self.vcs.split_at(V.min(2));
+        two.iter().map(lane).sum::<u64>()
+            + rest[..vcs.saturating_sub(2).min(rest.len())]
+                .iter()
+                .map(lane)
+                .sum::<u64>()
+    }
+
     /// Whether credits come back in cycle `now` (on any VC).
     pub fn arriving(&self, now: u64) -> bool {
         self.vcs.iter().any(|c| c.returns.arriving(now))

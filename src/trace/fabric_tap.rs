@@ -5,9 +5,8 @@
 use super::fabric_vcd::{Owner, Src, probe_field, probe_index, read_node};
 use crate::cycle::CycleSwitch;
 use crate::fabric::CycleUnit;
-use crate::fabric::event::SwitchView;
 use crate::fabric::node::EndNode;
-use crate::fabric::{Fabric, Sample, Tap};
+use crate::fabric::{Fabric, Sample, SwitchValue, Tap, UNRECORDED, ViewSignal};
 use crate::switch::OutputProbe;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -38,9 +37,9 @@ impl Field {
     }
 }
 
-/// A switch as its plan reads it, on either engine (a cycle-engine switch, or the event engine's
-/// view of one): every read below is the engine's own accessor, inlined into
-/// [`SwitchPlan::record`].
+/// A cycle-engine switch as its plan reads it: every read below is the engine's own accessor,
+/// inlined into [`SwitchPlan::record`]. The event engine reads its switches itself, from the
+/// list of their signals ([`FabricTap::view_signals`]).
 trait Probed {
     fn entries(&self) -> u64;
     /// The occupancy of input `port`'s VCs.
@@ -66,25 +65,6 @@ impl Probed for CycleSwitch {
     #[inline(always)]
     fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_ {
         move |vc| self.buffered(port, vc) as u64
-    }
-    #[inline(always)]
-    fn credit(&self, port: usize, vc: usize) -> u64 {
-        self.credits(port, vc) as u64
-    }
-    #[inline(always)]
-    fn probe(&self, port: usize) -> OutputProbe {
-        self.output_probe(port)
-    }
-}
-
-impl<const V: usize> Probed for SwitchView<'_, V> {
-    #[inline(always)]
-    fn entries(&self) -> u64 {
-        self.arn_entries()
-    }
-    #[inline(always)]
-    fn occupancy(&self, port: usize) -> impl Fn(usize) -> u64 + '_ {
-        SwitchView::occupancy(self, port)
     }
     #[inline(always)]
     fn credit(&self, port: usize, vc: usize) -> u64 {
@@ -222,12 +202,11 @@ impl SwitchPlan {
 /// signal the first time), so a window's samples are the changes the VCD shows.
 pub struct FabricTap {
     switches: Vec<SwitchPlan>,
+    /// Per switch, its signals as the event engine records them.
+    views: Vec<Vec<ViewSignal>>,
     nodes: Vec<Vec<(Field, Src)>>,
     signals: usize,
 }
-
-/// No value recorded yet (no signal is wider than 32 bits).
-const UNRECORDED: u64 = u64::MAX;
 
 impl<const V: usize> Tap<V> for FabricTap {
     fn signals(&self) -> usize {
@@ -247,8 +226,8 @@ impl<const V: usize> Tap<V> for FabricTap {
         self.switches[s.id() as usize].record(s, cycle, out)
     }
 
-    fn view_signals(&self, s: &SwitchView<'_, V>, cycle: u64, out: &mut Vec<Sample>) {
-        self.switches[s.id() as usize].record(s, cycle, out)
+    fn view_signals(&self, id: u32) -> &[ViewSignal] {
+        &self.views[id as usize]
     }
 
     fn node_signals(&self, n: &EndNode<V>, cycle: u64, out: &mut Vec<Sample>) {
@@ -265,13 +244,32 @@ impl FabricTap {
             switches: (0..f.switches().len())
                 .map(|_| SwitchPlan::default())
                 .collect(),
+            views: (0..f.switches().len()).map(|_| Vec::new()).collect(),
             nodes: (0..f.nodes().len()).map(|_| Vec::new()).collect(),
             signals: 0,
         };
         for (k, src) in srcs.enumerate() {
             match src.owner() {
                 Owner::Node(n) => tap.nodes[n as usize].push((Field::new(k as u32), src)),
-                Owner::Switch(s) => tap.switches[s as usize].add(k as u32, src),
+                Owner::Switch(s) => {
+                    tap.switches[s as usize].add(k as u32, src);
+                    let value = match src {
+                        Src::InOcc(_, p, v) => SwitchValue::Occupancy {
+                            port: p as u8,
+                            vc: v,
+                        },
+                        Src::Credits(_, p, v) => SwitchValue::Credits {
+                            port: p as u8,
+                            vc: v,
+                        },
+                        Src::Out(_, p, j) => SwitchValue::Probe {
+                            port: p as u8,
+                            field: j,
+                        },
+                        Src::ArnEntries(_) | Src::Queued(_) => SwitchValue::Entries,
+                    };
+                    tap.views[s as usize].push(ViewSignal::new(k as u32, value));
+                }
             }
             tap.signals += 1;
         }

@@ -174,17 +174,7 @@ pub(super) const OUTPUT_FIELDS: [(&str, u32); 9] = [
 /// Field `j` of an output's probe, in the order of [`OUTPUT_FIELDS`].
 #[inline]
 pub(super) fn probe_field(pr: OutputProbe, j: usize) -> u64 {
-    match j {
-        0 => pr.busy as u64,
-        1 => pr.packet as u64,
-        2 => pr.src as u64,
-        3 => pr.dlid as u64,
-        4 => pr.len as u64,
-        5 => pr.vc as u64,
-        6 => pr.adapted as u64,
-        7 => pr.det_state as u64,
-        _ => pr.crossed as u64,
-    }
+    crate::fabric::probe_value(&pr, j)
 }
 
 /// The probe field (see [`probe_field`]) of a switch signal, if it is one.

@@ -117,13 +117,13 @@ pub(crate) fn append_change(buf: &mut Vec<u8>, id: &IdText, width: u32, value: u
     }
 }
 
-/// [`append_change`] through a block of `N` bytes.
+/// [`append_change`] written in place into a block of `N` bytes past the end of `buf`, then cut
+/// to its length.
 #[inline(always)]
 fn append_block<const N: usize>(buf: &mut Vec<u8>, id: &IdText, width: u32, value: u64) {
-    let mut text = [0u8; N];
-    let n = change_text(&mut text, id, width, value);
     let len = buf.len();
-    buf.extend_from_slice(&text);
+    buf.resize(len + N, 0);
+    let n = change_text(&mut buf[len..len + N], id, width, value);
     buf.truncate(len + n);
 }
 

@@ -132,6 +132,14 @@ impl ArnState {
         }
     }
 
+    /// What switch `s`'s count of valid entries hangs on between the cycles its table steps in:
+    /// the cycle it steps next (`u64::MAX` while empty; each step changes it) and the first cycle
+    /// an entry may expire in, the count ([`ArnState::entries_at`]) the same until then.
+    pub(super) fn entries_key(&self, s: usize) -> (u64, u64) {
+        let next = self.table_next[s];
+        (next, next.saturating_add(self.tables[s].idle_for() as u64))
+    }
+
     /// Switch `s`'s table steps the cycles before `upto` it has not stepped, with no command.
     #[inline(always)]
     fn catch_up(&mut self, s: usize, upto: u64) {

@@ -28,17 +28,36 @@ impl<const V: usize> EventCore<V> {
     /// packets gone and of the one leaving through an output of its switch, if any (read by the
     /// watchdog's report and the dumps).
     pub(super) fn buffered(&self, j: usize, now: u64) -> impl Fn(usize) -> u64 + '_ {
-        let Place { port, ports, .. } = self.ins[j].place;
-        let first = j - port as usize;
+        let Place { port, .. } = self.ins[j].place;
         let mut leaving = [0u64; 16];
-        for tx in self.outputs[first..first + ports as usize]
+        self.leaving(j - port as usize, now, |i, vc, flits| {
+            if i == port as usize {
+                leaving[vc & 15] += flits;
+            }
+        });
+        move |vc| self.held(j, vc, now, leaving[vc & 15])
+    }
+
+    /// For each packet an output of the switch of flat port 0 `first` is sending:
+    /// `each(input port, its VC there, its flits gone out by the end of cycle now)`.
+    #[inline(always)]
+    pub(super) fn leaving(&self, first: usize, now: u64, mut each: impl FnMut(usize, usize, u64)) {
+        let ports = self.ins[first].place.ports as usize;
+        for tx in self.outputs[first..first + ports]
             .iter()
             .filter_map(|o| o.tx)
-            .filter(|tx| tx.input as usize == j)
         {
-            leaving[tx.vc as usize & 15] += streamed(tx.start, tx.len, now) as u64;
+            let flits = streamed(tx.start, tx.len, now) as u64;
+            each(tx.input as usize - first, tx.vc as usize, flits);
         }
-        move |vc| self.arrived(j, vc, now) - self.gone[j * self.vcs + vc] - leaving[vc & 15]
+    }
+
+    /// Flits in flat input `j`'s buffer on `vc` after cycle `now`, `leaving` of them in the
+    /// packet (or packets) leaving through outputs of its switch: arrived, less those of the
+    /// packets gone and those.
+    #[inline(always)]
+    pub(super) fn held(&self, j: usize, vc: usize, now: u64, leaving: u64) -> u64 {
+        self.arrived(j, vc, now) - self.gone[j * self.vcs + vc] - leaving
     }
 
     fn departures(&self, now: u64) -> Departures {

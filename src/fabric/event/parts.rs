@@ -39,6 +39,8 @@ pub struct EventEngine<const V: usize> {
     /// Per part, per window parity: the events the other parts filed for its ports.
     mail: Vec<[Mutex<Vec<Crossing>>; 2]>,
     latency: u64,
+    /// The samples of the last run, as handed on (kept for its room).
+    samples: Vec<Sample>,
 }
 
 /// Locks a mutex no thread holds across a panic that matters (a panic ends the run).
@@ -60,6 +62,7 @@ impl<const V: usize> EventEngine<V> {
                 .map(|_| [0, 1].map(|_| Mutex::new(Vec::with_capacity(OUTBOX))))
                 .collect(),
             latency: f.params.link_latency as u64,
+            samples: Vec::new(),
         }
     }
 
@@ -73,14 +76,22 @@ impl<const V: usize> EventEngine<V> {
     }
 
     /// The samples the parts recorded in the last run, of the cycles before `upto`, by cycle,
-    /// then signal; the parts' lists are emptied.
-    pub(in crate::fabric) fn samples(&mut self, upto: u64) -> Vec<Sample> {
-        let mut all = Vec::new();
-        for p in &mut self.parts {
+    /// then signal; the parts' lists are emptied. One part records them in that order.
+    pub(in crate::fabric) fn samples(&mut self, upto: u64) -> &[Sample] {
+        let all = &mut self.samples;
+        all.clear();
+        if let [p] = &mut self.parts[..] {
             let p = p.get_mut().unwrap_or_else(|e| e.into_inner());
-            all.extend(p.samples.drain(..).filter(|s| s.0 < upto));
+            std::mem::swap(all, &mut p.samples);
+            all.truncate(all.partition_point(|s| s.0 < upto));
+            debug_assert!(all.is_sorted_by_key(|s| (s.0, s.1)));
+        } else {
+            for p in &mut self.parts {
+                let p = p.get_mut().unwrap_or_else(|e| e.into_inner());
+                all.extend(p.samples.drain(..).filter(|s| s.0 < upto));
+            }
+            all.sort_unstable_by_key(|s| (s.0, s.1));
         }
-        all.sort_unstable_by_key(|s| (s.0, s.1));
         all
     }
 
@@ -278,7 +289,7 @@ impl<const V: usize> EventCore<V> {
     ) -> Result<(), (u64, Option<Halt>)> {
         let me = self.part as usize;
         let watch = env.params.watchdog_cycles;
-        let tapped = tap.map(|t| (t, self.tapped(env, t)));
+        let mut tapped = tap.map(|t| (t, self.tapped(env, t, from)));
         let mut halt = None;
         let (mut t, mut w) = (from, 0usize);
         // No look before this cycle finds anything new (a look found nothing, and nothing has
@@ -295,8 +306,8 @@ impl<const V: usize> EventCore<V> {
                     halt = Some(Halt::Breach(v));
                     break;
                 }
-                if let Some((tap, units)) = &tapped {
-                    self.sample(env, *tap, units, now..now + 1);
+                if let Some((tap, sampler)) = &mut tapped {
+                    self.sample(env, *tap, sampler, now..now + 1);
                 }
             }
             let set = &sh.looks[w % 3];
