@@ -62,6 +62,8 @@ impl FabricFst {
     /// Writes the header of a dump of `chosen` (see [`super::fabric_vcd::select`]) into `file`.
     pub fn new(file: File, chosen: &[FabricSignal]) -> io::Result<Self> {
         let info = FstInfo {
+            // Not the start (the writer always starts at 0) but the FST's `timezero`, an offset
+            // readers add to every time: none.
             start_time: 0,
             timescale_exponent: -12,
             version: "arnsim fabric FST".into(),
