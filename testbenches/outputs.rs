@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 #[path = "../src/scratch.rs"]
 mod scratch;
 
-/// `arnsim run default` into `dir/out`, dumping into `dir/f.vcd`, for `sim_time`.
+/// `arnsim run default` into `dir/out`, dumping into `dir/f.vcd` and `dir/f.fst` (one save file
+/// beside both, `dir/f.gtkw`), for `sim_time`.
 fn arnsim(dir: &Path, sim_time: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arnsim"));
     c.args(["run", "default", "--threads", "1", "--set"])
@@ -21,6 +22,8 @@ fn arnsim(dir: &Path, sim_time: &str) -> Command {
         .arg(dir.join("out"))
         .arg("--vcd")
         .arg(dir.join("f.vcd"))
+        .arg("--fst")
+        .arg(dir.join("f.fst"))
         .args(["--scope", "fabric.n5.*", "--scope", "fabric.s1_0.out0.*"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -148,6 +151,9 @@ fn sigint_and_sigterm_stop_the_run_with_its_outputs_marked_incomplete() {
             "{tail}"
         );
         assert!(tail.trim_end().ends_with("$end"), "{tail}");
+        // The FST, complete as a file, ends with the same sample.
+        let fst = wellen::simple::read(dir.join("f.fst")).unwrap();
+        assert_eq!(fst.time_table().last(), Some(&(edge + 2560)));
         assert!(dir.join("f.gtkw").is_file());
         let csv = std::fs::read_to_string(dir.join("out/efficiency.csv")).unwrap();
         assert!(csv.lines().count() > 1, "{csv}");
@@ -191,8 +197,8 @@ fn sigkill_leaves_the_previous_outputs_as_they_were() {
     let before = snapshot(&dir);
     assert_eq!(
         before.len(),
-        7,
-        "four outputs, a VCD, its save file and the detector-state filter"
+        8,
+        "four outputs, a VCD, an FST, their save file and the detector-state filter"
     );
     let mut child = start_long_run(&dir);
     child.kill().unwrap();

@@ -45,6 +45,12 @@ rm -rf "$smoke"
 vcd2fst "$smoke/fabric.vcd" "$smoke/fabric.fst" >/dev/null
 test -s "$smoke/fabric.fst"
 echo "waveform check: vcd2fst converted $smoke/fabric.vcd"
+# The same dump written as FST by arnsim itself, read back by GTKWave's own FST library.
+"$arnsim" run default --out "$smoke/native-run" --set sim_time=100us \
+    --fst "$smoke/native/fabric.fst" --scope 'fabric.s2_*.out*' --scope 'fabric.n5.*' --trigger-before 5us
+fst2vcd "$smoke/native/fabric.fst" > "$smoke/native/back.vcd"
+grep -q 'detector_state' "$smoke/native/back.vcd"
+echo "waveform check: fst2vcd read $smoke/native/fabric.fst"
 
 # The save files as GTKWave opens them, headless under Xvfb (testbenches/gtkw_open.tcl): the dump
 # above, a 40 us window of two stages' outputs and a leaf switch, and every block of the demo.

@@ -1,5 +1,5 @@
-//! The fabric dump of `arnsim run --vcd`: its flags checked against the scenario before anything
-//! is written, the signals chosen by `--scope`, and the window of cycles (with `--trigger-before`,
+//! The fabric dump of `arnsim run --vcd` and `--fst`: its flags checked against the scenario
+//! before anything is written, the signals chosen by `--scope`, and the window of cycles (with `--trigger-before`,
 //! found by a first pass of the run, `run::Run::first_root`).
 
 use crate::config::Scenario;
@@ -7,13 +7,15 @@ use crate::config::units::nanoseconds;
 use crate::fabric::Fabric;
 use crate::run::{Run, Stepping};
 use crate::trace::fabric_vcd::{self, FabricSignal};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// What to dump to VCD during a run.
+/// What to dump during a run, to VCD, FST or both (one set of samples written to each).
 #[derive(Clone, Debug, Default)]
 pub struct WaveRequest {
-    /// VCD file.
-    pub path: PathBuf,
+    /// VCD file (`--vcd`).
+    pub vcd: Option<PathBuf>,
+    /// FST file (`--fst`).
+    pub fst: Option<PathBuf>,
     /// Glob patterns over signal names (all signals when empty).
     pub scopes: Vec<String>,
     /// Start time (text with unit).
@@ -24,7 +26,7 @@ pub struct WaveRequest {
     pub trigger_before: Option<String>,
 }
 
-/// The dump flags given without `--vcd`, for a warning (they are ignored); an error when one of
+/// The dump flags given without `--vcd` or `--fst`, for a warning (they are ignored); an error when one of
 /// the times is not a time.
 pub fn ignored_without_vcd(
     scopes: &[String],
@@ -48,7 +50,7 @@ pub fn ignored_without_vcd(
     }
     Ok((!given.is_empty()).then(|| {
         format!(
-            "{} given without --vcd: ignored (nothing is dumped without --vcd FILE)",
+            "{} given without --vcd or --fst: ignored (nothing is dumped without --vcd FILE or --fst FILE)",
             given.join(", ")
         )
     }))
@@ -69,16 +71,29 @@ pub fn flag_cycles(s: &Scenario, flag: &str, text: &str) -> Result<u64, String> 
     Ok(c as u64)
 }
 
+/// A GTKWave save file beside a dump, with the translate filter for detector states beside it.
+#[derive(Clone, Debug)]
+pub struct SaveFile {
+    /// The flag of the dump it opens.
+    pub flag: &'static str,
+    /// The save file.
+    pub gtkw: PathBuf,
+    /// The dump its `[dumpfile]` names.
+    pub dump: PathBuf,
+    /// The translate filter, written when a `detector_state` is dumped.
+    pub states: PathBuf,
+}
+
 /// A dump request checked against the scenario, in cycles.
 #[derive(Clone, Debug)]
 pub struct DumpPlan {
     /// The VCD file.
-    pub vcd: PathBuf,
-    /// The GTKWave save file beside it.
-    pub gtkw: PathBuf,
-    /// The GTKWave translate filter for detector states beside it, written when a
-    /// `detector_state` is dumped.
-    pub states: PathBuf,
+    pub vcd: Option<PathBuf>,
+    /// The FST file.
+    pub fst: Option<PathBuf>,
+    /// The save files: one beside each dump, or one for both when they would share it (same
+    /// folder and name but for the extension), which then names the FST.
+    pub saves: Vec<SaveFile>,
     /// Scope patterns.
     pub scopes: Vec<String>,
     /// First cycle dumped (before the trigger moves it).
@@ -87,6 +102,45 @@ pub struct DumpPlan {
     pub to: u64,
     /// Cycles before the first root that the dump starts, with `--trigger-before`.
     pub trigger_before: Option<u64>,
+}
+
+impl DumpPlan {
+    /// The dump files, each with its flag.
+    pub fn dumps(&self) -> impl Iterator<Item = (&'static str, &PathBuf)> {
+        let vcd = self.vcd.iter().map(|p| ("--vcd", p));
+        vcd.chain(self.fst.iter().map(|p| ("--fst", p)))
+    }
+}
+
+/// Checks the dump file `path` given to `flag` (`--vcd`, `--fst`, whose usual extension is
+/// `ext`); returns its save file.
+fn dump_file(flag: &'static str, path: &Path, ext: &str) -> Result<SaveFile, String> {
+    if path.file_name().is_none() || path.to_string_lossy().ends_with('/') {
+        return Err(format!(
+            "{flag} {}: not a file name (give one such as waves/fabric.{ext})",
+            path.display()
+        ));
+    }
+    if path.is_dir() {
+        return Err(format!(
+            "{flag} {}: is a folder (give a file name such as {}/fabric.{ext})",
+            path.display(),
+            path.display()
+        ));
+    }
+    let gtkw = path.with_extension("gtkw");
+    if gtkw == path {
+        return Err(format!(
+            "{flag} {}: the GTKWave save file beside the dump is named `.gtkw`: give the dump another extension (.{ext})",
+            path.display()
+        ));
+    }
+    Ok(SaveFile {
+        flag,
+        gtkw,
+        dump: path.to_path_buf(),
+        states: crate::trace::states_path(path),
+    })
 }
 
 /// Checks `w` against `s`, returning the plan and warnings. (That the dump replaces none of the
@@ -139,33 +193,33 @@ pub fn plan(s: &Scenario, w: &WaveRequest) -> Result<(DumpPlan, Vec<String>), St
             run_end()
         ));
     }
-    let vcd = w.path.clone();
-    if vcd.file_name().is_none() || w.path.to_string_lossy().ends_with('/') {
-        return Err(format!(
-            "--vcd {}: not a file name (give one such as waves/fabric.vcd)",
-            vcd.display()
-        ));
-    }
-    if vcd.is_dir() {
-        return Err(format!(
-            "--vcd {}: is a folder (give a file name such as {}/fabric.vcd)",
-            vcd.display(),
-            vcd.display()
-        ));
-    }
-    let gtkw = vcd.with_extension("gtkw");
-    if gtkw == vcd {
-        return Err(format!(
-            "--vcd {}: the GTKWave save file beside the dump is named `.gtkw`: give the dump another extension (.vcd)",
-            vcd.display()
-        ));
-    }
-    let states = crate::trace::states_path(&vcd);
+    let vcd = w
+        .vcd
+        .as_deref()
+        .map(|p| dump_file("--vcd", p, "vcd"))
+        .transpose()?;
+    let fst = w
+        .fst
+        .as_deref()
+        .map(|p| dump_file("--fst", p, "fst"))
+        .transpose()?;
+    let saves = match (vcd, fst) {
+        (None, None) => return Err("no dump file: give --vcd FILE or --fst FILE".into()),
+        (Some(v), Some(f)) if v.dump == f.dump => {
+            return Err(format!(
+                "--fst {}: the same file as --vcd; give the two dumps different names (such as fabric.vcd and fabric.fst)",
+                f.dump.display()
+            ));
+        }
+        // Both beside each other under one name: one save file, opening the FST.
+        (Some(v), Some(f)) if v.gtkw == f.gtkw => vec![f],
+        (v, f) => v.into_iter().chain(f).collect(),
+    };
     Ok((
         DumpPlan {
-            vcd,
-            gtkw,
-            states,
+            vcd: w.vcd.clone(),
+            fst: w.fst.clone(),
+            saves,
             scopes: w.scopes.clone(),
             from: from.unwrap_or(0),
             to: to.unwrap_or(u64::MAX),

@@ -36,7 +36,8 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 fn run_threads(engine: Engine, threads: usize, name: &str, set: &[String], dir: &Path, dump: bool) {
     let waves = dump.then(|| WaveRequest {
-        path: dir.join("fabric.vcd"),
+        vcd: Some(dir.join("fabric.vcd")),
+        fst: None,
         scopes: vec!["fabric.s2_*.out*".into(), "fabric.s1_0.*".into()],
         from: None,
         to: None,
@@ -71,7 +72,8 @@ fn same_bytes(base: &Path, name: &str, set: &[String], dump: bool) {
     let dir = |e: &str| base.join(name.replace('/', "_")).join(e);
     let waves = |d: &Path| {
         dump.then(|| WaveRequest {
-            path: d.join("fabric.vcd"),
+            vcd: Some(d.join("fabric.vcd")),
+            fst: None,
             scopes: vec!["fabric.s2_*.out*".into(), "fabric.s1_0.*".into()],
             from: None,
             to: None,

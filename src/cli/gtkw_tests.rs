@@ -68,7 +68,8 @@ pub(super) fn check_fabric_save_file(gtkw: &str, vcd: &str, states: Option<&str>
 fn a_fabric_window_opens_whole_with_named_decimal_rows() {
     let (_tmp, dir) = crate::scratch::folder("gtkw");
     let waves = WaveRequest {
-        path: dir.join("x/f.vcd"),
+        vcd: Some(dir.join("x/f.vcd")),
+        fst: None,
         scopes: vec!["fabric.s2_*.out*".into(), "fabric.s1_0.*".into()],
         from: Some("40us".into()),
         to: Some("80us".into()),

@@ -13,6 +13,8 @@ mod engine_tests;
 #[cfg(test)]
 mod fabrics_tests;
 #[cfg(test)]
+mod fst_tests;
+#[cfg(test)]
 mod gtkw_tests;
 pub mod interrupt;
 pub mod outputs;
@@ -75,6 +77,11 @@ pub enum Command {
         /// Write a VCD of the fabric (and a GTKWave save file beside it).
         #[arg(long)]
         vcd: Option<PathBuf>,
+        /// Write an FST of the fabric (GTKWave's compressed format; same signals, window and
+        /// value changes as the VCD, and a save file beside it). With --vcd too, both are
+        /// written from the same samples; a save file they would share opens the FST.
+        #[arg(long)]
+        fst: Option<PathBuf>,
         /// Signals to dump: glob over names such as `fabric.s3_*.out4.*` (repeatable; all if none).
         #[arg(long = "scope", value_name = "PATTERN")]
         scope: Vec<String>,
@@ -253,6 +260,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             seed,
             mut set,
             vcd,
+            fst,
             scope,
             from,
             to,
@@ -264,15 +272,8 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             if let Some(s) = seed {
                 set.push(format!("seed={s}"));
             }
-            let waves = match vcd {
-                Some(path) => Some(run::WaveRequest {
-                    path,
-                    scopes: scope,
-                    from: from.clone(),
-                    to: to.clone(),
-                    trigger_before,
-                }),
-                None => {
+            let waves = match (vcd, fst) {
+                (None, None) => {
                     // A recording takes --from and --to too.
                     let (f, t) = match record_switch {
                         Some(_) => (None, None),
@@ -285,6 +286,14 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                     }
                     None
                 }
+                (vcd, fst) => Some(run::WaveRequest {
+                    vcd,
+                    fst,
+                    scopes: scope,
+                    from: from.clone(),
+                    to: to.clone(),
+                    trigger_before,
+                }),
             };
             let stop = interrupt::Stop::on_signals();
             // More threads than the machine runs at once only make the threads wait for each

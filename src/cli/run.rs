@@ -1,5 +1,5 @@
 //! `arnsim run`: a scenario's arguments checked, its outputs (summary.json, efficiency.csv,
-//! latency.csv, efficiency.svg, and the VCD with its GTKWave save file when asked) reserved, the
+//! latency.csv, efficiency.svg, and the VCD or FST with its GTKWave save file when asked) reserved, the
 //! run stepped by the library's [`crate::run::Run`] with a progress bar, and the outputs written
 //! from what it returns.
 //!
@@ -10,7 +10,7 @@
 
 use super::Failure;
 pub use super::dump::WaveRequest;
-use super::dump::{self, DumpPlan};
+use super::dump::{self, DumpPlan, SaveFile};
 use super::interrupt::{exit_code, signal_name};
 use super::outputs::{NewFolders, Staged, Summary, refuse_overwriting_inputs};
 use super::record::{self, RecordRequest};
@@ -20,7 +20,9 @@ use crate::config::Scenario;
 use crate::fabric::subnet_manager::deadlock;
 use crate::run::{Ended, Run, Stepping, Stop, Stopped, WriteError};
 use crate::trace::DETECTOR_STATES;
+use crate::trace::fabric_fst::FabricFst;
 use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
+use crate::trace::fabric_waves::FabricWaves;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -59,15 +61,16 @@ pub fn default_out(s: &Scenario) -> Result<PathBuf, String> {
     }
 }
 
-/// A VCD being written and its save file, under temporary names (the dump itself is fed by the
-/// run).
+/// A dump being written (VCD, FST or both) and its save files, under temporary names (the dump
+/// itself is fed by the run).
 struct Dump {
     plan: DumpPlan,
     chosen: Vec<FabricSignal>,
-    vcd_file: Staged,
-    gtkw_file: Staged,
-    /// The translate filter for detector states, when one is dumped.
-    states_file: Option<Staged>,
+    /// The dump files, streamed into by the run.
+    files: Vec<Staged>,
+    /// Each save file, its file and the file of its translate filter for detector states, when
+    /// one is dumped.
+    saves: Vec<(SaveFile, Staged, Option<Staged>)>,
     /// The cycles dumped, first and last.
     window: (u64, u64),
 }
@@ -151,7 +154,10 @@ pub(super) fn outputs_of(
 ) -> Vec<(&'static str, PathBuf)> {
     let mut all: Vec<(&str, PathBuf)> = OUTPUTS.iter().map(|n| ("--out", out.join(n))).collect();
     if let Some(d) = dump {
-        all.extend([d.vcd.clone(), d.gtkw.clone(), d.states.clone()].map(|p| ("--vcd", p)));
+        all.extend(d.dumps().map(|(flag, p)| (flag, p.clone())));
+        for sv in &d.saves {
+            all.extend([sv.gtkw.clone(), sv.states.clone()].map(|p| (sv.flag, p)));
+        }
     }
     if let Some(r) = record {
         all.push(("--record-switch", out.join(format!("{}.rec", r.switch))));
@@ -220,8 +226,8 @@ fn run_on<const V: usize>(
         .map_err(|e| write_error(e, recording.as_ref()))?;
     let summary = summary(&s, overrides, &ended);
     // The outputs, complete, under their temporary names.
-    let mut others = match (dump, ended.vcd.take()) {
-        (Some(d), Some(vcd)) => finish_dump(&s, d, vcd, &ended)?,
+    let mut others = match (dump, ended.waves.take()) {
+        (Some(d), Some(waves)) => finish_dump(&s, d, waves, &ended)?,
         _ => Vec::new(),
     };
     let summary_file = write_series(&s, &ended, staged, &mut others)?;
@@ -267,10 +273,10 @@ fn checked(
     Ok((plan, warnings))
 }
 
-/// Reserves the dump's files (making the VCD's folder, added to `folders`) and writes the VCD's
-/// header; once its window is known (with `--trigger-before`, from a first pass of the run) has
-/// `run` feed it. No dump when no congestion root was detected (said on stdout) or the first
-/// pass was stopped (the run then stops before its first cycle).
+/// Reserves the dump's files (making their folders, added to `folders`) and writes the headers
+/// of the VCD and FST; once its window is known (with `--trigger-before`, from a first pass of
+/// the run) has `run` feed them. No dump when no congestion root was detected (said on stdout) or
+/// the first pass was stopped (the run then stops before its first cycle).
 fn start_dump<const V: usize>(
     run: &mut Run<'_, V>,
     plan: DumpPlan,
@@ -278,17 +284,31 @@ fn start_dump<const V: usize>(
     folders: &mut NewFolders,
     how: &How<'_>,
 ) -> Result<Option<Dump>, String> {
-    let vcd_flag = |e: String| format!("--vcd {e}");
-    let vcd_folder = plan.vcd.parent().unwrap_or(Path::new(""));
-    folders.add(NewFolders::make(vcd_folder).map_err(vcd_flag)?);
-    let mut vcd_file = Staged::open(&plan.vcd).map_err(vcd_flag)?;
-    let gtkw_file = Staged::open(&plan.gtkw).map_err(vcd_flag)?;
-    let states_file = match chosen.iter().any(|s| s.name.ends_with(".detector_state")) {
-        true => Some(Staged::open(&plan.states).map_err(vcd_flag)?),
-        false => None,
-    };
-    let vcd = FabricVcd::new(vcd_file.take_file()?, &chosen)
-        .map_err(|e| format!("{}: {e}", plan.vcd.display()))?;
+    let mut files = Vec::new();
+    let (mut vcd, mut fst) = (None, None);
+    for (flag, path) in plan.dumps() {
+        let named = |e: String| format!("{flag} {e}");
+        folders.add(NewFolders::make(path.parent().unwrap_or(Path::new(""))).map_err(named)?);
+        let mut file = Staged::open(path).map_err(named)?;
+        let on_file = |e: std::io::Error| format!("{}: {e}", path.display());
+        match flag {
+            "--fst" => fst = Some(FabricFst::new(file.take_file()?, &chosen).map_err(on_file)?),
+            _ => vcd = Some(FabricVcd::new(file.take_file()?, &chosen).map_err(on_file)?),
+        }
+        files.push(file);
+    }
+    let states = chosen.iter().any(|s| s.name.ends_with(".detector_state"));
+    let mut saves = Vec::new();
+    for sv in &plan.saves {
+        let named = |e: String| format!("{} {e}", sv.flag);
+        let gtkw = Staged::open(&sv.gtkw).map_err(named)?;
+        let filter = match states {
+            true => Some(Staged::open(&sv.states).map_err(named)?),
+            false => None,
+        };
+        saves.push((sv.clone(), gtkw, filter));
+    }
+    let waves = FabricWaves::new(&chosen, vcd, fst);
     let stop = how.step.stop;
     let first = Stepping {
         engine: run.fabric().engine(),
@@ -297,25 +317,26 @@ fn start_dump<const V: usize>(
     };
     let Some(window) = dump::window::<V>(run.scenario(), &plan, &first)? else {
         if stop.requested(0).is_none() {
-            let earlier = if plan.vcd.exists() {
-                " (the file there is an earlier one, left as it was)"
+            let paths: Vec<_> = plan.dumps().map(|(_, p)| p).collect();
+            let earlier = if paths.iter().any(|p| p.exists()) {
+                " (a file there is an earlier one, left as it was)"
             } else {
                 ""
             };
+            let names: Vec<_> = paths.iter().map(|p| p.display().to_string()).collect();
             crate::outln!(
                 "no congestion root was detected: nothing to dump; {} not written{earlier}",
-                plan.vcd.display()
+                names.join(", ")
             );
         }
         return Ok(None);
     };
-    run.dump(vcd, window);
+    run.dump(waves, window);
     let dump = Dump {
         plan,
         chosen,
-        vcd_file,
-        gtkw_file,
-        states_file,
+        files,
+        saves,
         window,
     };
     Ok(Some(dump))
@@ -374,21 +395,33 @@ fn step_all<const V: usize>(
     Ok(())
 }
 
-/// Finishes the VCD (with a note when the run stopped early) and writes its save file and
-/// translate filter; returns their files, to be put in place.
-fn finish_dump(s: &Scenario, d: Dump, vcd: FabricVcd, e: &Ended) -> Result<Vec<Staged>, String> {
+/// Finishes the VCD (with a note when the run stopped early) and the FST, and writes their save
+/// files and translate filters; returns their files, to be put in place.
+fn finish_dump(
+    s: &Scenario,
+    d: Dump,
+    waves: FabricWaves,
+    e: &Ended,
+) -> Result<Vec<Staged>, String> {
     let reached = e.reached;
-    let io = |err: std::io::Error| format!("{}: {err}", d.plan.vcd.display());
-    match stop_reason(e) {
-        None => vcd.finish().map_err(io)?,
-        Some(why) => vcd
-            .finish_early(&format!(
-                "arnsim: the run stopped at cycle {reached} of {} ({why}): no later cycle is dumped",
-                s.sim_cycles
-            ))
-            .map_err(io)?,
+    let on = |p: &Option<PathBuf>| {
+        let p = p.clone().unwrap_or_default();
+        move |err: std::io::Error| format!("{}: {err}", p.display())
+    };
+    if let Some(vcd) = waves.vcd {
+        match stop_reason(e) {
+            None => vcd.finish().map_err(on(&d.plan.vcd))?,
+            Some(why) => vcd
+                .finish_early(&format!(
+                    "arnsim: the run stopped at cycle {reached} of {} ({why}): no later cycle is dumped",
+                    s.sim_cycles
+                ))
+                .map_err(on(&d.plan.vcd))?,
+        }
     }
-    let mut g = Vec::new();
+    if let Some(fst) = waves.fst {
+        fst.finish().map_err(on(&d.plan.fst))?;
+    }
     let name = |p: &Path| {
         p.file_name()
             .unwrap_or_default()
@@ -398,24 +431,27 @@ fn finish_dump(s: &Scenario, d: Dump, vcd: FabricVcd, e: &Ended) -> Result<Vec<S
     // The cycles dumped: the window, up to the last cycle stepped.
     let (from, to) = d.window;
     let last = to.min(reached.saturating_sub(1));
-    let (vcd, gtkw) = (name(&d.plan.vcd), name(&d.plan.gtkw));
-    let states = d.states_file.as_ref().map(|_| name(&d.plan.states));
-    write_fabric_gtkw(
-        &mut g,
-        &vcd,
-        &gtkw,
-        states.as_deref(),
-        &d.chosen,
-        from,
-        last,
-    )
-    .map_err(io)?;
-    let mut gtkw_file = d.gtkw_file;
-    gtkw_file.write(&g)?;
-    let mut files = vec![d.vcd_file, gtkw_file];
-    if let Some(mut f) = d.states_file {
-        f.write(DETECTOR_STATES.as_bytes())?;
-        files.push(f);
+    let mut files = d.files;
+    for (sv, mut gtkw_file, states_file) in d.saves {
+        let mut g = Vec::new();
+        let (dump, gtkw) = (name(&sv.dump), name(&sv.gtkw));
+        let states = states_file.as_ref().map(|_| name(&sv.states));
+        write_fabric_gtkw(
+            &mut g,
+            &dump,
+            &gtkw,
+            states.as_deref(),
+            &d.chosen,
+            from,
+            last,
+        )
+        .map_err(|err| format!("{}: {err}", sv.gtkw.display()))?;
+        gtkw_file.write(&g)?;
+        files.push(gtkw_file);
+        if let Some(mut f) = states_file {
+            f.write(DETECTOR_STATES.as_bytes())?;
+            files.push(f);
+        }
     }
     Ok(files)
 }

@@ -39,7 +39,7 @@ fn go(name: &str, out: &Path, set: &[String], threads: usize) {
 }
 
 /// Every file under `dir` and its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+pub(super) fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut m = BTreeMap::new();
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
@@ -213,7 +213,8 @@ fn windowed_dump_matches_the_cycle_by_cycle_dump() {
 
 fn waves(path: PathBuf, trigger_before: Option<&str>) -> Option<WaveRequest> {
     Some(WaveRequest {
-        path,
+        vcd: Some(path),
+        fst: None,
         scopes: vec!["fabric.s2_*.out1.*".into(), "fabric.n5.*".into()],
         from: None,
         to: None,
@@ -348,7 +349,8 @@ fn a_failed_run_changes_no_file() {
     };
     let dump = |scopes: &[&str], from: Option<&str>, to: Option<&str>| {
         Some(WaveRequest {
-            path: base.join("precious.txt"),
+            vcd: Some(base.join("precious.txt")),
+            fst: None,
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
             from: from.map(String::from),
             to: to.map(String::from),
@@ -509,7 +511,9 @@ fn dump_flags_without_vcd_are_named() {
     let w = super::dump::ignored_without_vcd(&["x".into()], None, Some("3us"), None).unwrap();
     assert_eq!(
         w.as_deref(),
-        Some("--scope, --to given without --vcd: ignored (nothing is dumped without --vcd FILE)")
+        Some(
+            "--scope, --to given without --vcd or --fst: ignored (nothing is dumped without --vcd FILE or --fst FILE)"
+        )
     );
     assert_eq!(
         super::dump::ignored_without_vcd(&[], None, None, None),
@@ -525,7 +529,8 @@ fn a_dump_to_the_runs_length_is_not_past_its_end() {
     let (_tmp, dir) = base("dump-to");
     let warnings = |to: &str| {
         let w = WaveRequest {
-            path: dir.join("w.vcd"),
+            vcd: Some(dir.join("w.vcd")),
+            fst: None,
             scopes: Vec::new(),
             from: None,
             to: Some(to.into()),

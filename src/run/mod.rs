@@ -30,7 +30,8 @@ use crate::config::Scenario;
 use crate::fabric::{Engine, Fabric, Violation};
 use crate::replay::Replayer;
 use crate::switch::{Observer, SwitchEvent};
-use crate::trace::fabric_vcd::{FabricTap, FabricVcd};
+use crate::trace::fabric_vcd::FabricTap;
+use crate::trace::fabric_waves::FabricWaves;
 use record::SwitchRecording;
 use std::fs::File;
 use std::time::Instant;
@@ -75,9 +76,10 @@ impl<'a> Stepping<'a> {
     }
 }
 
-/// A VCD dump fed while the run steps: the writer, its tap on the fabric and the cycles dumped.
+/// A dump fed while the run steps: its files (VCD, FST), its tap on the fabric and the cycles
+/// dumped.
 struct Dump {
-    vcd: FabricVcd,
+    waves: FabricWaves,
     tap: FabricTap,
     window: (u64, u64),
 }
@@ -173,12 +175,12 @@ impl<'a, const V: usize> Run<'a, V> {
         }
     }
 
-    /// Dumps the cycles `window` (first and last, inclusive) into `vcd`, whose signals are the
+    /// Dumps the cycles `window` (first and last, inclusive) into `waves`, whose signals are the
     /// fabric's (made with [`crate::trace::fabric_vcd::select`] on it); asked before the first
-    /// cycle. [`Ended::vcd`] gives it back to be finished.
-    pub fn dump(&mut self, vcd: FabricVcd, window: (u64, u64)) {
-        let tap = vcd.tap(&self.fabric);
-        self.dump = Some(Dump { vcd, tap, window });
+    /// cycle. [`Ended::waves`] gives it back to be finished.
+    pub fn dump(&mut self, waves: FabricWaves, window: (u64, u64)) {
+        let tap = waves.tap(&self.fabric);
+        self.dump = Some(Dump { waves, tap, window });
     }
 
     /// Records switch `id`, named `name` in the header, into `file`: the cycles up to `cycles.1`,

@@ -5,7 +5,7 @@
 use super::{Bins, CHUNK, Run};
 use crate::fabric::{Engine, Fabric, FabricTotals, Violation};
 use crate::metrics::Series;
-use crate::trace::fabric_vcd::FabricVcd;
+use crate::trace::fabric_waves::FabricWaves;
 use std::time::Instant;
 
 /// Why a run ended before its end.
@@ -20,8 +20,8 @@ pub enum Stopped {
 /// An output written while the run steps could not be written.
 #[derive(Debug)]
 pub enum WriteError {
-    /// The VCD dump.
-    Vcd(std::io::Error),
+    /// The dump (its error names the file's format, VCD or FST).
+    Dump(std::io::Error),
     /// The switch recording.
     Recording(std::io::Error),
 }
@@ -29,7 +29,7 @@ pub enum WriteError {
 impl std::fmt::Display for WriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WriteError::Vcd(e) => write!(f, "VCD: {e}"),
+            WriteError::Dump(e) => write!(f, "{e}"),
             WriteError::Recording(e) => write!(f, "recording: {e}"),
         }
     }
@@ -58,8 +58,8 @@ pub struct Ended {
     pub threads: usize,
     /// Seconds of stepping.
     pub wall: f64,
-    /// The VCD dump it fed, to be finished (with a note when `stopped`).
-    pub vcd: Option<FabricVcd>,
+    /// The dump it fed, to be finished (with a note when `stopped`).
+    pub waves: Option<FabricWaves>,
 }
 
 impl<const V: usize> Run<'_, V> {
@@ -117,15 +117,15 @@ impl<const V: usize> Run<'_, V> {
         // cycle); the samples are written in cycle order.
         let (from, to) = d.window;
         let mut written = Ok(());
-        let vcd = &mut d.vcd;
+        let waves = &mut d.waves;
         let r = self
             .fabric
             .run_tapped(n, &mut (), &d.tap, &mut |cycles, samples| {
                 if written.is_ok() {
-                    written = vcd.samples(cycles, samples, from, to);
+                    written = waves.samples(cycles, samples, from, to);
                 }
             });
-        written.map_err(WriteError::Vcd)?;
+        written.map_err(WriteError::Dump)?;
         Ok(r)
     }
 
@@ -161,7 +161,7 @@ impl<const V: usize> Run<'_, V> {
             engine: self.fabric.engine(),
             threads: self.threads,
             wall,
-            vcd: self.dump.map(|d| d.vcd),
+            waves: self.dump.map(|d| d.waves),
         })
     }
 }

@@ -40,7 +40,7 @@ pub struct FabricSignal {
     pub name: String,
     /// Width in bits.
     pub width: u32,
-    src: Src,
+    pub(super) src: Src,
 }
 
 /// Whether `name` matches `pattern` (`*` = any run of characters).

@@ -9,8 +9,10 @@
 //!   writes for the SystemVerilog twin, so both dumps line up in GTKWave (a block's, or the
 //!   whole switch's port interface in a replay, [`switch_ports`]).
 
+pub mod fabric_fst;
 mod fabric_tap;
 pub mod fabric_vcd;
+pub mod fabric_waves;
 mod gtkw;
 #[cfg(test)]
 pub(crate) mod gtkw_check;
