@@ -30,6 +30,8 @@ mod run_summary;
 mod run_tests;
 pub mod scenarios;
 pub mod sweep;
+pub mod sweep_grid;
+pub mod sweep_table;
 #[cfg(test)]
 mod sweep_tests;
 pub mod trace_gen;
@@ -109,22 +111,33 @@ pub enum Command {
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=16))]
         threads: u64,
     },
-    /// Run a scenario once per offered load (`traffic.load`) and write `sweep.csv` and
-    /// `sweep.svg`: accepted load and packet latency against offered load (docs/outputs.md).
+    /// Run a scenario at every point of a grid of scenario keys' values (`--vary`, `--loads`),
+    /// each point on one or more seeds, and write `sweep.csv` (means and 95 % confidence
+    /// intervals per point) and `sweep.svg`: accepted load and packet latency against the first
+    /// varied key, a curve per value of the others (docs/outputs.md).
     Sweep {
         /// Scenario file or bundled name.
         scenario: String,
-        /// Offered loads, comma-separated, each in (0, 1], e.g. `0.1,0.2,0.5`.
+        /// Offered loads, comma-separated, each in (0, 1], e.g. `0.1,0.2,0.5`: short for
+        /// `--vary traffic.load=...`, varied first.
         #[arg(long, value_name = "LOADS")]
-        loads: String,
-        /// Output directory (default: `waves/<scenario name>-sweep`); each load's run goes to
-        /// `<out>/load-<load>/`.
+        loads: Option<String>,
+        /// A scenario key and its values, e.g. `--vary switch.buffer=32KB,64KB`; repeat for a
+        /// grid (the first key across the plot, a curve per value of the others).
+        #[arg(long, value_name = "KEY=V1,V2,...")]
+        vary: Vec<String>,
+        /// Runs per point, on consecutive seeds from the scenario's (or `--seed`'s): the table
+        /// gives each metric's mean and 95 % confidence interval.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        seeds: Option<u64>,
+        /// Output directory (default: `waves/<scenario name>-sweep`); each run goes to a folder
+        /// of it named by its values, e.g. `<out>/load-0.30/` or `<out>/load-0.30,buffer-64KB,seed-2/`.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Seed of every run (overrides the scenario's `seed`).
+        /// Seed of every run, or of the first of each point's (overrides the scenario's `seed`).
         #[arg(long)]
         seed: Option<u64>,
-        /// Override any scenario key but `traffic.load`, e.g. `--set traffic.pattern=bitrev`.
+        /// Override any scenario key the sweep does not vary, e.g. `--set traffic.pattern=bitrev`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Runs at once, each stepping on one thread (default: one per core). The outputs do
@@ -325,6 +338,8 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Sweep {
             scenario,
             loads,
+            vary,
+            seeds,
             out,
             seed,
             mut set,
@@ -336,6 +351,8 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             let req = sweep::Request {
                 scenario,
                 loads,
+                vary,
+                seeds: seeds.unwrap_or(1) as usize,
                 out,
                 set,
                 jobs: jobs.unwrap_or(0) as usize,

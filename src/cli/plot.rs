@@ -8,8 +8,8 @@ use super::outputs::{Summary, write_atomically};
 use crate::config::text_lines::open_input;
 use crate::config::units::nanoseconds;
 use crate::metrics::{
-    Curve, ExecutionBar, SweepSeries, efficiency_plot_svg, execution_plot_svg, read_efficiency_csv,
-    read_sweep_csv, sweep_plot_svg,
+    Curve, ExecutionBar, efficiency_plot_svg, execution_plot_svg, read_efficiency_csv,
+    read_sweep_csv, sweep_curves, sweep_plot_svg,
 };
 use std::path::{Path, PathBuf};
 
@@ -215,18 +215,24 @@ fn execution_times(
 
 /// The sweeps in `dirs`, each labelled by its folder's name, into one figure.
 fn sweeps(dirs: &[PathBuf], out: &Path, title: Option<&str>) -> Result<(), String> {
-    let mut series = Vec::with_capacity(dirs.len());
+    let mut tables = Vec::with_capacity(dirs.len());
     for dir in dirs {
         let path = dir.join("sweep.csv");
-        let points = read_sweep_csv(&path.display().to_string(), &read(&path)?)?;
+        let table = read_sweep_csv(&path.display().to_string(), &read(&path)?)?;
         let label = dir
             .file_name()
             .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
-        series.push(SweepSeries { label, points });
+        tables.push((label, table));
     }
-    let svg = sweep_plot_svg(title.unwrap_or("load sweeps"), &series);
+    let (axis, series) = sweep_curves(&tables)?;
+    let svg = sweep_plot_svg(title.unwrap_or("sweeps"), &axis, &series);
     write_atomically(out, svg.as_bytes())?;
-    crate::outln!("{}: {} sweeps", out.display(), series.len());
+    crate::outln!(
+        "{}: {} sweeps, {} curves",
+        out.display(),
+        tables.len(),
+        series.len()
+    );
     Ok(())
 }
 
@@ -247,14 +253,9 @@ fn check_out(runs: &[PathBuf], out: &Path) -> Result<(), String> {
     }
     let target = super::outputs::resolved(out);
     for dir in runs {
-        // A run's files, or a sweep's and those of its runs (`load-*/`).
-        let loads = std::fs::read_dir(dir).into_iter().flatten().flatten();
-        let runs_of_sweep = loads.map(|e| e.path()).filter(|p| {
-            p.file_name().is_some_and(|n| {
-                n.to_string_lossy()
-                    .starts_with(super::sweep::LOAD_DIR_PREFIX)
-            })
-        });
+        // A run's files, or a sweep's and those of its runs (its folders).
+        let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        let runs_of_sweep = entries.map(|e| e.path()).filter(|p| p.is_dir());
         let owned: Vec<PathBuf> = std::iter::once(dir.clone())
             .chain(runs_of_sweep)
             .flat_map(|d| super::run::OUTPUTS.iter().map(move |f| d.join(f)))
@@ -307,8 +308,8 @@ mod tests {
             std::fs::write(
                 d.join("sweep.csv"),
                 format!(
-                    "{}\n0.50,0.500000,1.0,700.0,900.0,10,complete,\n",
-                    super::super::sweep::CSV_HEADER
+                    "{}\n0.50,1,0.500000,,1.0,,700.0,,900.0,,10,,complete,\n",
+                    super::super::sweep_table::LOAD_HEADER_FOR_TESTS
                 ),
             )
             .unwrap();
@@ -347,24 +348,34 @@ mod tests {
         assert!(e.contains("is a load sweep (sweep.csv) and"), "{e}");
         for (row, says) in [
             (
-                "0.50,NaN,1.0,700.0,900.0,10,complete,",
+                "0.50,1,NaN,,1.0,,700.0,,900.0,,10,,complete,",
                 "`NaN` is not a number 0 or above",
             ),
-            ("0.50,1.5,1.0,700.0,900.0,10,complete,", "0 to 1"),
+            ("0.50,1,1.5,,1.0,,700.0,,900.0,,10,,complete,", "0 to 1"),
             (
-                "0.50,0.5,1.0,700.0,900.0,10,bogus,",
+                "0.50,1,0.5,,1.0,,700.0,,900.0,,10,,bogus,",
                 "`bogus` is not one of complete",
             ),
         ] {
-            let text = format!("{}\n{row}\n", super::super::sweep::CSV_HEADER);
+            let text = format!(
+                "{}\n{row}\n",
+                super::super::sweep_table::LOAD_HEADER_FOR_TESTS
+            );
             std::fs::write(b.join("sweep.csv"), text).unwrap();
             let e = run(&[a.clone(), b.clone()], &out, None, None).unwrap_err();
             assert!(e.contains(says), "{row}: {e}");
         }
         std::fs::write(b.join("sweep.csv"), "offered_load,accepted_load,x\n0.5\n").unwrap();
+        let e = run(&[a.clone(), b.clone()], &out, None, None).unwrap_err();
+        assert!(e.ends_with("sweep.csv:1: expected the header of a sweep.csv (columns `accepted_load`, `mean_latency_ns` and `status`)"), "{e}");
+        let text = format!(
+            "{}\n0.5\n",
+            super::super::sweep_table::LOAD_HEADER_FOR_TESTS
+        );
+        std::fs::write(b.join("sweep.csv"), text).unwrap();
         let e = run(&[a, b], &out, None, None).unwrap_err();
         assert!(
-            e.ends_with("sweep.csv:2: field `accepted_load` is missing"),
+            e.ends_with("sweep.csv:2: 1 fields where the header has 14"),
             "{e}"
         );
         assert_eq!(

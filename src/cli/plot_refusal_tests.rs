@@ -77,7 +77,9 @@ fn sweeps_out_of_order_or_with_a_broken_field_are_refused() {
     let (_tmp, dir) = crate::scratch::folder("plot-refuse-sweep");
     let (a, out) = (dir.join("a"), dir.join("p.svg"));
     std::fs::create_dir_all(&a).unwrap();
-    let row = |load: &str, reason: &str| format!("{load},0.4,1.0,700.0,900.0,10,complete,{reason}");
+    let row = |load: &str, reason: &str| {
+        format!("{load},1,0.4,,1.0,,700.0,,900.0,,10,,complete,{reason}")
+    };
     for (rows, says) in [
         (vec![], "sweep.csv: no rows after the header"),
         (
@@ -98,10 +100,10 @@ fn sweeps_out_of_order_or_with_a_broken_field_are_refused() {
         ),
         (
             vec![row("0.50", "two, fields")],
-            "sweep.csv:2: field `reason`: `two, fields`: a comma or quote in a field that is not quoted",
+            "sweep.csv:2: 15 fields where the header has 14",
         ),
     ] {
-        let mut text = format!("{}\n", super::sweep::CSV_HEADER);
+        let mut text = format!("{}\n", super::sweep_table::LOAD_HEADER_FOR_TESTS);
         for r in rows {
             text.push_str(&r);
             text.push('\n');
@@ -113,7 +115,7 @@ fn sweeps_out_of_order_or_with_a_broken_field_are_refused() {
     // A quoted reason with doubled quotes, as the sweep writes one, reads.
     let text = format!(
         "{}\n{}\n{}\n",
-        super::sweep::CSV_HEADER,
+        super::sweep_table::LOAD_HEADER_FOR_TESTS,
         row("0.20", ""),
         row("0.50", "\"stopped, \"\"deadlock\"\"\"")
     );

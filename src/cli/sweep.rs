@@ -1,20 +1,24 @@
-//! `arnsim sweep`: a scenario run once per offered load (`traffic.load`), each load an ordinary
-//! `arnsim run` into `<out>/load-<load>/`, several at once on a work queue (one thread each),
-//! then `sweep.csv` (one row per load) and `sweep.svg` (accepted load and mean latency against
-//! offered load) from the runs' summaries.
+//! `arnsim sweep`: a scenario run at every point of a grid of scenario keys' values
+//! (`--vary KEY=V1,V2,...`, `--loads` for `traffic.load`), each point `--seeds N` times on
+//! consecutive seeds, each run an ordinary `arnsim run` into its own folder of `<out>`, several
+//! at once on a work queue (one thread each); then `sweep.csv` (a row per point: the means and
+//! their 95 % confidence intervals, `sweep_table.rs`) and `sweep.svg` from the runs' summaries.
 //!
-//! Every flag and every load's scenario is checked, and every output folder tried, before the
-//! first run. A run that stops on a broken invariant (the deadlock watchdog among them) is a
-//! point of the sweep, marked as such; a stop request ends the sweep without `sweep.csv`.
+//! Every flag and every point's scenario is checked, and every output folder tried, before the
+//! first run; then the previous sweep's table and the folders of its runs that this one does not
+//! run are removed. A run that stops on a broken invariant (the deadlock watchdog among them) is
+//! a run of its point, marked as such; a stop request ends the sweep with a table of the points
+//! finished, the others marked `stopped`.
 
 use super::Failure;
 use super::outputs::{Staged, Summary, make_folder, refuse_overwriting_inputs};
 use super::run::{self, How, default_out};
+use super::sweep_grid::{Grid, LOAD_KEY, Vary, parse_vary};
+use super::sweep_table::{Scale, csv, status, svg};
 use crate::config::Scenario;
 use crate::config::units::shown;
-use crate::metrics::{RunStatus, SweepPoint, SweepSeries, sweep_plot_svg};
+use crate::metrics::RunStatus;
 use crate::run::{Stepping, Stop};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,22 +26,37 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// The sweep's own files in its output folder; `sweep.csv` is renamed into place last.
 pub const OUTPUTS: [&str; 2] = ["sweep.svg", "sweep.csv"];
 
-/// The header of `sweep.csv`.
-pub const CSV_HEADER: &str = "offered_load,accepted_load,accepted_bytes_per_ns_per_switch,mean_latency_ns,max_latency_ns,packets_delivered,status,reason";
-
 /// What `arnsim sweep` was asked.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Request {
     /// Scenario file or bundled name.
     pub scenario: String,
     /// `--loads`, as given.
-    pub loads: String,
+    pub loads: Option<String>,
+    /// `--vary`, in order.
+    pub vary: Vec<String>,
+    /// `--seeds`: runs per point, on consecutive seeds from the scenario's.
+    pub seeds: usize,
     /// `--out`.
     pub out: Option<PathBuf>,
     /// `--set`, in order (with `seed=S` for `--seed`).
     pub set: Vec<String>,
     /// `--jobs`: runs at once (0: one per core).
     pub jobs: usize,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            scenario: String::new(),
+            loads: None,
+            vary: Vec::new(),
+            seeds: 1,
+            out: None,
+            set: Vec::new(),
+            jobs: 0,
+        }
+    }
 }
 
 /// One offered load: its value and its text (in the folder name and the override).
@@ -91,140 +110,56 @@ pub fn parse_loads(text: &str) -> Result<Vec<Load>, String> {
         .collect())
 }
 
-/// How the folder of each load's run starts.
-pub const LOAD_DIR_PREFIX: &str = "load-";
-
-/// The folder of one load's run.
-pub fn load_dir(out: &Path, load: &Load) -> PathBuf {
-    out.join(format!("{LOAD_DIR_PREFIX}{}", load.label))
-}
-
-/// The overrides of one load's run: `set`, then `traffic.load`.
-fn overrides(set: &[String], load: &Load) -> Vec<String> {
-    let mut v = set.to_vec();
-    v.push(format!("traffic.load={}", load.value));
-    v
-}
-
-/// What a row needs beyond a run's summary: the scenario's flit size and cycle time.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Scale {
-    /// Bytes per flit.
-    pub flit_bytes: u32,
-    /// Nanoseconds per cycle.
-    pub cycle_ns: f64,
-}
-
-/// How a run of the sweep ended: `complete`, `deadlock` (the progress watchdog), `invariant`
-/// (another invariant broken) or `stopped`; and why, when it did not complete.
-pub fn status(s: &Summary) -> (RunStatus, String) {
-    if s.invariants != "ok" {
-        let kind = match s.invariants.contains("invariant progress broken") {
-            true => RunStatus::Deadlock,
-            false => RunStatus::Invariant,
-        };
-        return (kind, s.invariants.clone());
+/// The varied keys of `req`: `--loads` first, then each `--vary`.
+fn varied(req: &Request) -> Result<Vec<Vary>, String> {
+    let mut keys = Vec::new();
+    if let Some(l) = &req.loads {
+        keys.push(Vary::loads(&parse_loads(l)?));
     }
-    match s.complete {
-        true => (RunStatus::Complete, String::new()),
-        false => (
-            RunStatus::Stopped,
-            s.stop_reason.clone().unwrap_or_default(),
-        ),
+    for v in &req.vary {
+        keys.push(parse_vary(v)?);
     }
-}
-
-/// A CSV field: quoted when it holds a comma, a quote or a line break.
-fn field(t: &str) -> String {
-    match t.contains([',', '"', '\n', '\r']) {
-        true => format!("\"{}\"", t.replace('"', "\"\"")),
-        false => t.to_string(),
-    }
-}
-
-/// The accepted load of a run: flits delivered over the nodes' injection capacity (a flit per
-/// node per cycle), as `mean_efficiency` in the summary but from the exact counts.
-fn accepted(s: &Summary) -> f64 {
-    s.flits_delivered as f64 / (s.nodes as f64 * s.simulated_cycles as f64).max(1.0)
-}
-
-/// `sweep.csv`: the header and one row per load, in the order given.
-pub fn csv(rows: &[(Load, Summary)], scale: Scale) -> String {
-    let mut out = format!("{CSV_HEADER}\n");
-    for (load, s) in rows {
-        let ns = s.simulated_cycles as f64 * scale.cycle_ns;
-        let bytes = s.flits_delivered as f64 * scale.flit_bytes as f64;
-        let per_switch = bytes / ns.max(1e-9) / (s.switches.max(1) as f64);
-        let latency = |us: f64| match s.packets_delivered {
-            0 => String::new(),
-            _ => format!("{:.3}", us * 1000.0),
-        };
-        let (status, reason) = status(s);
-        let _ = writeln!(
-            out,
-            "{},{:.6},{:.6},{},{},{},{},{}",
-            load.label,
-            accepted(s),
-            per_switch,
-            latency(s.mean_latency_us),
-            latency(s.max_latency_us),
-            s.packets_delivered,
-            status.name(),
-            field(&reason)
+    if keys.is_empty() {
+        return Err(
+            "give --loads L1,L2,... or --vary KEY=V1,V2,... (what the sweep varies)".into(),
         );
     }
-    out
+    if let Some(s) = req.set.iter().find(|s| {
+        s.split_once('=')
+            .is_some_and(|(k, _)| keys.iter().any(|v| v.key == k.trim()))
+    }) {
+        let from = match s.trim_start().starts_with(LOAD_KEY) && req.loads.is_some() {
+            true => "from --loads (give the load there)",
+            false => "from --vary",
+        };
+        return Err(format!("--set {s}: the sweep sets that key itself, {from}"));
+    }
+    if req.seeds == 0 {
+        return Err("--seeds 0: a point runs at least once".into());
+    }
+    Ok(keys)
 }
 
-/// `sweep.svg`.
-pub fn svg(rows: &[(Load, Summary)]) -> String {
-    let title = match rows.first() {
-        Some((_, s)) => {
-            // The sweep's own overrides (every one but the load) say what differs from the file.
-            let set: Vec<&str> = s
-                .overrides
-                .iter()
-                .map(String::as_str)
-                .filter(|o| !o.starts_with("traffic.load="))
-                .collect();
-            let set = match set.is_empty() {
-                true => String::new(),
-                false => format!(" ({})", set.join(", ")),
-            };
-            format!(
-                "{}: {} + {}, {} traffic, load sweep{set}",
-                s.scenario, s.routing, s.queuing, s.traffic
-            )
-        }
-        None => String::new(),
-    };
-    let points: Vec<SweepPoint> = rows
-        .iter()
-        .map(|(l, s)| SweepPoint {
-            offered: l.value,
-            accepted: accepted(s),
-            mean_latency_ns: (s.packets_delivered > 0).then_some(s.mean_latency_us * 1000.0),
-            complete: status(s).0 == RunStatus::Complete,
-        })
-        .collect();
-    sweep_plot_svg(
-        &title,
-        &[SweepSeries {
-            label: String::new(),
-            points,
-        }],
-    )
-}
-
-/// Loads the scenario at every load: the first error refuses the sweep. Returns the scale and
-/// the warnings (each once, in order).
-fn check_scenarios(req: &Request, loads: &[Load]) -> Result<(Scenario, Vec<String>), String> {
+/// Loads the scenario at every point (on the first seed): the first error refuses the sweep.
+/// Returns the first point's scenario and the warnings (each once, in order).
+fn check_scenarios(req: &Request, grid: &Grid) -> Result<(Scenario, Vec<String>), String> {
     let mut first = None;
     let mut warnings: Vec<String> = Vec::new();
-    for l in loads {
-        let s = run::load(&req.scenario, &overrides(&req.set, l)).map_err(|e| match first {
-            None => e,
-            Some(_) => format!("at load {}: {e}", l.label),
+    for p in 0..grid.points.len() {
+        let s = run::load(&req.scenario, &grid.overrides(&req.set, p, 0)).map_err(|e| {
+            // A varied key's value is refused as `--vary`'s, not as an override's.
+            let e = match grid
+                .keys
+                .iter()
+                .any(|k| e.starts_with(&format!("--set: key `{}`", k.key)))
+            {
+                true => e.replacen("--set:", "--vary:", 1),
+                false => e,
+            };
+            match first {
+                None => e,
+                Some(_) => format!("at {}: {e}", grid.name(p)),
+            }
         })?;
         for w in &s.warnings {
             let w = w.to_string();
@@ -236,27 +171,24 @@ fn check_scenarios(req: &Request, loads: &[Load]) -> Result<(Scenario, Vec<Strin
             first = Some(s);
         }
     }
-    let s = first.ok_or("--loads: no load")?;
-    if s.pattern == "flows" || s.pattern.starts_with("trace") {
+    let s = first.ok_or("--vary: no point")?;
+    let loads = grid.keys.iter().any(|k| k.key == LOAD_KEY);
+    if loads && (s.pattern == "flows" || s.pattern.starts_with("trace")) {
         return Err(format!(
-            "--loads: traffic pattern `{}` does not read `traffic.load` (a sweep needs a pattern that does: uniform, rnd, bitrev, h10, h25, h10-4, h25-4)",
+            "--loads: traffic pattern `{}` does not read `traffic.load` (a load sweep needs a pattern that does: uniform, rnd, bitrev, h10, h25, h10-4, h25-4)",
             s.pattern
         ));
     }
     Ok((s, warnings))
 }
 
-/// The sweep's folder, each load's folder and every output in them can be written: tried
+/// The sweep's folder, each run's folder and every output in them can be written: tried
 /// before the first run. Returns the sweep's own outputs under their temporary names.
-fn reserve(out: &Path, loads: &[Load]) -> Result<Vec<Staged>, String> {
+fn reserve(out: &Path, dirs: &[PathBuf]) -> Result<Vec<Staged>, String> {
     let flag = |e: String| format!("--out {e}");
-    if let Some(d) = loads
-        .iter()
-        .map(|l| load_dir(out, l))
-        .find(|d| d.exists() && !d.is_dir())
-    {
+    if let Some(d) = dirs.iter().find(|d| d.exists() && !d.is_dir()) {
         return Err(format!(
-            "--out {}: not a folder (a load's run goes there)",
+            "--out {}: not a folder (a run of the sweep goes there)",
             d.display()
         ));
     }
@@ -265,9 +197,8 @@ fn reserve(out: &Path, loads: &[Load]) -> Result<Vec<Staged>, String> {
         .iter()
         .map(|n| Staged::open(&out.join(n)).map_err(flag))
         .collect::<Result<Vec<_>, _>>()?;
-    for l in loads {
-        let dir = load_dir(out, l);
-        make_folder(&dir).map_err(flag)?;
+    for dir in dirs {
+        make_folder(dir).map_err(flag)?;
         for n in run::OUTPUTS {
             // Dropped at once: only the trial is wanted.
             Staged::open(&dir.join(n)).map_err(flag)?;
@@ -276,19 +207,57 @@ fn reserve(out: &Path, loads: &[Load]) -> Result<Vec<Staged>, String> {
     Ok(staged)
 }
 
+/// Removes what an earlier sweep into `out` left that this one will not write: its table and
+/// plot, and each folder of `out` that holds a run's `summary.json` and nothing a run does not
+/// write, unless this sweep runs there. A folder holding other files stays, with a warning.
+fn clear_earlier(out: &Path, dirs: &[PathBuf]) {
+    for n in OUTPUTS {
+        let _ = std::fs::remove_file(out.join(n));
+    }
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    for d in entries.flatten().map(|e| e.path()) {
+        if !d.is_dir() || !d.join("summary.json").is_file() || dirs.contains(&d) {
+            continue;
+        }
+        let files: Vec<PathBuf> = std::fs::read_dir(&d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        let a_run_writes = |f: &PathBuf| {
+            let n = f
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into());
+            f.is_file()
+                && (run::OUTPUTS.contains(&n.as_str())
+                    || (n.starts_with('.') && n.ends_with(".partial")))
+        };
+        if !files.iter().all(a_run_writes) {
+            crate::errln!(
+                "arnsim: warning: {} is a run of an earlier sweep, not of this one, but holds files a run does not write: left as it is",
+                d.display()
+            );
+            continue;
+        }
+        for f in &files {
+            let _ = std::fs::remove_file(f);
+        }
+        let _ = std::fs::remove_dir(&d);
+    }
+}
+
 /// `arnsim sweep`.
 pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
-    let loads = parse_loads(&req.loads)?;
-    if let Some(s) = req.set.iter().find(|s| {
-        s.split_once('=')
-            .is_some_and(|(k, _)| k.trim() == "traffic.load")
-    }) {
-        return Err(format!(
-            "--set {s}: a sweep sets `traffic.load` itself, from --loads (give the load there)"
-        )
-        .into());
-    }
-    let (first, warnings) = check_scenarios(req, &loads)?;
+    let keys = varied(req)?;
+    // The first seed is the scenario's (after `--set` and `--seed`).
+    let first_point: Vec<String> = req.set.clone();
+    let base = run::load(&req.scenario, &first_point).map(|s| s.seed);
+    let grid = Grid::new(keys, req.seeds, *base.as_ref().unwrap_or(&0))?;
+    let (first, warnings) = check_scenarios(req, &grid)?;
+    base?;
     let out = match &req.out {
         Some(o) if o.as_os_str().is_empty() => {
             return Err("--out: an empty path (give a folder)".to_string().into());
@@ -299,11 +268,15 @@ pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
             d.with_file_name(format!("{}-sweep", first.name))
         }
     };
-    // No output of the sweep or of any load's run may be one of the files the runs read.
+    let runs: Vec<(usize, usize)> = (0..grid.points.len())
+        .flat_map(|p| (0..grid.replications()).map(move |r| (p, r)))
+        .collect();
+    let dirs: Vec<PathBuf> = runs.iter().map(|&(p, r)| grid.dir(&out, p, r)).collect();
+    // No output of the sweep or of any run may be one of the files the runs read.
     let mut outputs: Vec<(&str, PathBuf)> =
         OUTPUTS.iter().map(|n| ("--out", out.join(n))).collect();
-    for l in &loads {
-        outputs.extend(run::outputs_of(&load_dir(&out, l), None, None));
+    for d in &dirs {
+        outputs.extend(run::outputs_of(d, None, None));
     }
     refuse_overwriting_inputs(&outputs, &run::inputs_of(&first))?;
     let scale = Scale {
@@ -311,7 +284,8 @@ pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
         cycle_ns: first.time_base.cycle_ns(),
     };
     drop(first);
-    let mut staged = reserve(&out, &loads)?;
+    let mut staged = reserve(&out, &dirs)?;
+    clear_earlier(&out, &dirs);
     for w in &warnings {
         crate::errln!("arnsim: warning: {w}");
     }
@@ -319,80 +293,102 @@ pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
-    .min(loads.len());
-    let results = run_all(req, &loads, &out, jobs, stop);
-    let mut rows = Vec::with_capacity(loads.len());
-    for (l, r) in loads.iter().zip(results) {
+    .min(runs.len());
+    let results = run_all(req, &grid, &runs, &dirs, jobs, stop);
+    // A point counts once every one of its runs has its summary.
+    let mut points: Vec<Option<Vec<Summary>>> = vec![Some(Vec::new()); grid.points.len()];
+    let mut failure: Option<Failure> = None;
+    for (&(p, _), r) in runs.iter().zip(results) {
         match r {
-            Some(Ok(s)) => rows.push((l.clone(), s)),
-            Some(Err(f)) => {
-                return Err(Failure {
-                    message: format!(
-                        "load {}: {}; the sweep stopped: {} and sweep.svg are not written",
-                        l.label,
-                        f.message,
-                        out.join("sweep.csv").display()
-                    ),
-                    code: f.code,
-                });
+            Some(Ok(s)) => {
+                if let Some(v) = &mut points[p] {
+                    v.push(s);
+                }
             }
-            // Not run: a run before it failed, and is reported above.
-            None => {}
+            Some(Err(f)) => {
+                points[p] = None;
+                if failure.as_ref().is_none_or(|g| g.code == 1 && f.code != 1) {
+                    failure = Some(Failure {
+                        message: format!("{}: {}", grid.name(p), f.message),
+                        code: f.code,
+                    });
+                }
+            }
+            None => points[p] = None,
         }
     }
-    if rows.len() != loads.len() {
-        return Err(format!(
-            "only {} of {} loads ran; {} is not written",
-            rows.len(),
-            loads.len(),
-            out.join("sweep.csv").display()
-        )
-        .into());
-    }
+    let unfinished = match &failure {
+        Some(f) if f.code > 128 => format!(
+            "not finished: the sweep was stopped by {}",
+            super::interrupt::signal_name(f.code - 128)
+        ),
+        _ => "not finished: the sweep stopped on an error".to_string(),
+    };
     let (Some(mut csv_file), Some(mut svg_file)) = (staged.pop(), staged.pop()) else {
         return Err("the sweep's outputs were not reserved".to_string().into());
     };
-    svg_file.write(svg(&rows).as_bytes())?;
-    csv_file.write(csv(&rows, scale).as_bytes())?;
-    svg_file.commit()?;
+    let table = csv(&grid, &points, scale, &unfinished);
+    let first_summary = points.iter().flatten().flatten().next();
+    // A sweep that finished no point has no curve: its table alone says so.
+    if let Ok(plot) = svg(&grid, &table, first_summary) {
+        svg_file.write(plot.as_bytes())?;
+        svg_file.commit()?;
+    }
+    csv_file.write(table.as_bytes())?;
     csv_file.commit()?;
-    let stopped = rows
+    let done = points.iter().filter(|p| p.is_some()).count();
+    if let Some(f) = failure {
+        return Err(Failure {
+            message: format!(
+                "{}; the sweep stopped: {} holds the {done} of {} points finished, the others marked `stopped`",
+                f.message,
+                out.join("sweep.csv").display(),
+                grid.points.len()
+            ),
+            code: f.code,
+        });
+    }
+    let early = points
         .iter()
-        .filter(|(_, s)| status(s).0 != RunStatus::Complete)
+        .flatten()
+        .filter(|v| v.iter().any(|s| status(s).0 != RunStatus::Complete))
         .count();
     crate::outln!(
-        "{}: {} loads on {jobs} job(s){}; plot in {}",
+        "{}: {} points x {} seed(s) on {jobs} job(s){}; plot in {}",
         out.join("sweep.csv").display(),
-        rows.len(),
-        match stopped {
+        grid.points.len(),
+        grid.replications(),
+        match early {
             0 => String::new(),
-            n => format!(", {n} of them stopped early (see the `status` column)"),
+            n => format!(", {n} of them with runs stopped early (see the `status` column)"),
         },
         out.join("sweep.svg").display()
     );
     Ok(())
 }
 
-/// Runs every load on `jobs` threads, one run per thread at a time, taking loads in order from a
-/// shared queue; after a failure no further load is started. Each load's result sits at its
+/// Runs every run on `jobs` threads, one at a time per thread, taking them in order from a
+/// shared queue; after a failure no further run is started. Each result sits at its run's
 /// index, so the outcome does not depend on `jobs`.
 fn run_all(
     req: &Request,
-    loads: &[Load],
-    out: &Path,
+    grid: &Grid,
+    runs: &[(usize, usize)],
+    dirs: &[PathBuf],
     jobs: usize,
     stop: &Stop,
 ) -> Vec<Option<Result<Summary, Failure>>> {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let results = Mutex::new(vec![None; loads.len()]);
+    let results = Mutex::new(vec![None; runs.len()]);
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1) {
             scope.spawn(|| {
                 while !failed.load(Ordering::SeqCst) {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(l) = loads.get(i) else { break };
-                    let r = run_one(req, l, out, stop);
+                    let Some(&(p, rep)) = runs.get(i) else { break };
+                    let set = grid.overrides(&req.set, p, rep);
+                    let r = run_one(req, &set, &grid.name(p), &dirs[i], stop);
                     if r.is_err() {
                         failed.store(true, Ordering::SeqCst);
                     }
@@ -406,24 +402,29 @@ fn run_all(
     results.into_inner().unwrap_or_default()
 }
 
-/// One load's run on one thread: its summary, also when it stopped on a broken invariant.
-fn run_one(req: &Request, l: &Load, out: &Path, stop: &Stop) -> Result<Summary, Failure> {
-    let set = overrides(&req.set, l);
-    let s = run::load(&req.scenario, &set)?;
+/// One run on one thread: its summary, also when it stopped on a broken invariant.
+fn run_one(
+    req: &Request,
+    set: &[String],
+    name: &str,
+    dir: &Path,
+    stop: &Stop,
+) -> Result<Summary, Failure> {
+    let s = run::load(&req.scenario, set)?;
     let how = How {
         step: Stepping::new(1, stop),
         quiet: true,
     };
     let mut written = None;
-    let r = run::run_loaded(s, load_dir(out, l), &set, &how, &mut written);
+    let r = run::run_loaded(s, dir.to_path_buf(), set, &how, &mut written);
     match (r, written) {
         (Ok(()), Some(s)) => Ok(s),
-        // A broken invariant: the run wrote its outputs, marked; a point of the sweep.
+        // A broken invariant: the run wrote its outputs, marked; a run of the sweep.
         (Err(f), Some(s)) if f.code == 1 && s.invariants != "ok" => {
-            crate::errln!("arnsim: load {}: {}", l.label, f.message);
+            crate::errln!("arnsim: {name}: {}", f.message);
             Ok(s)
         }
         (Err(f), _) => Err(f),
-        (Ok(()), None) => Err(format!("load {}: the run wrote no summary", l.label).into()),
+        (Ok(()), None) => Err(format!("{name}: the run wrote no summary").into()),
     }
 }

@@ -1,5 +1,6 @@
 //! Run metrics: network efficiency and packet latency per time bin, as CSV and as an SVG plot;
-//! the SVG figures that compare runs (efficiency curves, load sweeps, execution times).
+//! the SVG figures that compare runs (efficiency curves, sweeps with their confidence intervals,
+//! execution times).
 //!
 //! Efficiency is the delivered throughput normalised to the fabric's capacity: flits delivered in a
 //! bin divided by (end nodes x cycles in the bin), so 1.0 means every node receives a flit every
@@ -7,10 +8,17 @@
 
 use std::fmt::Write as _;
 
+mod confidence;
 mod execution_svg;
+mod sweep_csv;
 mod sweep_svg;
+pub use confidence::{Estimate, estimate, t975};
 pub use execution_svg::{ExecutionBar, execution_plot_svg};
-pub use sweep_svg::{RunStatus, SweepPoint, SweepSeries, read_sweep_csv, sweep_plot_svg};
+pub use sweep_csv::{
+    LOAD_COLUMN, METRICS, Measure, RUNS, RunStatus, SweepRow, SweepTable, csv_field,
+    read_sweep_csv, split_fields,
+};
+pub use sweep_svg::{SweepAxis, SweepPoint, SweepSeries, sweep_curves, sweep_plot_svg};
 
 /// Statistics of one time bin.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,163 +1,181 @@
-//! The plot of load sweeps: two panels side by side, accepted load against offered load and mean
-//! packet latency against offered load, one point per run and one curve per sweep (as seeds 002
-//! and 003 plot their results, several routings in one figure). A run that stopped early (a
-//! deadlock or another broken invariant) is drawn as a cross and named in a note under the panels.
+//! The plot of sweeps: two panels side by side, accepted load and mean packet latency against
+//! the first varied key (offered load, for a load sweep), one curve per value of the others and
+//! per sweep (as seeds 002 and 003 plot their results, several routings in one figure), each
+//! point with its 95 % confidence interval when it was replicated. A point whose runs stopped
+//! early (a deadlock or another broken invariant) is drawn as a cross and named in a note under
+//! the panels.
 
+use super::sweep_csv::{LOAD_COLUMN, RunStatus, SweepTable};
 use super::{COLOURS, draw_legend, escape, legend_width, svg_start, trim};
 use std::fmt::Write as _;
 
-/// One run of a sweep.
+/// One point of a sweep.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepPoint {
-    /// Offered load, 0 to 1.
-    pub offered: f64,
+    /// Where it sits across: the first varied key's value, or its place among them when the
+    /// values are not numbers.
+    pub x: f64,
     /// Accepted load (delivered flits over the nodes' injection capacity), 0 to 1.
     pub accepted: f64,
+    /// Half-width of the accepted load's 95 % confidence interval.
+    pub accepted_ci: Option<f64>,
     /// Mean packet latency in ns; `None` when no packet was delivered.
     pub mean_latency_ns: Option<f64>,
-    /// Whether the run simulated every cycle without a broken invariant.
+    /// Half-width of the latency's 95 % confidence interval.
+    pub latency_ci: Option<f64>,
+    /// Whether its runs simulated every cycle without a broken invariant.
     pub complete: bool,
 }
 
-/// The runs of one sweep and the name its curve has in the legend.
+/// The points of one curve and the name it has in the legend.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepSeries {
-    /// Legend label (no legend is drawn for a single sweep).
+    /// Legend label (no legend is drawn for a single curve).
     pub label: String,
-    /// One point per run, in offered-load order.
+    /// Its points, in the order of the first key's values.
     pub points: Vec<SweepPoint>,
 }
 
-/// How a run of a sweep ended (the `status` column of `sweep.csv`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunStatus {
-    /// Every cycle simulated, every invariant held.
-    Complete,
-    /// The progress watchdog stopped it.
-    Deadlock,
-    /// Another invariant broke.
-    Invariant,
-    /// Stopped before its last cycle (a signal, a time limit).
-    Stopped,
+/// The axis across both panels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepAxis {
+    /// Its name under the panels.
+    pub label: String,
+    /// The values at its left and right ends.
+    pub lo: f64,
+    pub hi: f64,
+    /// Its ticks: value and text.
+    pub ticks: Vec<(f64, String)>,
+    /// Whether the accepted-load panel draws the line accepted = offered (a load sweep).
+    pub diagonal: bool,
 }
 
-impl RunStatus {
-    /// Every status, in the order the column's values are listed.
-    pub const ALL: [RunStatus; 4] = [
-        RunStatus::Complete,
-        RunStatus::Deadlock,
-        RunStatus::Invariant,
-        RunStatus::Stopped,
-    ];
-
-    /// Its name in `sweep.csv`.
-    pub fn name(self) -> &'static str {
-        match self {
-            RunStatus::Complete => "complete",
-            RunStatus::Deadlock => "deadlock",
-            RunStatus::Invariant => "invariant",
-            RunStatus::Stopped => "stopped",
+impl SweepAxis {
+    /// Offered load, 0 to 1, ticks every 0.2.
+    pub fn load() -> Self {
+        SweepAxis {
+            label: "offered load".into(),
+            lo: 0.0,
+            hi: 1.0,
+            ticks: (0..=5)
+                .map(|k| (k as f64 / 5.0, format!("{:.1}", k as f64 / 5.0)))
+                .collect(),
+            diagonal: true,
         }
     }
 
-    /// The status of that name, if any.
-    pub fn named(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.name() == name)
+    /// A key whose values are numbers: from a round value at or below the least to one at or
+    /// above the largest, ticks at a round step.
+    pub fn numbers(label: &str, values: &[f64]) -> Self {
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (lo, hi) = match (lo.is_finite() && hi.is_finite(), lo == hi) {
+            (false, _) => (0.0, 1.0),
+            (true, true) => (lo - lo.abs().max(1.0) / 2.0, hi + hi.abs().max(1.0) / 2.0),
+            (true, false) => (lo, hi),
+        };
+        let step = round_step(hi - lo, 5.0);
+        let (lo, hi) = ((lo / step).floor() * step, (hi / step).ceil() * step);
+        let mut ticks = Vec::new();
+        let mut k = 0u32;
+        while lo + step * k as f64 <= hi * (1.0 + 1e-9) + 1e-12 && k <= 20 {
+            let v = lo + step * k as f64;
+            ticks.push((v, trim(v)));
+            k += 1;
+        }
+        SweepAxis {
+            label: label.into(),
+            lo,
+            hi,
+            ticks,
+            diagonal: false,
+        }
+    }
+
+    /// A key whose values are names: one slot each, in order.
+    pub fn categories(label: &str, names: &[String]) -> Self {
+        SweepAxis {
+            label: label.into(),
+            lo: -0.5,
+            hi: names.len() as f64 - 0.5,
+            ticks: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i as f64, n.clone()))
+                .collect(),
+            diagonal: false,
+        }
     }
 }
 
-/// Reads a `sweep.csv` written by `arnsim sweep` (its first seven columns: offered and accepted
-/// load, bytes per ns per switch, mean and largest latency, packets, status); `path` names the
-/// file in errors, which give its line and field.
-pub fn read_sweep_csv(path: &str, text: &str) -> Result<Vec<SweepPoint>, String> {
-    let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, h)) if h.starts_with("offered_load,accepted_load,") => {}
-        _ => return Err(format!("{path}:1: expected the header of a sweep.csv")),
-    }
-    let mut points = Vec::new();
-    for (i, line) in lines {
-        let f: Vec<&str> = line.splitn(8, ',').collect();
-        let n = i + 1;
-        let num = |k: usize, name: &str| -> Result<f64, String> {
-            let v = f
-                .get(k)
-                .ok_or_else(|| format!("{path}:{n}: field `{name}` is missing"))?;
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| {
-                    format!("{path}:{n}: field `{name}`: `{v}` is not a number 0 or above")
-                })
-        };
-        let (offered, accepted) = (num(0, "offered_load")?, num(1, "accepted_load")?);
-        if offered > 1.0 || accepted > 1.0 {
-            return Err(format!(
-                "{path}:{n}: loads are fractions of the links' capacity, 0 to 1"
-            ));
-        }
-        let mean_latency_ns = match f.get(3) {
-            Some(&"") => None,
-            _ => Some(num(3, "mean_latency_ns")?),
-        };
-        let status = f
-            .get(6)
-            .ok_or_else(|| format!("{path}:{n}: field `status` is missing"))?;
-        if let Some(reason) = f.get(7) {
-            csv_text_field(reason).map_err(|e| format!("{path}:{n}: field `reason`: {e}"))?;
-        }
-        if let Some(last) = points.last().map(|p: &SweepPoint| p.offered)
-            && offered <= last
-        {
-            return Err(format!(
-                "{path}:{n}: field `offered_load`: {offered} {} the row before's {last}; a sweep \
-                 runs each load once, in increasing order",
-                if offered == last {
-                    "repeats"
-                } else {
-                    "is below"
-                }
-            ));
-        }
-        let status = RunStatus::named(status).ok_or_else(|| {
-            let names: Vec<&str> = RunStatus::ALL.iter().map(|s| s.name()).collect();
-            format!(
-                "{path}:{n}: field `status`: `{status}` is not one of {}",
-                names.join(", ")
-            )
-        })?;
-        points.push(SweepPoint {
-            offered,
-            accepted,
-            mean_latency_ns,
-            complete: status == RunStatus::Complete,
-        });
-    }
-    if points.is_empty() {
+/// The axis and curves of one or more sweeps read back, each table with the label of its
+/// sweep: across, their first varied key (the same in every table); a curve per sweep and per
+/// combination of the other keys' values, labelled by them. Points the sweep did not finish are
+/// left out.
+pub fn sweep_curves(
+    tables: &[(String, SweepTable)],
+) -> Result<(SweepAxis, Vec<SweepSeries>), String> {
+    let Some((first_label, first)) = tables.first() else {
+        return Err("no sweep to plot".into());
+    };
+    let key = first.keys[0].clone();
+    if let Some((l, t)) = tables.iter().find(|(_, t)| t.keys[0] != key) {
         return Err(format!(
-            "{path}: no rows after the header: the sweep ran no load (nothing to plot)"
+            "{l} varies `{}` first and {first_label} `{key}`: sweeps plotted together share the \
+             key across",
+            t.keys[0]
         ));
     }
-    Ok(points)
-}
-
-/// A CSV text field as `arnsim sweep` writes one: plain text without a comma or quote, or
-/// quoted whole with its quotes doubled.
-fn csv_text_field(f: &str) -> Result<(), String> {
-    let Some(inner) = f.strip_prefix('"') else {
-        return match f.contains(['"', ',']) {
-            true => Err(format!(
-                "`{f}`: a comma or quote in a field that is not quoted"
-            )),
-            false => Ok(()),
-        };
-    };
-    let broken = || format!("`{f}`: a quoted field that is not closed, or has a lone quote");
-    let inner = inner.strip_suffix('"').ok_or_else(broken)?;
-    if inner.replace("\"\"", "").contains('"') {
-        return Err(broken());
+    let rows = || tables.iter().flat_map(|(_, t)| &t.rows);
+    let numbers: Option<Vec<f64>> = rows().map(|r| r.values[0].parse::<f64>().ok()).collect();
+    let mut names: Vec<String> = Vec::new();
+    for r in rows() {
+        if !names.contains(&r.values[0]) {
+            names.push(r.values[0].clone());
+        }
     }
-    Ok(())
+    let axis = match &numbers {
+        _ if key == LOAD_COLUMN => SweepAxis::load(),
+        Some(v) => SweepAxis::numbers(&key, v),
+        None => SweepAxis::categories(&key, &names),
+    };
+    let x_of = |text: &str| match numbers {
+        Some(_) => text.parse::<f64>().unwrap_or(0.0),
+        None => names.iter().position(|n| n == text).unwrap_or(0) as f64,
+    };
+    let mut series = Vec::new();
+    for (label, t) in tables {
+        let mut curves: Vec<(&[String], Vec<SweepPoint>)> = Vec::new();
+        for r in &t.rows {
+            let Some(a) = r.accepted else { continue };
+            let p = SweepPoint {
+                x: x_of(&r.values[0]),
+                accepted: a.mean,
+                accepted_ci: a.ci95,
+                mean_latency_ns: r.mean_latency_ns.map(|m| m.mean),
+                latency_ci: r.mean_latency_ns.and_then(|m| m.ci95),
+                complete: r.status == RunStatus::Complete,
+            };
+            match curves.iter_mut().find(|(k, _)| *k == &r.values[1..]) {
+                Some((_, pts)) => pts.push(p),
+                None => curves.push((&r.values[1..], vec![p])),
+            }
+        }
+        for (others, points) in curves {
+            let named: Vec<String> = t.keys[1..]
+                .iter()
+                .zip(others)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let label = match (tables.len() > 1, named.is_empty()) {
+                (true, true) => label.clone(),
+                (true, false) => format!("{label}: {}", named.join(", ")),
+                (false, _) => named.join(", "),
+            };
+            series.push(SweepSeries { label, points });
+        }
+    }
+    Ok((axis, series))
 }
 
 /// A round step (1, 2 or 5 times a power of ten) that cuts `0..end` into at most `most` parts.
@@ -170,14 +188,18 @@ pub(super) fn round_step(end: f64, most: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
-/// One panel: its frame at (`x0`, `top`), size `pw` x `ph`, offered load 0 to 1 across and
-/// 0 to `y_end` up, ticks every `y_step`, per sweep the points `(offered, value, complete)`.
+/// A point of a panel: across, up, the half-width of its interval, and whether it completed.
+type Dot = (f64, f64, Option<f64>, bool);
+
+/// One panel: its frame at (`x0`, `top`), size `pw` x `ph`, `axis` across and 0 to `y_end` up,
+/// ticks every `y_step`, the points of each curve.
 struct Panel<'a> {
     x0: f64,
+    axis: &'a SweepAxis,
     y_label: &'a str,
     y_end: f64,
     y_step: f64,
-    curves: Vec<Vec<(f64, f64, bool)>>,
+    curves: Vec<Vec<Dot>>,
     diagonal: bool,
 }
 
@@ -186,8 +208,9 @@ const PW: f64 = 330.0;
 const PH: f64 = 280.0;
 
 impl Panel<'_> {
-    fn x(&self, load: f64) -> f64 {
-        self.x0 + PW * load.clamp(0.0, 1.0)
+    fn x(&self, v: f64) -> f64 {
+        let span = (self.axis.hi - self.axis.lo).max(f64::MIN_POSITIVE);
+        self.x0 + PW * ((v - self.axis.lo) / span).clamp(0.0, 1.0)
     }
 
     fn y(&self, v: f64) -> f64 {
@@ -209,20 +232,21 @@ impl Panel<'_> {
             );
             i += 1;
         }
-        for k in 0..=5 {
-            let load = k as f64 / 5.0;
+        for (v, text) in &self.axis.ticks {
             let _ = writeln!(
                 s,
-                r#"<text x="{:.2}" y="{}" text-anchor="middle">{load:.1}</text>"#,
-                self.x(load),
-                bottom + 16.0
+                r#"<text x="{:.2}" y="{}" text-anchor="middle">{}</text>"#,
+                self.x(*v),
+                bottom + 16.0,
+                escape(text)
             );
         }
         let (mid_x, mid_y) = (x0 + PW / 2.0, TOP + PH / 2.0);
         let _ = writeln!(
             s,
-            r#"<text x="{mid_x}" y="{}" text-anchor="middle">offered load</text><text x="{}" y="{mid_y}" transform="rotate(-90 {} {mid_y})" text-anchor="middle">{}</text>"#,
+            r#"<text x="{mid_x}" y="{}" text-anchor="middle">{}</text><text x="{}" y="{mid_y}" transform="rotate(-90 {} {mid_y})" text-anchor="middle">{}</text>"#,
             bottom + 34.0,
+            escape(&self.axis.label),
             x0 - 52.0,
             x0 - 52.0,
             escape(self.y_label)
@@ -235,7 +259,9 @@ impl Panel<'_> {
             // Accepted equals offered: what a fabric below saturation delivers.
             let _ = writeln!(
                 s,
-                r##"<line x1="{x0}" y1="{bottom}" x2="{:.2}" y2="{:.2}" stroke="#999" stroke-dasharray="4 4"/>"##,
+                r##"<line x1="{:.2}" y1="{:.2}" x2="{:.2}" y2="{:.2}" stroke="#999" stroke-dasharray="4 4"/>"##,
+                self.x(0.0),
+                self.y(0.0),
                 self.x(1.0),
                 self.y(1.0)
             );
@@ -245,18 +271,30 @@ impl Panel<'_> {
         }
     }
 
-    fn draw_curve(&self, s: &mut String, points: &[(f64, f64, bool)], colour: &str) {
+    fn draw_curve(&self, s: &mut String, points: &[Dot], colour: &str) {
         let mut pts = String::new();
-        for &(load, v, _) in points {
-            let _ = write!(pts, "{:.2},{:.2} ", self.x(load), self.y(v));
+        for &(x, v, _, _) in points {
+            let _ = write!(pts, "{:.2},{:.2} ", self.x(x), self.y(v));
         }
         let _ = writeln!(
             s,
             r##"<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{}"/>"##,
             pts.trim_end()
         );
-        for &(load, v, complete) in points {
-            let (px, py) = (self.x(load), self.y(v));
+        for &(x, v, ci, complete) in points {
+            let (px, py) = (self.x(x), self.y(v));
+            if let Some(ci) = ci.filter(|c| *c > 0.0) {
+                // The 95 % interval: a bar with caps.
+                let (top, bottom) = (self.y(v + ci), self.y(v - ci));
+                let _ = writeln!(
+                    s,
+                    r##"<path d="M{px:.2},{top:.2}L{px:.2},{bottom:.2}M{:.2},{top:.2}L{:.2},{top:.2}M{:.2},{bottom:.2}L{:.2},{bottom:.2}" stroke="{colour}" class="ci"/>"##,
+                    px - 3.0,
+                    px + 3.0,
+                    px - 3.0,
+                    px + 3.0,
+                );
+            }
             if complete {
                 let _ = writeln!(
                     s,
@@ -280,10 +318,10 @@ impl Panel<'_> {
     }
 }
 
-/// The SVG of one or more sweeps: accepted load against offered load (with the line where they
-/// are equal) on the left, mean latency in ns against offered load on the right; a legend names
-/// the sweeps when there are several.
-pub fn sweep_plot_svg(title: &str, sweeps: &[SweepSeries]) -> String {
+/// The SVG of one or more curves: accepted load against `axis` (with the line accepted =
+/// offered on a load axis) on the left, mean latency in ns on the right, each point with its
+/// interval; a legend names the curves when there are several.
+pub fn sweep_plot_svg(title: &str, axis: &SweepAxis, sweeps: &[SweepSeries]) -> String {
     let legend = if sweeps.len() > 1 {
         legend_width(160.0, sweeps.iter().map(|c| c.label.as_str()))
     } else {
@@ -292,6 +330,7 @@ pub fn sweep_plot_svg(title: &str, sweeps: &[SweepSeries]) -> String {
     let (w, h) = (2.0 * PW + 200.0 + legend, TOP + PH + 70.0);
     let accepted = Panel {
         x0: 70.0,
+        axis,
         y_label: "accepted load (fraction of capacity)",
         y_end: 1.0,
         y_step: 0.2,
@@ -300,26 +339,34 @@ pub fn sweep_plot_svg(title: &str, sweeps: &[SweepSeries]) -> String {
             .map(|c| {
                 c.points
                     .iter()
-                    .map(|p| (p.offered, p.accepted, p.complete))
+                    .map(|p| (p.x, p.accepted, p.accepted_ci, p.complete))
                     .collect()
             })
             .collect(),
-        diagonal: true,
+        diagonal: axis.diagonal,
     };
-    let latency: Vec<Vec<(f64, f64, bool)>> = sweeps
+    let latency: Vec<Vec<Dot>> = sweeps
         .iter()
         .map(|c| {
             c.points
                 .iter()
-                .filter_map(|p| p.mean_latency_ns.map(|l| (p.offered, l, p.complete)))
+                .filter_map(|p| {
+                    p.mean_latency_ns
+                        .map(|l| (p.x, l, p.latency_ci, p.complete))
+                })
                 .collect()
         })
         .collect();
-    let most = latency.iter().flatten().map(|p| p.1).fold(0.0f64, f64::max);
+    let most = latency
+        .iter()
+        .flatten()
+        .map(|p| p.1 + p.2.unwrap_or(0.0))
+        .fold(0.0f64, f64::max);
     let most = if most > 0.0 { most } else { 1.0 };
     let step = round_step(most, 6.0);
     let latency = Panel {
         x0: 70.0 + PW + 110.0,
+        axis,
         y_label: "mean latency (ns)",
         y_end: (most / step).ceil() * step,
         y_step: step,
@@ -336,7 +383,7 @@ pub fn sweep_plot_svg(title: &str, sweeps: &[SweepSeries]) -> String {
     if sweeps.iter().flat_map(|c| &c.points).any(|p| !p.complete) {
         let _ = writeln!(
             s,
-            r##"<text x="70" y="{}">× a run that stopped early (deadlock or broken invariant): see sweep.csv</text>"##,
+            r##"<text x="70" y="{}">× a point whose runs stopped early (deadlock or broken invariant): see sweep.csv</text>"##,
             h - 6.0,
         );
     }
@@ -345,106 +392,4 @@ pub fn sweep_plot_svg(title: &str, sweeps: &[SweepSeries]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn point(offered: f64, accepted: f64, latency: Option<f64>, complete: bool) -> SweepPoint {
-        SweepPoint {
-            offered,
-            accepted,
-            mean_latency_ns: latency,
-            complete,
-        }
-    }
-
-    #[test]
-    fn two_panels_and_stopped_runs_marked() {
-        let pts = [
-            point(0.2, 0.19, Some(800.0), true),
-            point(0.5, 0.48, Some(1500.0), true),
-        ];
-        let one = |pts: &[SweepPoint]| {
-            [SweepSeries {
-                label: "x".into(),
-                points: pts.to_vec(),
-            }]
-        };
-        let svg = sweep_plot_svg("a <sweep>", &one(&pts));
-        assert_eq!(svg.matches("<polyline").count(), 2);
-        assert_eq!(
-            svg.matches("<circle").count(),
-            4,
-            "a point per run per panel"
-        );
-        assert!(svg.contains("a &lt;sweep&gt;") && svg.contains(">mean latency (ns)</text>"));
-        assert!(!svg.contains("stopped early"));
-        // Latency ticks at a round step up to a round end above the largest latency.
-        assert!(
-            svg.contains(">1500</text>") && svg.contains(">500</text>"),
-            "{svg}"
-        );
-        let pts = [
-            point(0.2, 0.19, Some(800.0), true),
-            point(0.9, 0.3, None, false),
-        ];
-        let svg = sweep_plot_svg("s", &one(&pts));
-        assert!(svg.contains("stopped early"));
-        assert_eq!(
-            svg.matches("<path").count(),
-            1,
-            "no latency point without packets"
-        );
-        assert_eq!(svg.matches("<circle").count(), 2);
-    }
-
-    #[test]
-    fn several_sweeps_share_the_panels_with_a_legend() {
-        let a = SweepSeries {
-            label: "MIN-1VL".into(),
-            points: vec![
-                point(0.5, 0.5, Some(700.0), true),
-                point(0.9, 0.4, Some(9000.0), false),
-            ],
-        };
-        let b = SweepSeries {
-            label: "D3R-2VL".into(),
-            points: vec![point(0.5, 0.5, Some(650.0), true)],
-        };
-        let svg = sweep_plot_svg("t", &[a.clone(), b]);
-        assert_eq!(svg.matches("<polyline").count(), 4, "two curves per panel");
-        assert!(svg.contains(">MIN-1VL</text>") && svg.contains(">D3R-2VL</text>"));
-        assert!(svg.contains("stopped early"));
-        assert!(
-            !sweep_plot_svg("t", &[a]).contains(">MIN-1VL</text>"),
-            "no legend for one"
-        );
-    }
-
-    #[test]
-    fn a_sweep_csv_reads_back_and_names_its_broken_field() {
-        let text = "offered_load,accepted_load,accepted_bytes_per_ns_per_switch,mean_latency_ns,max_latency_ns,packets_delivered,status,reason\n\
-                    0.50,0.499000,1.0,700.5,900.0,10,complete,\n\
-                    0.90,0.400000,1.0,,,0,stopped,\"deadlock, at cycle 5\"\n";
-        let p = read_sweep_csv("s.csv", text).unwrap();
-        assert_eq!(
-            p,
-            vec![
-                point(0.5, 0.499, Some(700.5), true),
-                point(0.9, 0.4, None, false)
-            ]
-        );
-        let e = read_sweep_csv("s.csv", &text.replace("0.400000", "x")).unwrap_err();
-        assert_eq!(
-            e,
-            "s.csv:3: field `accepted_load`: `x` is not a number 0 or above"
-        );
-        assert!(read_sweep_csv("s.csv", "time_us,efficiency\n").is_err());
-    }
-
-    #[test]
-    fn round_steps() {
-        assert_eq!(round_step(1500.0, 6.0), 500.0);
-        assert!((round_step(1.0, 6.0) - 0.2).abs() < 1e-12);
-        assert_eq!(round_step(12_000.0, 6.0), 2000.0);
-    }
-}
+mod tests;
