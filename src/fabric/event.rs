@@ -260,6 +260,10 @@ pub struct EventCore<const V: usize> {
     /// The cycle the first congestion root of this part's switches was detected in, and the
     /// lowest of the switches that detected one then (`u64::MAX`: none yet).
     first_root: (u64, u32),
+    /// FA: the heads that left for their escape routes in this cycle, (flat output they left,
+    /// flat escape output, input, VC, slot), joined to their new queues at the cycle's end in
+    /// output, input and VC order, as at the cycle engine's clock edge.
+    escapes_due: Vec<(u32, u32, u16, u16, u32)>,
 }
 
 impl<const V: usize> EventCore<V> {
@@ -422,6 +426,9 @@ impl<const V: usize> EventCore<V> {
             }
         }
         self.cal.give_back(now, list);
+        if !self.escapes_due.is_empty() {
+            self.join_escapes(now);
+        }
         self.send_node_backs(env, now);
         Ok(())
     }

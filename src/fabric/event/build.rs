@@ -124,6 +124,7 @@ impl<const V: usize> EventCore<V> {
             samples: Vec::new(),
             rec: None,
             first_root: (u64::MAX, 0),
+            escapes_due: Vec::new(),
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may

@@ -296,7 +296,8 @@ impl<const V: usize> EventCore<V> {
     /// FA, at the arbitration of output `p` (flat `out`) in `now`: every adaptive head in
     /// `escapes` (per input, its VCs), short of room in the adaptive half of its next VC, leaves
     /// its queue for the tail of its escape route's with its flits, ready from `now + 1`, in
-    /// input, then VC order (Martínez et al., section 4.4).
+    /// input, then VC order (Martínez et al., section 4.4); it joins that queue at the cycle's
+    /// end ([`EventCore::join_escapes`]).
     fn escape_heads(&mut self, env: &Env<V>, out: u32, p: usize, now: u64, escapes: &[u16; 64]) {
         let base = out - p as u32;
         let s = self.ins[out as usize].place.switch as usize;
@@ -323,12 +324,26 @@ impl<const V: usize> EventCore<V> {
                     self.leave_if_empty(out, i);
                 }
                 let flat = base + e as u32;
-                self.enqueue(self.voq(flat, i, v), k);
+                self.escapes_due.push((out, flat, i as u16, v as u16, k));
                 self.stats.packets_escaped += 1;
-                self.outputs[flat as usize].waiting |= 1 << i;
-                self.wake_output(flat, now + 1);
             }
         }
+    }
+
+    /// FA, at the end of cycle `now`: the heads that left for their escape routes in it join
+    /// the tails of their new queues in the order of the outputs they left, then input and VC
+    /// (the cycle engine's clock edge), ready from `now + 1`.
+    pub(super) fn join_escapes(&mut self, now: u64) {
+        let mut due = std::mem::take(&mut self.escapes_due);
+        // Stable: the heads that left one output are already in input, then VC order.
+        due.sort_by_key(|d| d.0);
+        for &(_, flat, i, v, k) in &due {
+            self.enqueue(self.voq(flat, i as usize, v as usize), k);
+            self.outputs[flat as usize].waiting |= 1 << i;
+            self.wake_output(flat, now + 1);
+        }
+        due.clear();
+        self.escapes_due = due;
     }
 
     /// The first cycle after `now` in which idle flat output `out` could grant one of the
