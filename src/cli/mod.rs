@@ -6,6 +6,7 @@
 //! existed before it unless it succeeds (`docs/outputs.md`).
 
 pub mod console;
+pub mod contention;
 pub mod demo;
 pub mod dump;
 #[cfg(test)]
@@ -183,6 +184,23 @@ pub enum Command {
         /// Scenario file or bundled name.
         scenario: String,
         /// Override any scenario key.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// Route random permutations over a scenario's fat tree (a modified one with
+    /// `topology.horizontal`) obliviously and by flow routing, and print the flows' contention:
+    /// the flows on the busiest link of each path, largest and mean (figure 5 of Birk and
+    /// Zdornov; docs/results_birk_zdornov.md).
+    Contention {
+        /// Scenario file or bundled name (its topology a `kary_ntree` or `rlft`).
+        scenario: String,
+        /// Random permutations routed.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=contention::MOST_PERMUTATIONS))]
+        permutations: u64,
+        /// Seed of the permutations (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override any scenario key, e.g. `--set topology.horizontal=2`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
@@ -387,6 +405,12 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             check,
         } => Ok(waves_pair::run(&rust, &hdl, &out, check)?),
         Command::Check { scenario, set } => Ok(scenarios::check(&scenario, &set)?),
+        Command::Contention {
+            scenario,
+            permutations,
+            seed,
+            set,
+        } => Ok(contention::run(&scenario, &set, permutations, seed)?),
         Command::Scenarios => Ok(scenarios::list()?),
         Command::Trace { workload } => Ok(trace_gen::run(&workload)?),
         Command::Plot {

@@ -42,6 +42,7 @@ const KIND_KEYS: &[&str] = &[
     "topology.ports",
     "topology.stages",
     "topology.k",
+    "topology.horizontal",
     "topology.a",
     "topology.h",
     "topology.p",
@@ -64,7 +65,7 @@ pub(super) fn read(r: &Reader) -> Option<Topology> {
     // Each kind's own keys; the others' are ignored with a warning.
     let own: &[&str] = match kind.as_str() {
         "rlft" => &["topology.ports", "topology.stages"],
-        "kary_ntree" => &["topology.k", "topology.stages"],
+        "kary_ntree" => &["topology.k", "topology.stages", "topology.horizontal"],
         "dragonfly" => &["topology.a", "topology.h", "topology.p"],
         "irregular" => &[
             "topology.switches",
@@ -114,7 +115,12 @@ pub(super) fn read(r: &Reader) -> Option<Topology> {
                 format!("k = {k} and {n} stages"),
                 k.pow(n as u32),
             )?;
-            Some(Topology::kary_ntree(k as u32, n as u32))
+            // A chain's inner switch has 2k + 2 horizontal ports.
+            let most = (MAX_PORTS - 2 * k) / 2;
+            let why =
+                format!("an inner switch of a chain has 2k + 2 x width ports, {MAX_PORTS} at most");
+            let h = r.uint_in("topology.horizontal", Some(0), (0, most), &why)?;
+            Some(Topology::kary_ntree(k as u32, n as u32).with_horizontal(h as u32))
         }
         "dragonfly" => dragonfly(r),
         "irregular" => irregular(r),
@@ -422,6 +428,7 @@ fn custom(r: &Reader) -> Option<Topology> {
         links,
         xgft: None,
         dragonfly: None,
+        horizontal: 0,
     })
 }
 

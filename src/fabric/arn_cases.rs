@@ -40,6 +40,7 @@ fn custom(nodes: u32, switches: &[(u8, u16, u64)], links: &[(Endpoint, Endpoint)
         links: links.to_vec(),
         xgft: None,
         dragonfly: None,
+        horizontal: 0,
     }
 }
 

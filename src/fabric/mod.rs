@@ -22,6 +22,7 @@
 //!   the fabric, so that every engine reports a deadlock in the same cycle.
 
 pub mod event;
+pub mod flow_routes;
 pub mod invariants;
 pub mod node;
 pub mod parallel;

@@ -223,6 +223,7 @@ pub(crate) fn ring_deadlock_case() -> (Topology, FabricParams, Vec<Vec<Flow>>) {
         links,
         xgft: None,
         dragonfly: None,
+        horizontal: 0,
     };
     let flows: Vec<Vec<Flow>> = (0..RING)
         .map(|s| {

@@ -50,6 +50,9 @@ pub struct Topology {
     pub xgft: Option<(Vec<u32>, Vec<u32>)>,
     /// The Dragonfly's shape when the topology is one (routing engines that order its groups).
     pub dragonfly: Option<DragonflyShape>,
+    /// Horizontal width of a modified k-ary n-tree: the parallel links between neighbouring
+    /// switches of one logical node ([`Topology::with_horizontal`]); 0 for none.
+    pub horizontal: u32,
 }
 
 impl Topology {
@@ -115,6 +118,7 @@ impl Topology {
             links,
             xgft: Some((m.to_vec(), w.to_vec())),
             dragonfly: None,
+            horizontal: 0,
         }
     }
 
@@ -135,6 +139,59 @@ impl Topology {
         let mut w = vec![k; n as usize];
         w[0] = 1;
         Self::xgft(&m, &w)
+    }
+
+    /// The modified k-ary n-tree of Birk and Zdornov (section 4, figure 4b): the switches of each
+    /// logical node (the switches of one level that serve the same subtree: same `a` digits,
+    /// `b` digits running) joined in a chain, in the order of their `b` digits, by `width`
+    /// parallel links between each two neighbours. A chain's inner switches get `2 width` ports
+    /// after their up ports, its two ends `width`; the ports to the left neighbour come first.
+    /// Level 1 (one switch per logical node) gets none.
+    pub fn with_horizontal(mut self, width: u32) -> Self {
+        let Some((m, w)) = self.xgft.clone() else {
+            return self;
+        };
+        if width == 0 {
+            return self;
+        }
+        let mut first = 0usize;
+        for l in 1..=m.len() {
+            let count = m[l..].iter().product::<u32>() * w[..l].iter().product::<u32>();
+            // Switches of one logical node: consecutive indices, as many as their b digits.
+            let chain = w[..l].iter().product::<u32>() as usize;
+            let base: Vec<u16> = (first..first + count as usize)
+                .map(|s| self.switches[s].ports)
+                .collect();
+            for s in first..first + count as usize {
+                let i = (s - first) % chain;
+                let sides = (i > 0) as u16 + (i + 1 < chain) as u16;
+                self.switches[s].ports += sides * width as u16;
+            }
+            for s in first..first + count as usize {
+                let i = (s - first) % chain;
+                if i + 1 == chain {
+                    continue;
+                }
+                // Right ports of `s` come after its left ones; left ports of `s + 1` first.
+                let right = base[s - first] + (i > 0) as u16 * width as u16;
+                let left = base[s + 1 - first];
+                for j in 0..width as u16 {
+                    self.links.push((
+                        Endpoint::Switch {
+                            sw: s as u32,
+                            port: right + j,
+                        },
+                        Endpoint::Switch {
+                            sw: s as u32 + 1,
+                            port: left + j,
+                        },
+                    ));
+                }
+            }
+            first += count as usize;
+        }
+        self.horizontal = width;
+        self
     }
 
     /// Number of stages of a fat tree (0 for custom topologies).
@@ -188,6 +245,42 @@ mod tests {
         assert_eq!(t.nodes, 8);
         assert_eq!(t.switches.len(), 12);
         check_cabling(&t);
+    }
+
+    #[test]
+    fn a_modified_tree_chains_each_logical_node() {
+        // 4-ary 3-tree: level 2 has 4 logical nodes of 4 switches, level 3 one of 16.
+        let plain = Topology::kary_ntree(4, 3);
+        let t = Topology::kary_ntree(4, 3).with_horizontal(2);
+        check_cabling(&t);
+        let pairs = 4 * 3 + 15;
+        assert_eq!(t.links.len(), plain.links.len() + 2 * pairs);
+        let added: usize = t
+            .switches
+            .iter()
+            .zip(&plain.switches)
+            .map(|(a, b)| (a.ports - b.ports) as usize)
+            .sum();
+        assert_eq!(added, 2 * 2 * pairs, "two ports per link");
+        assert!(
+            t.switches[..16].iter().all(|s| s.ports == 8),
+            "no chain at level 1"
+        );
+        // Level 2's first logical node: switches 16..20; an end has 2 more ports, inner ones 4.
+        assert_eq!((t.switches[16].ports, t.switches[17].ports), (10, 12));
+        assert_eq!(t.switches[19].ports, 10);
+        // Horizontal links join switches of one level and one logical node, left to right.
+        for &(a, b) in &t.links[plain.links.len()..] {
+            let (Endpoint::Switch { sw: s1, port: p1 }, Endpoint::Switch { sw: s2, .. }) = (a, b)
+            else {
+                panic!("{a:?} {b:?}")
+            };
+            assert_eq!(s1 + 1, s2);
+            assert_eq!(t.switches[s1 as usize].stage, t.switches[s2 as usize].stage);
+            assert!(p1 >= plain.switches[s1 as usize].ports);
+            assert_eq!(t.switches[s1 as usize].up_ports >> p1, 0);
+        }
+        assert_eq!(Topology::kary_ntree(4, 3).with_horizontal(0), plain);
     }
 
     #[test]

@@ -84,9 +84,10 @@ pub fn of_fabric(topo: &Topology, params: &FabricParams) -> Result<Option<Deadlo
 }
 
 /// Whether `engine`'s routes on `topo` can close a cycle: not on a fat tree, where every engine
-/// but DFSSSP routes up, then down (DFSSSP's balanced paths need not).
+/// but DFSSSP routes up, then down (DFSSSP's balanced paths need not); a modified k-ary n-tree's
+/// horizontal links are checked whatever the engine.
 pub fn needs_check(topo: &Topology, engine: RoutingEngine) -> bool {
-    topo.xgft.is_none() || engine == RoutingEngine::Dfsssp
+    topo.xgft.is_none() || topo.horizontal > 0 || engine == RoutingEngine::Dfsssp
 }
 
 /// [`of_fabric`] of a routing already programmed (`arnsim check` also counts its options), on

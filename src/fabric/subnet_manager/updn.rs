@@ -160,6 +160,7 @@ mod tests {
             links,
             xgft: None,
             dragonfly: None,
+            horizontal: 0,
         };
         let g = SwitchGraph::of(&t).unwrap();
         assert_eq!(root(&g), 2);

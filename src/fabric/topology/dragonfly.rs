@@ -112,6 +112,7 @@ impl Topology {
             links,
             xgft: None,
             dragonfly: Some(shape),
+            horizontal: 0,
         }
     }
 }

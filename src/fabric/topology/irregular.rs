@@ -120,6 +120,7 @@ impl Topology {
             links,
             xgft: None,
             dragonfly: None,
+            horizontal: 0,
         })
     }
 }
