@@ -446,3 +446,48 @@ fn a_hot_share_names_its_node_or_draws_it_from_the_seed() {
         "{e:?}"
     );
 }
+
+#[test]
+fn random_tables_and_slimmed_tops_load_or_are_refused_at_their_key() {
+    use crate::fabric::subnet_manager::RoutingEngine;
+    let set = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let s = Scenario::from_text("s.toml", SMALL, &set(&["routing_engine=random"])).unwrap();
+    assert_eq!(
+        s.params.routing_engine,
+        Some(RoutingEngine::Random { seed: 1 })
+    );
+    let s = Scenario::from_text(
+        "s.toml",
+        SMALL,
+        &set(&["routing_engine=random", "routing_seed=9"]),
+    )
+    .unwrap();
+    assert_eq!(
+        s.params.routing_engine,
+        Some(RoutingEngine::Random { seed: 9 })
+    );
+    let e = errs(DRAGONFLY, &["routing_engine=random"]);
+    assert!(
+        e[0].to_string().contains("`random` routes fat trees"),
+        "{e:?}"
+    );
+    // 2-ary 3-tree: 4 top switches, in groups of 2.
+    let s = Scenario::from_text("s.toml", SMALL, &set(&["topology.top_switches=2"])).unwrap();
+    assert_eq!(
+        s.topology.switches.iter().filter(|w| w.stage == 3).count(),
+        2
+    );
+    assert_eq!(s.topology.nodes, 8);
+    for (top, says) in [
+        ("3", "3: not a multiple of 2"),
+        ("8", "outside 2..=4"),
+        ("1", "outside 2..=4"),
+    ] {
+        let e = errs(SMALL, &[&format!("topology.top_switches={top}")]);
+        let e = e[0].to_string();
+        assert!(
+            e.contains("topology.top_switches") && e.contains(says),
+            "{top}: {e}"
+        );
+    }
+}

@@ -43,6 +43,7 @@ const KIND_KEYS: &[&str] = &[
     "topology.stages",
     "topology.k",
     "topology.horizontal",
+    "topology.top_switches",
     "topology.a",
     "topology.h",
     "topology.p",
@@ -64,8 +65,13 @@ pub(super) fn read(r: &Reader) -> Option<Topology> {
     };
     // Each kind's own keys; the others' are ignored with a warning.
     let own: &[&str] = match kind.as_str() {
-        "rlft" => &["topology.ports", "topology.stages"],
-        "kary_ntree" => &["topology.k", "topology.stages", "topology.horizontal"],
+        "rlft" => &["topology.ports", "topology.stages", "topology.top_switches"],
+        "kary_ntree" => &[
+            "topology.k",
+            "topology.stages",
+            "topology.horizontal",
+            "topology.top_switches",
+        ],
         "dragonfly" => &["topology.a", "topology.h", "topology.p"],
         "irregular" => &[
             "topology.switches",
@@ -98,7 +104,8 @@ pub(super) fn read(r: &Reader) -> Option<Topology> {
                 format!("{p} ports and {n} stages"),
                 nodes,
             )?;
-            Some(Topology::rlft(p as u32, n as u32))
+            let t = Topology::rlft(p as u32, n as u32);
+            slimmed(r, t, (p / 2) as u32)
         }
         "kary_ntree" => {
             let k = r.uint_in(
@@ -120,12 +127,47 @@ pub(super) fn read(r: &Reader) -> Option<Topology> {
             let why =
                 format!("an inner switch of a chain has 2k + 2 x width ports, {MAX_PORTS} at most");
             let h = r.uint_in("topology.horizontal", Some(0), (0, most), &why)?;
-            Some(Topology::kary_ntree(k as u32, n as u32).with_horizontal(h as u32))
+            let t = slimmed(r, Topology::kary_ntree(k as u32, n as u32), k as u32)?;
+            Some(t.with_horizontal(h as u32))
         }
         "dragonfly" => dragonfly(r),
         "irregular" => irregular(r),
         _ => custom(r),
     }
+}
+
+/// `topology.top_switches`: a fat tree whose top level keeps `T` of its `K^(n-1)` switches (tree
+/// slimming): each switch of the level below keeps `T / K^(n-2)` of its `K` up ports, so `T` is
+/// a multiple of `K^(n-2)`, from one to `K` of them. `K` is the up ports of a switch below the
+/// top.
+fn slimmed(r: &Reader, t: Topology, k: u32) -> Option<Topology> {
+    let Some((m, mut w)) = t.xgft.clone() else {
+        return Some(t);
+    };
+    let n = w.len();
+    let full: u64 = w.iter().map(|&x| x as u64).product();
+    if !r.doc.has("topology.top_switches") {
+        return Some(t);
+    }
+    if n < 2 {
+        r.doc.fail::<()>(
+            "topology.top_switches",
+            "a one-stage tree has a single switch; nothing to slim",
+        );
+        return None;
+    }
+    let group = full / k as u64;
+    let why = format!(
+        "a multiple of {group} (K^(n-2), K = {k}), up to {full}: every switch below the top keeps the same number of up ports"
+    );
+    let top = r.uint_in("topology.top_switches", None, (group, full), &why)?;
+    if !r.doc.holds("topology.top_switches", top % group == 0, || {
+        format!("{top}: not a multiple of {group} ({why})")
+    }) {
+        return None;
+    }
+    w[n - 1] = (top / group) as u32;
+    Some(Topology::xgft(&m, &w))
 }
 
 /// `kind = "dragonfly"`: `a`, `h`, `p`.
@@ -451,6 +493,18 @@ pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> Routing
         r.doc.ignore("fa_options", "`routing_engine` is in error");
         return default;
     };
+    if let RoutingEngine::Random { seed } = &mut engine {
+        let table = r.uint_in(
+            "routing_seed",
+            Some(1),
+            (0, u64::MAX),
+            "the seed of the random table",
+        );
+        *seed = table.unwrap_or(1);
+    } else {
+        r.doc
+            .ignore("routing_seed", "`routing_engine` is not `random`");
+    }
     if let RoutingEngine::FaUpdn { options } = &mut engine {
         let mr = r.uint_in(
             "fa_options",
@@ -464,10 +518,13 @@ pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> Routing
             .ignore("fa_options", "`routing_engine` is not `fa_updn`");
     }
     let fat_tree = topology.is_none_or(|t| t.xgft.is_some());
-    if engine == RoutingEngine::Ftree && !fat_tree {
+    if matches!(engine, RoutingEngine::Ftree | RoutingEngine::Random { .. }) && !fat_tree {
         r.doc.fail::<()>(
             "routing_engine",
-            "`ftree` routes fat trees (`topology.kind` `rlft` or `kary_ntree`); use `minhop` or `updn`",
+            &format!(
+                "`{}` routes fat trees (`topology.kind` `rlft` or `kary_ntree`); use `minhop` or `updn`",
+                engine.name()
+            ),
         );
         return default;
     }

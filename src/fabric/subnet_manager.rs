@@ -21,12 +21,15 @@ pub mod deadlock;
 mod dfsssp;
 mod dragonfly;
 pub mod fa;
+#[cfg(test)]
+mod fat_tree_tests;
 mod lash;
 pub mod path_sl;
 mod updn;
 
 use super::topology::{Endpoint, Topology};
 use crate::blocks::LftBanks;
+use crate::blocks::rng::SplitMix64;
 use crate::switch::SlToVl;
 pub use path_sl::PathSls;
 
@@ -35,6 +38,12 @@ pub use path_sl::PathSls;
 pub enum RoutingEngine {
     /// Fat trees: D-mod-K, then the other up ports in rotation.
     Ftree,
+    /// Fat trees: option 0 an up port drawn at random per switch and destination from `seed`,
+    /// once (a static table, the slides' "random"), then the other up ports in rotation.
+    Random {
+        /// Seed of the table (`routing_seed`).
+        seed: u64,
+    },
     /// Every shortest path; option 0 the lowest-numbered port.
     Minhop,
     /// Up*/down* from the most central switch (`updn` module).
@@ -67,8 +76,9 @@ pub enum RoutingEngine {
 
 impl RoutingEngine {
     /// Every engine.
-    pub const ALL: [RoutingEngine; 10] = [
+    pub const ALL: [RoutingEngine; 11] = [
         Self::Ftree,
+        Self::Random { seed: 1 },
         Self::Minhop,
         Self::Updn,
         Self::DflyMin,
@@ -84,6 +94,7 @@ impl RoutingEngine {
     pub fn name(self) -> &'static str {
         match self {
             Self::Ftree => "ftree",
+            Self::Random { .. } => "random",
             Self::Minhop => "minhop",
             Self::Updn => "updn",
             Self::DflyMin => "dfly_min",
@@ -141,7 +152,15 @@ pub fn program(topo: &Topology, engine: RoutingEngine) -> Result<Routing, String
     let dragonfly_min = || dragonfly::minimal_ports(topo, engine.name());
     let ((lmc, tables), sls, sl_to_vl) = match engine {
         RoutingEngine::Ftree if topo.xgft.is_some() => (program_fat_tree(topo), None, None),
-        RoutingEngine::Ftree => return Err("routing engine `ftree` needs a fat tree".into()),
+        RoutingEngine::Random { seed } if topo.xgft.is_some() => {
+            (program_fat_tree_from(topo, Some(seed)), None, None)
+        }
+        RoutingEngine::Ftree | RoutingEngine::Random { .. } => {
+            return Err(format!(
+                "routing engine `{}` needs a fat tree",
+                engine.name()
+            ));
+        }
         RoutingEngine::Minhop => (program_minimal(topo)?, None, None),
         RoutingEngine::Updn => (write_tables(topo.nodes, &updn::ports(topo)?), None, None),
         RoutingEngine::DflyMin => (write_tables(topo.nodes, &dragonfly_min()?), None, None),
@@ -348,18 +367,38 @@ impl Minimal {
 
     /// Minimal port `j` (below [`Minimal::count`]) toward `dest`; port 0 is D-mod-K's.
     fn port(&self, dest: u32, j: u32) -> u16 {
+        self.port_after(dest, j, (dest / self.b_l) % self.up.max(1))
+    }
+
+    /// Minimal port `j` toward `dest` when up port `j0` comes first.
+    fn port_after(&self, dest: u32, j: u32, j0: u32) -> u16 {
         if dest / self.below == self.part {
             // In this subtree: one way down, digit a_l of the destination.
             ((dest / self.below_child) % self.down) as u16
         } else {
-            let j0 = (dest / self.b_l) % self.up;
             (self.down + (j0 + j) % self.up) as u16
         }
     }
 }
 
+/// The up port (index among the up ports) the `random` engine puts first at switch `sw` toward
+/// `dest`: drawn from `seed`, `sw` and `dest` alone, so that the table does not depend on the
+/// order it is written in.
+fn random_first(seed: u64, sw: u32, dest: u32, up: u32) -> u32 {
+    let mut g = SplitMix64::new(
+        seed ^ ((sw as u64) << 32 | dest as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+    );
+    g.below(up.max(1) as u64) as u32
+}
+
 /// Builds the LFT of every switch of a fat tree. Returns the LMC used and one table per switch.
 pub fn program_fat_tree(topo: &Topology) -> (u32, Vec<LftBanks>) {
+    program_fat_tree_from(topo, None)
+}
+
+/// [`program_fat_tree`] with option 0 upward D-mod-K's port, or, given a seed, the `random`
+/// engine's ([`random_first`]); the other up ports follow in rotation.
+fn program_fat_tree_from(topo: &Topology, random: Option<u64>) -> (u32, Vec<LftBanks>) {
     let widest = topo
         .switches
         .iter()
@@ -375,8 +414,12 @@ pub fn program_fat_tree(topo: &Topology) -> (u32, Vec<LftBanks>) {
         let way = Minimal::at(topo, sw, index_in_level(topo, sw));
         for d in 0..topo.nodes {
             let n = way.count(d);
+            let j0 = match random {
+                Some(seed) => random_first(seed, sw, d, way.up),
+                None => (d / way.b_l) % way.up.max(1),
+            };
             for b in 0..banks {
-                t.program(((d << lmc) | b) as u16, way.port(d, b % n) as u8);
+                t.program(((d << lmc) | b) as u16, way.port_after(d, b % n, j0) as u8);
             }
         }
         tables.push(t);

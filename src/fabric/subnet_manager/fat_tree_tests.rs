@@ -1,0 +1,95 @@
+//! The `random` engine and slimmed fat trees: every route arrives minimally, the random table is
+//! the seed's alone, and a slimmed top is routed by every fat-tree engine.
+
+use super::*;
+use crate::fabric::topology::Endpoint;
+use std::collections::HashMap;
+
+/// Follows option 0 from every source to every destination of `r` on `topo`: it must arrive
+/// within two hops per stage. Returns the ports taken at each switch, per destination.
+fn walk_all(topo: &Topology, r: &Routing) -> Vec<Vec<u8>> {
+    let mut peer: HashMap<Endpoint, Endpoint> = HashMap::new();
+    for &(a, b) in &topo.links {
+        peer.insert(a, b);
+        peer.insert(b, a);
+    }
+    let stages = topo.stages() as usize;
+    for s in 0..topo.nodes {
+        for d in 0..topo.nodes {
+            let mut at = peer[&Endpoint::Node(s)];
+            let mut hops = 0;
+            while let Endpoint::Switch { sw, .. } = at {
+                let opts = r.tables[sw as usize].options((d << r.lmc) as u16);
+                assert!(opts.usable(0), "{s}->{d}: no route at switch {sw}");
+                at = peer[&Endpoint::Switch {
+                    sw,
+                    port: opts.ports[0] as u16,
+                }];
+                hops += 1;
+                assert!(hops <= 2 * stages, "{s}->{d} is not minimal");
+            }
+            assert_eq!(at, Endpoint::Node(d), "{s}->{d} arrived elsewhere");
+        }
+    }
+    (0..topo.switches.len())
+        .map(|sw| {
+            (0..topo.nodes)
+                .map(|d| r.tables[sw].options((d << r.lmc) as u16).ports[0])
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_random_table_reaches_everywhere_and_is_its_seeds_alone() {
+    let t = Topology::kary_ntree(4, 3);
+    let dmodk = walk_all(&t, &program(&t, RoutingEngine::Ftree).unwrap());
+    let a = walk_all(&t, &program(&t, RoutingEngine::Random { seed: 1 }).unwrap());
+    let again = walk_all(&t, &program(&t, RoutingEngine::Random { seed: 1 }).unwrap());
+    let b = walk_all(&t, &program(&t, RoutingEngine::Random { seed: 2 }).unwrap());
+    assert_eq!(a, again, "the same seed, the same table");
+    assert_ne!(a, b, "another seed, another table");
+    assert_ne!(a, dmodk);
+    // Down ports are the tree's: only the up choices differ from D-mod-K's, and every up port
+    // is taken somewhere.
+    let up_ports: std::collections::BTreeSet<u8> = (0..t.switches.len())
+        .filter(|&sw| t.switches[sw].up_ports != 0)
+        .flat_map(|sw| a[sw].iter().copied())
+        .filter(|&p| p >= 4)
+        .collect();
+    assert_eq!(up_ports.into_iter().collect::<Vec<_>>(), [4, 5, 6, 7]);
+    for sw in 0..t.switches.len() {
+        for d in 0..t.nodes as usize {
+            if dmodk[sw][d] < 4 {
+                assert_eq!(a[sw][d], dmodk[sw][d], "switch {sw} to {d}: down is unique");
+            }
+        }
+    }
+    let shape = crate::fabric::topology::DragonflyShape { a: 2, h: 1, p: 1 };
+    let e = program(
+        &Topology::dragonfly(shape),
+        RoutingEngine::Random { seed: 1 },
+    );
+    assert!(e.err().unwrap().contains("`random` needs a fat tree"));
+}
+
+#[test]
+fn a_slimmed_top_is_routed_by_every_fat_tree_engine() {
+    // 4-ary 3-tree with 8 of its 16 top switches: the level below keeps 2 of 4 up ports.
+    let t = Topology::xgft(&[4, 4, 4], &[1, 4, 2]);
+    assert_eq!(t.switches.iter().filter(|s| s.stage == 3).count(), 8);
+    assert!(
+        t.switches
+            .iter()
+            .filter(|s| s.stage == 2)
+            .all(|s| s.ports == 6)
+    );
+    for engine in [
+        RoutingEngine::Ftree,
+        RoutingEngine::Random { seed: 3 },
+        RoutingEngine::Minhop,
+        RoutingEngine::Updn,
+    ] {
+        walk_all(&t, &program(&t, engine).unwrap());
+    }
+}
