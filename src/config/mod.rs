@@ -22,6 +22,8 @@ mod custom_refusal_tests;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
+mod limit_tests;
+#[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]
 mod tests;

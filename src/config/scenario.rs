@@ -63,6 +63,10 @@ pub const MAX_LINK_BYTES: u64 = 8 << 30;
 /// memory during the run.
 pub const MAX_BINS: u64 = 1 << 20;
 
+/// Largest scenario file, in bytes: 64 MiB. The file is read whole, and its TOML takes some 55
+/// bytes of memory a byte; a custom 6-ary 6-tree (46,656 switches, 279,936 cables) is some 17 MB.
+pub const MAX_SCENARIO_BYTES: u64 = 64 << 20;
+
 /// Reads keys through the document, converting units with the scenario's time base. Every
 /// reader returns `None` for a key in error, after recording the error.
 pub(super) struct Reader<'a> {
@@ -269,13 +273,29 @@ impl Scenario {
     /// Reads a scenario from `path`, applying `overrides` (`key=value`).
     pub fn load(path: &str, overrides: &[String]) -> Result<Self, ScenarioErrors> {
         let mut bytes = Vec::new();
-        super::text_lines::open_input(path.as_ref())
-            .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
-            .map_err(|e| ScenarioError {
+        let cannot = |e: std::io::Error| ScenarioError {
+            at: path.to_string(),
+            key: None,
+            message: format!("cannot read: {e}"),
+        };
+        let f = super::text_lines::open_input(path.as_ref()).map_err(cannot)?;
+        let size = f.metadata().map_err(cannot)?.len();
+        if size > MAX_SCENARIO_BYTES {
+            return Err(ScenarioError {
                 at: path.to_string(),
                 key: None,
-                message: format!("cannot read: {e}"),
-            })?;
+                message: format!(
+                    "{size} bytes; a scenario is at most {MAX_SCENARIO_BYTES} bytes (64 MiB: a \
+                     custom 6-ary 6-tree, 279,936 cables, takes some 17 MB)"
+                ),
+            }
+            .into());
+        }
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(f, MAX_SCENARIO_BYTES + 1),
+            &mut bytes,
+        )
+        .map_err(cannot)?;
         let text = String::from_utf8(bytes).map_err(|e| {
             let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             let line = 1 + good.iter().filter(|&&b| b == b'\n').count();

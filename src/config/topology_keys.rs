@@ -21,6 +21,12 @@ pub const MAX_NODES: u64 = crate::fabric::subnet_manager::UNICAST_LIDS as u64;
 /// Most ports of a switch: the up-port mask is 64 bits and the radix of the model is 64.
 pub const MAX_PORTS: u64 = 64;
 
+/// Most switches of a custom fabric: 2^17 (131,072), room for the fabric of the most switches
+/// the other kinds build (the 6-ary 6-tree's 46,656) written cable by cable, or a chain of
+/// 100,000 two-port switches. Cables are bounded by the scenario file
+/// ([`MAX_SCENARIO_BYTES`](super::scenario::MAX_SCENARIO_BYTES)).
+pub const MAX_CUSTOM_SWITCHES: usize = 1 << 17;
+
 const PORTS_WHY: &str = "ports of a switch, 64 at most";
 
 fn lft_limit(r: &Reader, key: &str, shape: String, nodes: u64) -> Option<()> {
@@ -302,7 +308,17 @@ fn custom(r: &Reader) -> Option<Topology> {
         "the unicast LIDs (0 to 49,151) hold 49,152 end nodes",
     );
     let mut switches = Vec::new();
-    for i in 0..doc.table_count("topology.switch") {
+    let listed = doc.table_count("topology.switch");
+    if listed > MAX_CUSTOM_SWITCHES {
+        return doc.fail(
+            &format!("topology.switch[{MAX_CUSTOM_SWITCHES}]"),
+            format!(
+                "{listed} `[[topology.switch]]`; a custom fabric has at most \
+                 {MAX_CUSTOM_SWITCHES} switches (the 6-ary 6-tree has 46,656)"
+            ),
+        );
+    }
+    for i in 0..listed {
         let k = |f: &str| format!("topology.switch[{i}].{f}");
         let ports = r.uint_in(&k("ports"), None, (1, MAX_PORTS), PORTS_WHY);
         let stage = r.uint_in(&k("stage"), Some(0), (0, 15), "stages 0 to 15");

@@ -29,11 +29,25 @@ pub struct TraceReplay {
     pub map_file: Option<String>,
 }
 
+/// Largest text trace or map file, in bytes: 4 GiB, 64 bytes for each of the most operations a
+/// trace may have (2^26; a line such as `12 isend 13 64KB req=3` is 22). The text is held whole
+/// while it is read.
+pub const MAX_TEXT_BYTES: u64 = 4 << 30;
+
 /// The text of `path`, read line by line: a line that is not UTF-8 or is longer than
 /// [`MAX_LINE`] bytes is an error naming it.
 fn read_lines(path: &Path) -> std::io::Result<String> {
-    use std::io::{BufReader, Error, ErrorKind};
-    let mut r = BufReader::new(open_input(path)?);
+    use std::io::{BufReader, Error, ErrorKind, Read};
+    let f = open_input(path)?;
+    let size = f.metadata()?.len();
+    if size > MAX_TEXT_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("{size} bytes; a trace or map file is at most {MAX_TEXT_BYTES} bytes (4 GiB)"),
+        ));
+    }
+    // A file that grows while it is read stops at the limit, and fails as unfinished text.
+    let mut r = BufReader::new(f.take(MAX_TEXT_BYTES));
     let mut text = String::new();
     for line in 1.. {
         let n = read_line_capped(&mut r, &mut text).map_err(|e| match e {

@@ -75,9 +75,15 @@ impl TraceErrors {
 
     /// Keeps at most [`MAX_ERRORS`] errors, the last one placed at the first left out and
     /// saying how many were left out.
-    pub(crate) fn capped(mut errors: Vec<TraceError>) -> Self {
-        if errors.len() > MAX_ERRORS {
-            let more = errors.len() - (MAX_ERRORS - 1);
+    pub(crate) fn capped(errors: Vec<TraceError>) -> Self {
+        Self::capped_beyond(errors, 0)
+    }
+
+    /// [`capped`](Self::capped) of `errors` followed by `unkept` more, counted but not kept
+    /// (`errors` holds at least the first [`MAX_ERRORS`] when `unkept` is not 0).
+    pub(crate) fn capped_beyond(mut errors: Vec<TraceError>, unkept: usize) -> Self {
+        if errors.len() + unkept > MAX_ERRORS {
+            let more = errors.len() + unkept - (MAX_ERRORS - 1);
             let at = errors[MAX_ERRORS - 1].at.clone();
             errors.truncate(MAX_ERRORS - 1);
             errors.push(TraceError {
@@ -87,6 +93,15 @@ impl TraceErrors {
             });
         }
         TraceErrors(errors)
+    }
+}
+
+/// Keeps `e` among the first [`MAX_ERRORS`] errors, else only counts it in `unkept` (for
+/// [`TraceErrors::capped_beyond`]): a file of bad lines costs no memory for its errors.
+pub(crate) fn keep(errors: &mut Vec<TraceError>, unkept: &mut usize, e: TraceError) {
+    match errors.len() {
+        n if n < MAX_ERRORS => errors.push(e),
+        _ => *unkept += 1,
     }
 }
 

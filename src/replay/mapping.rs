@@ -2,7 +2,7 @@
 //! nodes is allowed (ranks wrap: a node then runs several ranks, as the paper's 512 tasks on
 //! 432 nodes).
 
-use super::error::{TraceError, TraceErrors};
+use super::error::{TraceError, TraceErrors, keep};
 use crate::blocks::rng::SplitMix64;
 
 /// Which node runs each rank.
@@ -50,7 +50,7 @@ impl Mapping {
         check(ranks, nodes).map_err(|m| TraceError::at_line(file, 1, None, m))?;
         let mut node_of = vec![u32::MAX; ranks as usize];
         let mut line_of = vec![0u32; ranks as usize];
-        let mut errors = Vec::new();
+        let (mut errors, mut unkept) = (Vec::new(), 0usize);
         let mut last = 1;
         for (i, raw) in text.lines().enumerate() {
             let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
@@ -62,34 +62,58 @@ impl Mapping {
             let err = |token: &str, msg: String| TraceError::at_line(file, line, Some(token), msg);
             let tokens: Vec<&str> = body.split_whitespace().collect();
             let [r, n] = tokens[..] else {
-                errors.push(err(body, "expected `rank node`".into()));
+                keep(
+                    &mut errors,
+                    &mut unkept,
+                    err(body, "expected `rank node`".into()),
+                );
                 continue;
             };
             let (r, n) = match (number(r), number(n)) {
                 (Some(rv), Some(nv)) if rv < ranks && nv < nodes => (rv, nv),
                 (Some(rv), Some(_)) if rv < ranks => {
-                    errors.push(err(n, format!("no such node (nodes 0 to {})", nodes - 1)));
+                    keep(
+                        &mut errors,
+                        &mut unkept,
+                        err(n, format!("no such node (nodes 0 to {})", nodes - 1)),
+                    );
                     continue;
                 }
                 (Some(_), Some(_)) => {
-                    errors.push(err(r, format!("no such rank (ranks 0 to {})", ranks - 1)));
+                    keep(
+                        &mut errors,
+                        &mut unkept,
+                        err(r, format!("no such rank (ranks 0 to {})", ranks - 1)),
+                    );
                     continue;
                 }
                 (None, _) => {
-                    errors.push(err(r, "rank: expected a whole number".into()));
+                    keep(
+                        &mut errors,
+                        &mut unkept,
+                        err(r, "rank: expected a whole number".into()),
+                    );
                     continue;
                 }
                 (_, None) => {
-                    errors.push(err(n, "node: expected a whole number".into()));
+                    keep(
+                        &mut errors,
+                        &mut unkept,
+                        err(n, "node: expected a whole number".into()),
+                    );
                     continue;
                 }
             };
             if node_of[r as usize] != u32::MAX {
                 let first = line_of[r as usize];
-                errors.push(err(
-                    tokens[0],
-                    format!("rank {r} is already mapped at line {first}"),
-                ));
+                keep(
+                    &mut errors,
+                    &mut unkept,
+                    err(
+                        tokens[0],
+                        format!("rank {r} is already mapped at line {first}"),
+                    ),
+                );
                 continue;
             }
             node_of[r as usize] = n;
@@ -116,7 +140,7 @@ impl Mapping {
         if errors.is_empty() {
             Ok(Mapping { nodes, node_of })
         } else {
-            Err(TraceErrors::capped(errors))
+            Err(TraceErrors::capped_beyond(errors, unkept))
         }
     }
 

@@ -47,4 +47,6 @@ mod fake_network;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
+mod limit_tests;
+#[cfg(test)]
 mod tests;

@@ -3,14 +3,21 @@
 //! What needs the whole trace (matching, collectives, requests) is checked by
 //! [`Program::build`](super::Program::build).
 
-use super::error::{TraceError, TraceErrors};
-use super::trace::{MAX_BYTES, MAX_COMPUTE_PS, MAX_RANKS, RankOp, Trace, TraceOp};
+use super::error::{TraceError, TraceErrors, keep};
+use super::trace::{MAX_BYTES, MAX_COMPUTE_PS, MAX_OPS, MAX_RANKS, RankOp, Trace, TraceOp};
 use crate::config::TimeBase;
 use crate::config::units::nanoseconds;
 
 /// Reads a trace; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Trace, TraceErrors> {
+    parse_most(text, file, MAX_OPS)
+}
+
+/// [`parse`] refusing a trace of more than `most_ops` operations at the line past them.
+pub(super) fn parse_most(text: &str, file: &str, most_ops: usize) -> Result<Trace, TraceErrors> {
     let mut errors = Vec::new();
+    // Errors past the first reported are only counted: a file of bad lines costs no memory.
+    let mut unkept = 0usize;
     let mut trace: Option<Trace> = None;
     let mut last_line = 0u32;
     for (i, raw) in text.lines().enumerate() {
@@ -40,18 +47,33 @@ pub fn parse(text: &str, file: &str) -> Result<Trace, TraceErrors> {
             continue;
         };
         if first == "ranks" {
-            errors.push(err(
-                Some(first),
-                "`ranks` is given twice: a trace has one `ranks N` line, its first".into(),
-            ));
+            keep(
+                &mut errors,
+                &mut unkept,
+                err(
+                    Some(first),
+                    "`ranks` is given twice: a trace has one `ranks N` line, its first".into(),
+                ),
+            );
             continue;
+        }
+        if t.ops.len() == most_ops {
+            keep(
+                &mut errors,
+                &mut unkept,
+                err(
+                    None,
+                    format!("more than {most_ops} operations: a trace has at most {most_ops}"),
+                ),
+            );
+            return Err(TraceErrors::capped_beyond(errors, unkept));
         }
         match operation(first, tokens.collect(), t.ranks) {
             Ok(op) => {
                 t.ops.push(op);
                 t.lines.push(line);
             }
-            Err((token, msg)) => errors.push(err(token, msg)),
+            Err((token, msg)) => keep(&mut errors, &mut unkept, err(token, msg)),
         }
     }
     let Some(trace) = trace else {
@@ -66,7 +88,7 @@ pub fn parse(text: &str, file: &str) -> Result<Trace, TraceErrors> {
     if errors.is_empty() {
         Ok(trace)
     } else {
-        Err(TraceErrors::capped(errors))
+        Err(TraceErrors::capped_beyond(errors, unkept))
     }
 }
 

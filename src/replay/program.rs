@@ -8,7 +8,7 @@
 
 use super::collectives::{self, Step};
 use super::error::{TraceError, TraceErrors};
-use super::trace::{Trace, TraceOp};
+use super::trace::{MAX_PENDING, Trace, TraceOp};
 use std::collections::{BTreeMap, HashMap};
 
 /// Most messages a program may have after collectives are expanded: 2^26.
@@ -113,6 +113,10 @@ impl PendingRequests {
 
     fn iter(&self) -> impl Iterator<Item = &Pending> {
         self.by_seq.values()
+    }
+
+    fn len(&self) -> usize {
+        self.by_seq.len()
     }
 }
 
@@ -220,6 +224,17 @@ impl Program {
                     // A request still pending is an error; the message is kept, so that
                     // matching reports nothing that follows from it.
                     let reused = rb.pending.line_of(req);
+                    if reused.is_none() && rb.pending.len() == MAX_PENDING {
+                        errors.push(at(
+                            line,
+                            Some(&format!("req={req}")),
+                            format!(
+                                "rank {rank} already has {MAX_PENDING} requests pending; a rank \
+                                 has at most 2^21 pending at once"
+                            ),
+                        ));
+                        return Err(TraceErrors::capped(errors));
+                    }
                     if let Some(first) = reused {
                         errors.push(at(
                             line,

@@ -11,6 +11,16 @@ pub const MAX_RANKS: u32 = 1 << 20;
 /// Largest message, collective or per-pair size, in bytes: 2^32 - 1.
 pub const MAX_BYTES: u64 = u32::MAX as u64;
 
+/// Most operations (lines that are not blank or comments) a trace may have: 2^26 (67,108,864),
+/// as many as the messages it may have ([`MAX_MESSAGES`](super::program::MAX_MESSAGES)); more
+/// messages come from collectives. Loading takes some 110 bytes an operation at its peak (the
+/// text, the operations read, and the same resolved), some 7 GB at the limit.
+pub const MAX_OPS: usize = 1 << 26;
+
+/// Most requests one rank may have pending at once: 2^21 (2,097,152), a non-blocking send and
+/// receive to each of the largest trace's 2^20 ranks.
+pub const MAX_PENDING: usize = 1 << 21;
+
 /// Longest compute time, in picoseconds: 10^15 (1000 s).
 pub const MAX_COMPUTE_PS: u64 = 1_000_000_000_000_000;
 

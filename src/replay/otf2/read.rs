@@ -23,7 +23,7 @@
 use super::ffi::{self, Def, Event, Sink};
 use super::requests::{Pending, Requests};
 use crate::replay::error::{MAX_ERRORS, TraceError};
-use crate::replay::trace::{MAX_BYTES, MAX_COMPUTE_PS, MAX_RANKS, Trace, TraceOp};
+use crate::replay::trace::{MAX_BYTES, MAX_COMPUTE_PS, MAX_OPS, MAX_RANKS, Trace, TraceOp};
 use std::collections::HashMap;
 
 /// OTF2 collective operations that are read (`OTF2_CollectiveOp`).
@@ -97,6 +97,8 @@ pub struct Collector {
     rank_of: HashMap<u64, u32>,
     /// Per communicator: readable (its ranks are the world's) or why not.
     comm_ok: HashMap<u32, Result<(), String>>,
+    /// Operations read so far, every rank's.
+    ops: usize,
     errors: Vec<TraceError>,
 }
 
@@ -115,6 +117,7 @@ impl Collector {
             ranks: None,
             rank_of: HashMap::new(),
             comm_ok: HashMap::new(),
+            ops: 0,
             errors: Vec::new(),
         }
     }
@@ -412,7 +415,20 @@ impl Collector {
                 }
             }
         };
+        self.count_op()?;
         self.rank_mut(r).ops.push(op);
+        Ok(())
+    }
+
+    /// Counts one more operation, refusing the archive past [`MAX_OPS`] (computes are not
+    /// counted: one at most precedes each call, so they at most double the operations).
+    fn count_op(&mut self) -> Result<(), String> {
+        if self.ops == MAX_OPS {
+            return Err(format!(
+                "more than {MAX_OPS} operations; at most 2^26 are read"
+            ));
+        }
+        self.ops += 1;
         Ok(())
     }
 
@@ -583,5 +599,21 @@ fn name(event: &Event) -> &'static str {
         Event::MpiRequestCancelled { .. } => "MpiRequestCancelled",
         Event::MpiCollectiveBegin => "MpiCollectiveBegin",
         Event::MpiCollectiveEnd { .. } => "MpiCollectiveEnd",
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn an_archive_past_its_operations_is_refused() {
+        let mut c = Collector::new("app.otf2");
+        c.ops = MAX_OPS - 1;
+        assert_eq!(c.count_op(), Ok(()));
+        assert_eq!(
+            c.count_op(),
+            Err("more than 67108864 operations; at most 2^26 are read".to_string())
+        );
     }
 }

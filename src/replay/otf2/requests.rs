@@ -2,6 +2,7 @@
 //! its number when that fits in 32 bits and is free, else the lowest free number. Posting and
 //! completing cost O(log n) in the number of pending requests.
 
+use crate::replay::trace::MAX_PENDING;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// A request posted and not yet completed.
@@ -38,6 +39,12 @@ impl Requests {
     pub fn post(&mut self, id: u64, irecv_op: Option<usize>) -> Result<u32, String> {
         if self.by_id.contains_key(&id) {
             return Err(format!("request {id} is posted again while pending"));
+        }
+        if self.by_id.len() == MAX_PENDING {
+            return Err(format!(
+                "request {id} is posted with {MAX_PENDING} pending; a rank has at most 2^21 \
+                 pending at once"
+            ));
         }
         let req = match u32::try_from(id) {
             Ok(n) if !self.taken.contains(&n) => n,
@@ -84,6 +91,25 @@ impl Requests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rank_past_its_pending_requests_is_refused() {
+        let mut r = Requests::default();
+        for id in 0..MAX_PENDING as u64 {
+            r.post(id, None).unwrap();
+        }
+        assert_eq!(
+            r.post(1 << 40, None),
+            Err(format!(
+                "request {} is posted with 2097152 pending; a rank has at most 2^21 pending \
+                 at once",
+                1u64 << 40
+            ))
+        );
+        // One completed, one more may be posted.
+        r.complete(7).unwrap();
+        assert_eq!(r.post(1 << 40, None), Ok(7));
+    }
 
     #[test]
     fn ids_that_fit_keep_their_number_others_take_the_lowest_free() {
