@@ -4,6 +4,7 @@
 pub mod document;
 pub mod errors;
 mod keys;
+mod reader;
 pub mod scenario;
 mod switch_keys;
 pub mod text_lines;

@@ -8,7 +8,8 @@
 //! warning in [`Scenario::warnings`].
 
 use super::document::{Document, ScenarioError, ScenarioErrors, Value};
-use super::units::{TimeBase, UnitError, shown};
+pub(super) use super::reader::Reader;
+use super::units::TimeBase;
 use super::{switch_keys, topology_keys, traffic_keys};
 use crate::fabric::FabricParams;
 use crate::fabric::node::{Flow, SOURCE_QUEUE, SendMemory};
@@ -66,121 +67,6 @@ pub const MAX_BINS: u64 = 1 << 20;
 /// Largest scenario file, in bytes: 64 MiB. The file is read whole, and its TOML takes some 55
 /// bytes of memory a byte; a custom 6-ary 6-tree (46,656 switches, 279,936 cables) is some 17 MB.
 pub const MAX_SCENARIO_BYTES: u64 = 64 << 20;
-
-/// Reads keys through the document, converting units with the scenario's time base. Every
-/// reader returns `None` for a key in error, after recording the error.
-pub(super) struct Reader<'a> {
-    pub(super) doc: &'a Document,
-    pub(super) tb: TimeBase,
-}
-
-impl Reader<'_> {
-    /// A quantity with its unit (`default` when absent), converted by `convert`; `example` says
-    /// how one is written, for a bare number.
-    fn quantity(
-        &self,
-        key: &str,
-        default: &str,
-        example: &str,
-        convert: impl Fn(&str) -> Result<u64, UnitError>,
-    ) -> Option<u64> {
-        let text = match self.doc.get(key) {
-            None => default.to_string(),
-            Some(Value::Int(_) | Value::Float(_)) => {
-                return self
-                    .doc
-                    .fail(key, format!("a bare number; write {example}"));
-            }
-            Some(_) => self.doc.str(key)?,
-        };
-        convert(&text)
-            .map_err(|e| self.doc.fail::<()>(key, e.0))
-            .ok()
-    }
-
-    /// A time in cycles, `default` when absent.
-    pub(super) fn time(&self, key: &str, default: &str) -> Option<u64> {
-        let example = "a time with its unit, such as `30ns`, `5us` or `3ms`";
-        self.quantity(key, default, example, |t| self.tb.cycles(t))
-    }
-
-    /// A time in cycles that must be given.
-    pub(super) fn time_required(&self, key: &str, what: &str) -> Option<u64> {
-        if !self.doc.has(key) {
-            self.doc.missing(key, what);
-            return None;
-        }
-        self.time(key, "0ns")
-    }
-
-    /// A size in flits, `default` when absent.
-    pub(super) fn size(&self, key: &str, default: &str) -> Option<u64> {
-        let example = "a size with its unit, such as `4KB`, `64B` or `84flits`";
-        self.quantity(key, default, example, |t| self.tb.flits(t))
-    }
-
-    /// A percentage, 0 to 100.
-    pub(super) fn percent(&self, key: &str, default: f64) -> Option<f64> {
-        let v = match self.doc.get(key) {
-            None => default,
-            Some(_) => self.doc.number(key)?,
-        };
-        if !(0.0..=100.0).contains(&v) {
-            return self
-                .doc
-                .fail(key, format!("{} is not a percentage (0 to 100)", shown(v)));
-        }
-        Some(v)
-    }
-
-    /// An integer in `lo..=hi` (`why` says where the limits come from), `default` when absent
-    /// (required when `default` is `None`).
-    pub(super) fn uint_in(
-        &self,
-        key: &str,
-        default: Option<u64>,
-        (lo, hi): (u64, u64),
-        why: &str,
-    ) -> Option<u64> {
-        let v = match (self.doc.get(key), default) {
-            (Some(_), _) => self.doc.uint(key)?,
-            (None, Some(v)) => v,
-            (None, None) => {
-                self.doc.missing(key, &format!("an integer, {lo} to {hi}"));
-                return None;
-            }
-        };
-        if !(lo..=hi).contains(&v) {
-            return self
-                .doc
-                .fail(key, format!("{v} is outside {lo}..={hi} ({why})"));
-        }
-        Some(v)
-    }
-
-    /// One of `names`, `default` when absent (required when `None`).
-    pub(super) fn choice(
-        &self,
-        key: &str,
-        default: Option<&str>,
-        names: &[&str],
-    ) -> Option<String> {
-        let list = names.join(", ");
-        let v = match (self.doc.get(key), default) {
-            (Some(_), _) => self.doc.str(key)?,
-            (None, Some(d)) => d.to_string(),
-            (None, None) => {
-                self.doc.missing(key, &format!("one of {list}"));
-                return None;
-            }
-        };
-        if names.contains(&v.as_str()) {
-            Some(v)
-        } else {
-            self.doc.fail(key, format!("`{v}` is not one of {list}"))
-        }
-    }
-}
 
 /// Link rate and flit size: what one cycle means. Falls back to the defaults on errors.
 fn time_base(doc: &Document) -> TimeBase {
