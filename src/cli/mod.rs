@@ -227,8 +227,8 @@ pub enum Command {
         #[arg(long)]
         to: Option<String>,
     },
-    /// Write the MPI trace of one of the paper's workloads (docs/workloads.md), in the format of
-    /// docs/traces.md.
+    /// Write the MPI trace of a generated workload (PTRANS, Inception-v3, NAS CG or FT;
+    /// docs/workloads.md), in the format of docs/traces.md.
     Trace {
         /// The workload and its parameters.
         #[command(subcommand)]

@@ -1,4 +1,4 @@
-//! `arnsim trace ptrans|inception`: writes the MPI trace of one of the paper's two workloads
+//! `arnsim trace ptrans|inception|cg|ft`: writes the MPI trace of one of the generated workloads
 //! (`replay::workloads`, docs/workloads.md) in the text format of docs/traces.md. Flags out of
 //! range are refused by the parser, parameters a trace cannot hold by the generator, both
 //! before anything is written; the file is written through a temporary name
@@ -7,7 +7,7 @@
 use super::outputs::write_atomically;
 use crate::replay::program::{MAX_MESSAGES, check_message_count};
 use crate::replay::workloads::inception::MIB;
-use crate::replay::workloads::{Inception, Ptrans};
+use crate::replay::workloads::{Cg, Ft, Inception, Ptrans};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
 
@@ -58,12 +58,55 @@ pub enum Workload {
         #[arg(long)]
         out: PathBuf,
     },
+    /// NAS CG's communication (NPB 3.x, MPI): per CG iteration the matrix-vector product's
+    /// row reduction and transpose exchange, then two dot products. Class D on 128 ranks by
+    /// default: 5 sub-phases of 750,000-byte messages.
+    Cg {
+        /// MPI ranks (a power of two).
+        #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(2..=1_048_576))]
+        ranks: u32,
+        /// Matrix order na (class C 150000, class D 1500000).
+        #[arg(long, default_value_t = 1_500_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000_000))]
+        na: u64,
+        /// CG iterations (NPB runs 25 per outer iteration).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        iterations: u32,
+        /// The trace file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// NAS FT's communication (NPB 3.x, MPI, 1-D layout): one all-to-all transpose per FFT as
+    /// ranks - 1 pairwise exchanges. Class C on 128 ranks by default: 127 sub-phases of
+    /// 131,072-byte messages.
+    Ft {
+        /// MPI ranks (a power of two, at most nz).
+        #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(2..=1_048_576))]
+        ranks: u32,
+        /// Grid points along x (class C 512).
+        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        nx: u64,
+        /// Grid points along y (class C 512).
+        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        ny: u64,
+        /// Grid points along z (class C 512).
+        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        nz: u64,
+        /// Transposes (NPB runs one per FFT: 1 + 20 for class C).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        iterations: u32,
+        /// The trace file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 /// Builds the workload's trace and writes it to its `--out`; prints what was written.
 pub fn run(workload: &Workload) -> Result<(), String> {
     // The output's kind is settled before the trace is built.
-    let (Workload::Ptrans { out, .. } | Workload::Inception { out, .. }) = workload;
+    let (Workload::Ptrans { out, .. }
+    | Workload::Inception { out, .. }
+    | Workload::Cg { out, .. }
+    | Workload::Ft { out, .. }) = workload;
     let otf2 = otf2_name(out)?;
     let (what, trace, out) = match *workload {
         Workload::Ptrans {
@@ -101,6 +144,38 @@ pub fn run(workload: &Workload) -> Result<(), String> {
             };
             let what = format!("Inception-v3 training, {steps} steps");
             (what, inc.trace(), out)
+        }
+        Workload::Cg {
+            ranks,
+            na,
+            iterations,
+            ref out,
+        } => {
+            let cg = Cg {
+                ranks,
+                na,
+                iterations,
+            };
+            let what = format!("NAS CG, na = {na}, {iterations} iterations");
+            (what, cg.trace(), out)
+        }
+        Workload::Ft {
+            ranks,
+            nx,
+            ny,
+            nz,
+            iterations,
+            ref out,
+        } => {
+            let ft = Ft {
+                ranks,
+                nx,
+                ny,
+                nz,
+                iterations,
+            };
+            let what = format!("NAS FT, {nx} x {ny} x {nz}, {iterations} transposes");
+            (what, ft.trace(), out)
         }
     };
     let trace = trace.map_err(|e| format!("{}: {e}", out.display()))?;
@@ -205,7 +280,19 @@ mod tests {
         let text = std::fs::read_to_string(&p).unwrap();
         crate::replay::load(&text, "p.trace").unwrap();
         assert!(text.starts_with("ranks 12\n"));
-        assert_eq!(listing(&d).len(), 2, "no temporary file left");
+        for (name, args, ranks) in [
+            ("cg.trace", ["cg", "--ranks", "32", "--na", "4000"], 32),
+            ("ft.trace", ["ft", "--ranks", "16", "--nx", "32"], 16),
+        ] {
+            let f = d.join(name);
+            let mut a = args.to_vec();
+            a.extend(["--out", f.to_str().unwrap()]);
+            run(&parse(&a).unwrap()).unwrap();
+            let text = std::fs::read_to_string(&f).unwrap();
+            let program = crate::replay::load(&text, name).unwrap();
+            assert_eq!(program.ranks(), ranks, "{name}");
+        }
+        assert_eq!(listing(&d).len(), 4, "no temporary file left");
     }
 
     #[test]
@@ -225,6 +312,8 @@ mod tests {
             ),
             (vec!["inception", "--ranks", "4"], "--out"),
             (vec!["resnet", "--out", o], "resnet"),
+            (vec!["cg", "--ranks", "1", "--out", o], "--ranks"),
+            (vec!["ft", "--nz", "0", "--out", o], "--nz"),
         ] {
             let e = parse(&args).unwrap_err();
             assert!(e.contains(says), "{args:?}: {e}");
@@ -233,6 +322,11 @@ mod tests {
         let w = parse(&["ptrans", "--ranks", "4", "--out", o]).unwrap();
         let e = run(&w).unwrap_err();
         assert!(e.contains("choose a smaller N"), "{e}");
+        // Parsed, but not a grid NPB runs on.
+        let w = parse(&["cg", "--ranks", "96", "--out", o]).unwrap();
+        assert!(run(&w).unwrap_err().contains("power of two"));
+        let w = parse(&["ft", "--ranks", "256", "--nz", "128", "--out", o]).unwrap();
+        assert!(run(&w).unwrap_err().contains("1-D layout"));
         // Parsed, but more messages than a run loads: refused before the trace is built.
         let w = parse(&[
             "inception",
