@@ -35,6 +35,7 @@ fn six_ary_three_tree() -> Fabric<FEW_VCS> {
         node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,
         routing_engine: None,
+        routing_phases: Default::default(),
     };
     let topo = Topology::kary_ntree(6, 3);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

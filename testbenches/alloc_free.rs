@@ -313,6 +313,7 @@ fn loaded_fabric(mode: RoutingMode) -> (Topology, FabricParams, Vec<Vec<Flow>>) 
         node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,
         routing_engine: None,
+        routing_phases: Default::default(),
     };
     let topo = Topology::kary_ntree(3, 2);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

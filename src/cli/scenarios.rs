@@ -142,7 +142,7 @@ pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
         .routing_engine
         .unwrap_or_else(|| RoutingEngine::default_for(&s.topology));
     // Programmed once, for the deadlock check and the count of options.
-    let routing = subnet_manager::program(&s.topology, engine)?;
+    let routing = subnet_manager::program_with(&s.topology, engine, &s.params.routing_phases)?;
     if !deadlock::needs_check(&s.topology, engine) {
         crate::outln!(
             "routing engine {}: deadlock-free: a fat tree routed up, then down",
@@ -153,7 +153,34 @@ pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
         crate::outln!("routing engine {}: {c}", engine.name());
     }
     crate::outln!("{}", options_line(&s, &routing)?);
+    if engine == RoutingEngine::Colored {
+        crate::outln!("{}", colored_line(&s));
+    }
     Ok(())
+}
+
+/// What the `colored` table gains over D-mod-K's on the traffic's phases: the phases without
+/// two messages on one link, and the sum over phases of the most bytes on one link.
+fn colored_line(s: &Scenario) -> String {
+    use subnet_manager::colored;
+    let phases = &s.params.routing_phases;
+    let score = |first: &[Vec<u8>]| {
+        let largest = colored::largest_loads(&s.topology, phases, first);
+        let free = phases
+            .iter()
+            .zip(&largest)
+            .filter(|(p, l)| p.iter().map(|m| m.2).max().unwrap_or(0) >= **l)
+            .count();
+        (free, largest.iter().sum::<u64>())
+    };
+    let (free_d, sum_d) = score(&colored::dmodk_first_up_ports(&s.topology));
+    let (free_c, sum_c) = score(&colored::first_up_ports(&s.topology, phases));
+    format!(
+        "colored: {} phases; without contention: {free_c} (D-mod-K {free_d}); most bytes on \
+         one link, summed over the phases: {sum_c} (D-mod-K {sum_d}, {:.3}x)",
+        phases.len(),
+        sum_c as f64 / sum_d.max(1) as f64
+    )
 }
 
 /// How many distinct ports (routing options) the programmed LFTs offer per (switch, destination)

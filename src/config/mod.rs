@@ -5,6 +5,7 @@ pub mod document;
 pub mod errors;
 mod keys;
 mod reader;
+mod routing_phases;
 pub mod scenario;
 mod switch_keys;
 pub mod text_lines;

@@ -13,6 +13,7 @@ use super::units::TimeBase;
 use super::{switch_keys, topology_keys, traffic_keys};
 use crate::fabric::FabricParams;
 use crate::fabric::node::{Flow, SOURCE_QUEUE, SendMemory};
+use crate::fabric::subnet_manager::{RoutingEngine, colored};
 use crate::fabric::topology::Topology;
 use crate::switch::{QueuingScheme, RoutingMode, packet_slots};
 use crate::wire::link::MAX_VCS;
@@ -364,6 +365,18 @@ impl Scenario {
             }
         }
 
+        // The `colored` engine's phases, refused at `routing_engine` when it cannot route them.
+        let routing_phases = match (&flows, &traffic, &topology) {
+            (Some(f), Some(t), Some(topo)) if routing_engine == RoutingEngine::Colored => {
+                let phases = super::routing_phases::of(f, t.replay.as_ref());
+                if let Err(e) = colored::check(topo, &phases) {
+                    doc.fail::<()>("routing_engine", e);
+                }
+                phases
+            }
+            _ => Vec::new(),
+        };
+
         let warnings = doc.finish()?;
         let (
             Some(seed),
@@ -413,6 +426,7 @@ impl Scenario {
             node_consumes_arns,
             node_send_memory,
             routing_engine: Some(routing_engine),
+            routing_phases: std::sync::Arc::new(routing_phases),
             adaptive_share: traffic.adaptive_share,
         };
         Ok(Scenario {

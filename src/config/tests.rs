@@ -491,3 +491,32 @@ fn random_tables_and_slimmed_tops_load_or_are_refused_at_their_key() {
         );
     }
 }
+
+#[test]
+fn colored_tables_take_the_known_phases_or_are_refused_at_routing_engine() {
+    use crate::fabric::subnet_manager::RoutingEngine;
+    let set = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // Bit reversal on 8 nodes: one phase of the 4 nodes that do not map to themselves (000,
+    // 010, 101 and 111 do).
+    let s = Scenario::from_text(
+        "s.toml",
+        SMALL,
+        &set(&["routing_engine=colored", "traffic.pattern=bitrev"]),
+    )
+    .unwrap();
+    assert_eq!(s.params.routing_engine, Some(RoutingEngine::Colored));
+    assert_eq!(s.params.routing_phases.len(), 1);
+    assert_eq!(s.params.routing_phases[0].len(), 4);
+    // Uniform traffic has no destination known before the run.
+    let e = errs(SMALL, &["routing_engine=colored"]);
+    let e = e[0].to_string();
+    assert!(
+        e.contains("routing_engine") && e.contains("known before the run"),
+        "{e}"
+    );
+    let e = errs(DRAGONFLY, &["routing_engine=colored"]);
+    assert!(
+        e[0].to_string().contains("`colored` routes fat trees"),
+        "{e:?}"
+    );
+}

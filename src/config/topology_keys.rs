@@ -490,7 +490,8 @@ fn custom(r: &Reader) -> Option<Topology> {
     })
 }
 
-/// `routing_engine`: `ftree` (fat trees only; their default), `minhop` (the default elsewhere),
+/// `routing_engine`: `ftree` (fat trees only; their default), `random` (with `routing_seed`) and
+/// `colored` (fat trees only), `minhop` (the default elsewhere),
 /// `updn`, `dfly_min`, `dfly_vl_hops`, `d3r_2vl` or `d3r_3vl` (Dragonflies only), `lash`,
 /// `dfsssp` or `fa_updn` (with `fa_options`, 2 by default). An engine in error is recorded and
 /// the default returned.
@@ -534,7 +535,11 @@ pub(super) fn routing_engine(r: &Reader, topology: Option<&Topology>) -> Routing
             .ignore("fa_options", "`routing_engine` is not `fa_updn`");
     }
     let fat_tree = topology.is_none_or(|t| t.xgft.is_some());
-    if matches!(engine, RoutingEngine::Ftree | RoutingEngine::Random { .. }) && !fat_tree {
+    let fat_tree_only = matches!(
+        engine,
+        RoutingEngine::Ftree | RoutingEngine::Random { .. } | RoutingEngine::Colored
+    );
+    if fat_tree_only && !fat_tree {
         r.doc.fail::<()>(
             "routing_engine",
             &format!(

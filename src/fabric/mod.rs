@@ -154,7 +154,7 @@ impl<const V: usize> Fabric<V> {
             tables,
             sls,
             sl_to_vl,
-        } = subnet_manager::program(topo, engine)?;
+        } = subnet_manager::program_with(topo, engine, &params.routing_phases)?;
         sp.lmc = lmc;
         if let Some(vls) = sls.as_ref().map(|s| s.vls()).or(engine.vls())
             && sp.queuing != (QueuingScheme::PathSl { vcs: vls })

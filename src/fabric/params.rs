@@ -29,6 +29,9 @@ pub struct FabricParams {
     pub node_send_memory: node::SendMemory,
     /// The subnet manager's routing engine (`None`: `ftree` on fat trees, `minhop` otherwise).
     pub routing_engine: Option<subnet_manager::RoutingEngine>,
+    /// The traffic's known phases, which the `colored` engine spreads over the links (empty
+    /// for other engines).
+    pub routing_phases: std::sync::Arc<Vec<subnet_manager::colored::Phase>>,
     /// Share of packets whose DLID asks for every routing option (the others take the
     /// deterministic route, option 0); 1 by default. Only multipath modes use it.
     pub adaptive_share: f64,

@@ -17,6 +17,7 @@
 //! 8 VLs, `dfsssp`). The
 //! [`deadlock`] module checks what an engine wrote for cycles of channel dependencies.
 
+pub mod colored;
 pub mod deadlock;
 mod dfsssp;
 mod dragonfly;
@@ -44,6 +45,10 @@ pub enum RoutingEngine {
         /// Seed of the table (`routing_seed`).
         seed: u64,
     },
+    /// Fat trees: option 0 an up port per switch and destination searched offline to spread
+    /// the traffic's known phases over the links (the slides' "colored"; `colored`), then the
+    /// other up ports in rotation.
+    Colored,
     /// Every shortest path; option 0 the lowest-numbered port.
     Minhop,
     /// Up*/down* from the most central switch (`updn` module).
@@ -76,9 +81,10 @@ pub enum RoutingEngine {
 
 impl RoutingEngine {
     /// Every engine.
-    pub const ALL: [RoutingEngine; 11] = [
+    pub const ALL: [RoutingEngine; 12] = [
         Self::Ftree,
         Self::Random { seed: 1 },
+        Self::Colored,
         Self::Minhop,
         Self::Updn,
         Self::DflyMin,
@@ -95,6 +101,7 @@ impl RoutingEngine {
         match self {
             Self::Ftree => "ftree",
             Self::Random { .. } => "random",
+            Self::Colored => "colored",
             Self::Minhop => "minhop",
             Self::Updn => "updn",
             Self::DflyMin => "dfly_min",
@@ -148,12 +155,30 @@ pub struct Routing {
 }
 
 /// Runs `engine` on `topo`: the LMC, every switch's LFT, the paths' SLs and the SL-to-VL tables.
+/// [`RoutingEngine::Colored`] needs the traffic's phases: [`program_with`].
 pub fn program(topo: &Topology, engine: RoutingEngine) -> Result<Routing, String> {
+    program_with(topo, engine, &[])
+}
+
+/// [`program`], with the traffic's known phases for [`RoutingEngine::Colored`] (the other
+/// engines do not read them).
+pub fn program_with(
+    topo: &Topology,
+    engine: RoutingEngine,
+    phases: &[colored::Phase],
+) -> Result<Routing, String> {
     let dragonfly_min = || dragonfly::minimal_ports(topo, engine.name());
     let ((lmc, tables), sls, sl_to_vl) = match engine {
         RoutingEngine::Ftree if topo.xgft.is_some() => (program_fat_tree(topo), None, None),
         RoutingEngine::Random { seed } if topo.xgft.is_some() => {
-            (program_fat_tree_from(topo, Some(seed)), None, None)
+            let first = |sw, d, (up, _)| random_first(seed, sw, d, up);
+            (program_fat_tree_from(topo, first), None, None)
+        }
+        RoutingEngine::Colored => {
+            colored::check(topo, phases)?;
+            let table = colored::first_up_ports(topo, phases);
+            let first = |sw: u32, d: u32, _| u32::from(table[sw as usize][d as usize]);
+            (program_fat_tree_from(topo, first), None, None)
         }
         RoutingEngine::Ftree | RoutingEngine::Random { .. } => {
             return Err(format!(
@@ -393,12 +418,15 @@ fn random_first(seed: u64, sw: u32, dest: u32, up: u32) -> u32 {
 
 /// Builds the LFT of every switch of a fat tree. Returns the LMC used and one table per switch.
 pub fn program_fat_tree(topo: &Topology) -> (u32, Vec<LftBanks>) {
-    program_fat_tree_from(topo, None)
+    program_fat_tree_from(topo, |_, d, (up, b_l)| d / b_l % up.max(1))
 }
 
-/// [`program_fat_tree`] with option 0 upward D-mod-K's port, or, given a seed, the `random`
-/// engine's ([`random_first`]); the other up ports follow in rotation.
-fn program_fat_tree_from(topo: &Topology, random: Option<u64>) -> (u32, Vec<LftBanks>) {
+/// [`program_fat_tree`] with option 0 upward the up port (index among the up ports)
+/// `first(sw, dest, (up ports, b_l))` gives; the other up ports follow in rotation.
+fn program_fat_tree_from(
+    topo: &Topology,
+    first: impl Fn(u32, u32, (u32, u32)) -> u32,
+) -> (u32, Vec<LftBanks>) {
     let widest = topo
         .switches
         .iter()
@@ -414,10 +442,7 @@ fn program_fat_tree_from(topo: &Topology, random: Option<u64>) -> (u32, Vec<LftB
         let way = Minimal::at(topo, sw, index_in_level(topo, sw));
         for d in 0..topo.nodes {
             let n = way.count(d);
-            let j0 = match random {
-                Some(seed) => random_first(seed, sw, d, way.up),
-                None => (d / way.b_l) % way.up.max(1),
-            };
+            let j0 = first(sw, d, (way.up, way.b_l));
             for b in 0..banks {
                 t.program(((d << lmc) | b) as u16, way.port_after(d, b % n, j0) as u8);
             }

@@ -23,6 +23,7 @@ pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
         node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,
         routing_engine: None,
+        routing_phases: Default::default(),
     }
 }
 

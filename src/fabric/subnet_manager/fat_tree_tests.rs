@@ -1,5 +1,6 @@
-//! The `random` engine and slimmed fat trees: every route arrives minimally, the random table is
-//! the seed's alone, and a slimmed top is routed by every fat-tree engine.
+//! The `random` and `colored` engines and slimmed fat trees: every route arrives minimally, the
+//! random table is the seed's alone, the colored one spreads its phases at least as well as
+//! D-mod-K and is its phases' alone, and a slimmed top is routed by every fat-tree engine.
 
 use super::*;
 use crate::fabric::topology::Endpoint;
@@ -92,4 +93,67 @@ fn a_slimmed_top_is_routed_by_every_fat_tree_engine() {
     ] {
         walk_all(&t, &program(&t, engine).unwrap());
     }
+}
+
+#[test]
+fn a_colored_table_separates_what_dmodk_crowds_and_reaches_everywhere() {
+    use colored::{Phase, dmodk_first_up_ports, first_up_ports, largest_loads};
+    // 4-ary 2-tree: nodes 0 and 1 (leaf 0) send to 7 and 11, whose D-mod-K up port is 3 at
+    // leaf 0 for both: two messages on one up link. On two up ports, they meet nowhere.
+    let t = Topology::kary_ntree(4, 2);
+    let phases: Vec<Phase> = vec![vec![(0, 7, 10), (1, 11, 10)]];
+    let dmodk = largest_loads(&t, &phases, &dmodk_first_up_ports(&t));
+    assert_eq!(dmodk, [20]);
+    let table = first_up_ports(&t, &phases);
+    assert_eq!(largest_loads(&t, &phases, &table), [10]);
+    walk_all(
+        &t,
+        &program_with(&t, RoutingEngine::Colored, &phases).unwrap(),
+    );
+    // No phases: refused, not D-mod-K under another name.
+    let e = program_with(&t, RoutingEngine::Colored, &[]).err().unwrap();
+    assert!(e.contains("known before the run"), "{e}");
+}
+
+#[test]
+fn a_colored_table_lowers_nas_cg_contention_and_is_its_phases_alone() {
+    use crate::replay::workloads::Cg;
+    use colored::{Phase, dmodk_first_up_ports, first_up_ports, largest_loads};
+    // NAS CG on 128 ranks placed linearly on a 2-stage fat tree of 16-port switches: the
+    // reductions' partners at distance 8 sit on the next leaf, and the transpose's across the
+    // tree. Phase k: every rank's k-th message.
+    let t = Topology::rlft(16, 2);
+    assert_eq!(t.nodes, 128);
+    let cg = Cg::default();
+    let mut phases: Vec<Phase> = Vec::new();
+    for me in 0..128 {
+        let r = cg.rank(me);
+        let mut mine: Vec<(u32, u64)> = r.reduce.iter().map(|&(p, b, _)| (p, b)).collect();
+        if r.transpose.0 != me {
+            mine.push(r.transpose);
+        }
+        for (k, (dst, bytes)) in mine.into_iter().enumerate() {
+            if phases.len() <= k {
+                phases.push(Vec::new());
+            }
+            phases[k].push((me, dst, bytes));
+        }
+    }
+    let dmodk: u64 = largest_loads(&t, &phases, &dmodk_first_up_ports(&t))
+        .iter()
+        .sum();
+    let table = first_up_ports(&t, &phases);
+    let colored: u64 = largest_loads(&t, &phases, &table).iter().sum();
+    // Five phases of 750,000-byte messages: at best one message on every link.
+    assert!(colored >= 5 * 750_000);
+    assert!(colored < dmodk, "colored {colored} against D-mod-K {dmodk}");
+    assert_eq!(
+        first_up_ports(&t, &phases),
+        table,
+        "the same phases, the same table"
+    );
+    walk_all(
+        &t,
+        &program_with(&t, RoutingEngine::Colored, &phases).unwrap(),
+    );
 }
