@@ -16,7 +16,8 @@
 //!
 //! Oblivious routing is D-mod-K on the same tree, horizontal links unused.
 
-use super::topology::{Endpoint, Topology};
+use super::subnet_manager::fat_tree::FatTree;
+use super::topology::Topology;
 use crate::blocks::rng::SplitMix64;
 
 /// How flows are routed.
@@ -30,19 +31,9 @@ pub enum FlowRouting {
 
 /// A fat tree's switches as flow routing reads them.
 pub struct TreeRoutes {
-    /// Per switch: its level (1 for leaves), its index in its level, its first link's number.
-    level: Vec<u32>,
-    local: Vec<u32>,
-    first_link: Vec<usize>,
-    /// Per switch and port: the switch at the other end (`None`: a node).
-    peer: Vec<Vec<Option<u32>>>,
-    /// The leaf switch and port of each node.
-    leaf: Vec<(u32, u16)>,
-    m: Vec<u32>,
-    w: Vec<u32>,
+    tree: FatTree,
     /// Horizontal width.
     width: u32,
-    links: usize,
 }
 
 /// Contention of one set of flows: over flows, the largest and the mean of the number of flows
@@ -56,51 +47,11 @@ pub struct Contention {
 impl TreeRoutes {
     /// The routes of `topo`, a k-ary n-tree or RLFT with or without horizontal links.
     pub fn of(topo: &Topology) -> Result<Self, String> {
-        let Some((m, w)) = topo.xgft.clone() else {
-            return Err("flow routing's contention analysis needs a fat tree".into());
-        };
-        let n = topo.switches.len();
-        let mut level = Vec::with_capacity(n);
-        let mut local = Vec::with_capacity(n);
-        let mut seen = vec![0u32; m.len() + 1];
-        let mut first_link = Vec::with_capacity(n);
-        let mut links = 0usize;
-        for s in &topo.switches {
-            level.push(s.stage as u32);
-            local.push(seen[s.stage as usize]);
-            seen[s.stage as usize] += 1;
-            first_link.push(links);
-            links += s.ports as usize;
-        }
-        let mut peer: Vec<Vec<Option<u32>>> = topo
-            .switches
-            .iter()
-            .map(|s| vec![None; s.ports as usize])
-            .collect();
-        let mut leaf = vec![(0, 0); topo.nodes as usize];
-        for &(a, b) in &topo.links {
-            for (x, y) in [(a, b), (b, a)] {
-                match (x, y) {
-                    (Endpoint::Switch { sw, port }, Endpoint::Switch { sw: o, .. }) => {
-                        peer[sw as usize][port as usize] = Some(o);
-                    }
-                    (Endpoint::Switch { sw, port }, Endpoint::Node(d)) => {
-                        leaf[d as usize] = (sw, port);
-                    }
-                    _ => {}
-                }
-            }
-        }
+        let tree = FatTree::of(topo)
+            .map_err(|_| "flow routing's contention analysis needs a fat tree".to_string())?;
         Ok(TreeRoutes {
-            level,
-            local,
-            first_link,
-            peer,
-            leaf,
-            m,
-            w,
+            tree,
             width: topo.horizontal,
-            links,
         })
     }
 
@@ -115,42 +66,38 @@ impl TreeRoutes {
         path: &mut Vec<usize>,
     ) {
         path.clear();
-        let mut sw = self.leaf[src as usize].0;
+        let t = &self.tree;
+        let mut sw = t.leaf[src as usize].0;
         let mut chose_direction = None::<(u32, bool)>;
         loop {
             let s = sw as usize;
-            let l = self.level[s] as usize;
-            let below: u32 = self.m[..l].iter().product();
-            let below_child: u32 = self.m[..l - 1].iter().product();
-            let b_l: u32 = self.w[..l].iter().product();
-            let down = self.m[l - 1];
-            let up = self.w.get(l).copied().unwrap_or(0);
-            let link = |p: u32| self.first_link[s] + p as usize;
-            let port = if dst / below != self.local[s] / b_l {
+            let (way, l) = (&t.ways[s], t.level[s]);
+            let link = |p: u32| t.first_port[s] + p as usize;
+            let port = if way.count(dst) > 1 {
                 // Ascent.
-                let j0 = (dst / b_l) % up;
-                let rotation = (0..up).map(|j| down + (j0 + j) % up);
+                let j0 = (dst / way.b_l) % way.up;
+                let rotation = (0..way.up).map(|j| way.port_after(dst, j, j0) as u32);
                 match how {
-                    FlowRouting::Oblivious => down + j0,
-                    FlowRouting::Adaptive => {
-                        rotation.min_by_key(|&p| load[link(p)]).unwrap_or(down + j0)
-                    }
+                    FlowRouting::Oblivious => way.down + j0,
+                    FlowRouting::Adaptive => rotation
+                        .min_by_key(|&p| load[link(p)])
+                        .unwrap_or(way.down + j0),
                 }
             } else {
-                let to_dst = (dst / below_child) % down;
+                let to_dst = way.port_after(dst, 0, 0) as u32;
                 match (how, self.width, l) {
                     (FlowRouting::Adaptive, w, 2..) if w > 0 => {
-                        let chain = b_l;
-                        let i = self.local[s] % chain;
+                        let chain = way.b_l;
+                        let i = t.local[s] % chain;
                         let right = match chose_direction {
-                            Some((lv, r)) if lv == l as u32 => r,
+                            Some((lv, r)) if lv == l => r,
                             _ => {
                                 let r = i < chain / 2;
-                                chose_direction = Some((l as u32, r));
+                                chose_direction = Some((l, r));
                                 r
                             }
                         };
-                        let base = down + up;
+                        let base = way.down + way.up;
                         let hop = match right {
                             true if i + 1 < chain => Some(base + (i > 0) as u32 * w),
                             false if i > 0 => Some(base),
@@ -168,7 +115,7 @@ impl TreeRoutes {
             let k = link(port);
             load[k] += 1;
             path.push(k);
-            match self.peer[s][port as usize] {
+            match t.peers[s][port as usize] {
                 Some(next) => sw = next,
                 None => return,
             }
@@ -178,7 +125,7 @@ impl TreeRoutes {
     /// The contention of the flows `i -> perm[i]` (a node mapped to itself sends nothing),
     /// routed by `how` in source order on an idle fabric.
     pub fn contention(&self, perm: &[u32], how: FlowRouting) -> Contention {
-        let mut load = vec![0u32; self.links];
+        let mut load = vec![0u32; self.tree.outputs];
         let mut paths: Vec<Vec<usize>> = Vec::with_capacity(perm.len());
         let mut path = Vec::new();
         for (src, &dst) in perm.iter().enumerate() {
@@ -212,15 +159,16 @@ pub fn permutation(n: u32, rng: &mut SplitMix64) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fabric::topology::Endpoint;
 
     fn walk(t: &Topology, r: &TreeRoutes, src: u32, dst: u32, how: FlowRouting) -> Vec<usize> {
-        let mut load = vec![0; r.links];
+        let mut load = vec![0; r.tree.outputs];
         let mut path = Vec::new();
         r.route(src, dst, how, &mut load, &mut path);
         // The path's last link reaches the destination.
         let last = *path.last().unwrap();
-        let sw = r.first_link.iter().rposition(|&f| f <= last).unwrap();
-        let port = (last - r.first_link[sw]) as u16;
+        let sw = r.tree.first_port.iter().rposition(|&f| f <= last).unwrap();
+        let port = (last - r.tree.first_port[sw]) as u16;
         assert!(
             t.links.iter().any(|&(a, b)| (a, b)
                 == (
@@ -269,7 +217,7 @@ mod tests {
         let r = TreeRoutes::of(&t).unwrap();
         // Nodes 0 and 4 (different leaves) both to node 1: D-mod-K takes both over the same top
         // switch, so the second flow's down link holds the first.
-        let mut load = vec![0; r.links];
+        let mut load = vec![0; r.tree.outputs];
         let (mut p1, mut p2) = (Vec::new(), Vec::new());
         r.route(4, 1, FlowRouting::Adaptive, &mut load, &mut p1);
         r.route(8, 1, FlowRouting::Adaptive, &mut load, &mut p2);
@@ -277,7 +225,7 @@ mod tests {
         assert_eq!(p2.len(), 4, "up, sideways, down, down: {p2:?}");
         assert_eq!(p1.last(), p2.last(), "the same last link to node 1");
         // Oblivious routing never leaves the tree's links.
-        let mut load = vec![0; r.links];
+        let mut load = vec![0; r.tree.outputs];
         r.route(4, 1, FlowRouting::Oblivious, &mut load, &mut p1);
         r.route(8, 1, FlowRouting::Oblivious, &mut load, &mut p2);
         assert_eq!(p2.len(), 3);

@@ -22,6 +22,7 @@ pub mod deadlock;
 mod dfsssp;
 mod dragonfly;
 pub mod fa;
+pub(crate) mod fat_tree;
 #[cfg(test)]
 mod fat_tree_tests;
 mod lash;
@@ -32,6 +33,7 @@ use super::topology::{Endpoint, Topology};
 use crate::blocks::LftBanks;
 use crate::blocks::rng::SplitMix64;
 use crate::switch::SlToVl;
+use fat_tree::Minimal;
 pub use path_sl::PathSls;
 
 /// How the subnet manager computes the LFTs.
@@ -349,61 +351,6 @@ fn index_in_level(topo: &Topology, sw: u32) -> u32 {
         .iter()
         .filter(|s| s.stage < l)
         .count() as u32
-}
-
-/// The minimal ways of one switch of a fat tree, toward any destination: down to the one port
-/// of the destination's subtree, or up by D-mod-K and then the other up ports in rotation.
-struct Minimal {
-    /// End nodes below a switch of this level (`m_1 ⋯ m_l`), and below one child (`m_1 ⋯ m_{l-1}`).
-    below: u32,
-    below_child: u32,
-    /// Down ports (`m_l`): the first up port's number.
-    down: u32,
-    /// Up ports (`w_{l+1}`).
-    up: u32,
-    /// The subtree this switch serves (`local / (w_1 ⋯ w_l)`), and that product.
-    part: u32,
-    b_l: u32,
-}
-
-impl Minimal {
-    fn at(topo: &Topology, sw: u32, local: u32) -> Self {
-        let (m, w) = topo.xgft.as_ref().expect("minimal_ports needs a fat tree");
-        let l = topo.switches[sw as usize].stage as usize;
-        let b_l: u32 = w[..l].iter().product();
-        Minimal {
-            below: m[..l].iter().product(),
-            below_child: m[..l - 1].iter().product(),
-            down: m[l - 1],
-            up: w.get(l).copied().unwrap_or(0),
-            part: local / b_l,
-            b_l,
-        }
-    }
-
-    /// How many minimal ports lead to `dest`.
-    fn count(&self, dest: u32) -> u32 {
-        if dest / self.below == self.part {
-            1
-        } else {
-            self.up
-        }
-    }
-
-    /// Minimal port `j` (below [`Minimal::count`]) toward `dest`; port 0 is D-mod-K's.
-    fn port(&self, dest: u32, j: u32) -> u16 {
-        self.port_after(dest, j, (dest / self.b_l) % self.up.max(1))
-    }
-
-    /// Minimal port `j` toward `dest` when up port `j0` comes first.
-    fn port_after(&self, dest: u32, j: u32, j0: u32) -> u16 {
-        if dest / self.below == self.part {
-            // In this subtree: one way down, digit a_l of the destination.
-            ((dest / self.below_child) % self.down) as u16
-        } else {
-            (self.down + (j0 + j) % self.up) as u16
-        }
-    }
 }
 
 /// The up port (index among the up ports) the `random` engine puts first at switch `sw` toward

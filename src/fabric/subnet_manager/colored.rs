@@ -19,8 +19,8 @@
 //! Passes repeat until one changes nothing (at most [`MAX_PASSES`]). Ties keep the entry as it
 //! is, then the lowest port, so the table depends on the phases alone.
 
-use super::{Minimal, index_in_level};
-use crate::fabric::topology::{Endpoint, Topology};
+use super::fat_tree::FatTree;
+use crate::fabric::topology::Topology;
 
 /// One message of a phase: source node, destination node, bytes.
 pub type Message = (u32, u32, u64);
@@ -35,67 +35,27 @@ pub const MAX_PASSES: u32 = 8;
 pub const MAX_LOAD_ENTRIES: u64 = 1 << 28;
 
 /// The fat tree as the search walks it.
-struct Tree {
-    ways: Vec<Minimal>,
-    /// Per switch and port, the switch at its far end (`None`: an end node).
-    peers: Vec<Vec<Option<u32>>>,
-    /// Per end node, its leaf switch.
-    leaf: Vec<u32>,
-    /// Per switch, the index of its port 0 in the flat list of output ports.
-    first_port: Vec<u32>,
-}
+struct Tree(FatTree);
 
 impl Tree {
     fn of(topo: &Topology) -> Self {
-        let ns = topo.switches.len();
-        let ways = (0..ns as u32)
-            .map(|sw| Minimal::at(topo, sw, index_in_level(topo, sw)))
-            .collect();
-        let mut peers: Vec<Vec<Option<u32>>> = topo
-            .switches
-            .iter()
-            .map(|s| vec![None; s.ports as usize])
-            .collect();
-        let mut leaf = vec![0; topo.nodes as usize];
-        for &(a, b) in &topo.links {
-            for (x, y) in [(a, b), (b, a)] {
-                match (x, y) {
-                    (Endpoint::Switch { sw, port }, Endpoint::Switch { sw: t, .. }) => {
-                        peers[sw as usize][port as usize] = Some(t)
-                    }
-                    (Endpoint::Switch { sw, .. }, Endpoint::Node(n)) => leaf[n as usize] = sw,
-                    _ => {}
-                }
-            }
-        }
-        let mut first_port = Vec::with_capacity(ns);
-        let mut at = 0;
-        for s in &topo.switches {
-            first_port.push(at);
-            at += s.ports as u32;
-        }
-        Tree {
-            ways,
-            peers,
-            leaf,
-            first_port,
-        }
+        Tree(FatTree::of(topo).expect("`check` refuses other topologies"))
     }
 
     fn outputs(&self) -> u32 {
-        let last = self.first_port.len() - 1;
-        self.first_port[last] + self.peers[last].len() as u32
+        self.0.outputs as u32
     }
 
     /// The output ports (flat indices) a message from `src` to `dst` crosses when switch
     /// `sw`'s first up port toward `dst` is `first(sw)`, and the switches it climbs through.
     fn walk(&self, src: u32, dst: u32, first: impl Fn(u32) -> u32, mut hop: impl FnMut(u32, u32)) {
-        let mut sw = self.leaf[src as usize];
+        let t = &self.0;
+        let mut sw = t.leaf[src as usize].0;
         loop {
-            let way = &self.ways[sw as usize];
+            let way = &t.ways[sw as usize];
             let port = way.port_after(dst, 0, first(sw)) as u32;
-            hop(sw, self.first_port[sw as usize] + port);
-            match self.peers[sw as usize][port as usize] {
+            hop(sw, (t.first_port[sw as usize] + port as usize) as u32);
+            match t.peers[sw as usize][port as usize] {
                 Some(next) => sw = next,
                 None => return,
             }
@@ -197,7 +157,7 @@ pub fn first_up_ports(topo: &Topology, phases: &[Phase]) -> Vec<Vec<u8>> {
                 for &(_, s, _) in msgs {
                     let f = |sw: u32| u32::from(first[sw as usize][d]);
                     tree.walk(s, dst, f, |sw, _| {
-                        let way = &tree.ways[sw as usize];
+                        let way = &tree.0.ways[sw as usize];
                         if way.count(dst) > 1 && !done.contains(&sw) && !climbing.contains(&sw) {
                             climbing.push(sw);
                         }
@@ -207,7 +167,7 @@ pub fn first_up_ports(topo: &Topology, phases: &[Phase]) -> Vec<Vec<u8>> {
                     break;
                 };
                 done.push(sw);
-                let up = tree.ways[sw as usize].up;
+                let up = tree.0.ways[sw as usize].up;
                 let current = u32::from(first[sw as usize][d]);
                 let mut best = (u128::MAX, current);
                 for j in std::iter::once(current).chain((0..up).filter(|&j| j != current)) {
@@ -273,6 +233,7 @@ pub fn largest_loads(topo: &Topology, phases: &[Phase], first: &[Vec<u8>]) -> Ve
 /// D-mod-K's table in the form of [`first_up_ports`]'s, to compare with it.
 pub fn dmodk_first_up_ports(topo: &Topology) -> Vec<Vec<u8>> {
     Tree::of(topo)
+        .0
         .ways
         .iter()
         .map(|w| {
