@@ -169,8 +169,8 @@ fn both_engines_write_the_same_bytes_with_16_vcs() {
 }
 
 /// Under each queuing scheme on configuration 1 and through its hot spot, under Oblivious,
-/// Adaptive-Th and ARN, each with and without AFI, FA with escape queues, a deadlock and a trace
-/// replay: the same bytes on both engines.
+/// Adaptive-Th and ARN, each with and without AFI, FA with escape queues, a deadlock, a trace
+/// replay and communication phases: the same bytes on both engines.
 #[test]
 fn both_engines_write_the_same_bytes_under_every_mode_and_scheme() {
     let (_tmp, base) = crate::scratch::folder("engines-event");
@@ -244,6 +244,16 @@ fn both_engines_write_the_same_bytes_under_every_mode_and_scheme() {
         ),
         ("dragonfly72", &["traffic.load=0.9"]),
         ("trace_halo", &[]),
+        // Communication phases: superposed permutations that end, adaptive and oblivious.
+        ("phases16", &["routing=arn_afi", "switch.crt=1us"]),
+        (
+            "phases16",
+            &[
+                "routing=oblivious",
+                "traffic.permutations=3",
+                "traffic.message=8KB",
+            ],
+        ),
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
         let set = with_routing(set);
@@ -301,6 +311,7 @@ fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
         ),
         ("default", &["routing=arn_afi"]),
         H10_ARN_AFI,
+        ("phases16", &["routing=oblivious"]),
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
         let set = with_routing(set);

@@ -19,6 +19,8 @@ mod fst_tests;
 mod gtkw_tests;
 pub mod interrupt;
 pub mod outputs;
+#[cfg(test)]
+mod phase_tests;
 pub mod plot;
 #[cfg(test)]
 mod plot_refusal_tests;

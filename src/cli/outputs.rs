@@ -339,6 +339,20 @@ pub struct Summary {
     /// FA: adaptive packets sent to their escape route by a switch (absent in other modes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets_escaped: Option<u64>,
+    /// A communication phase: its flows (absent without a phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase_flows: Option<u64>,
+    /// The phase's flows that ended within the run (absent without a phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase_flows_ended: Option<u64>,
+    /// The phase's completion, the last flow's end, in microseconds (3 decimals); null when a
+    /// flow did not end within the run (absent without a phase).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub phase_completion_us: Option<Option<f64>>,
     /// `ok`, or the violated invariant.
     pub invariants: String,
     /// The MPI trace the nodes replayed, when they did (absent otherwise).
@@ -365,6 +379,11 @@ pub struct ReplaySummary {
     /// Each rank's finish in microseconds (3 decimals), by rank; null for a rank that did not
     /// finish.
     pub rank_finish_us: Vec<Option<f64>>,
+}
+
+/// A field that is present, null or not.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
+    Option::<f64>::deserialize(d).map(Some)
 }
 
 fn older_is_complete() -> bool {

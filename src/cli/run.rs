@@ -14,7 +14,7 @@ use super::dump::{self, DumpPlan, SaveFile};
 use super::interrupt::{exit_code, signal_name};
 use super::outputs::{NewFolders, Staged, Summary, refuse_overwriting_inputs};
 use super::record::{self, RecordRequest};
-use super::run_summary::{stop_reason, summary};
+use super::run_summary::{flows_csv, stop_reason, summary};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
 use crate::fabric::subnet_manager::deadlock;
@@ -34,6 +34,9 @@ pub const OUTPUTS: [&str; 4] = [
     "efficiency.svg",
     "summary.json",
 ];
+
+/// The file a run of a communication phase writes beside [`OUTPUTS`]: a line per flow.
+pub const PHASE_OUTPUT: &str = "flows.csv";
 
 /// The default output folder, `waves/<name>`: the scenario's name must be one path component.
 pub fn default_out(s: &Scenario) -> Result<PathBuf, String> {
@@ -152,7 +155,11 @@ pub(super) fn outputs_of(
     dump: Option<&dump::DumpPlan>,
     record: Option<&RecordRequest>,
 ) -> Vec<(&'static str, PathBuf)> {
-    let mut all: Vec<(&str, PathBuf)> = OUTPUTS.iter().map(|n| ("--out", out.join(n))).collect();
+    let mut all: Vec<(&str, PathBuf)> = OUTPUTS
+        .iter()
+        .chain([&PHASE_OUTPUT])
+        .map(|n| ("--out", out.join(n)))
+        .collect();
     if let Some(d) = dump {
         all.extend(d.dumps().map(|(flag, p)| (flag, p.clone())));
         for sv in &d.saves {
@@ -211,6 +218,12 @@ fn run_on<const V: usize>(
         .iter()
         .map(|n| Staged::open(&out.join(n)).map_err(|e| format!("{out_flag} {e}")))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut flows_file = match s.phase {
+        Some(_) => {
+            Some(Staged::open(&out.join(PHASE_OUTPUT)).map_err(|e| format!("{out_flag} {e}"))?)
+        }
+        None => None,
+    };
     let dump = match (plan, chosen) {
         (Some(plan), Some(chosen)) => start_dump(&mut run, plan, chosen, &mut folders, how)?,
         _ => None,
@@ -231,6 +244,10 @@ fn run_on<const V: usize>(
         _ => Vec::new(),
     };
     let summary_file = write_series(&s, &ended, staged, &mut others)?;
+    if let (Some(mut f), Some(text)) = (flows_file.take(), flows_csv(&s, &ended)) {
+        f.write(text.as_bytes())?;
+        others.push(f);
+    }
     others.extend(recording);
     put_in_place(&out, summary_file, others, &summary)?;
     *written = Some(summary);

@@ -1,6 +1,6 @@
 //! The `summary.json` of an `arnsim run`: what was run, how far it got, and its counters, from
 //! the scenario and what the run returned when it ended (`run::Ended`: totals, bins, how it
-//! ended, the replay's finish cycles).
+//! ended, the replay's finish cycles, the phase's flow ends); and a phase's `flows.csv`.
 
 use super::interrupt::signal_name;
 use super::outputs::{ReplaySummary, Summary, rounded};
@@ -65,6 +65,15 @@ pub(super) fn summary(s: &Scenario, overrides: &[String], end: &Ended) -> Summar
             .routing
             .escape_queues()
             .then_some(t.switches.packets_escaped),
+        phase_flows: end.phase_ends.as_ref().map(|e| e.len() as u64),
+        phase_flows_ended: end
+            .phase_ends
+            .as_ref()
+            .map(|e| e.iter().flatten().count() as u64),
+        phase_completion_us: end.phase_ends.as_ref().map(|e| {
+            crate::traffic::phase::completion(e)
+                .map(|c| rounded((c + 1) as f64 * cycle_ns / 1000.0, 3))
+        }),
         invariants: match &end.invariants {
             Ok(()) => "ok".to_string(),
             Err(v) => v.to_string(),
@@ -89,4 +98,36 @@ fn replay_summary(s: &Scenario, end: &Ended) -> Option<ReplaySummary> {
             .then(|| finish.iter().flatten().max().copied().map_or(0.0, us)),
         rank_finish_us: finish.iter().map(|f| f.map(us)).collect(),
     })
+}
+
+/// A phase's `flows.csv`: `src,dst,bytes,start_us,end_us,rate`, a line per flow in the phase's
+/// order. A flow ends at the end of the cycle the tail of its last packet arrives in; `rate` is
+/// its bytes over its duration, as a share of the link's rate (6 decimals). A flow that did not
+/// end within the run has `end_us` and `rate` empty. `None` without a phase.
+pub(super) fn flows_csv(s: &Scenario, end: &Ended) -> Option<String> {
+    let (flows, ends) = (s.phase.as_ref()?, end.phase_ends.as_ref()?);
+    let cycle_ns = s.time_base.cycle_ns();
+    let us = |c: u64| rounded(c as f64 * cycle_ns / 1000.0, 3);
+    let mut out = String::from("src,dst,bytes,start_us,end_us,rate\n");
+    for (f, e) in flows.iter().zip(ends) {
+        let (end_us, rate) = match e {
+            Some(e) => {
+                let cycles = (e + 1).saturating_sub(f.start).max(1);
+                let line = cycles as f64 * s.time_base.flit_bytes as f64;
+                (
+                    us(e + 1).to_string(),
+                    rounded(f.bytes as f64 / line, 6).to_string(),
+                )
+            }
+            None => (String::new(), String::new()),
+        };
+        out.push_str(&format!(
+            "{},{},{},{},{end_us},{rate}\n",
+            f.src,
+            f.dst,
+            f.bytes,
+            us(f.start)
+        ));
+    }
+    Some(out)
 }

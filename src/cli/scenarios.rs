@@ -37,6 +37,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "trace_halo",
         include_str!("../../scenarios/trace_halo.toml"),
     ),
+    ("phases16", include_str!("../../scenarios/phases16.toml")),
     (
         "rlft40_uniform",
         include_str!("../../scenarios/rlft40_uniform.toml"),

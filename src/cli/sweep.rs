@@ -173,7 +173,9 @@ fn check_scenarios(req: &Request, grid: &Grid) -> Result<(Scenario, Vec<String>)
     }
     let s = first.ok_or("--vary: no point")?;
     let loads = grid.keys.iter().any(|k| k.key == LOAD_KEY);
-    if loads && (s.pattern == "flows" || s.pattern.starts_with("trace")) {
+    if loads
+        && (s.pattern == "flows" || s.pattern == "permutations" || s.pattern.starts_with("trace"))
+    {
         return Err(format!(
             "--loads: traffic pattern `{}` does not read `traffic.load` (a load sweep needs a pattern that does: uniform, rnd, bitrev, h10, h25, h10-4, h25-4)",
             s.pattern
@@ -233,6 +235,7 @@ fn clear_earlier(out: &Path, dirs: &[PathBuf]) {
                 .map_or(String::new(), |n| n.to_string_lossy().into());
             f.is_file()
                 && (run::OUTPUTS.contains(&n.as_str())
+                    || n == run::PHASE_OUTPUT
                     || (n.starts_with('.') && n.ends_with(".partial")))
         };
         if !files.iter().all(a_run_writes) {

@@ -26,6 +26,8 @@ mod fuzz_tests;
 #[cfg(test)]
 mod limit_tests;
 #[cfg(test)]
+mod phase_refusal_tests;
+#[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]
 mod tests;

@@ -56,6 +56,22 @@ impl Reader<'_> {
         self.quantity(key, default, example, |t| self.tb.flits(t))
     }
 
+    /// The size of a phase flow in bytes, 1 B to 2^40 B; `what` says what it is, when missing.
+    pub(super) fn flow_bytes(&self, key: &str, what: &str) -> Option<u64> {
+        if !self.doc.has(key) {
+            self.doc.missing(key, what);
+            return None;
+        }
+        let example = "a size with its unit, such as `12.5MB`, `4KB` or `100B`";
+        let b = self.quantity(key, "0B", example, TimeBase::flow_bytes)?;
+        if b == 0 {
+            return self
+                .doc
+                .fail(key, "0 bytes: a flow of a phase carries at least one byte");
+        }
+        Some(b)
+    }
+
     /// A percentage, 0 to 100.
     pub(super) fn percent(&self, key: &str, default: f64) -> Option<f64> {
         let v = match self.doc.get(key) {

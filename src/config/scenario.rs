@@ -16,6 +16,7 @@ use crate::fabric::node::{Flow, SOURCE_QUEUE, SendMemory};
 use crate::fabric::subnet_manager::{RoutingEngine, colored};
 use crate::fabric::topology::Topology;
 use crate::switch::{QueuingScheme, RoutingMode, packet_slots};
+use crate::traffic::phase::PhaseFlow;
 use crate::wire::link::MAX_VCS;
 
 /// A validated scenario, in cycles and flits.
@@ -45,6 +46,8 @@ pub struct Scenario {
     pub flows: Vec<Vec<Flow>>,
     /// The MPI trace the nodes replay instead of flows (pattern `trace`).
     pub replay: Option<super::TraceReplay>,
+    /// The finite flows of a communication phase (`permutations`, or flows with `bytes`).
+    pub phase: Option<Vec<crate::traffic::phase::PhaseFlow>>,
     /// Values that are legal but surely not meant, one line each (`place: key `k`: what`).
     pub warnings: Vec<String>,
 }
@@ -353,10 +356,11 @@ impl Scenario {
                 .ok(),
             _ => None,
         };
+        let phase = traffic.as_ref().and_then(|t| t.phase.as_deref());
         if let (Some(flows), Some(sim), Some(n), Some(RoutingMode::DModK)) =
             (&flows, sim_cycles, nodes, routing)
         {
-            packet_ids(&doc, flows, sim, n, mtu.unwrap_or(64));
+            packet_ids(&doc, (flows, phase), sim, n, mtu.unwrap_or(64));
         }
         if let (Some(flows), Some((sw, mtu, _))) = (&flows, &switch) {
             let vcs = sw.queuing.regular_vcs();
@@ -405,10 +409,11 @@ impl Scenario {
         // The smallest packet any flow makes: a message's last piece, or a whole short message.
         // A replay's: the last piece of its shortest message (not one flit whatever the trace:
         // the cycle engine holds every slot, 16 GB more on a 16,000-node fabric).
+        let phase = traffic.phase.as_deref();
         let min_packet = match &traffic.replay {
             Some(t) => smallest_message_packet(&t.program, tb.flit_bytes, mtu)
-                .min(smallest_packet(&flows, mtu)),
-            None => smallest_packet(&flows, mtu),
+                .min(smallest_packet((&flows, phase), mtu)),
+            None => smallest_packet((&flows, phase), mtu),
         };
         switch.max_packets = packet_slots(switch.vcs(), switch.vc_capacity, min_packet as u16);
         let params = FabricParams {
@@ -441,13 +446,18 @@ impl Scenario {
             pattern: traffic.name,
             flows,
             replay: traffic.replay,
+            phase: traffic.phase,
             doc,
             warnings,
         })
     }
 }
 
-fn smallest_packet(flows: &[Vec<Flow>], mtu: u64) -> u64 {
+/// The flows of a scenario: the nodes' Bernoulli flows and the phase's finite flows.
+type AllFlows<'a> = (&'a [Vec<Flow>], Option<&'a [PhaseFlow]>);
+
+fn smallest_packet((flows, phase): AllFlows<'_>, mtu: u64) -> u64 {
+    let finite = phase.unwrap_or_default().iter();
     flows
         .iter()
         .flatten()
@@ -455,6 +465,7 @@ fn smallest_packet(flows: &[Vec<Flow>], mtu: u64) -> u64 {
             0 => mtu,
             rest => rest,
         })
+        .chain(finite.map(|f| f.smallest_packet(mtu)))
         .min()
         .unwrap_or(mtu)
         .max(1)
@@ -481,7 +492,7 @@ fn smallest_message_packet(program: &crate::replay::Program, flit_bytes: u32, mt
 /// Under D-mod-K the in-order check tells the packets of a flow apart by their 32-bit id
 /// (sequence number times nodes plus source), so a run must make fewer than 2^32 ids. A node
 /// injects at most one flit per cycle and holds at most its send memory ahead.
-fn packet_ids(doc: &Document, flows: &[Vec<Flow>], sim: u64, nodes: u32, mtu: u64) {
+fn packet_ids(doc: &Document, flows: AllFlows<'_>, sim: u64, nodes: u32, mtu: u64) {
     let per_node = sim / smallest_packet(flows, mtu) + SOURCE_QUEUE as u64;
     if (per_node + 1) * nodes as u64 > u32::MAX as u64 {
         doc.fail::<()>(
@@ -496,7 +507,7 @@ fn packet_ids(doc: &Document, flows: &[Vec<Flow>], sim: u64, nodes: u32, mtu: u6
 }
 
 /// With the send memory split per VC, a message must fit the part of one VC, or it would never
-/// be posted.
+/// be posted. (A phase flow posts its messages packet by packet: any fits.)
 fn per_vc_messages(doc: &Document, flows: &[Vec<Flow>], vcs: usize, part: usize, mtu: u64) {
     let largest = flows
         .iter()

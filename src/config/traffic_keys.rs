@@ -1,4 +1,5 @@
-//! Traffic keys: the pattern, its load and message size, the hot-spot window, explicit flows.
+//! Traffic keys: the pattern, its load and message size, the hot-spot window, explicit flows,
+//! and the finite flows of a communication phase (a flow's `bytes`, `permutations`).
 //!
 //! A message is cut into MTU packets that must all fit the send queue of a queue pair
 //! ([`QP_DEPTH`] packets), or the node would never send it. Patterns that draw
@@ -10,7 +11,12 @@ use super::scenario::Reader;
 use super::trace_keys::{self, TraceReplay};
 use super::units::shown;
 use crate::fabric::node::QP_DEPTH;
+use crate::traffic::phase::{PhaseFlow, permutation_flows, tags};
 use crate::traffic::{ExplicitFlow, Pattern, hot_senders, paper_hot_spots};
+
+/// Most superposed permutations (`traffic.permutations`): each is a flow per node, whose state
+/// the node holds for the whole run.
+pub const MOST_PERMUTATIONS: u64 = 64;
 
 /// The traffic of a scenario.
 pub(super) struct Traffic {
@@ -24,11 +30,25 @@ pub(super) struct Traffic {
     pub replay: Option<TraceReplay>,
     /// Share of packets whose DLID asks for every routing option (`traffic.adaptive_share`).
     pub adaptive_share: f64,
+    /// The finite flows of a communication phase, when there are any.
+    pub phase: Option<Vec<PhaseFlow>>,
 }
 
 const PATTERNS: &[&str] = &[
-    "uniform", "rnd", "bitrev", "hotspot", "h10", "h25", "h10-4", "h25-4", "flows", "trace",
+    "uniform",
+    "rnd",
+    "bitrev",
+    "hotspot",
+    "h10",
+    "h25",
+    "h10-4",
+    "h25-4",
+    "flows",
+    "permutations",
+    "trace",
 ];
+/// The keys of the `permutations` pattern.
+const PHASE_KEYS: &[&str] = &["traffic.permutations", "traffic.flow_bytes"];
 const HOT_KEYS: &[&str] = &[
     "traffic.hot_share",
     "traffic.hot_spots",
@@ -85,7 +105,7 @@ pub(super) fn read(
     if name.as_deref() == Some("trace") {
         // The trace's ranks, and optionally an incast of Bernoulli hot senders beside them.
         let why = "`traffic.pattern` is `trace`";
-        for k in ["traffic.load", "traffic.flow"] {
+        for k in ["traffic.load", "traffic.flow"].iter().chain(PHASE_KEYS) {
             doc.ignore(k, why);
         }
         let incast = match doc.has("traffic.incast") {
@@ -120,6 +140,7 @@ pub(super) fn read(
             message: message?,
             replay: Some(replay?),
             adaptive_share: adaptive_share?,
+            phase: None,
         });
     }
     let load = fraction(r, "traffic.load", "a load");
@@ -132,6 +153,7 @@ pub(super) fn read(
             "traffic.trace",
             "traffic.mapping",
         ]);
+        doc.skip(PHASE_KEYS);
         return None;
     };
     let random = name != "flows" && name != "bitrev";
@@ -145,6 +167,12 @@ pub(super) fn read(
     if name != "flows" {
         doc.ignore("traffic.flow", &why);
     }
+    if name != "permutations" {
+        for k in PHASE_KEYS {
+            doc.ignore(k, &why);
+        }
+    }
+    let mut phase = None;
     // The keys of a trace replay.
     for k in ["traffic.trace", "traffic.mapping", "traffic.incast"] {
         doc.ignore(k, &why);
@@ -185,7 +213,22 @@ pub(super) fn read(
                     );
                 }
             }
-            Pattern::Explicit(flows(r, nodes, mtu, sim)?)
+            let (explicit, finite) = flows(r, nodes, mtu, sim)?;
+            phase = (!finite.is_empty()).then_some(finite);
+            Pattern::Explicit(explicit)
+        }
+        "permutations" => {
+            for k in HOT_KEYS {
+                doc.ignore(k, &why);
+            }
+            if doc.has("traffic.load") {
+                doc.warn(
+                    "traffic.load",
+                    "ignored: the flows of `permutations` send at line rate",
+                );
+            }
+            phase = Some(permutations(r, nodes, seed, message)?);
+            Pattern::Phase
         }
         "hotspot" => {
             for k in ["traffic.hot_start", "traffic.hot_duration"] {
@@ -204,7 +247,36 @@ pub(super) fn read(
         message: message?,
         replay: None,
         adaptive_share: adaptive_share?,
+        phase,
     })
+}
+
+/// `permutations`: `traffic.permutations` superposed random permutations of the nodes, drawn from
+/// the scenario's seed, each flow `traffic.flow_bytes` in messages of `message` flits.
+fn permutations(
+    r: &Reader,
+    nodes: Option<u32>,
+    seed: Option<u64>,
+    message: Option<u64>,
+) -> Option<Vec<PhaseFlow>> {
+    let n = r.uint_in(
+        "traffic.permutations",
+        Some(1),
+        (1, MOST_PERMUTATIONS),
+        "superposed permutations: a flow per node each",
+    );
+    let bytes = r.flow_bytes(
+        "traffic.flow_bytes",
+        "the bytes each flow of the phase carries, such as `1MB`",
+    );
+    let flits = bytes?.div_ceil(r.tb.flit_bytes as u64);
+    Some(permutation_flows(
+        nodes?,
+        n? as u32,
+        seed?,
+        (bytes?, flits),
+        message? as u32,
+    ))
 }
 
 /// `hotspot`: `traffic.hot_share` of every node's load to one hot node (`traffic.hot_spots`, one
@@ -315,13 +387,14 @@ fn hot_spot(
 }
 
 /// `[[traffic.flow]]`: each flow's source and destination (two different nodes), rate, message
-/// size, start and stop.
+/// size, start and stop; a flow with `bytes` is a finite flow of the phase (no `stop`, a rate
+/// above 0).
 fn flows(
     r: &Reader,
     nodes: Option<u32>,
     mtu: Option<u64>,
     sim: Option<u64>,
-) -> Option<Vec<ExplicitFlow>> {
+) -> Option<(Vec<ExplicitFlow>, Vec<PhaseFlow>)> {
     let doc = r.doc;
     let count = doc.table_count("traffic.flow");
     if count == 0 {
@@ -332,6 +405,7 @@ fn flows(
     }
     let last = nodes.map_or(u64::MAX, |n| n as u64 - 1);
     let mut v = Vec::with_capacity(count);
+    let mut finite = Vec::new();
     let mut ok = true;
     for i in 0..count {
         let k = |f: &str| format!("traffic.flow[{i}].{f}");
@@ -345,6 +419,48 @@ fn flows(
         }
         let size = message(r, &k("size"), mtu);
         let start = r.time(&k("start"), "0ns");
+        if doc.has(&k("bytes")) {
+            let bytes = r.flow_bytes(&k("bytes"), "");
+            if doc.has(&k("stop")) {
+                // Read, so that it is not also unknown.
+                let _ = r.time(&k("stop"), "0ns");
+                doc.fail::<()>(
+                    &k("stop"),
+                    "a flow of `bytes` ends when its last byte is delivered: it has no `stop`",
+                );
+            }
+            if rate == Some(0.0) {
+                doc.fail::<()>(
+                    &k("rate"),
+                    "0: a flow of `bytes` at rate 0 would never end (a rate above 0, to 1)",
+                );
+            }
+            if let (Some(a), Some(sim)) = (start, sim)
+                && a >= sim
+            {
+                doc.warn(
+                    &k("start"),
+                    format!("the flow starts at cycle {a}, after the run ends ({sim} cycles): it never ends"),
+                );
+            }
+            match (rate, src, dst, size, start, bytes) {
+                (Some(rate), Some(src), Some(dst), Some(size), Some(start), Some(bytes))
+                    if rate > 0.0 && src != dst && !doc.has(&k("stop")) =>
+                {
+                    finite.push(PhaseFlow {
+                        src: src as u32,
+                        dst: dst as u32,
+                        bytes,
+                        flits: bytes.div_ceil(r.tb.flit_bytes as u64),
+                        message_flits: size as u32,
+                        rate,
+                        start,
+                    })
+                }
+                _ => ok = false,
+            }
+            continue;
+        }
         let stop = if doc.has(&k("stop")) {
             r.time(&k("stop"), "0ns")
         } else {
@@ -382,5 +498,14 @@ fn flows(
             _ => ok = false,
         }
     }
-    ok.then_some(v)
+    if let Some(n) = nodes
+        && ok
+        && tags(&finite, n).is_none()
+    {
+        return doc.fail(
+            "traffic.flow",
+            format!("a node receives more than {} flows of `bytes`", u16::MAX),
+        );
+    }
+    ok.then_some((v, finite))
 }

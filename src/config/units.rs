@@ -37,6 +37,10 @@ pub const MAX_CYCLES: u64 = 1 << 40;
 /// Largest size a scenario may give, in flits: 2^32 - 1 (message sizes are 32-bit).
 pub const MAX_FLITS: u64 = u32::MAX as u64;
 
+/// Largest phase flow, in bytes: 2^40 (1 TiB). At 64-byte flits that is 2^34 flits, and at line
+/// rate 2^34 cycles, below the longest time.
+pub const MAX_FLOW_BYTES: u64 = 1 << 40;
+
 /// A value that could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnitError(pub String);
@@ -148,6 +152,40 @@ impl TimeBase {
             )));
         }
         one.flits(text)
+    }
+
+    /// The size of a phase flow (`12.5MB`, `4KB`, `100B`, `2GB`) in whole bytes, at most
+    /// [`MAX_FLOW_BYTES`]. KB is 1024 bytes, MB 1024 KB, GB 1024 MB.
+    pub fn flow_bytes(text: &str) -> Result<u64, UnitError> {
+        let (v, unit) = split_number(text)?;
+        let scale = match unit {
+            "B" => 1.0,
+            "KB" | "KiB" => 1024.0,
+            "MB" | "MiB" => 1024.0 * 1024.0,
+            "GB" | "GiB" => 1024.0 * 1024.0 * 1024.0,
+            "" => {
+                return Err(UnitError(format!(
+                    "`{text}` has no unit; write a size such as `12.5MB`, `4KB` or `100B`"
+                )));
+            }
+            u => {
+                return Err(UnitError(format!(
+                    "`{text}`: `{u}` is not a size unit of a flow (B, KB, MB, GB)"
+                )));
+            }
+        };
+        let bytes = v * scale;
+        if bytes > MAX_FLOW_BYTES as f64 {
+            return Err(UnitError(format!(
+                "`{text}` is beyond the largest flow, 2^40 bytes (1 TiB, some 90 s at 100 Gb/s)"
+            )));
+        }
+        if bytes.fract() != 0.0 {
+            return Err(UnitError(format!(
+                "`{text}` is not a whole number of bytes"
+            )));
+        }
+        Ok(bytes as u64)
     }
 
     /// A size (`64B`, `4KB`, `344 KB`, `1MB`) in flits, rounded up. KB is 1024 bytes.

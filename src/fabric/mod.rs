@@ -27,6 +27,7 @@ pub mod invariants;
 pub mod node;
 pub mod parallel;
 mod params;
+mod phase;
 pub mod record;
 pub mod scheduler;
 pub mod subnet_manager;

@@ -217,6 +217,8 @@ pub struct EndNode<const V: usize> {
     arn_live_until: u64,
     /// The ranks of an MPI trace the node runs, if any (`node::replay`).
     replay: Option<Box<NodeReplay>>,
+    /// The finite flows of a communication phase it sends and receives, if any (`node::phase`).
+    phase: Option<Box<NodePhase>>,
     /// The SL of its packets to each destination, when the routing engine chooses SLs per path
     /// (the subnet manager's answer to the HCA's path queries); otherwise the queuing scheme's.
     path_sls: Option<Arc<[u8]>>,
@@ -279,6 +281,7 @@ impl<const V: usize> EndNode<V> {
             arn: [NodeArnEntry::default(); NODE_ARN_ENTRIES],
             arn_live_until: 0,
             replay: None,
+            phase: None,
             path_sls: None,
         }
     }
@@ -500,9 +503,11 @@ impl<const V: usize> EndNode<V> {
             self.stats.latency_max = self.stats.latency_max.max(lat);
             self.rx = None;
             self.replay_received(&pkt, now);
+            self.phase_received(&pkt, now);
             delivered = Some(pkt);
         }
         self.generate(now);
+        self.phase_post(now);
         self.replay_step(now);
         // Inject one flit per cycle, a packet only when the switch has room for all of it
         // (`node::send`).
@@ -535,7 +540,11 @@ impl<const V: usize> EndNode<V> {
             self.freed.clear_credits();
         }
         self.now = now;
-        self.wake = self.next_message.cycle().min(self.replay_wake(now));
+        self.wake = self
+            .next_message
+            .cycle()
+            .min(self.replay_wake(now))
+            .min(self.phase_wake(now));
         if let Some(rx) = self.rx {
             self.wake = self.wake.min(rx.end());
         }
@@ -547,11 +556,13 @@ impl<const V: usize> EndNode<V> {
     }
 }
 
+mod phase;
 mod replay;
 mod send;
 mod skip;
 mod source;
 
+pub use phase::{NodePhase, Receiving};
 pub use replay::NodeReplay;
 pub use send::{QP_DEPTH, SendMemory};
 

@@ -120,6 +120,9 @@ impl<'a, const V: usize> Run<'a, V> {
         if let Some(t) = &s.replay {
             fabric.attach_replay(Replayer::build_all(&t.program, &t.mapping, &s.time_base)?)?;
         }
+        if let Some(p) = &s.phase {
+            fabric.attach_phase(p)?;
+        }
         fabric.set_engine(how.engine);
         fabric.set_threads(threads);
         let bins = Bins {

@@ -53,6 +53,9 @@ pub struct Ended {
     /// With a trace replay, per rank the cycle it finished in (`None`: not within the cycles
     /// stepped).
     pub rank_finishes: Option<Vec<Option<u64>>>,
+    /// With a communication phase, per flow the cycle the tail of its last packet arrived in
+    /// (`None`: not within the cycles stepped).
+    pub phase_ends: Option<Vec<Option<u64>>>,
     /// The engine and threads it stepped on.
     pub engine: Engine,
     pub threads: usize,
@@ -72,6 +75,7 @@ impl<const V: usize> Run<'_, V> {
             || self.stepped.is_err()
             || self.fabric.now() >= s.sim_cycles
             || (s.replay.is_some() && self.fabric.replay_finished())
+            || self.phase_over()
         {
             return Ok(false);
         }
@@ -101,6 +105,18 @@ impl<const V: usize> Run<'_, V> {
             self.bins.close(&self.fabric, s.topology.nodes);
         }
         Ok(true)
+    }
+
+    /// Whether the run ends here for its phase: every flow of the traffic is a phase flow, every
+    /// one has ended, and a statistics bin has just closed (the run stops at the end of the bin
+    /// in which the phase completes, whatever engine and chunks step it).
+    fn phase_over(&self) -> bool {
+        let s = self.s;
+        s.phase.is_some()
+            && s.flows.iter().all(|f| f.is_empty())
+            && self.fabric.now() == self.bins.start
+            && self.fabric.now() > 0
+            && self.fabric.phase_complete()
     }
 
     /// Steps `n` cycles, feeding the dump when they reach into its window.
@@ -138,7 +154,7 @@ impl<const V: usize> Run<'_, V> {
         if reached > self.bins.start {
             self.bins.close(&self.fabric, s.topology.nodes);
         }
-        let finished = s.replay.is_some() && self.fabric.replay_finished();
+        let finished = (s.replay.is_some() && self.fabric.replay_finished()) || self.phase_over();
         let complete =
             self.signal.is_none() && self.stepped.is_ok() && (reached == s.sim_cycles || finished);
         let stopped = self.stopped();
@@ -158,6 +174,7 @@ impl<const V: usize> Run<'_, V> {
             stopped,
             invariants,
             rank_finishes: rank_finishes(s, &self.fabric),
+            phase_ends: s.phase.as_ref().map(|p| self.fabric.phase_ends(p)),
             engine: self.fabric.engine(),
             threads: self.threads,
             wall,

@@ -182,6 +182,7 @@ mod tests {
             vc: 0x55,
             orig_vc: 0x66,
             flags: PacketFlags::ADAPTED | PacketFlags::HOT,
+            flow: 0,
         };
         let (low, high) = desc_bits(&d);
         let field = |lsb: u32, w: u32| {

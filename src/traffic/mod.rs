@@ -10,9 +10,13 @@
 //!   reads the same reversed (0, the last node, and every other palindrome) would send to itself:
 //!   it sends nothing.
 //! - Explicit flows (source, destination, rate, size, start, stop) for directed studies.
+//! - Communication phases ([`phase`]): flows of a stated size that end, explicit or superposed
+//!   random permutations.
 //!
 //! Which nodes are hot senders is fixed: evenly spaced over the node range (node `i` is chosen
 //! when `floor((i+1) f) > floor(i f)` for fraction `f`), skipping the hot spots themselves.
+
+pub mod phase;
 
 use crate::fabric::node::{Destination, Flow};
 
@@ -70,6 +74,8 @@ pub enum Pattern {
     Explicit(Vec<ExplicitFlow>),
     /// The ranks of an MPI trace, replayed closed-loop (`crate::replay`): no Bernoulli source.
     Trace,
+    /// The finite flows of a communication phase only ([`phase`]): no Bernoulli source.
+    Phase,
 }
 
 /// One explicit flow.
@@ -216,7 +222,7 @@ impl Pattern {
                     }
                 }
             }
-            Pattern::Trace => {}
+            Pattern::Trace | Pattern::Phase => {}
             Pattern::Explicit(flows) => {
                 for e in flows {
                     if e.src >= nodes || e.dst >= nodes {

@@ -41,6 +41,11 @@ pub struct Packet {
     pub orig_vc: u8,
     /// Header flags.
     pub flags: PacketFlags,
+    /// The finite flow of a communication phase the packet carries part of: its index among the
+    /// phase's flows into the destination node, plus one; 0 for any other packet. Statistics
+    /// only, like `HOT`: no switch looks at it, and neither `hdl-ref/`'s descriptor nor a switch
+    /// recording carries it (it sits in the descriptor's padding).
+    pub flow: u16,
 }
 
 impl Packet {

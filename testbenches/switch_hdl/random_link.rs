@@ -312,6 +312,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
                     } else {
                         PacketFlags::empty()
                     },
+                    flow: 0,
                 };
                 // The HCA's SL is the VL of every hop (any regular VL, not only the scheme's).
                 pkt.orig_vc = pkt.sl;

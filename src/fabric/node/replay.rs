@@ -96,7 +96,7 @@ impl<const V: usize> EndNode<V> {
                 r.left = p.flits;
             }
             let len = r.left.min(self.mtu as u32) as u16;
-            self.post(p.dst_node, len, p.dst_index, PacketFlags::MESSAGE, now);
+            self.post(p.dst_node, len, p.dst_index, (PacketFlags::MESSAGE, 0), now);
             r.left -= len as u32;
             if r.left == 0 {
                 r.pending.pop_front();

@@ -323,8 +323,16 @@ impl<const V: usize> EndNode<V> {
     }
 
     /// Appends a packet of `len` flits to `dest` to the send memory in cycle `now`: the queue
-    /// pair of `dest` has room (see [`EndNode::has_room`]).
-    pub(super) fn post(&mut self, dest: u32, len: u16, id: u32, flags: PacketFlags, now: u64) {
+    /// pair of `dest` has room (see [`EndNode::has_room`]). `flow`: the phase flow it carries
+    /// part of (`Packet::flow`), 0 for none.
+    pub(super) fn post(
+        &mut self,
+        dest: u32,
+        len: u16,
+        id: u32,
+        (flags, flow): (PacketFlags, u16),
+        now: u64,
+    ) {
         let vc = self.vc_to(dest);
         let pkt = Packet {
             injected: now,
@@ -338,6 +346,7 @@ impl<const V: usize> EndNode<V> {
             vc,
             orig_vc: vc,
             flags,
+            flow,
         };
         let _ = self.queue.push_back(pkt);
         self.qp_counted.note(dest, true);

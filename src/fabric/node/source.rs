@@ -133,7 +133,7 @@ impl<const V: usize> EndNode<V> {
             let len = left.min(self.mtu as u32) as u16;
             left -= len as u32;
             let id = self.seq.wrapping_mul(self.nodes).wrapping_add(self.id);
-            self.post(dest, len, id, flags, now);
+            self.post(dest, len, id, (flags, 0), now);
             self.seq = self.seq.wrapping_add(1);
         }
     }

@@ -73,7 +73,7 @@ proptest! {
         let now = 100;
         for (k, &(dest, len)) in queued.iter().enumerate() {
             prop_assert!(node.has_room(dest, 1));
-            node.post(dest, len, k as u32, PacketFlags::default(), now);
+            node.post(dest, len, k as u32, (PacketFlags::default(), 0), now);
         }
         for &d in &isolated {
             node.consume_arn(ArnInfo { dest: d as u16, vc: params.queuing.vc_for(7, d), ..ArnInfo::default() }, now - 10);
@@ -144,7 +144,7 @@ proptest! {
         let vc_of = |d: u32| params.queuing.vc_for(7, d);
         let mut node = EndNode::<FEW_VCS>::new(7, 8, 0, 1, &params, 8, &[], 1, true);
         for (k, &(dest, len)) in queued.iter().enumerate() {
-            node.post(dest, len, k as u32, PacketFlags::default(), 0);
+            node.post(dest, len, k as u32, (PacketFlags::default(), 0), 0);
         }
         for &d in &entries {
             node.consume_arn(ArnInfo { dest: d as u16, vc: vc_of(d), ..ArnInfo::default() }, 0);
@@ -155,7 +155,7 @@ proptest! {
             }
             for &(_, d) in posted.iter().filter(|p| p.0 == now) {
                 if node.has_room(d, 1) {
-                    node.post(d, 4, 1000 + now as u32, PacketFlags::default(), now);
+                    node.post(d, 4, 1000 + now as u32, (PacketFlags::default(), 0), now);
                 }
             }
             // Credits never run short here: every cycle takes what the scheduler picks.
@@ -204,7 +204,7 @@ proptest! {
             prop_assert_eq!(node.has_room(dest, packets), room, "op {}", k);
             if room {
                 for _ in 0..packets {
-                    node.post(dest, 8, k as u32, PacketFlags::default(), 100);
+                    node.post(dest, 8, k as u32, (PacketFlags::default(), 0), 100);
                 }
             }
         }

@@ -260,6 +260,8 @@ impl<R: BufRead> RecordingReader<R> {
                                 format!("{path}:{n}: flags {flags}: bits above the three defined")
                             })?
                         },
+                        // Statistics only: not recorded.
+                        flow: 0,
                     },
                 };
                 let slot = if input { &mut pin.flit } else { &mut pout.flit };

@@ -347,6 +347,7 @@ fn a_frame_reads_back_as_written() {
         vc: 1,
         orig_vc: 1,
         flags: PacketFlags::ADAPTED | PacketFlags::MESSAGE,
+        flow: 0,
     };
     let arn = |port| ArnInfo {
         dest: 1,

@@ -1,0 +1,168 @@
+//! What loading refuses and warns about in a communication phase's keys: a flow's `bytes`,
+//! `traffic.permutations` and `traffic.flow_bytes`, each error at its file, line and key.
+
+use super::refusal_tests::{about, errors, load};
+
+/// A 4-ary 2-tree under two superposed permutations.
+const PERMS: &str = r#"sim_time = "1ms"
+[topology]
+kind = "kary_ntree"
+k = 4
+stages = 2
+[traffic]
+pattern = "permutations"
+permutations = 2
+flow_bytes = "64KB"
+"#;
+
+/// One finite flow from node 0 to node 1.
+const FLOW: &str = r#"sim_time = "1ms"
+[topology]
+kind = "kary_ntree"
+k = 4
+stages = 2
+[traffic]
+pattern = "flows"
+[[traffic.flow]]
+src = 0
+dst = 1
+bytes = "12.5MB"
+"#;
+
+#[test]
+fn a_phase_loads_with_its_flows() {
+    let s = load(PERMS, &[]).unwrap();
+    let p = s.phase.as_ref().unwrap();
+    assert!(p.len() <= 32 && p.len() >= 16, "{}", p.len());
+    assert!(
+        p.iter()
+            .all(|f| f.bytes == 65536 && f.flits == 1024 && f.rate == 1.0)
+    );
+    assert!(s.flows.iter().all(|f| f.is_empty()), "no Bernoulli source");
+    let s = load(FLOW, &[]).unwrap();
+    let f = s.phase.as_ref().unwrap()[0];
+    assert_eq!(
+        (f.src, f.dst, f.bytes, f.flits),
+        (0, 1, 13_107_200, 204_800)
+    );
+    // A flow without `bytes` is a Bernoulli flow as before: no phase.
+    let s = load(FLOW, &["traffic.flow[0].bytes=1B", "traffic.flow[1].src=2"]);
+    assert!(s.is_err(), "the second flow has no dst");
+    let plain = FLOW.replace("bytes = \"12.5MB\"\n", "rate = 0.5\n");
+    let s = load(&plain, &[]).unwrap();
+    assert!(s.phase.is_none() && s.flows[0].len() == 1);
+}
+
+#[test]
+fn flow_sizes_out_of_range_are_refused_at_their_line() {
+    let e = about(
+        &errors(FLOW, &["traffic.flow[0].bytes=0B"]),
+        "traffic.flow[0].bytes",
+    );
+    assert_eq!(e.at, "--set");
+    assert!(e.message.contains("at least one byte"), "{e}");
+    let text = FLOW.replace("12.5MB", "2048GB");
+    let e = about(&errors(&text, &[]), "traffic.flow[0].bytes");
+    assert_eq!(e.at, "s.toml:11");
+    assert!(
+        e.message.contains("beyond the largest flow, 2^40 bytes"),
+        "{e}"
+    );
+    let e = about(
+        &errors(FLOW, &["traffic.flow[0].bytes=1000"]),
+        "traffic.flow[0].bytes",
+    );
+    assert!(e.message.contains("a bare number"), "{e}");
+    let e = about(
+        &errors(FLOW, &["traffic.flow[0].bytes=1.5B"]),
+        "traffic.flow[0].bytes",
+    );
+    assert!(e.message.contains("not a whole number of bytes"), "{e}");
+    let e = about(
+        &errors(FLOW, &["traffic.flow[0].bytes=3flits"]),
+        "traffic.flow[0].bytes",
+    );
+    assert!(e.message.contains("not a size unit of a flow"), "{e}");
+}
+
+#[test]
+fn a_finite_flow_has_no_stop_and_a_rate_above_zero() {
+    let e = about(
+        &errors(FLOW, &["traffic.flow[0].stop=5us"]),
+        "traffic.flow[0].stop",
+    );
+    assert!(e.message.contains("has no `stop`"), "{e}");
+    let e = about(
+        &errors(FLOW, &["traffic.flow[0].rate=0"]),
+        "traffic.flow[0].rate",
+    );
+    assert!(e.message.contains("never end"), "{e}");
+    let e = about(
+        &errors(FLOW, &["traffic.flow[0].dst=0"]),
+        "traffic.flow[0].dst",
+    );
+    assert!(e.message.contains("sends to itself"), "{e}");
+    let e = about(
+        &errors(FLOW, &["traffic.flow[0].dst=16"]),
+        "traffic.flow[0].dst",
+    );
+    assert!(e.message.contains("outside 0..=15"), "{e}");
+    let s = load(FLOW, &["traffic.flow[0].start=2ms"]).unwrap();
+    assert!(
+        s.warnings[0].contains("traffic.flow[0].start") && s.warnings[0].contains("never ends"),
+        "{:?}",
+        s.warnings
+    );
+}
+
+#[test]
+fn permutations_out_of_range_or_without_a_size_are_refused() {
+    let e = about(
+        &errors(PERMS, &["traffic.permutations=0"]),
+        "traffic.permutations",
+    );
+    assert!(e.message.contains("0 is outside 1..=64"), "{e}");
+    let text = PERMS.replace("permutations = 2", "permutations = 100000");
+    let e = about(&errors(&text, &[]), "traffic.permutations");
+    assert_eq!(e.at, "s.toml:8");
+    assert!(e.message.contains("100000 is outside 1..=64"), "{e}");
+    let e = about(
+        &errors(PERMS, &["traffic.permutations=-1"]),
+        "traffic.permutations",
+    );
+    assert!(e.at == "--set", "{e}");
+    let text = PERMS.replace("flow_bytes = \"64KB\"\n", "");
+    let e = about(&errors(&text, &[]), "traffic.flow_bytes");
+    assert!(e.message.contains("missing"), "{e}");
+    let e = about(
+        &errors(PERMS, &["traffic.flow_bytes=0KB"]),
+        "traffic.flow_bytes",
+    );
+    assert!(e.message.contains("at least one byte"), "{e}");
+    // One node has no other to send to.
+    let one = PERMS.replace("k = 4\nstages = 2", "k = 1\nstages = 1");
+    let e = about(&errors(&one, &[]), "traffic.pattern");
+    assert!(e.message.contains("at least 2 end nodes"), "{e}");
+}
+
+#[test]
+fn phase_keys_of_another_pattern_are_ignored_with_a_warning() {
+    let text = PERMS.replace("\"permutations\"", "\"uniform\"");
+    let s = load(&text, &[]).unwrap();
+    assert!(s.phase.is_none());
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("traffic.permutations") && w.contains("ignored")),
+        "{:?}",
+        s.warnings
+    );
+    let s = load(PERMS, &["traffic.load=0.5"]).unwrap();
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("traffic.load") && w.contains("line rate")),
+        "{:?}",
+        s.warnings
+    );
+}
