@@ -372,7 +372,7 @@ impl Scenario {
         // The `colored` engine's phases, refused at `routing_engine` when it cannot route them.
         let routing_phases = match (&flows, &traffic, &topology) {
             (Some(f), Some(t), Some(topo)) if routing_engine == RoutingEngine::Colored => {
-                let phases = super::routing_phases::of(f, t.replay.as_ref());
+                let phases = super::routing_phases::of(f, t.phase.as_deref(), t.replay.as_ref());
                 if let Err(e) = colored::check(topo, &phases) {
                     doc.fail::<()>("routing_engine", e);
                 }

@@ -507,6 +507,22 @@ fn colored_tables_take_the_known_phases_or_are_refused_at_routing_engine() {
     assert_eq!(s.params.routing_engine, Some(RoutingEngine::Colored));
     assert_eq!(s.params.routing_phases.len(), 1);
     assert_eq!(s.params.routing_phases[0].len(), 4);
+    // Two superposed permutations of 8 nodes: one phase of their flows, weighted by bytes.
+    let s = Scenario::from_text(
+        "s.toml",
+        SMALL,
+        &set(&[
+            "routing_engine=colored",
+            "traffic.pattern=permutations",
+            "traffic.permutations=2",
+            "traffic.flow_bytes=\"64KB\"",
+        ]),
+    )
+    .unwrap();
+    let phase = &s.params.routing_phases[0];
+    assert_eq!(s.params.routing_phases.len(), 1);
+    assert_eq!(phase.len(), s.phase.as_ref().unwrap().len());
+    assert!(phase.iter().all(|m| m.2 == 65536 && m.0 != m.1));
     // Uniform traffic has no destination known before the run.
     let e = errs(SMALL, &["routing_engine=colored"]);
     let e = e[0].to_string();

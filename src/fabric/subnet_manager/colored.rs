@@ -91,7 +91,7 @@ pub fn check(topo: &Topology, phases: &[Phase]) -> Result<(), String> {
     }
     if phases.iter().all(|p| p.iter().all(|m| m.0 == m.1)) {
         return Err(
-            "`colored` needs traffic whose messages are known before the run (a trace, \
+            "`colored` needs traffic whose messages are known before the run (a trace, a phase, \
              `flows` or `bitrev`), and this traffic has none between two nodes"
                 .into(),
         );
