@@ -11,6 +11,7 @@
 //! The writer streams: value changes are gathered in memory up to [`FLUSH_BYTES`] and then
 //! written as one compressed block, so the file is never held whole.
 
+use super::dump_window::{DumpWindow, WaveSink};
 use super::fabric_vcd::FabricSignal;
 use super::vcd_writer::{CLOCK_PERIOD_PS, cycle_time_ps};
 use crate::fabric::Sample;
@@ -33,11 +34,8 @@ pub struct FabricFst {
     sigs: Vec<(FstSignalId, u32)>,
     /// Per signal: the value written last.
     last: Vec<Option<u64>>,
-    /// Per signal, until the first cycle is written: its value after the last cycle handed to
-    /// [`FabricFst::samples`].
-    current: Vec<Option<u64>>,
-    /// Whether a cycle has been written.
-    started: bool,
+    /// Where the dump stands in its window ([`FabricFst::samples`]).
+    window: DumpWindow,
     /// The text of one value, `0`/`1` per bit, most significant first.
     text: [u8; 64],
 }
@@ -114,8 +112,7 @@ impl FabricFst {
             cycle,
             sigs,
             last: vec![None; n],
-            current: vec![None; n],
-            started: false,
+            window: DumpWindow::new(n),
             text: [b'0'; 64],
         })
     }
@@ -131,40 +128,10 @@ impl FabricFst {
         from: u64,
         to: u64,
     ) -> io::Result<()> {
-        let mut rest = changes;
-        for c in cycles {
-            let n = rest.iter().take_while(|s| s.0 == c).count();
-            let (now, later) = rest.split_at(n);
-            rest = later;
-            if self.started {
-                if c <= to {
-                    self.open_cycle(c)?;
-                    for &(_, k, v) in now {
-                        self.change(k as usize, v)?;
-                    }
-                    self.close_cycle(c)?;
-                }
-                continue;
-            }
-            for &(_, k, v) in now {
-                if let Some(slot) = self.current.get_mut(k as usize) {
-                    *slot = Some(v);
-                }
-            }
-            if !(from..=to).contains(&c) {
-                continue;
-            }
-            // The first cycle written shows every signal.
-            self.open_cycle(c)?;
-            for k in 0..self.sigs.len() {
-                if let Some(v) = self.current[k] {
-                    self.change(k, v)?;
-                }
-            }
-            self.started = true;
-            self.close_cycle(c)?;
-        }
-        Ok(())
+        let mut window = std::mem::take(&mut self.window);
+        let fed = window.feed(self, cycles, changes, from, to);
+        self.window = window;
+        fed
     }
 
     /// Signal `id`, `width` bits wide, changes to `v`.
@@ -215,5 +182,23 @@ impl FabricFst {
     pub fn finish(self) -> io::Result<()> {
         let mut out = self.w.finish().map_err(io_error)?;
         out.flush()
+    }
+}
+
+impl WaveSink for FabricFst {
+    fn open_cycle(&mut self, c: u64) -> io::Result<()> {
+        FabricFst::open_cycle(self, c)
+    }
+
+    fn show(&mut self, k: usize, v: u64) -> io::Result<()> {
+        FabricFst::change(self, k, v)
+    }
+
+    fn change(&mut self, k: usize, v: u64) -> io::Result<()> {
+        FabricFst::change(self, k, v)
+    }
+
+    fn close_cycle(&mut self, c: u64) -> io::Result<()> {
+        FabricFst::close_cycle(self, c)
     }
 }

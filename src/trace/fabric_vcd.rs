@@ -11,6 +11,7 @@
 //! Values are sampled after each cycle's clock edge: the sample of cycle `c` is stamped at the
 //! rising edge that opens cycle `c + 1` (1 ps ticks, 5120 ps per cycle, as the block dumps).
 
+use super::dump_window::{DumpWindow, WaveSink};
 pub use super::fabric_tap::FabricTap;
 pub use super::gtkw::write_fabric_gtkw;
 use super::vcd_writer::{CLOCK_PERIOD_PS, IdText, append_change, append_timestamp, cycle_time_ps};
@@ -202,11 +203,8 @@ pub struct FabricVcd {
     /// Per signal: the value written last by [`FabricVcd::change`]. The windows of
     /// [`FabricVcd::samples`] write every sample as a change; debug builds check that against it.
     last: Vec<Option<u64>>,
-    /// Per signal, until the first cycle is written: its value after the last cycle handed to
-    /// [`FabricVcd::samples`] (the changes before the dumped window keep it current).
-    current: Vec<Option<u64>>,
-    /// Whether a cycle has been written.
-    started: bool,
+    /// Where the dump stands in its window (`FabricVcd::samples`).
+    window: DumpWindow,
     /// Text of the cycles written since the last spill into the file.
     body: Vec<u8>,
 }
@@ -315,8 +313,7 @@ impl FabricVcd {
             clk: IdText::new(clk),
             cycle: IdText::new(cycle),
             last: vec![None; n],
-            current: vec![None; n],
-            started: false,
+            window: DumpWindow::new(n),
             body: Vec::with_capacity(SPILL_BYTES + (1 << 12)),
             sigs,
         })
@@ -330,7 +327,7 @@ impl FabricVcd {
             let v = read(f, self.sigs[k].0);
             self.change(k, v);
         }
-        self.started = true;
+        self.window.mark_started();
         self.close_cycle(cycle);
         self.spill(SPILL_BYTES)
     }
@@ -350,46 +347,10 @@ impl FabricVcd {
         from: u64,
         to: u64,
     ) -> io::Result<()> {
-        let mut rest = changes;
-        for c in cycles {
-            let n = rest.iter().take_while(|s| s.0 == c).count();
-            let (now, later) = rest.split_at(n);
-            rest = later;
-            if self.started {
-                // Every sample is a change of what was written last (the tap records changes).
-                if c <= to {
-                    self.open_cycle(c);
-                    for &(_, k, v) in now {
-                        let k = k as usize;
-                        if cfg!(debug_assertions) {
-                            assert_ne!(self.last[k], Some(v), "signal {k} recorded unchanged");
-                            self.last[k] = Some(v);
-                        }
-                        let (_, id, width) = &self.sigs[k];
-                        append_change(&mut self.body, id, *width, v);
-                    }
-                    self.close_cycle(c);
-                }
-                continue;
-            }
-            for &(_, k, v) in now {
-                self.current[k as usize] = Some(v);
-            }
-            if !(from..=to).contains(&c) {
-                continue;
-            }
-            // The first cycle written shows every signal.
-            self.open_cycle(c);
-            for k in 0..self.sigs.len() {
-                debug_assert!(self.current[k].is_some(), "signal {k} never recorded");
-                if let Some(v) = self.current[k] {
-                    self.change(k, v);
-                }
-            }
-            self.started = true;
-            self.close_cycle(c);
-        }
-        debug_assert!(rest.is_empty(), "changes outside the window's cycles");
+        let mut window = std::mem::take(&mut self.window);
+        let fed = window.feed(self, cycles, changes, from, to);
+        self.window = window;
+        fed?;
         self.spill(SPILL_BYTES)
     }
 
@@ -439,6 +400,35 @@ impl FabricVcd {
         self.spill(0)?;
         self.w.comment(note)?;
         self.w.flush()
+    }
+}
+
+impl WaveSink for FabricVcd {
+    fn open_cycle(&mut self, c: u64) -> io::Result<()> {
+        FabricVcd::open_cycle(self, c);
+        Ok(())
+    }
+
+    fn show(&mut self, k: usize, v: u64) -> io::Result<()> {
+        FabricVcd::change(self, k, v);
+        Ok(())
+    }
+
+    /// Every recorded change is a change of what was written last: written as it is (debug
+    /// builds check it against the value written last).
+    fn change(&mut self, k: usize, v: u64) -> io::Result<()> {
+        if cfg!(debug_assertions) {
+            assert_ne!(self.last[k], Some(v), "signal {k} recorded unchanged");
+            self.last[k] = Some(v);
+        }
+        let (_, id, width) = &self.sigs[k];
+        append_change(&mut self.body, id, *width, v);
+        Ok(())
+    }
+
+    fn close_cycle(&mut self, c: u64) -> io::Result<()> {
+        FabricVcd::close_cycle(self, c);
+        Ok(())
     }
 }
 

@@ -9,6 +9,7 @@
 //!   writes for the SystemVerilog twin, so both dumps line up in GTKWave (a block's, or the
 //!   whole switch's port interface in a replay, [`switch_ports`]).
 
+mod dump_window;
 pub mod fabric_fst;
 mod fabric_tap;
 pub mod fabric_vcd;
