@@ -255,9 +255,12 @@ fn clear_earlier(out: &Path, dirs: &[PathBuf]) {
 /// `arnsim sweep`.
 pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
     let keys = varied(req)?;
-    // The first seed is the scenario's (after `--set` and `--seed`).
-    let first_point: Vec<String> = req.set.clone();
-    let base = run::load(&req.scenario, &first_point).map(|s| s.seed);
+    // With replications, the first seed is the scenario's (after `--set` and `--seed`); one run
+    // a point takes the scenario's seed as it is.
+    let base = match req.seeds {
+        1 => Ok(0),
+        _ => run::load(&req.scenario, &req.set).map(|s| s.seed),
+    };
     let grid = Grid::new(keys, req.seeds, *base.as_ref().unwrap_or(&0))?;
     let (first, warnings) = check_scenarios(req, &grid)?;
     base?;
