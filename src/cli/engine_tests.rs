@@ -254,6 +254,9 @@ fn both_engines_write_the_same_bytes_under_every_mode_and_scheme() {
                 "traffic.message=8KB",
             ],
         ),
+        // The injection schemes, which wait for the node's transmitter.
+        ("phases16", &["node.injection=ps", "traffic.permutations=3"]),
+        ("phases16", &["node.injection=svc", "routing=oblivious"]),
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
         let set = with_routing(set);
@@ -312,6 +315,7 @@ fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
         ("default", &["routing=arn_afi"]),
         H10_ARN_AFI,
         ("phases16", &["routing=oblivious"]),
+        ("phases16", &["node.injection=ps"]),
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
         let set = with_routing(set);

@@ -166,3 +166,24 @@ fn phase_keys_of_another_pattern_are_ignored_with_a_warning() {
         s.warnings
     );
 }
+
+#[test]
+fn the_injection_scheme_loads_with_a_phase_and_is_refused_or_ignored_otherwise() {
+    use crate::traffic::phase::Injection;
+    assert_eq!(load(PERMS, &[]).unwrap().phase_injection, Injection::Paced);
+    for (name, want) in [("ps", Injection::Ps), ("svc", Injection::Svc)] {
+        let s = load(PERMS, &[&format!("node.injection={name}")]).unwrap();
+        assert_eq!(s.phase_injection, want);
+    }
+    let e = about(&errors(PERMS, &["node.injection=wfq"]), "node.injection");
+    assert!(e.message.contains("paced, ps, svc"), "{e}");
+    let text = PERMS.replace("\"permutations\"", "\"uniform\"");
+    let s = load(&text, &["node.injection=ps"]).unwrap();
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("node.injection") && w.contains("ignored")),
+        "{:?}",
+        s.warnings
+    );
+}

@@ -16,7 +16,7 @@ use crate::fabric::node::{Flow, SOURCE_QUEUE, SendMemory};
 use crate::fabric::subnet_manager::{RoutingEngine, colored};
 use crate::fabric::topology::Topology;
 use crate::switch::{QueuingScheme, RoutingMode, packet_slots};
-use crate::traffic::phase::PhaseFlow;
+use crate::traffic::phase::{Injection, PhaseFlow};
 use crate::wire::link::MAX_VCS;
 
 /// A validated scenario, in cycles and flits.
@@ -48,6 +48,8 @@ pub struct Scenario {
     pub replay: Option<super::TraceReplay>,
     /// The finite flows of a communication phase (`permutations`, or flows with `bytes`).
     pub phase: Option<Vec<crate::traffic::phase::PhaseFlow>>,
+    /// How the nodes space the phase's packets (`node.injection`).
+    pub phase_injection: crate::traffic::phase::Injection,
     /// Values that are legal but surely not meant, one line each (`place: key `k`: what`).
     pub warnings: Vec<String>,
 }
@@ -339,6 +341,19 @@ impl Scenario {
             );
         }
         let node_consumes_arns = doc.bool("node.consume_arns").unwrap_or(true);
+        let phase_injection = match traffic.as_ref().is_some_and(|t| t.phase.is_some()) {
+            true => r
+                .choice("node.injection", Some("paced"), &Injection::NAMES)
+                .and_then(|n| Injection::named(&n))
+                .unwrap_or_default(),
+            false => {
+                doc.ignore(
+                    "node.injection",
+                    "it spaces a phase's finite flows, and there are none",
+                );
+                Injection::Paced
+            }
+        };
         let node_send_memory = match r
             .choice("node.send_memory", Some("shared"), &["shared", "per_vc"])
             .as_deref()
@@ -447,6 +462,7 @@ impl Scenario {
             flows,
             replay: traffic.replay,
             phase: traffic.phase,
+            phase_injection,
             doc,
             warnings,
         })

@@ -2,12 +2,17 @@
 //! nodes that send and receive them, and the cycles they ended in.
 
 use super::{Fabric, node};
-use crate::traffic::phase::{PhaseFlow, tags};
+use crate::traffic::phase::{Injection, PhaseFlow, tags};
 
 impl<const V: usize> Fabric<V> {
     /// Gives the nodes the finite flows of a communication phase (`crate::traffic::phase`),
-    /// before the first cycle: each source sends its flows, each destination counts them in.
-    pub fn attach_phase(&mut self, flows: &[PhaseFlow]) -> Result<(), String> {
+    /// before the first cycle: each source sends its flows by `injection`, each destination
+    /// counts them in.
+    pub fn attach_phase(
+        &mut self,
+        flows: &[PhaseFlow],
+        injection: Injection,
+    ) -> Result<(), String> {
         let nodes = self.nodes.len() as u32;
         let tags = tags(flows, nodes).ok_or_else(|| {
             format!(
@@ -22,7 +27,7 @@ impl<const V: usize> Fabric<V> {
                 self.now
             ));
         }
-        let mut phases = vec![node::NodePhase::default(); nodes as usize];
+        let mut phases = vec![node::NodePhase::new(injection); nodes as usize];
         for (f, &tag) in flows.iter().zip(&tags) {
             phases[f.src as usize].send(f.dst, tag, (f.flits, f.message_flits), f.start, f.rate);
             phases[f.dst as usize].receive(tag, f.flits);

@@ -121,7 +121,7 @@ impl<'a, const V: usize> Run<'a, V> {
             fabric.attach_replay(Replayer::build_all(&t.program, &t.mapping, &s.time_base)?)?;
         }
         if let Some(p) = &s.phase {
-            fabric.attach_phase(p)?;
+            fabric.attach_phase(p, s.phase_injection)?;
         }
         fabric.set_engine(how.engine);
         fabric.set_threads(threads);

@@ -16,6 +16,41 @@
 use crate::blocks::rng::SplitMix64;
 use crate::fabric::flow_routes::permutation;
 
+/// How a node spaces its phase flows' packets (`node.injection`; Birk and Zdornov, section 6).
+/// Bernoulli flows and trace replays are not affected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Injection {
+    /// Each flow paced on its own: packet `j` falls due at `start + (flits before it) / rate`,
+    /// the flow due earliest posts first, and a flow held back by back-pressure catches up.
+    #[default]
+    Paced,
+    /// Periodic selection: one packet every `d_p / R` (`R` the sum of the rates of the node's
+    /// flows still sending, at most the link's), from the flow with the least `D(f, t) / r(f)`
+    /// (data sent over rate; ties to the flow listed first), only while nothing of the node
+    /// waits to be sent; after back-pressure the period counts from the packet actually
+    /// posted, with no make-up.
+    Ps,
+    /// Shaped virtual clock as the paper adapts it: whenever nothing of the node waits to be
+    /// sent, the flow with the least `D(f, t) / r(f)` among the eligible ones (its last packet
+    /// posted at least `d_p / r(f)` ago); none eligible, the node waits.
+    Svc,
+}
+
+impl Injection {
+    /// Every scheme's name in scenario files.
+    pub const NAMES: [&'static str; 3] = ["paced", "ps", "svc"];
+
+    /// The scheme of that name.
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "paced" => Some(Injection::Paced),
+            "ps" => Some(Injection::Ps),
+            "svc" => Some(Injection::Svc),
+            _ => None,
+        }
+    }
+}
+
 /// One finite flow of a phase.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PhaseFlow {

@@ -1,12 +1,14 @@
 //! The end node's part in a communication phase (`crate::traffic::phase`): the finite flows it
-//! sends, posted packet by packet at their pace as the send memory has room, and the flows it
-//! receives, each counted down to the cycle its last flit arrives.
+//! sends, posted packet by packet as its injection scheme spaces them (`Injection`: each flow
+//! at its own pace, periodic selection or shaped virtual clock) while the send memory has room,
+//! and the flows it receives, each counted down to the cycle its last flit arrives.
 //!
 //! A packet of a phase flow carries the flow's tag at its destination in `Packet::flow` (the
 //! flow's index among the phase's flows into that node, plus one): all the receiver needs to
 //! count it in, whatever order its packets arrive in.
 
 use super::*;
+use crate::traffic::phase::Injection;
 
 /// One finite flow the node sends.
 #[derive(Clone, Copy, Debug)]
@@ -22,15 +24,25 @@ struct Sending {
     left: u64,
     /// Flits of the message being cut that are not yet posted.
     in_message: u32,
-    /// The first cycle the next packet may be posted: `start + posted / rate`, rounded up.
+    /// The first cycle the next packet may be posted: under `Paced`, `start + posted / rate`
+    /// rounded up; under `Svc`, the last packet's post plus its length over the rate.
     due: u64,
+}
+
+/// `flits` at `pace` (a 32-bit fraction of the link), in cycles, rounded up.
+fn cycles_at(flits: u64, pace: u64) -> u64 {
+    u64::try_from(((flits as u128) << 32).div_ceil(pace.max(1) as u128)).unwrap_or(u64::MAX)
 }
 
 impl Sending {
     /// The first cycle a packet may be posted after `posted` flits.
     fn due_after(start: u64, posted: u64, pace: u64) -> u64 {
-        let d = ((posted as u128) << 32).div_ceil(pace as u128);
-        start.saturating_add(u64::try_from(d).unwrap_or(u64::MAX))
+        start.saturating_add(cycles_at(posted, pace))
+    }
+
+    /// Whether this flow has sent less for its rate than `o`: `D(f, t) / r(f)` below `o`'s.
+    fn behind(&self, o: &Sending) -> bool {
+        (self.posted as u128) * (o.pace as u128) < (o.posted as u128) * (self.pace as u128)
     }
 }
 
@@ -46,11 +58,22 @@ pub struct Receiving {
 /// The phase flows of one node: those it sends and those it receives (by tag).
 #[derive(Clone, Debug, Default)]
 pub struct NodePhase {
+    injection: Injection,
+    /// Under `Ps`, the first cycle of the next period.
+    next: u64,
     sending: Vec<Sending>,
     receiving: Vec<Receiving>,
 }
 
 impl NodePhase {
+    /// No flows yet, spaced by `injection`.
+    pub fn new(injection: Injection) -> Self {
+        NodePhase {
+            injection,
+            ..NodePhase::default()
+        }
+    }
+
     /// A flow of `flits` flits to `dst`, tagged `tag` there, from cycle `start` at `rate` of the
     /// link (0 excluded, to 1), in messages of `message_flits`.
     pub fn send(
@@ -122,57 +145,106 @@ impl<const V: usize> EndNode<V> {
         }
     }
 
-    /// Posts the packets of the phase flows that are due in cycle `now`, while the send memory
-    /// and their queue pairs have room: the flow due earliest first (ties: the flow listed
-    /// first), one packet at a time.
+    /// Posts the packets of the phase flows in cycle `now` as the injection scheme allows,
+    /// while the send memory and their queue pairs have room. `Paced`: every packet due, the
+    /// flow due earliest first (ties: the flow listed first), one packet at a time. `Ps` and
+    /// `Svc`: at most one packet, only while nothing of the node waits to be sent.
     pub(super) fn phase_post(&mut self, now: u64) {
         let Some(mut p) = self.phase.take() else {
             return;
         };
-        loop {
-            let mut best: Option<usize> = None;
-            for (k, s) in p.sending.iter().enumerate() {
-                if s.left == 0 || s.due > now || best.is_some_and(|b| p.sending[b].due <= s.due) {
-                    continue;
+        match p.injection {
+            Injection::Paced => loop {
+                let mut best: Option<usize> = None;
+                for (k, s) in p.sending.iter().enumerate() {
+                    if s.left == 0 || s.due > now || best.is_some_and(|b| p.sending[b].due <= s.due)
+                    {
+                        continue;
+                    }
+                    if self.has_room(s.dst, 1) {
+                        best = Some(k);
+                    }
                 }
-                if self.has_room(s.dst, 1) {
-                    best = Some(k);
+                let Some(k) = best else {
+                    break;
+                };
+                let s = &mut p.sending[k];
+                self.post_next(s, now);
+                s.due = Sending::due_after(s.start, s.posted, s.pace);
+            },
+            Injection::Ps | Injection::Svc => {
+                let ps = p.injection == Injection::Ps;
+                if self.tx.is_some() || !self.queue.is_empty() || (ps && now < p.next) {
+                    self.phase = Some(p);
+                    return;
+                }
+                let mut best: Option<usize> = None;
+                for (k, s) in p.sending.iter().enumerate() {
+                    let waiting = now < s.start || (!ps && now < s.due);
+                    if s.left == 0 || waiting || best.is_some_and(|b| !s.behind(&p.sending[b])) {
+                        continue;
+                    }
+                    if self.has_room(s.dst, 1) {
+                        best = Some(k);
+                    }
+                }
+                if let Some(k) = best {
+                    // The rate the period spreads: the flows still sending, this one included.
+                    let unfinished = p.sending.iter().filter(|s| s.left > 0);
+                    let aggregate = unfinished.map(|s| s.pace).sum::<u64>().min(1 << 32);
+                    let len = self.post_next(&mut p.sending[k], now);
+                    let s = &mut p.sending[k];
+                    match ps {
+                        true => p.next = now + cycles_at(len, aggregate),
+                        false => s.due = now + cycles_at(len, s.pace),
+                    }
                 }
             }
-            let Some(k) = best else {
-                break;
-            };
-            let s = &mut p.sending[k];
-            if s.in_message == 0 {
-                s.in_message = (s.message_flits as u64).min(s.left) as u32;
-            }
-            let len = s.in_message.min(self.mtu as u32) as u16;
-            s.in_message -= len as u32;
-            s.left -= len as u64;
-            s.posted += len as u64;
-            s.due = Sending::due_after(s.start, s.posted, s.pace);
-            let (dst, tag) = (s.dst, s.tag);
-            let id = self.seq.wrapping_mul(self.nodes).wrapping_add(self.id);
-            self.post(dst, len, id, (PacketFlags::empty(), tag), now);
-            self.seq = self.seq.wrapping_add(1);
         }
         self.phase = Some(p);
     }
 
-    /// The first cycle after `now` the phase needs the node: a flow's next packet falls due, or
-    /// one that is due finds room (room comes only when a packet starts, in a cycle the node
-    /// steps).
+    /// Posts flow `s`'s next packet (a piece of its message, at most the MTU) in cycle `now`;
+    /// its length in flits.
+    fn post_next(&mut self, s: &mut Sending, now: u64) -> u64 {
+        if s.in_message == 0 {
+            s.in_message = (s.message_flits as u64).min(s.left) as u32;
+        }
+        let len = s.in_message.min(self.mtu as u32) as u16;
+        s.in_message -= len as u32;
+        s.left -= len as u64;
+        s.posted += len as u64;
+        let id = self.seq.wrapping_mul(self.nodes).wrapping_add(self.id);
+        self.post(s.dst, len, id, (PacketFlags::empty(), s.tag), now);
+        self.seq = self.seq.wrapping_add(1);
+        len as u64
+    }
+
+    /// The first cycle after `now` the phase needs the node: a flow's next packet falls due,
+    /// or one that is due finds room (room comes only when a packet starts, in a cycle the node
+    /// steps). Under `Ps` and `Svc` the node also waits for what it sends to leave: the cycle
+    /// its transmission ends wakes it.
     pub(super) fn phase_wake(&self, now: u64) -> u64 {
         let Some(p) = self.phase.as_deref() else {
             return u64::MAX;
         };
+        let spaced = p.injection != Injection::Paced;
+        if spaced && (self.tx.is_some() || !self.queue.is_empty()) {
+            return u64::MAX;
+        }
         p.sending
             .iter()
             .filter(|s| s.left > 0)
-            .map(|s| match s.due > now {
-                true => s.due,
-                false if self.has_room(s.dst, 1) => now + 1,
-                false => u64::MAX,
+            .map(|s| {
+                let due = match p.injection {
+                    Injection::Paced | Injection::Svc => s.due.max(s.start),
+                    Injection::Ps => p.next.max(s.start),
+                };
+                match due > now {
+                    true => due,
+                    false if self.has_room(s.dst, 1) => now + 1,
+                    false => u64::MAX,
+                }
             })
             .min()
             .unwrap_or(u64::MAX)
@@ -182,6 +254,7 @@ impl<const V: usize> EndNode<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::traffic::phase::Injection;
 
     #[test]
     fn a_flow_falls_due_at_its_rate() {
@@ -204,5 +277,83 @@ mod tests {
         p.receive(2, 0);
         assert_eq!(p.received()[1].end, Some(0), "an empty flow has ended");
         assert_eq!(p.received()[0].end, None);
+    }
+
+    /// Node 1 of 8 sending flow A (rate 1/2, to node 3) and flow B (rate 1/4, to node 5) of 64
+    /// flit packets by `injection`, its link taking every packet at once except in the cycles
+    /// of `blocked`: the cycle and destination of every packet posted before `until`.
+    fn posts(injection: Injection, blocked: std::ops::Range<u64>, until: u64) -> Vec<(u64, u32)> {
+        use crate::switch::RoutingMode;
+        use crate::wire::link::FEW_VCS;
+        let params = SwitchParams::with_paper_ratios(RoutingMode::DModK, 100, 10);
+        let mut node = EndNode::<FEW_VCS>::new(1, 8, 0, 1, &params, 64, &[], 1, false);
+        let mut p = NodePhase::new(injection);
+        p.send(3, 1, (1 << 20, 64), 0, 0.5);
+        p.send(5, 1, (1 << 20, 64), 0, 0.25);
+        node.attach_phase(p);
+        let mut got = Vec::new();
+        for now in 0..until {
+            node.phase_post(now);
+            if blocked.contains(&now) {
+                continue;
+            }
+            while !node.queue.is_empty() {
+                let pkt = node.take(0, now);
+                got.push((pkt.injected, (pkt.dlid >> node.lmc) as u32));
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn periodic_selection_sends_one_packet_a_period_to_the_flow_most_behind() {
+        let got = posts(Injection::Ps, 0..0, 86 * 30);
+        // R = 3/4: a 64-flit packet every 85.3 cycles, rounded up to 86; A, B, A, A, B, A, ...
+        // (A's D/r ties B's every third packet, and the tie goes to A, listed first).
+        assert_eq!(got.len(), 30);
+        for (i, &(t, dst)) in got.iter().enumerate() {
+            assert_eq!(t, 86 * i as u64, "packet {i}");
+            let want = if i % 3 == 1 { 5 } else { 3 };
+            assert_eq!(dst, want, "packet {i} at cycle {t}");
+        }
+    }
+
+    #[test]
+    fn periodic_selection_makes_nothing_up_after_back_pressure() {
+        // The link takes nothing from cycle 100 to 999: the packet posted at 172 waits, nothing
+        // more is posted, and from cycle 1000 the period counts from the next post, at 1001.
+        let got = posts(Injection::Ps, 100..1000, 2000);
+        let times: Vec<u64> = got.iter().map(|p| p.0).collect();
+        assert_eq!(&times[..4], &[0, 86, 172, 1001]);
+        assert!(
+            times[3..].windows(2).all(|w| w[1] - w[0] == 86),
+            "{times:?}"
+        );
+        // Paced flows catch up instead: they keep posting while the link takes nothing, and the
+        // 12 packets due by cycle 1000 leave together when it takes again.
+        let paced = posts(Injection::Paced, 100..1000, 1001);
+        let at_1000 = paced.iter().filter(|p| p.0 <= 1000).count();
+        // A: 1000 / 128 -> 8 packets due, B: 1000 / 256 -> 4 (from cycle 0: 8 + 4).
+        assert_eq!(at_1000, 8 + 4, "{paced:?}");
+    }
+
+    #[test]
+    fn shaped_virtual_clock_sends_each_flow_at_its_rate_in_bursts() {
+        // A eligible every 128 cycles, B every 256; when both are, A (less sent for its rate,
+        // or the tie to the first listed); a free link takes the other the next cycle.
+        let got = posts(Injection::Svc, 0..0, 600);
+        assert_eq!(
+            got,
+            [
+                (0, 3),
+                (1, 5),
+                (128, 3),
+                (256, 3),
+                (257, 5),
+                (384, 3),
+                (512, 3),
+                (513, 5)
+            ]
+        );
     }
 }
