@@ -31,8 +31,9 @@ pub type Phase = Vec<Message>;
 /// Passes over the destinations at most.
 pub const MAX_PASSES: u32 = 8;
 
-/// Entries the load table may hold (phases x switch output ports).
-pub const MAX_LOAD_ENTRIES: u64 = 1 << 28;
+/// Entries the load table may hold (phases x switch output ports): 2^25 byte counts of 8
+/// bytes, 256 MiB.
+pub const MAX_LOAD_ENTRIES: u64 = 1 << 25;
 
 /// The fat tree as the search walks it.
 struct Tree(FatTree);
@@ -100,7 +101,7 @@ pub fn check(topo: &Topology, phases: &[Phase]) -> Result<(), String> {
     if phases.len() as u64 * outputs > MAX_LOAD_ENTRIES {
         return Err(format!(
             "`colored` would weigh {} phases on {outputs} switch ports, more than \
-             {MAX_LOAD_ENTRIES} loads",
+             {MAX_LOAD_ENTRIES} loads (256 MiB): take a trace of fewer phases",
             phases.len()
         ));
     }

@@ -113,6 +113,14 @@ fn a_colored_table_separates_what_dmodk_crowds_and_reaches_everywhere() {
     // No phases: refused, not D-mod-K under another name.
     let e = program_with(&t, RoutingEngine::Colored, &[]).err().unwrap();
     assert!(e.contains("known before the run"), "{e}");
+    // More phases than the load table holds: refused before any work.
+    let ports: u64 = t.switches.iter().map(|s| s.ports as u64).sum();
+    let mut many: Vec<Phase> = vec![Vec::new(); (colored::MAX_LOAD_ENTRIES / ports + 1) as usize];
+    many[0].push((0, 7, 10));
+    let e = program_with(&t, RoutingEngine::Colored, &many)
+        .err()
+        .unwrap();
+    assert!(e.contains("fewer phases"), "{e}");
 }
 
 #[test]
