@@ -20,7 +20,7 @@
 //! Computation is not written: the trace is the communication, as the slides simulate it.
 
 use crate::replay::program::MAX_MESSAGES;
-use crate::replay::trace::{MAX_BYTES, MAX_RANKS, Trace, TraceOp};
+use crate::replay::trace::{MAX_BYTES, MAX_OPS, MAX_RANKS, Trace, TraceOp};
 
 /// Bytes of a double.
 const DOUBLE: u64 = 8;
@@ -38,11 +38,18 @@ fn check_ranks(ranks: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// Refuses more messages than a trace may hold.
+/// Refuses more messages, or more operations (three a message: a receive posted, a send, a
+/// wait), than a trace may hold.
 fn check_messages(messages: u128, what: &str) -> Result<(), String> {
     if messages > u128::from(MAX_MESSAGES) {
         return Err(format!(
             "{what} send {messages} messages, more than a trace may hold ({MAX_MESSAGES})"
+        ));
+    }
+    if 3 * messages > MAX_OPS as u128 {
+        return Err(format!(
+            "{what} take {} operations, more than a trace may hold ({MAX_OPS})",
+            3 * messages
         ));
     }
     Ok(())
@@ -190,7 +197,13 @@ impl Cg {
         // the transpose.
         let per_rank = 3 * u128::from(self.l2npcols()) + 1;
         let messages = per_rank * u128::from(self.ranks) * u128::from(self.iterations);
-        check_messages(messages, &format!("{} CG iterations", self.iterations))
+        check_messages(
+            messages,
+            &format!(
+                "CG on {} ranks (iterations: {})",
+                self.ranks, self.iterations
+            ),
+        )
     }
 
     /// The trace: per iteration, the product's row reduction and transpose exchange (the
@@ -296,7 +309,13 @@ impl Ft {
             ));
         }
         let messages = np * (np - 1) * u128::from(self.iterations);
-        check_messages(messages, &format!("{} transposes", self.iterations))
+        check_messages(
+            messages,
+            &format!(
+                "FT on {} ranks (transposes: {})",
+                self.ranks, self.iterations
+            ),
+        )
     }
 
     /// The trace: per transpose, `ranks - 1` pairwise exchanges, step `k` with `rank XOR k`.
