@@ -510,8 +510,20 @@ fn report(s: &Scenario, e: &Ended, out: &Path) -> Result<(), Failure> {
     let cycle_ns = s.time_base.cycle_ns();
     let (reached, wall, t) = (e.reached, e.wall, &e.totals);
     let _ = std::io::stdout().flush();
+    // A communication phase: when it completed, or how many of its flows ended.
+    let phase = e.phase_ends.as_ref().map_or(String::new(), |ends| {
+        let ended = ends.iter().flatten().count();
+        match crate::traffic::phase::completion(ends) {
+            Some(c) => format!(
+                "; phase of {} flows complete at {:.3} us",
+                ends.len(),
+                (c + 1) as f64 * cycle_ns / 1000.0
+            ),
+            None => format!("; phase: {ended} of {} flows ended", ends.len()),
+        }
+    });
     crate::outln!(
-        "{}: {} cycles ({:.3} ms) in {wall:.2} s on {} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered; {} roots, {} ARNs, {} adapted, {} isolated at sources; invariants {}; outputs in {}{}",
+        "{}: {} cycles ({:.3} ms) in {wall:.2} s on {} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered{phase}; {} roots, {} ARNs, {} adapted, {} isolated at sources; invariants {}; outputs in {}{}",
         s.name,
         reached,
         reached as f64 * cycle_ns / 1e6,
