@@ -6,7 +6,6 @@
 
 use super::outputs::write_atomically;
 use crate::replay::program::{MAX_MESSAGES, check_message_count};
-use crate::replay::trace::MAX_OPS;
 use crate::replay::workloads::inception::MIB;
 use crate::replay::workloads::{Cg, Ft, Inception, Ptrans};
 use clap::Subcommand;
@@ -181,14 +180,6 @@ pub fn run(workload: &Workload) -> Result<(), String> {
     };
     let trace = trace.map_err(|e| format!("{}: {e}", out.display()))?;
     let file = out.display().to_string();
-    // What a run could not load is not written.
-    if trace.ops.len() > MAX_OPS {
-        return Err(format!(
-            "{file}: the trace has {} operations, more than a trace may hold ({MAX_OPS}): take \
-             fewer ranks or steps",
-            trace.ops.len()
-        ));
-    }
     trace.check(&file).map_err(|e| e.to_string())?;
     // Collectives expanded, the messages a run would load.
     check_message_count(&trace, &file).map_err(|_| {

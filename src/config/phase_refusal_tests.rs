@@ -68,45 +68,30 @@ fn flow_sizes_out_of_range_are_refused_at_their_line() {
         e.message.contains("beyond the largest flow, 2^40 bytes"),
         "{e}"
     );
-    let e = about(
-        &errors(FLOW, &["traffic.flow[0].bytes=1000"]),
-        "traffic.flow[0].bytes",
-    );
-    assert!(e.message.contains("a bare number"), "{e}");
-    let e = about(
-        &errors(FLOW, &["traffic.flow[0].bytes=1.5B"]),
-        "traffic.flow[0].bytes",
-    );
-    assert!(e.message.contains("not a whole number of bytes"), "{e}");
-    let e = about(
-        &errors(FLOW, &["traffic.flow[0].bytes=3flits"]),
-        "traffic.flow[0].bytes",
-    );
-    assert!(e.message.contains("not a size unit of a flow"), "{e}");
+    refused_with(&[
+        ("traffic.flow[0].bytes=1000", "a bare number"),
+        ("traffic.flow[0].bytes=1.5B", "not a whole number of bytes"),
+        ("traffic.flow[0].bytes=3flits", "not a size unit of a flow"),
+    ]);
+}
+
+/// Each `key=value` set on [`FLOW`] is refused at its key with a message that says `says`.
+fn refused_with(cases: &[(&str, &str)]) {
+    for &(set, says) in cases {
+        let key = set.split('=').next().unwrap_or_default();
+        let e = about(&errors(FLOW, &[set]), key);
+        assert!(e.message.contains(says), "{set}: {e}");
+    }
 }
 
 #[test]
 fn a_finite_flow_has_no_stop_and_a_rate_above_zero() {
-    let e = about(
-        &errors(FLOW, &["traffic.flow[0].stop=5us"]),
-        "traffic.flow[0].stop",
-    );
-    assert!(e.message.contains("has no `stop`"), "{e}");
-    let e = about(
-        &errors(FLOW, &["traffic.flow[0].rate=0"]),
-        "traffic.flow[0].rate",
-    );
-    assert!(e.message.contains("never end"), "{e}");
-    let e = about(
-        &errors(FLOW, &["traffic.flow[0].dst=0"]),
-        "traffic.flow[0].dst",
-    );
-    assert!(e.message.contains("sends to itself"), "{e}");
-    let e = about(
-        &errors(FLOW, &["traffic.flow[0].dst=16"]),
-        "traffic.flow[0].dst",
-    );
-    assert!(e.message.contains("outside 0..=15"), "{e}");
+    refused_with(&[
+        ("traffic.flow[0].stop=5us", "has no `stop`"),
+        ("traffic.flow[0].rate=0", "never end"),
+        ("traffic.flow[0].dst=0", "sends to itself"),
+        ("traffic.flow[0].dst=16", "outside 0..=15"),
+    ]);
     let s = load(FLOW, &["traffic.flow[0].start=2ms"]).unwrap();
     assert!(
         s.warnings[0].contains("traffic.flow[0].start") && s.warnings[0].contains("never ends"),

@@ -25,6 +25,25 @@ fn a_trace_past_its_operations_is_refused_at_the_line_past_them() {
 }
 
 #[test]
+fn a_trace_built_past_its_operations_is_refused_as_a_parsed_one_would_be() {
+    let text = "ranks 2\n# three operations\n0 compute 1us\n\n1 compute 1us\n0 barrier\n";
+    let parsed = parse_most(text, "t.txt", 3).expect("loads");
+    let e = parsed.check_most("t.txt", 2).expect_err("refused");
+    assert_eq!(
+        e.to_string(),
+        "t.txt:6: more than 2 operations: a trace has at most 2"
+    );
+    // Built in memory, the line past them is the written text's.
+    let mut built = Trace::new(2);
+    for r in [0, 1, 0] {
+        built.push(r, TraceOp::Barrier);
+    }
+    let e = built.check_most("gen.trace", 2).expect_err("refused");
+    assert_eq!(e.0[0].at, "gen.trace:4");
+    built.check_most("gen.trace", 3).expect("within the limit");
+}
+
+#[test]
 fn a_file_of_bad_lines_keeps_only_the_errors_reported() {
     let bad = 100_000;
     let text = "ranks 2\n".to_string() + &"0 nosuch\n".repeat(bad);

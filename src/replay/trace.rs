@@ -119,12 +119,22 @@ impl Trace {
     }
 
     /// Checks what [`parse`](fn@super::parse) checks line by line, for a trace built in memory:
-    /// the number of ranks, every rank, peer and root in range, sizes and times within their
-    /// limits, collectives of at least 1 byte.
+    /// the number of ranks and of operations, every rank, peer and root in range, sizes and
+    /// times within their limits, collectives of at least 1 byte.
     pub fn check(&self, file: &str) -> Result<(), TraceErrors> {
+        self.check_most(file, MAX_OPS)
+    }
+
+    /// [`Trace::check`] refusing more than `most_ops` operations, at the first one past them.
+    pub(super) fn check_most(&self, file: &str, most_ops: usize) -> Result<(), TraceErrors> {
         if self.ranks == 0 || self.ranks > MAX_RANKS {
             let msg = format!("ranks must be 1 to {MAX_RANKS}, not {}", self.ranks);
             return Err(TraceError::at_line(file, 1, None, msg).into());
+        }
+        if self.ops.len() > most_ops {
+            let msg = format!("more than {most_ops} operations: a trace has at most {most_ops}");
+            let line = self.line(most_ops);
+            return Err(TraceError::at_line(file, line, None, msg).into());
         }
         let mut errors = Vec::new();
         for (i, rop) in self.ops.iter().enumerate() {

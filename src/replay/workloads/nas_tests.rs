@@ -5,31 +5,8 @@
 //! checked and replayed to the end on the fake network.
 
 use super::nas::{Cg, Ft};
-use crate::config::TimeBase;
-use crate::replay::fake_network::{Net, Outcome};
-use crate::replay::{Mapping, Program, Replayer, Trace, TraceOp};
-
-const TB: TimeBase = TimeBase {
-    flit_bytes: 64,
-    link_gbps: 100.0,
-};
-
-const NET: Net = Net {
-    latency: 200,
-    mtu: 1 << 30,
-};
-
-/// Replays `trace` one rank a node on the fake network: the execution time in seconds.
-fn replay(trace: &Trace) -> f64 {
-    let program = Program::build(trace, "nas.trace").unwrap();
-    program.check_progress("nas.trace").unwrap();
-    let mapping = Mapping::linear(program.ranks(), program.ranks()).unwrap();
-    let mut reps = Replayer::build_all(&program, &mapping, &TB).unwrap();
-    match NET.run(&mut reps, program.messages().len()).0 {
-        Outcome::Finished(cycles) => cycles as f64 * 5.12e-9,
-        Outcome::Deadlock(b) => panic!("deadlock: {:?}", &b[..b.len().min(5)]),
-    }
-}
+use super::tests::replay;
+use crate::replay::{Trace, TraceOp};
 
 /// The large sends of a trace (more than `floor` bytes), in order, as `(src, dst, bytes)`.
 fn large_sends(trace: &Trace, floor: u64) -> Vec<(u32, u32, u64)> {

@@ -23,7 +23,7 @@ const NET: Net = Net {
 };
 
 /// Resolves, checks and replays `trace` one rank a node; the execution time in seconds.
-fn replay(trace: &Trace) -> f64 {
+pub(super) fn replay(trace: &Trace) -> f64 {
     let program = Program::build(trace, "gen.trace").unwrap();
     program.check_progress("gen.trace").unwrap();
     let mapping = Mapping::linear(program.ranks(), program.ranks()).unwrap();
