@@ -12,14 +12,28 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    // Under `mpirun`, MPI is initialised first and finalised before the process exits: a job
+    // of several ranks splits the fabric of `arnsim run` over them.
+    #[cfg(feature = "mpi")]
+    let mpi = arnsim::fabric::ranks::mpi::init().map(|(universe, ranks)| {
+        if let Some(r) = ranks {
+            arnsim::fabric::ranks::set_world(r);
+        }
+        universe
+    });
+    let code = arnsim_main();
+    #[cfg(feature = "mpi")]
+    drop(mpi);
+    std::process::exit(code);
+}
+
+/// The command line's work, and the exit code.
+fn arnsim_main() -> i32 {
     let cli = match arnsim::cli::Cli::try_parse() {
         Ok(cli) => cli,
         // Help, version, or bad usage: clap's text and exit code (0 or 2), or 1 when the text
         // could not be written (a full disk, a closed pipe).
-        Err(e) => {
-            let code = if e.print().is_err() { 1 } else { e.exit_code() };
-            std::process::exit(code);
-        }
+        Err(e) => return if e.print().is_err() { 1 } else { e.exit_code() },
     };
     if let Err(e) = arnsim::cli::run(cli) {
         // One line per error (a scenario reports every error it has), each with the prefix.
@@ -31,11 +45,12 @@ fn main() {
                 arnsim::errln!("arnsim: {line}");
             }
         }
-        std::process::exit(e.code);
+        return e.code;
     }
     if let Some(f) = console::failure() {
         // Said on stderr if it still takes it; the exit code says it in any case.
         arnsim::errln!("arnsim: error: {f}");
-        std::process::exit(1);
+        return 1;
     }
+    0
 }

@@ -2,8 +2,8 @@
 # Runs every test of the model: unit tests, proptest properties, and the HDL cross-check of every
 # block against its Verilated SystemVerilog twin. Installs Verilator 5 (with ccache, which compiles
 # Verilator's runtime once for the many builds, and clang, which compiles the switch's models with
-# less CPU than g++), and the OTF2 library and otf2-print for the OTF2 trace tests, from Debian
-# when missing.
+# less CPU than g++), the OTF2 library and otf2-print for the OTF2 trace tests, and Open MPI for
+# the MPI ranks' tests, from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,9 @@ command -v clang++ >/dev/null 2>&1 || missing="$missing clang"
 command -v vcd2fst >/dev/null 2>&1 && command -v gtkwave >/dev/null 2>&1 || missing="$missing gtkwave"
 command -v xvfb-run >/dev/null 2>&1 && command -v xauth >/dev/null 2>&1 || missing="$missing xvfb xauth"
 command -v otf2-print >/dev/null 2>&1 && dpkg -s libotf2-trace-dev >/dev/null 2>&1 || missing="$missing libotf2-trace-dev otf2-tools"
+# MPI ranks (the `mpi` feature): Open MPI, and libclang for the bindings to its headers.
+command -v mpirun >/dev/null 2>&1 || missing="$missing openmpi-bin"
+dpkg -s libopenmpi-dev libclang-dev >/dev/null 2>&1 || missing="$missing libopenmpi-dev libclang-dev"
 if [ -n "$missing" ]; then
     echo "installing Debian packages:$missing"
     $SUDO apt-get update -qq

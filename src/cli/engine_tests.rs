@@ -60,6 +60,7 @@ fn run_or_fail(
             engine,
             threads,
             stop: &Stop::never(),
+            ranks: None,
         },
         quiet: false,
     };

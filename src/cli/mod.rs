@@ -19,6 +19,7 @@ mod fst_tests;
 mod gtkw_tests;
 pub mod interrupt;
 pub mod outputs;
+pub mod partition;
 #[cfg(test)]
 mod phase_tests;
 pub mod plot;
@@ -28,6 +29,7 @@ pub mod record;
 #[cfg(test)]
 mod record_tests;
 pub mod run;
+mod run_report;
 mod run_summary;
 #[cfg(test)]
 mod run_tests;
@@ -188,6 +190,12 @@ pub enum Command {
         /// Override any scenario key.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Also print how a run on this many MPI ranks splits the fabric (docs/distributed.md).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
+        ranks: Option<u32>,
+        /// Threads per rank, with --ranks.
+        #[arg(long, default_value_t = 1, requires = "ranks", value_parser = clap::value_parser!(u32).range(1..=16))]
+        threads: u32,
     },
     /// Route random permutations over a scenario's fat tree (a modified one with
     /// `topology.horizontal`) obliviously and by flow routing, and print the flows' contention:
@@ -285,6 +293,13 @@ impl std::fmt::Display for Failure {
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<(), Failure> {
+    if crate::fabric::ranks::world().is_some() && !matches!(cli.command, Command::Run { .. }) {
+        return Err(
+            "only `arnsim run` is split over MPI ranks: start the other commands without mpirun (or with -n 1)"
+                .to_string()
+                .into(),
+        );
+    }
     match cli.command {
         Command::Demo { out, cycles, seed } => Ok(demo::run(&out, cycles, seed)?),
         Command::Run {
@@ -350,6 +365,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                     engine,
                     threads,
                     stop: &stop,
+                    ranks: crate::fabric::ranks::world(),
                 },
                 quiet: false,
             };
@@ -406,7 +422,21 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             out,
             check,
         } => Ok(waves_pair::run(&rust, &hdl, &out, check)?),
-        Command::Check { scenario, set } => Ok(scenarios::check(&scenario, &set)?),
+        Command::Check {
+            scenario,
+            set,
+            ranks,
+            threads,
+        } => {
+            scenarios::check(&scenario, &set)?;
+            if let Some(n) = ranks {
+                let s = scenarios::load(&scenario, &set)?;
+                for line in partition::lines(&s, n as usize, threads as usize) {
+                    crate::outln!("{line}");
+                }
+            }
+            Ok(())
+        }
         Command::Contention {
             scenario,
             permutations,

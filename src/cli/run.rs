@@ -14,6 +14,7 @@ use super::dump::{self, DumpPlan, SaveFile};
 use super::interrupt::{exit_code, signal_name};
 use super::outputs::{NewFolders, Staged, Summary, refuse_overwriting_inputs};
 use super::record::{self, RecordRequest};
+use super::run_report::{report, silent_outcome};
 use super::run_summary::{flows_csv, stop_reason, summary};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
@@ -24,7 +25,7 @@ use crate::trace::fabric_fst::FabricFst;
 use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
 use crate::trace::fabric_waves::FabricWaves;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// The files a run writes into its output folder; `summary.json` is renamed into place last.
@@ -195,7 +196,21 @@ fn run_on<const V: usize>(
     // Everything is checked before a file is touched.
     let (out, out_flag) = out_folder(&s, out)?;
     let (plan, mut warnings) = checked(&s, &out, waves.as_ref(), record.as_ref())?;
+    if how.step.ranks.is_some() && (plan.is_some() || record.is_some()) {
+        return Err(
+            "waveform dumps and switch recordings are written by a run in one process: start it without mpirun (or with -n 1)"
+                .to_string()
+                .into(),
+        );
+    }
     let mut run = Run::<V>::new(&s, &how.step)?;
+    if how.step.ranks.is_some_and(|r| r.rank() != 0) {
+        // Rank 0 writes the outputs and says what happened; the others step their parts.
+        how.step.stop.listen()?;
+        step_all(&mut run, true, None)?;
+        let ended = run.finish().map_err(|e| write_error(e, None))?;
+        return silent_outcome(&ended);
+    }
     let chosen = match &plan {
         Some(p) => {
             let (c, w) = dump::choose(run.fabric(), &p.scopes)?;
@@ -331,6 +346,7 @@ fn start_dump<const V: usize>(
         engine: run.fabric().engine(),
         threads: run.threads(),
         stop,
+        ranks: None,
     };
     let Some(window) = dump::window::<V>(run.scenario(), &plan, &first)? else {
         if stop.requested(0).is_none() {
@@ -502,60 +518,6 @@ fn write_series(
     };
     others.extend(staged);
     Ok(summary_file)
-}
-
-/// Prints the run's line; fails on a broken invariant, and with the signal's exit code when a
-/// stop request ended it.
-fn report(s: &Scenario, e: &Ended, out: &Path) -> Result<(), Failure> {
-    let cycle_ns = s.time_base.cycle_ns();
-    let (reached, wall, t) = (e.reached, e.wall, &e.totals);
-    let _ = std::io::stdout().flush();
-    // A communication phase: when it completed, or how many of its flows ended.
-    let phase = e.phase_ends.as_ref().map_or(String::new(), |ends| {
-        let ended = ends.iter().flatten().count();
-        match crate::traffic::phase::completion(ends) {
-            Some(c) => format!(
-                "; phase of {} flows complete at {:.3} us",
-                ends.len(),
-                (c + 1) as f64 * cycle_ns / 1000.0
-            ),
-            None => format!("; phase: {ended} of {} flows ended", ends.len()),
-        }
-    });
-    crate::outln!(
-        "{}: {} cycles ({:.3} ms) in {wall:.2} s on {} thread(s) ({:.0} cycles/s); mean efficiency {:.3}; {} packets delivered{phase}; {} roots, {} ARNs, {} adapted, {} isolated at sources; invariants {}; outputs in {}{}",
-        s.name,
-        reached,
-        reached as f64 * cycle_ns / 1e6,
-        e.threads,
-        reached as f64 / wall.max(1e-9),
-        e.series.mean_efficiency(),
-        t.nodes.delivered_packets,
-        t.switches.roots_detected,
-        t.switches.arns_sent,
-        t.switches.packets_adapted,
-        t.nodes.packets_adapted,
-        if e.invariants.is_ok() { "ok" } else { "BROKEN" },
-        out.display(),
-        if e.complete { "" } else { " (incomplete)" }
-    );
-    if let Err(v) = &e.invariants {
-        return Err(format!("run stopped: {v}").into());
-    }
-    match e.stopped {
-        Some(Stopped::Signal(sig)) => Err(Failure {
-            code: exit_code(sig),
-            message: format!(
-                "stopped by {} at cycle {reached} of {} ({:.3} of {:.3} ms): the outputs gathered so far are in {}, marked \"complete\": false",
-                signal_name(sig),
-                s.sim_cycles,
-                reached as f64 * cycle_ns / 1e6,
-                s.sim_cycles as f64 * cycle_ns / 1e6,
-                out.display()
-            ),
-        }),
-        _ => Ok(()),
-    }
 }
 
 /// Puts the outputs in place: first a summary that says the outputs beside it are not all this

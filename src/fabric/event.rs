@@ -26,6 +26,7 @@ mod arn;
 mod build;
 mod calendar;
 mod checks;
+mod crossing;
 mod detection;
 mod env;
 mod input_port_ctrl;
@@ -49,11 +50,12 @@ use crate::switch::{RoutingMode, SwitchStats};
 use crate::wire::Packet;
 use crate::wire::link::{Arriving, Backward, Flit, LinkSend};
 use calendar::{Calendar, Ev, Kind};
+use crossing::Crossing;
 use env::Env;
 use input_port_ctrl::Voq;
 use nodes::NodeSteps;
-use parts::Crossing;
 pub(super) use parts::EventEngine;
+pub use parts::Exchanged;
 pub(super) use record::PortRecords;
 use watchdog::Halt;
 
@@ -170,7 +172,7 @@ impl PeerCode {
     const NODE: u32 = 1 << 31;
     const INDEX: u32 = (1 << 24) - 1;
     /// Parts a code can name.
-    pub(super) const PARTS: usize = 128;
+    pub(super) const PARTS: usize = crate::fabric::ranks::MOST_PARTS;
 
     fn new(p: Peer, part: usize) -> Self {
         let part = (part as u32) << 24;
@@ -477,8 +479,11 @@ impl<const V: usize> Fabric<V> {
             let samples = engine.samples(upto);
             sink(from..upto, samples);
         }
-        // Every node as of the last cycle stepped.
+        // Every node (of this rank) as of the last cycle stepped.
         for n in 0..self.nodes.len() {
+            if !engine.owns_node(n) {
+                continue;
+            }
             let last = engine.node_last(n);
             if last == u64::MAX || last < reached - 1 {
                 self.nodes[n].skip_to(reached - 1);

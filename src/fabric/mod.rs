@@ -28,6 +28,7 @@ pub mod node;
 pub mod parallel;
 mod params;
 mod phase;
+pub mod ranks;
 pub mod record;
 pub mod scheduler;
 pub mod subnet_manager;
@@ -114,6 +115,8 @@ pub struct Fabric<const V: usize> {
     /// Threads asked for by [`Fabric::set_threads`].
     threads: usize,
     pool: Pool,
+    /// The ranks it is split over (`ranks.rs`; `None`: one process).
+    ranks: Option<std::sync::Arc<dyn ranks::Ranks>>,
 }
 
 /// What steps a fabric's switches, behind the same calls of [`Fabric`]: the cycle engine's
@@ -283,6 +286,7 @@ impl<const V: usize> Fabric<V> {
             recorders: Vec::new(),
             threads: 1,
             pool: Pool::new(1),
+            ranks: None,
             // The default engine, once the fabric it reads is whole.
             wing: Wing::Cycle(Vec::new()),
         };
@@ -460,10 +464,11 @@ impl<const V: usize> Fabric<V> {
 
     /// Whether every node runs a trace and all their ranks have finished in the cycles stepped.
     pub fn replay_finished(&self) -> bool {
-        self.nodes.iter().all(|n| {
+        let mine = self.local_nodes().all(|(_, n)| {
             n.replay()
                 .is_some_and(|r| r.ranks().finished_before(self.now))
-        })
+        });
+        self.ranks.as_ref().map_or(mine, |r| ranks::all(&**r, mine))
     }
 
     /// Parameters as built (LMC filled in).
@@ -482,8 +487,11 @@ impl<const V: usize> Fabric<V> {
                 }
             }
         }
-        for n in &self.nodes {
+        for (_, n) in self.local_nodes() {
             t.nodes.accumulate(&n.stats());
+        }
+        if let Some(r) = &self.ranks {
+            ranks::node_stats(&**r, &mut t.nodes);
         }
         t
     }

@@ -17,6 +17,8 @@
 //! # }
 //! ```
 
+#[cfg(test)]
+mod ranks_tests;
 mod record;
 mod step;
 mod stop;
@@ -44,7 +46,8 @@ pub const SMALL_FABRIC: usize = 32;
 pub const CHUNK: u64 = 1024;
 
 /// How a run steps: the switches' engine, the threads (0: one per core, or one for a fabric of
-/// fewer than [`SMALL_FABRIC`] switches) and the stop request it watches.
+/// fewer than [`SMALL_FABRIC`] switches or for each of several MPI ranks), the stop request it
+/// watches and the MPI ranks it is split over.
 #[derive(Clone, Copy, Debug)]
 pub struct Stepping<'a> {
     /// The engine.
@@ -53,15 +56,19 @@ pub struct Stepping<'a> {
     pub threads: usize,
     /// Stop request.
     pub stop: &'a Stop,
+    /// The MPI ranks the fabric is split over (`None`: one process).
+    pub ranks: Option<&'a std::sync::Arc<dyn crate::fabric::ranks::Ranks>>,
 }
 
 impl<'a> Stepping<'a> {
-    /// The default engine on `threads` threads, watching `stop`.
+    /// The default engine on `threads` threads, watching `stop`, on the ranks of this
+    /// process's MPI job when it is one of several.
     pub fn new(threads: usize, stop: &'a Stop) -> Self {
         Stepping {
             engine: Engine::default(),
             threads,
             stop,
+            ranks: crate::fabric::ranks::world(),
         }
     }
 
@@ -69,7 +76,7 @@ impl<'a> Stepping<'a> {
     /// of fewer than [`SMALL_FABRIC`] switches).
     pub fn threads_for(&self, s: &Scenario) -> usize {
         match self.threads {
-            0 if s.topology.switches.len() < SMALL_FABRIC => 1,
+            0 if s.topology.switches.len() < SMALL_FABRIC || self.ranks.is_some() => 1,
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         }
@@ -125,6 +132,9 @@ impl<'a, const V: usize> Run<'a, V> {
         }
         fabric.set_engine(how.engine);
         fabric.set_threads(threads);
+        if let Some(r) = how.ranks {
+            fabric.set_ranks(std::sync::Arc::clone(r))?;
+        }
         let bins = Bins {
             series: Default::default(),
             last: fabric.totals().nodes,

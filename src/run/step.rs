@@ -56,9 +56,12 @@ pub struct Ended {
     /// With a communication phase, per flow the cycle the tail of its last packet arrived in
     /// (`None`: not within the cycles stepped).
     pub phase_ends: Option<Vec<Option<u64>>>,
-    /// The engine and threads it stepped on.
+    /// The engine, the threads (per rank) and the MPI ranks it stepped on.
     pub engine: Engine,
     pub threads: usize,
+    pub ranks: usize,
+    /// On MPI ranks, what this rank exchanged with the others.
+    pub exchanged: Option<crate::fabric::event::Exchanged>,
     /// Seconds of stepping.
     pub wall: f64,
     /// The dump it fed, to be finished (with a note when `stopped`).
@@ -177,6 +180,8 @@ impl<const V: usize> Run<'_, V> {
             phase_ends: s.phase.as_ref().map(|p| self.fabric.phase_ends(p)),
             engine: self.fabric.engine(),
             threads: self.threads,
+            ranks: self.fabric.ranks().map_or(1, |r| r.size()),
+            exchanged: self.fabric.exchanged(),
             wall,
             waves: self.dump.map(|d| d.waves),
         })
@@ -208,8 +213,8 @@ fn rank_finishes<const V: usize>(
     fabric: &Fabric<V>,
 ) -> Option<Vec<Option<u64>>> {
     let t = s.replay.as_ref()?;
-    let mut finish = vec![None; t.program.ranks() as usize];
-    for n in fabric.nodes() {
+    let mut finish = vec![u64::MAX; t.program.ranks() as usize];
+    for (_, n) in fabric.local_nodes() {
         for (rank, f) in n
             .replay()
             .map(|r| r.ranks().rank_finishes())
@@ -217,8 +222,17 @@ fn rank_finishes<const V: usize>(
             .flatten()
         {
             // A rank whose last compute ends after the cycles stepped has not finished.
-            finish[rank as usize] = f.filter(|&at| at < fabric.now());
+            let f = f.filter(|&at| at < fabric.now());
+            finish[rank as usize] = f.unwrap_or(u64::MAX);
         }
     }
-    Some(finish)
+    if let Some(r) = fabric.ranks() {
+        r.min(&mut finish);
+    }
+    Some(
+        finish
+            .into_iter()
+            .map(|f| (f != u64::MAX).then_some(f))
+            .collect(),
+    )
 }

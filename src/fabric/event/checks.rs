@@ -89,86 +89,185 @@ impl<const V: usize> EventCore<V> {
     }
 }
 
+/// What the checks read, per flat port and VC (`port * vcs + vc`) and per end node and VC, each
+/// entry written by the part that steps its port or node (0 elsewhere): summed over the parts
+/// and ranks, the whole fabric's.
+struct Seen {
+    /// Per input: flits arrived, flits left and flits announced (see [`Departures`]).
+    arrived: Vec<u64>,
+    left: Vec<u64>,
+    announced: Vec<u64>,
+    /// Per output: credits of streams on their way back, flits sent, credits held, credits
+    /// pending; per input from a node, the credit records filed for the next cycle.
+    back_to: Vec<u64>,
+    sent: Vec<u64>,
+    credits: Vec<u64>,
+    pending: Vec<u64>,
+    next: Vec<u64>,
+    /// Per node and VC: [`NODE_WORDS`] values, see [`Seen::node`].
+    nodes: Vec<u64>,
+}
+
+/// Per node and VC: flits received, credits announced, flits sent, credits, credits returning,
+/// credits in flight on its output channel.
+const NODE_WORDS: usize = 6;
+
+impl Seen {
+    fn lists(&mut self) -> [&mut Vec<u64>; 9] {
+        [
+            &mut self.arrived,
+            &mut self.left,
+            &mut self.announced,
+            &mut self.back_to,
+            &mut self.sent,
+            &mut self.credits,
+            &mut self.pending,
+            &mut self.next,
+            &mut self.nodes,
+        ]
+    }
+
+    /// Node `n`'s value `k` on `vc`.
+    fn node(&self, n: u32, vc: usize, k: usize, vcs: usize) -> u64 {
+        self.nodes[(n as usize * vcs + vc) * NODE_WORDS + k]
+    }
+}
+
 impl<const V: usize> EventEngine<V> {
-    /// The checks as of the end of cycle `now` (the last cycle stepped), over every part (each
-    /// holds the state of its own ports; the others' entries stay empty).
+    /// What the checks read as of the end of cycle `now`, from this rank's parts and nodes,
+    /// summed over the ranks.
+    fn seen(&self, f: &Fabric<V>, now: u64) -> Seen {
+        let parts = self.locked();
+        let vcs = parts[0].vcs;
+        let n = parts[0].outputs.len() * vcs;
+        let mut s = Seen {
+            arrived: vec![0; n],
+            left: vec![0; n],
+            announced: vec![0; n],
+            back_to: vec![0; n],
+            sent: vec![0; n],
+            credits: vec![0; n],
+            pending: vec![0; n],
+            next: vec![0; n],
+            nodes: vec![0; f.nodes.len() * vcs * NODE_WORDS],
+        };
+        let add = |a: &mut Vec<u64>, b: &[u64]| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        for p in parts.iter() {
+            let d = p.departures(now);
+            add(&mut s.left, &d.left);
+            add(&mut s.announced, &d.announced);
+            add(&mut s.back_to, &p.credits_on_the_way());
+            for j in (0..p.outputs.len()).filter(|&j| p.owner[j] == p.part) {
+                let out = &p.outputs[j].credits;
+                for v in 0..vcs {
+                    let k = j * vcs + v;
+                    s.arrived[k] = p.arrived(j, v, now);
+                    s.sent[k] = out.sent(v, now);
+                    s.credits[k] = out.credits(v, now) as u64;
+                    s.pending[k] = out.pending(v, now);
+                    if let Peer::Node(n) = p.ins[j].up.peer() {
+                        let back = &p.node_back[((now + 1) & 1) as usize][n as usize];
+                        s.next[k] = back.start_flits[v] as u64;
+                    }
+                }
+            }
+        }
+        for (n, node) in f
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|&(n, _)| self.owns_node(n))
+        {
+            let ch = &f.channels[node.out_channel() as usize];
+            for v in 0..vcs {
+                let at = (n * vcs + v) * NODE_WORDS;
+                s.nodes[at..at + NODE_WORDS].copy_from_slice(&[
+                    node.flits_received(v),
+                    node.credits_announced(v),
+                    node.flits_sent(v),
+                    node.credits(v) as u64,
+                    node.credits_returning(v),
+                    ch.credits_in_flight(now + 1, v),
+                ]);
+            }
+        }
+        if let Some(r) = self.ranks() {
+            let mut all: Vec<u64> = s.lists().iter().flat_map(|l| l.iter().copied()).collect();
+            r.sum(&mut all);
+            let mut at = 0;
+            for l in s.lists() {
+                let n = l.len();
+                l.copy_from_slice(&all[at..at + n]);
+                at += n;
+            }
+        }
+        s
+    }
+
+    /// The checks as of the end of cycle `now` (the last cycle stepped), over every part of
+    /// every rank (each holds the state of its own ports and nodes).
     pub(in crate::fabric) fn check(&self, f: &Fabric<V>, now: u64) -> Result<(), Violation> {
         // Before the parts are locked: the totals read their counters.
         let t = f.totals();
+        let s = self.seen(f, now);
         let parts = self.locked();
         let one = &parts[0];
         let vcs = one.vcs;
-        let at = |j: usize| &*parts[one.owner[j] as usize];
-        let arrived = |j: usize, v: usize| at(j).arrived(j, v, now);
-        let mut d = one.departures(now);
-        let mut back_to = one.credits_on_the_way();
-        for p in &parts[1..] {
-            let e = p.departures(now);
-            let sum = |a: &mut Vec<u64>, b: &[u64]| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-            sum(&mut d.left, &e.left);
-            sum(&mut d.announced, &e.announced);
-            sum(&mut back_to, &p.credits_on_the_way());
-        }
-        let buffered = |j: usize, v: usize| arrived(j, v) - d.left[j * vcs + v];
+        let node = |n: u32, v: usize, k: usize| s.node(n, v, k, vcs);
+        let arrived = |j: usize, v: usize| s.arrived[j * vcs + v];
+        let buffered = |j: usize, v: usize| arrived(j, v) - s.left[j * vcs + v];
         let mut in_buffers = 0u64;
         let mut on_links = 0u64;
         for j in 0..one.outputs.len() {
             for v in 0..vcs {
                 in_buffers += buffered(j, v);
-                let sent = at(j).outputs[j].credits.sent(v, now);
+                let sent = s.sent[j * vcs + v];
                 on_links += sent.wrapping_sub(match one.down[j].peer() {
                     Peer::Port(k) => arrived(k as usize, v),
-                    Peer::Node(n) => f.nodes[n as usize].flits_received(v),
+                    Peer::Node(n) => node(n, v, 0),
                 });
                 if let Peer::Node(n) = one.ins[j].up.peer() {
-                    let node = &f.nodes[n as usize];
-                    on_links += node.flits_sent(v).wrapping_sub(arrived(j, v));
+                    on_links += node(n, v, 2).wrapping_sub(arrived(j, v));
                 }
             }
         }
         flit_conservation(now, &t.nodes, in_buffers, on_links)?;
         for j in 0..one.outputs.len() {
             let Place {
-                switch: s, port, ..
+                switch: sw, port, ..
             } = one.ins[j].place;
-            let out = &at(j).outputs[j].credits;
+            let cap = one.outputs[j].credits.cap() as u64;
             for v in 0..vcs {
-                let sent = out.sent(v, now);
+                let k = j * vcs + v;
+                let sent = s.sent[k];
                 let (buffered, link, announced) = match one.down[j].peer() {
-                    Peer::Port(k) => {
-                        let k = k as usize;
+                    Peer::Port(i) => {
+                        let i = i as usize;
                         (
-                            buffered(k, v),
-                            sent.wrapping_sub(arrived(k, v)),
-                            d.announced[k * vcs + v],
+                            buffered(i, v),
+                            sent.wrapping_sub(arrived(i, v)),
+                            s.announced[i * vcs + v],
                         )
                     }
-                    Peer::Node(n) => {
-                        let node = &f.nodes[n as usize];
-                        let got = node.flits_received(v);
-                        (0, sent.wrapping_sub(got), node.credits_announced(v))
-                    }
+                    Peer::Node(n) => (0, sent.wrapping_sub(node(n, v, 0)), node(n, v, 1)),
                 };
-                let back = (back_to[j * vcs + v] + out.pending(v, now))
+                let back = (s.back_to[k] + s.pending[k])
                     .checked_sub(announced)
                     .unwrap_or(u64::MAX / 2);
-                let place = || format!("switch {s} output {port}, VC {v}");
-                let parts = [out.credits(v, now) as u64, buffered, link, back];
-                credit_conservation(now, place, parts, out.cap() as u64)?;
+                let place = || format!("switch {sw} output {port}, VC {v}");
+                let parts = [s.credits[k], buffered, link, back];
+                credit_conservation(now, place, parts, cap)?;
             }
             if let Peer::Node(n) = one.ins[j].up.peer() {
-                let node = &f.nodes[n as usize];
-                let ch = &f.channels[node.out_channel() as usize];
                 for v in 0..vcs {
-                    let link = node.flits_sent(v).wrapping_sub(arrived(j, v));
+                    let link = node(n, v, 2).wrapping_sub(arrived(j, v));
                     // Records of the next cycle, filed at a grant, not yet on the link.
-                    let next = at(j).node_back[((now + 1) & 1) as usize][n as usize].start_flits[v];
-                    let on_the_way = ch.credits_in_flight(now + 1, v) + next as u64;
-                    let back = (on_the_way + node.credits_returning(v))
-                        .checked_sub(d.announced[j * vcs + v])
+                    let on_the_way = node(n, v, 5) + s.next[j * vcs + v];
+                    let back = (on_the_way + node(n, v, 4))
+                        .checked_sub(s.announced[j * vcs + v])
                         .unwrap_or(u64::MAX / 2);
                     let place = || format!("node {n} output, VC {v}");
-                    let parts = [node.credits(v) as u64, buffered(j, v), link, back];
+                    let parts = [node(n, v, 3), buffered(j, v), link, back];
                     let cap = f.params.switch.vc_capacity as u64;
                     credit_conservation(now, place, parts, cap)?;
                 }

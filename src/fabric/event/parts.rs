@@ -8,36 +8,52 @@
 //! window. The events of a cycle are independent of the order they are handled in, so the
 //! outputs are those of one thread. State kept for speed; it models no hardware.
 
-use super::calendar::Ev;
+use super::crossing::{self, Crossing};
 use super::watchdog::{self, Halt};
 use super::{Env, EventCore, PortRecords};
 use crate::fabric::invariants::{WATCH_EVERY, next_look, watchdog_looks};
 use crate::fabric::parallel::Pool;
+use crate::fabric::ranks::{self, Ranks};
 use crate::fabric::{Fabric, Sample, Tap, Violation};
 use crate::switch::SwitchStats;
-use crate::wire::Packet;
-use crate::wire::arn::ArnInfo;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What one rank of a split fabric has exchanged with the others: the windows ended together,
+/// the events sent to other ranks (each [`crossing::WORDS`] words), and the seconds spent
+/// exchanging and agreeing (waiting for the slowest rank included).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Exchanged {
+    pub windows: u64,
+    pub events: u64,
+    pub seconds: f64,
+}
+
+impl Exchanged {
+    /// Bytes of events sent.
+    pub fn bytes(&self) -> u64 {
+        self.events * crossing::WORDS as u64 * 8
+    }
+}
 
 /// Room for events to another part that a list starts with.
 pub(super) const OUTBOX: usize = 1024;
 
-/// An event filed for a port of another part: its cycle, and the packet of a head or the
-/// fields of an ARN.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Crossing {
-    pub at: u64,
-    pub ev: Ev,
-    pub pkt: Packet,
-    pub arn: ArnInfo,
-}
-
 /// The fabric's switches, ports and links as the event engine steps them, in parts.
 pub struct EventEngine<const V: usize> {
+    /// This rank's parts: global parts `base..base + parts.len()`.
     parts: Vec<Mutex<EventCore<V>>>,
-    /// Per part, per window parity: the events the other parts filed for its ports.
+    /// Per part of the whole fabric, per window parity: the events the other parts filed for
+    /// its ports (for another rank's part, those this rank sends it at the window's end).
     mail: Vec<[Mutex<Vec<Crossing>>; 2]>,
+    /// The ranks the fabric is split over (`None`: one process), and per part of the whole
+    /// fabric its rank.
+    ranks: Option<Arc<dyn Ranks>>,
+    rank_of: Vec<usize>,
+    /// Per end node, whether one of this rank's parts steps it.
+    mine: Vec<bool>,
+    /// What this rank has exchanged with the others.
+    exchanged: Exchanged,
     latency: u64,
     /// The samples of the last run, as handed on (kept for its room).
     samples: Vec<Sample>,
@@ -50,25 +66,51 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl<const V: usize> EventEngine<V> {
     /// The event engine's view of `f` (built, before its first cycle), in one part per thread
-    /// of its pool (at most one per switch, and at most 128).
+    /// of its pool and rank, dealt out as [`ranks::Partition`] says.
     pub(in crate::fabric) fn new(f: &Fabric<V>) -> Self {
-        let most = f.switches.len().clamp(1, super::PeerCode::PARTS);
-        let parts = f.pool.threads().clamp(1, most);
+        let (rank, size) = f.ranks.as_ref().map_or((0, 1), |r| (r.rank(), r.size()));
+        let split = ranks::Partition::new(f.switches.len(), size, f.pool.threads());
+        let global = split.parts;
+        let parts: Vec<EventCore<V>> = split
+            .parts_of(rank)
+            .map(|k| EventCore::new(f, k, global))
+            .collect();
+        let rank_of = split.rank_of_part;
+        let mine = (0..f.nodes.len() as u32)
+            .map(|n| parts.iter().any(|p| p.owns_node(n)))
+            .collect();
         EventEngine {
-            parts: (0..parts)
-                .map(|k| Mutex::new(EventCore::new(f, k, parts)))
-                .collect(),
-            mail: (0..parts)
+            parts: parts.into_iter().map(Mutex::new).collect(),
+            mail: (0..global)
                 .map(|_| [0, 1].map(|_| Mutex::new(Vec::with_capacity(OUTBOX))))
                 .collect(),
+            ranks: f.ranks.clone(),
+            rank_of,
+            mine,
+            exchanged: Exchanged::default(),
             latency: f.params.link_latency as u64,
             samples: Vec::new(),
         }
     }
 
-    /// Cycles the parts step between two exchanges (1 for one part).
+    /// What this rank has exchanged with the other ranks so far.
+    pub(in crate::fabric) fn exchanged(&self) -> Exchanged {
+        self.exchanged
+    }
+
+    /// Whether one of this rank's parts steps end node `n`.
+    pub(in crate::fabric) fn owns_node(&self, n: usize) -> bool {
+        self.mine[n]
+    }
+
+    /// The ranks the fabric is split over, when it is.
+    pub(in crate::fabric) fn ranks(&self) -> Option<&dyn Ranks> {
+        self.ranks.as_deref()
+    }
+
+    /// Cycles the parts step between two exchanges (1 for one part in all).
     pub(in crate::fabric) fn window(&self) -> u64 {
-        if self.parts.len() == 1 {
+        if self.mail.len() == 1 {
             1
         } else {
             self.latency + 1
@@ -131,21 +173,33 @@ impl<const V: usize> EventEngine<V> {
     /// The first cycle from `now` on in which some part has something to do (`u64::MAX`: none).
     pub(in crate::fabric) fn next_cycle(&self, now: u64) -> u64 {
         let parts = self.locked();
-        parts
+        let mut next = [parts
             .iter()
             .map(|p| p.next_cycle(now, u64::MAX))
             .min()
-            .unwrap_or(u64::MAX)
+            .unwrap_or(u64::MAX)];
+        if let Some(r) = &self.ranks {
+            r.min(&mut next);
+        }
+        next[0]
     }
 
     /// The cycle the fabric's first congestion root was detected in, if one was, and the lowest
     /// switch that detected one then.
     pub(in crate::fabric) fn first_root(&self) -> Option<(u64, u32)> {
-        let first = self.locked().iter().map(|p| p.first_root).min();
+        let mut first = self.locked().iter().map(|p| p.first_root).min();
+        if let Some(r) = &self.ranks {
+            let (c, s) = first.unwrap_or((u64::MAX, u32::MAX));
+            first = r
+                .gather(&[c, s as u64])
+                .iter()
+                .map(|w| (w[0], w[1] as u32))
+                .min();
+        }
         first.filter(|&(c, _)| c != u64::MAX)
     }
 
-    /// Parts (threads) it steps in.
+    /// Parts (threads) it steps in on this rank.
     pub(in crate::fabric) fn parts(&self) -> usize {
         self.parts.len()
     }
@@ -166,6 +220,9 @@ impl<const V: usize> EventEngine<V> {
         let mut s = SwitchStats::default();
         for p in &self.parts {
             s.accumulate(&lock(p).stats(last));
+        }
+        if let Some(r) = &self.ranks {
+            ranks::switch_stats(&**r, &mut s);
         }
         s
     }
@@ -188,7 +245,7 @@ impl<const V: usize> EventEngine<V> {
         (from, end): (u64, u64),
         tap: Option<&dyn Tap<V>>,
     ) -> (u64, Result<(), Violation>) {
-        if self.parts.len() == 1 {
+        if self.mail.len() == 1 {
             let core = self.parts[0].get_mut().unwrap_or_else(|e| e.into_inner());
             return match core.run(env, (from, end), tap) {
                 Ok(()) => (end, Ok(())),
@@ -197,17 +254,25 @@ impl<const V: usize> EventEngine<V> {
             };
         }
         let barrier = SpinBarrier::new(self.parts.len());
-        let stop = AtomicU64::new(u64::MAX);
         let looks = [0, 1, 2].map(|_| Looks::new());
         let reached = AtomicU64::new(end);
         let (parts, mail, window) = (&self.parts, &self.mail, self.window());
+        let split = self.ranks.as_deref().map(|r| Split {
+            ranks: r,
+            rank_of: &self.rank_of,
+            windows: AtomicU64::new(0),
+            events: AtomicU64::new(0),
+            nanos: AtomicU64::new(0),
+        });
         pool.broadcast(&|k| {
-            let mut core = lock(&parts[k]);
+            let Some(part) = parts.get(k) else { return };
+            let mut core = lock(part);
             let shared = Shared {
                 mail,
                 barrier: &barrier,
-                stop: &stop,
                 looks: &looks,
+                split: split.as_ref().filter(|_| k == 0),
+                ranks: split.is_some(),
             };
             let r = core.run_windows(env, &shared, (from, end), window, tap);
             if let Err((until, _)) = &r {
@@ -229,6 +294,16 @@ impl<const V: usize> EventEngine<V> {
             }
         }
         let reached = reached.load(Ordering::SeqCst);
+        if let Some(x) = &split {
+            let e = &mut self.exchanged;
+            e.windows += x.windows.load(Ordering::Relaxed);
+            e.events += x.events.load(Ordering::Relaxed);
+            e.seconds += x.nanos.load(Ordering::Relaxed) as f64 * 1e-9;
+        }
+        if let Some(r) = &self.ranks {
+            // Every rank stopped at the same window; the breach is the earliest of any rank's.
+            first = ranks::earliest(&**r, first.as_ref());
+        }
         match (first, dead) {
             (Some(v), _) => (reached, Err(v)),
             (None, Some(c)) => (reached, Err(self.deadlock_report(c))),
@@ -242,19 +317,75 @@ impl<const V: usize> EventEngine<V> {
 struct Shared<'a> {
     mail: &'a [[Mutex<Vec<Crossing>>; 2]],
     barrier: &'a SpinBarrier,
-    stop: &'a AtomicU64,
     looks: &'a [Looks; 3],
+    /// For the rank's first part of a split fabric: the ranks, and per part its rank.
+    split: Option<&'a Split<'a>>,
+    /// Whether the fabric is split over ranks.
+    ranks: bool,
+}
+
+/// The ranks a fabric is split over, as the rank's first part sees them at a window's end, and
+/// what it has exchanged with them.
+struct Split<'a> {
+    ranks: &'a dyn Ranks,
+    rank_of: &'a [usize],
+    windows: AtomicU64,
+    events: AtomicU64,
+    nanos: AtomicU64,
+}
+
+impl Split<'_> {
+    /// At the end of a window: sends the events this rank's parts filed for another rank's
+    /// parts, takes in those filed for its own, and agrees with every rank on the window's
+    /// looks and on the earliest breach.
+    fn cross(&self, mail: &[[Mutex<Vec<Crossing>>; 2]], parity: usize, set: &Looks) {
+        let started = std::time::Instant::now();
+        let me = self.ranks.rank();
+        let mut out = vec![Vec::new(); self.ranks.size()];
+        for (q, boxes) in mail.iter().enumerate() {
+            let r = self.rank_of[q];
+            if r != me {
+                let mut m = lock(&boxes[parity]);
+                for c in m.drain(..) {
+                    c.encode(q as u8, &mut out[r]);
+                }
+            }
+        }
+        let sent: usize = out.iter().map(|w| w.len() / crossing::WORDS).sum();
+        self.events.fetch_add(sent as u64, Ordering::Relaxed);
+        self.windows.fetch_add(1, Ordering::Relaxed);
+        for words in self.ranks.exchange(&out) {
+            for w in words.chunks_exact(crossing::WORDS) {
+                let (q, c) = Crossing::decode(w);
+                lock(&mail[q as usize][parity]).push(c);
+            }
+        }
+        let mut agreed = [
+            set.next.load(Ordering::Relaxed),
+            !set.progress.load(Ordering::Relaxed),
+            u64::from(!set.stuck.load(Ordering::Relaxed)),
+            set.stop.load(Ordering::Relaxed),
+        ];
+        self.ranks.min(&mut agreed);
+        set.next.store(agreed[0], Ordering::Relaxed);
+        set.progress.store(!agreed[1], Ordering::Relaxed);
+        set.stuck.store(agreed[2] == 0, Ordering::Relaxed);
+        set.stop.store(agreed[3], Ordering::Relaxed);
+        let spent = started.elapsed().as_nanos() as u64;
+        self.nanos.fetch_add(spent, Ordering::Relaxed);
+    }
 }
 
 /// What the parts tell each other at the end of a window: the first cycle any of them has
-/// something to do in, the last cycle any made progress in, and, at a watchdog's look, whether
-/// any holds flits or waiting packets. Window `w` uses set `w % 3`; set `(w + 2) % 3` is emptied
+/// something to do in, the last cycle any made progress in, at a watchdog's look whether any
+/// holds flits or waiting packets, and the earliest breach found in the window. Window `w` uses set `w % 3`; set `(w + 2) % 3` is emptied
 /// after its barrier (every part read it before arriving there, and none writes it before the
 /// next barrier).
 struct Looks {
     next: AtomicU64,
     progress: AtomicU64,
     stuck: AtomicBool,
+    stop: AtomicU64,
 }
 
 impl Looks {
@@ -263,6 +394,7 @@ impl Looks {
             next: AtomicU64::new(u64::MAX),
             progress: AtomicU64::new(0),
             stuck: AtomicBool::new(false),
+            stop: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -270,6 +402,7 @@ impl Looks {
         self.next.store(u64::MAX, Ordering::Relaxed);
         self.progress.store(0, Ordering::Relaxed);
         self.stuck.store(false, Ordering::Relaxed);
+        self.stop.store(u64::MAX, Ordering::Relaxed);
     }
 }
 
@@ -302,7 +435,7 @@ impl<const V: usize> EventCore<V> {
                 if self.busy(now)
                     && let Err(v) = self.cycle(env, now)
                 {
-                    sh.stop.fetch_min(v.cycle, Ordering::SeqCst);
+                    sh.looks[w % 3].stop.fetch_min(v.cycle, Ordering::Relaxed);
                     halt = Some(Halt::Breach(v));
                     break;
                 }
@@ -340,8 +473,17 @@ impl<const V: usize> EventCore<V> {
             }
             sh.barrier.wait();
             sh.looks[(w + 2) % 3].clear();
+            if let Some(split) = sh.split {
+                split.cross(sh.mail, parity, set);
+            }
+            if sh.ranks {
+                // The first part's exchange is over.
+                sh.barrier.wait();
+            }
             self.take_in(&mut lock(&sh.mail[me][parity]));
-            if sh.stop.load(Ordering::SeqCst) != u64::MAX {
+            // A breach stops every part at the end of its window (read from the window's set: a
+            // part may already be stepping the next one).
+            if set.stop.load(Ordering::Relaxed) != u64::MAX {
                 return Err((until, halt));
             }
             let next = set.next.load(Ordering::Relaxed).min(end);

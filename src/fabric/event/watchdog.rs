@@ -95,13 +95,33 @@ impl<const V: usize> EventEngine<V> {
     /// The deadlock report of the watchdog's look at the end of cycle `now`, over every part.
     pub(super) fn deadlock_report(&self, now: u64) -> Violation {
         let parts = self.locked();
-        let progress = parts
+        let mut progress = parts
             .iter()
             .map(|p| p.progress_through(now))
             .max()
             .unwrap_or(0);
         let mut blocked: Vec<(usize, usize, u64)> =
             parts.iter().flat_map(|p| p.blocked(now)).collect();
+        if let Some(r) = self.ranks() {
+            // Every rank's inputs, and the latest progress of any.
+            let mut mine = vec![progress];
+            mine.extend(
+                blocked
+                    .iter()
+                    .flat_map(|&(j, v, n)| [j as u64, v as u64, n]),
+            );
+            let all = r.gather(&mine);
+            progress = all
+                .iter()
+                .filter_map(|w| w.first().copied())
+                .max()
+                .unwrap_or(0);
+            blocked = all
+                .iter()
+                .flat_map(|w| w.get(1..).unwrap_or_default().chunks_exact(3))
+                .map(|t| (t[0] as usize, t[1] as usize, t[2]))
+                .collect();
+        }
         // Each part lists its own inputs; the report goes in switch, port and VC order.
         blocked.sort_unstable();
         let one = &parts[0];

@@ -1,0 +1,323 @@
+//! The processes one fabric is stepped on (MPI ranks): what they tell each other. The event
+//! engine's parts are dealt out over the ranks (`docs/distributed.md`); each rank steps its own
+//! parts on its threads and, at every window boundary, hands the events its parts filed for
+//! another rank's ports to that rank ([`Ranks::exchange`]) and agrees with all on the window's
+//! looks (one [`Ranks::min`]). Counters, the end of a trace replay or phase, the invariants and a
+//! breach found on one rank are agreed the same way, so that every rank holds the whole fabric's
+//! answers and rank 0 writes the outputs of one process. State kept for the split; it models no
+//! hardware.
+
+#[cfg(test)]
+pub(crate) mod local;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
+use super::Violation;
+use super::node::NodeStats;
+use crate::switch::SwitchStats;
+use std::sync::{Arc, OnceLock};
+
+/// What the ranks stepping one fabric do together. Every method is collective: every rank calls
+/// it, in the same order, from the thread that steps its first part.
+pub trait Ranks: Send + Sync {
+    /// This rank.
+    fn rank(&self) -> usize;
+    /// Ranks in all.
+    fn size(&self) -> usize;
+    /// Replaces each element by its least value over the ranks.
+    fn min(&self, v: &mut [u64]);
+    /// Replaces each element by its sum over the ranks (wrapping).
+    fn sum(&self, v: &mut [u64]);
+    /// Sends `out[r]` to rank `r` (this rank's own list is left alone) and returns what every
+    /// other rank sent this one, by rank (an empty list from a rank with nothing for it).
+    fn exchange(&self, out: &[Vec<u64>]) -> Vec<Vec<u64>>;
+    /// Every rank's `mine`, by rank.
+    fn gather(&self, mine: &[u64]) -> Vec<Vec<u64>>;
+}
+
+impl std::fmt::Debug for dyn Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rank {} of {}", self.rank(), self.size())
+    }
+}
+
+/// Replaces each element by its greatest value over the ranks.
+pub fn max(r: &dyn Ranks, v: &mut [u64]) {
+    v.iter_mut().for_each(|x| *x = !*x);
+    r.min(v);
+    v.iter_mut().for_each(|x| *x = !*x);
+}
+
+/// Whether `yes` holds on every rank.
+pub fn all(r: &dyn Ranks, yes: bool) -> bool {
+    let mut v = [u64::from(yes)];
+    r.min(&mut v);
+    v[0] == 1
+}
+
+/// How the event engine deals a fabric out: `parts` parts in all (one per thread of each rank,
+/// at most one per switch and at most 128), switch `s` to part `s mod parts`, each end node to
+/// the part of the switch it is cabled to, and rank `r` of `n` stepping the parts
+/// `parts·r/n .. parts·(r+1)/n`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partition {
+    /// Parts in all.
+    pub parts: usize,
+    /// Per part, its rank.
+    pub rank_of_part: Vec<usize>,
+}
+
+/// Parts the event engine's link codes can name.
+pub const MOST_PARTS: usize = 128;
+
+impl Partition {
+    /// The split of a fabric of `switches` switches over `ranks` ranks of `threads` threads.
+    pub fn new(switches: usize, ranks: usize, threads: usize) -> Self {
+        let parts = (threads * ranks).clamp(1, switches.clamp(1, MOST_PARTS));
+        let first = |r: usize| parts * r / ranks;
+        Partition {
+            parts,
+            rank_of_part: (0..parts)
+                .map(|q| (0..ranks).rfind(|&r| first(r) <= q).unwrap_or(0))
+                .collect(),
+        }
+    }
+
+    /// The parts rank `r` steps.
+    pub fn parts_of(&self, r: usize) -> std::ops::Range<usize> {
+        let first = self.rank_of_part.partition_point(|&x| x < r);
+        first..self.rank_of_part.partition_point(|&x| x <= r)
+    }
+
+    /// The part of switch `s`.
+    pub fn part_of_switch(&self, s: usize) -> usize {
+        s % self.parts
+    }
+
+    /// The rank of switch `s`.
+    pub fn rank_of_switch(&self, s: usize) -> usize {
+        self.rank_of_part[self.part_of_switch(s)]
+    }
+}
+
+static WORLD: OnceLock<Arc<dyn Ranks>> = OnceLock::new();
+
+/// The ranks of this process's MPI job, when it is one of more than one (set once, by the
+/// binary, before anything runs).
+pub fn world() -> Option<&'static Arc<dyn Ranks>> {
+    WORLD.get()
+}
+
+/// Makes `r` the ranks of this process's job; `false` when they were already set.
+pub fn set_world(r: Arc<dyn Ranks>) -> bool {
+    WORLD.set(r).is_ok()
+}
+
+impl<const V: usize> super::Fabric<V> {
+    /// Splits the fabric over `ranks`, this process being one of them: from now on it steps
+    /// only its own parts, and what it answers (counters, checks, ends) is the whole fabric's,
+    /// agreed with the other ranks. Asked before the first cycle, on the event engine, with at
+    /// least as many switches as ranks.
+    pub fn set_ranks(&mut self, ranks: Arc<dyn Ranks>) -> Result<(), String> {
+        if self.engine() != super::Engine::Event {
+            return Err("a fabric split over MPI ranks steps on the event engine".into());
+        }
+        if self.switches.len() < ranks.size() {
+            return Err(format!(
+                "{} MPI ranks for a fabric of {} switches: at most one rank per switch",
+                ranks.size(),
+                self.switches.len()
+            ));
+        }
+        assert_eq!(self.now, 0, "the ranks are set before the first cycle");
+        self.ranks = Some(ranks);
+        self.wing = super::Wing::Event(Box::new(super::event::EventEngine::new(self)));
+        Ok(())
+    }
+
+    /// The ranks it is split over, when it is.
+    pub fn ranks(&self) -> Option<&dyn Ranks> {
+        self.ranks.as_deref()
+    }
+
+    /// What this rank has exchanged with the others, when the fabric is split.
+    pub fn exchanged(&self) -> Option<super::event::Exchanged> {
+        match (&self.wing, &self.ranks) {
+            (super::Wing::Event(e), Some(_)) => Some(e.exchanged()),
+            _ => None,
+        }
+    }
+
+    /// Whether this process steps end node `n` (every node, in one process).
+    pub fn owns_node(&self, n: usize) -> bool {
+        match &self.wing {
+            super::Wing::Event(e) => e.owns_node(n),
+            super::Wing::Cycle(_) => true,
+        }
+    }
+
+    /// The end nodes this process steps, with their indices.
+    pub fn local_nodes(&self) -> impl Iterator<Item = (usize, &super::node::EndNode<V>)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|&(n, _)| self.owns_node(n))
+    }
+}
+
+/// Sums the fields of a counter set over the ranks (`max` fields take the largest).
+macro_rules! reduce {
+    ($name:ident, $t:ident, [$($sum:ident),*], [$($max:ident),*]) => {
+        /// The counters summed over the ranks, on every rank.
+        pub fn $name(r: &dyn Ranks, x: &mut $t) {
+            // Every field is named (a new counter must say how it is reduced).
+            let $t { $($sum: _,)* $($max: _,)* } = *x;
+            let mut w = [$(x.$sum,)*];
+            r.sum(&mut w);
+            let [$($sum,)*] = w;
+            $(x.$sum = $sum;)*
+            let mut m = [$(x.$max,)*];
+            max(r, &mut m);
+            let [$($max,)*] = m;
+            $(x.$max = $max;)*
+        }
+    };
+}
+
+reduce!(
+    switch_stats,
+    SwitchStats,
+    [
+        roots_detected,
+        arns_sent,
+        arns_received,
+        arns_consumed,
+        packets_adapted,
+        packets_escaped,
+        arn_commands_dropped,
+        flits_sent,
+        packets_sent
+    ],
+    []
+);
+
+reduce!(
+    node_stats,
+    NodeStats,
+    [
+        generated_packets,
+        generation_stalls,
+        injected_flits,
+        injected_packets,
+        delivered_flits,
+        delivered_packets,
+        delivered_adapted,
+        latency_sum,
+        arns_received,
+        arns_consumed,
+        packets_adapted
+    ],
+    [latency_max]
+);
+
+/// The earliest of the violations the ranks found (by cycle, then rank), on every rank; `None`
+/// when none found one. Its invariant's name is one of the model's.
+pub fn earliest(r: &dyn Ranks, mine: Option<&Violation>) -> Option<Violation> {
+    let words = mine.map_or_else(Vec::new, encode_violation);
+    r.gather(&words)
+        .iter()
+        .filter_map(|w| decode_violation(w))
+        .min_by_key(|v| v.cycle)
+}
+
+/// A violation as words: its cycle, then its invariant, place and detail as UTF-8 with their
+/// lengths.
+fn encode_violation(v: &Violation) -> Vec<u64> {
+    let mut bytes = Vec::new();
+    for s in [v.invariant, &v.place, &v.detail] {
+        bytes.extend((s.len() as u32).to_le_bytes());
+        bytes.extend(s.as_bytes());
+    }
+    let mut words = vec![v.cycle, bytes.len() as u64];
+    words.extend(
+        bytes
+            .chunks(8)
+            .map(|c| c.iter().rev().fold(0u64, |w, &b| (w << 8) | b as u64)),
+    );
+    words
+}
+
+fn decode_violation(w: &[u64]) -> Option<Violation> {
+    let (&cycle, &len) = (w.first()?, w.get(1)?);
+    let bytes: Vec<u8> = w[2..]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .take(len as usize)
+        .collect();
+    let mut at = 0;
+    let mut next = || {
+        let n = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize;
+        let s = String::from_utf8(bytes.get(at + 4..at + 4 + n)?.to_vec()).ok()?;
+        at += 4 + n;
+        Some(s)
+    };
+    let (invariant, place, detail) = (next()?, next()?, next()?);
+    Some(Violation {
+        cycle,
+        invariant: invariant_name(&invariant),
+        place,
+        detail,
+    })
+}
+
+/// The model's name for an invariant named `s` on another rank.
+fn invariant_name(s: &str) -> &'static str {
+    const NAMES: [&str; 5] = [
+        "flit_conservation",
+        "credit_conservation",
+        "in_order",
+        "progress",
+        "switch",
+    ];
+    NAMES
+        .iter()
+        .find(|&&n| n == s)
+        .copied()
+        .unwrap_or("on another rank")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parts_go_to_the_ranks_in_contiguous_runs() {
+        let p = Partition::new(20, 3, 2);
+        assert_eq!(p.parts, 6);
+        assert_eq!(p.rank_of_part, [0, 0, 1, 1, 2, 2]);
+        assert_eq!(
+            [p.parts_of(0), p.parts_of(1), p.parts_of(2)],
+            [0..2, 2..4, 4..6]
+        );
+        assert_eq!(p.rank_of_switch(9), 1);
+        // More ranks than parts would leave a rank none: at most one part per switch.
+        let few = Partition::new(3, 2, 2);
+        assert_eq!(
+            (few.parts, few.parts_of(0), few.parts_of(1)),
+            (3, 0..1, 1..3)
+        );
+        assert_eq!(Partition::new(1000, 1, 200).parts, MOST_PARTS);
+    }
+
+    #[test]
+    fn a_violation_crosses_ranks_whole() {
+        let v = Violation {
+            cycle: 1234,
+            invariant: "credit_conservation",
+            place: "switch 3 output 7, VC 1".into(),
+            detail: "credits 3 + buffered 2 … ≠ 16".into(),
+        };
+        assert_eq!(decode_violation(&encode_violation(&v)), Some(v));
+        assert_eq!(decode_violation(&[]), None);
+    }
+}
