@@ -2,7 +2,8 @@
 //! bytes a run in one process writes (its summary less the wall time and the thread count), for
 //! 2 and 4 ranks (4 oversubscribed on two cores) and with 2 threads per rank; a SIGTERM to
 //! `mpirun` stops every rank and leaves the outputs marked incomplete; a rank killed makes the
-//! job end non-zero within seconds; bad input is refused before anything runs.
+//! job end non-zero within seconds; bad input (and a switch recording, which one process
+//! writes) is refused before anything runs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -18,10 +19,27 @@ struct Case {
 }
 
 const CASES: &[Case] = &[
+    // With a VCD and an FST of switches and a node on both ranks, triggered by the first root
+    // (`{out}`: the run's output folder).
     Case {
         label: "default",
         scenario: "default",
-        args: &["--set", "sim_time=100us"],
+        args: &[
+            "--set",
+            "sim_time=100us",
+            "--vcd",
+            "{out}/f.vcd",
+            "--fst",
+            "{out}/f.fst",
+            "--scope",
+            "fabric.s2_*.out*",
+            "--scope",
+            "fabric.s1_0.*",
+            "--scope",
+            "fabric.n5.*",
+            "--trigger-before",
+            "5us",
+        ],
     },
     Case {
         label: "dragonfly72_d3r",
@@ -107,6 +125,12 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
+/// The arguments of `case` for a run into `out`.
+fn args(case: &Case, out: &Path) -> Vec<String> {
+    let out = out.display().to_string();
+    case.args.iter().map(|a| a.replace("{out}", &out)).collect()
+}
+
 /// Each case in one process, then on 2 and 4 ranks (the first case also with 2 threads per
 /// rank): the same files, the same bytes. The failures.
 fn same_bytes(root: &Path) -> Vec<String> {
@@ -116,7 +140,7 @@ fn same_bytes(root: &Path) -> Vec<String> {
         let mut c = Command::new(ARNSIM);
         c.args(["run", case.scenario, "--out"])
             .arg(&one)
-            .args(case.args);
+            .args(args(case, &one));
         let (code, text) = output(c);
         assert_eq!(code, Some(0), "{}: one process: {text}", case.label);
         let want = outputs(&one);
@@ -130,7 +154,7 @@ fn same_bytes(root: &Path) -> Vec<String> {
             c.args(["run", case.scenario, "--threads", &threads.to_string()])
                 .arg("--out")
                 .arg(&out)
-                .args(case.args);
+                .args(args(case, &out));
             let started = Instant::now();
             let (code, text) = output(c);
             let what = format!("{} on {ranks} ranks of {threads} threads", case.label);
@@ -271,10 +295,11 @@ fn bad_input(root: &Path) -> Vec<String> {
         failures.push("bad input: the output folder was made".into());
     }
     let mut c = mpirun(2);
-    c.args(["run", "default", "--vcd"]).arg(root.join("x.vcd"));
+    c.args(["run", "default", "--record-switch", "s2_0", "--out"])
+        .arg(root.join("rec"));
     let (code, text) = output(c);
     if code.is_none_or(|c| c == 0) || !text.contains("one process") {
-        failures.push(format!("a dump on ranks: exit {code:?}: {text}"));
+        failures.push(format!("a recording on ranks: exit {code:?}: {text}"));
     }
     if failures.is_empty() {
         println!("mpi: bad input refused on every rank");

@@ -196,17 +196,28 @@ fn run_on<const V: usize>(
     // Everything is checked before a file is touched.
     let (out, out_flag) = out_folder(&s, out)?;
     let (plan, mut warnings) = checked(&s, &out, waves.as_ref(), record.as_ref())?;
-    if how.step.ranks.is_some() && (plan.is_some() || record.is_some()) {
+    if how.step.ranks.is_some() && record.is_some() {
         return Err(
-            "waveform dumps and switch recordings are written by a run in one process: start it without mpirun (or with -n 1)"
+            "--record-switch: a switch is recorded by a run in one process: start it without mpirun (or with -n 1)"
                 .to_string()
                 .into(),
         );
     }
     let mut run = Run::<V>::new(&s, &how.step)?;
     if how.step.ranks.is_some_and(|r| r.rank() != 0) {
-        // Rank 0 writes the outputs and says what happened; the others step their parts.
+        // Rank 0 writes the outputs and says what happened; the others step their parts (and
+        // sample their dumped signals for rank 0's dump).
         how.step.stop.listen()?;
+        if let Some(p) = &plan {
+            let (chosen, _) = dump::choose(run.fabric(), &p.scopes)?;
+            let first = Stepping {
+                threads: run.threads(),
+                ..how.step
+            };
+            if let Some(window) = dump::window::<V>(run.scenario(), p, &first)? {
+                run.dump(FabricWaves::new(&chosen, None, None), window);
+            }
+        }
         step_all(&mut run, true, None)?;
         let ended = run.finish().map_err(|e| write_error(e, None))?;
         return silent_outcome(&ended);
@@ -346,7 +357,7 @@ fn start_dump<const V: usize>(
         engine: run.fabric().engine(),
         threads: run.threads(),
         stop,
-        ranks: None,
+        ranks: how.step.ranks,
     };
     let Some(window) = dump::window::<V>(run.scenario(), &plan, &first)? else {
         if stop.requested(0).is_none() {

@@ -224,7 +224,7 @@ impl<'a, const V: usize> Run<'a, V> {
             _ => self.fabric.window(),
         };
         while first.0.is_none() && self.fabric.now() < self.s.sim_cycles {
-            if self.stop.requested(0).is_some() {
+            if self.stop_requested(0).is_some() {
                 return Ok(None);
             }
             let n = chunk.min(self.s.sim_cycles - self.fabric.now());

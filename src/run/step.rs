@@ -83,7 +83,7 @@ impl<const V: usize> Run<'_, V> {
             return Ok(false);
         }
         self.started.get_or_insert_with(Instant::now);
-        if let Some(sig) = self.stop.requested(self.fabric.now()) {
+        if let Some(sig) = self.stop_requested(self.fabric.now()) {
             self.signal = Some(sig);
             return Ok(false);
         }
@@ -120,6 +120,18 @@ impl<const V: usize> Run<'_, V> {
             && self.fabric.now() == self.bins.start
             && self.fabric.now() > 0
             && self.fabric.phase_complete()
+    }
+
+    /// The stop request as of cycle `at` (see [`super::Stop::requested`]); on MPI ranks, the one any
+    /// rank has seen (the lowest signal number), so that every rank stops at the same chunk.
+    pub(super) fn stop_requested(&self, at: u64) -> Option<i32> {
+        let mine = self.stop.requested(at);
+        let Some(r) = self.fabric.ranks() else {
+            return mine;
+        };
+        let mut v = [mine.map_or(u64::MAX, |s| s as u64)];
+        r.min(&mut v);
+        (v[0] != u64::MAX).then_some(v[0] as i32)
     }
 
     /// Steps `n` cycles, feeding the dump when they reach into its window.

@@ -118,7 +118,8 @@ impl<const V: usize> EventEngine<V> {
     }
 
     /// The samples the parts recorded in the last run, of the cycles before `upto`, by cycle,
-    /// then signal; the parts' lists are emptied. One part records them in that order.
+    /// then signal (on MPI ranks, those of every rank); the parts' lists are emptied. One part
+    /// records them in that order.
     pub(in crate::fabric) fn samples(&mut self, upto: u64) -> &[Sample] {
         let all = &mut self.samples;
         all.clear();
@@ -131,6 +132,15 @@ impl<const V: usize> EventEngine<V> {
             for p in &mut self.parts {
                 let p = p.get_mut().unwrap_or_else(|e| e.into_inner());
                 all.extend(p.samples.drain(..).filter(|s| s.0 < upto));
+            }
+            all.sort_unstable_by_key(|s| (s.0, s.1));
+        }
+        if let Some(r) = &self.ranks {
+            // Every rank's samples, on every rank, in the order of one process.
+            let mine: Vec<u64> = all.iter().flat_map(|&(c, s, v)| [c, s as u64, v]).collect();
+            all.clear();
+            for words in r.gather(&mine) {
+                all.extend(words.chunks_exact(3).map(|w| (w[0], w[1] as u32, w[2])));
             }
             all.sort_unstable_by_key(|s| (s.0, s.1));
         }
