@@ -1,6 +1,6 @@
 //! MPI ranks (`--features mpi`, `docs/distributed.md`): `mpirun -n N arnsim run` writes the
 //! bytes a run in one process writes (its summary less the wall time and the thread count), for
-//! 2 and 4 ranks (4 oversubscribed on two cores) and with 2 threads per rank; a SIGTERM to
+//! 2 and 4 ranks (4 oversubscribed on two cores) and with 2 threads per rank, and so does a sweep; a SIGTERM to
 //! `mpirun` stops every rank and leaves the outputs marked incomplete; a rank killed makes the
 //! job end non-zero within seconds; bad input (and a switch recording, which one process
 //! writes) is refused before anything runs.
@@ -101,26 +101,37 @@ fn output(mut c: Command) -> (Option<i32>, String) {
     (o.status.code(), text)
 }
 
-/// The files of an output folder, by name, the summary's wall time and thread count left out.
+/// A file's bytes, a summary's wall time and thread count left out.
+fn read_output(p: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    if !p.ends_with("summary.json") {
+        return bytes;
+    }
+    String::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"wall_seconds\"") && !l.contains("\"threads\""))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .into_bytes()
+}
+
+/// Every file under `dir`, by its path there, as [`read_output`] reads them.
 fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            let mut bytes = std::fs::read(&p).unwrap();
-            if name == "summary.json" {
-                let text = String::from_utf8(bytes).unwrap();
-                bytes = text
-                    .lines()
-                    .filter(|l| !l.contains("\"wall_seconds\"") && !l.contains("\"threads\""))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-                    .into_bytes();
-            }
-            (name, bytes)
-        })
-        .collect();
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            files.extend(
+                outputs(&p)
+                    .into_iter()
+                    .map(|(n, b)| (format!("{name}/{n}"), b)),
+            );
+        } else {
+            files.push((name, read_output(&p)));
+        }
+    }
     files.sort();
     files
 }
@@ -187,6 +198,49 @@ fn same_bytes(root: &Path) -> Vec<String> {
         }
     }
     failures
+}
+
+/// A sweep of 2 loads and 2 seeds in one process and on 2 ranks (each run split over them): the
+/// same files, the same bytes.
+fn sweep(root: &Path) -> Vec<String> {
+    let go = |ranks: usize| {
+        let out = root.join(format!("sweep-{ranks}"));
+        let mut c = match ranks {
+            1 => Command::new(ARNSIM),
+            n => mpirun(n),
+        };
+        c.args(["sweep", "default", "--loads", "0.3,0.6", "--seeds", "2"])
+            .args(["--set", "sim_time=50us", "--out"])
+            .arg(&out);
+        let (code, text) = output(c);
+        (code, text, out)
+    };
+    let (code, text, one) = go(1);
+    assert_eq!(code, Some(0), "the sweep in one process: {text}");
+    let (code, text, two) = go(2);
+    if code != Some(0) {
+        return vec![format!("the sweep on 2 ranks: exit {code:?}: {text}")];
+    }
+    let (want, got) = (outputs(&one), outputs(&two));
+    if want.len() != 18 || want != got {
+        let names = |t: &[(String, Vec<u8>)]| t.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+        let differ: Vec<_> = want
+            .iter()
+            .zip(&got)
+            .filter(|(a, b)| a != b)
+            .map(|(a, _)| a.0.clone())
+            .collect();
+        return vec![format!(
+            "the sweep on 2 ranks: files {:?} against {:?}, differing: {differ:?}",
+            names(&got),
+            names(&want)
+        )];
+    }
+    println!(
+        "mpi: a sweep on 2 ranks: {} files as in one process",
+        got.len()
+    );
+    Vec::new()
 }
 
 /// Waits up to `limit` for `child` to end: its exit code (`None`: still running, then killed).
@@ -311,6 +365,7 @@ fn main() {
     let root: PathBuf = std::env::temp_dir().join(format!("arnsim-mpi-{}", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();
     let mut failures = same_bytes(&root);
+    failures.extend(sweep(&root));
     failures.extend(sigterm(&root));
     failures.extend(killed_rank(&root));
     failures.extend(bad_input(&root));

@@ -293,9 +293,10 @@ impl std::fmt::Display for Failure {
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<(), Failure> {
-    if crate::fabric::ranks::world().is_some() && !matches!(cli.command, Command::Run { .. }) {
+    let split = matches!(cli.command, Command::Run { .. } | Command::Sweep { .. });
+    if crate::fabric::ranks::world().is_some() && !split {
         return Err(
-            "only `arnsim run` is split over MPI ranks: start the other commands without mpirun (or with -n 1)"
+            "only `arnsim run` and `arnsim sweep` are split over MPI ranks: start the other commands without mpirun (or with -n 1)"
                 .to_string()
                 .into(),
         );

@@ -290,12 +290,17 @@ pub fn sweep(req: &Request, stop: &Stop) -> Result<(), Failure> {
         cycle_ns: first.time_base.cycle_ns(),
     };
     drop(first);
+    if crate::fabric::ranks::world().is_some_and(|r| r.rank() != 0) {
+        return step_on_rank(req, &grid, &runs, &dirs, stop);
+    }
     let mut staged = reserve(&out, &dirs)?;
     clear_earlier(&out, &dirs);
     for w in &warnings {
         crate::errln!("arnsim: warning: {w}");
     }
+    // On MPI ranks each run is split over them: one run at a time.
     let jobs = match req.jobs {
+        _ if crate::fabric::ranks::world().is_some() => 1,
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
@@ -406,6 +411,32 @@ fn run_all(
         }
     });
     results.into_inner().unwrap_or_default()
+}
+
+/// A sweep on an MPI rank other than 0: the runs in order, each split over the ranks, writing
+/// nothing (rank 0 writes every run's outputs and the sweep's); stops where rank 0 stops: at a
+/// stop request, which the ranks agree on.
+fn step_on_rank(
+    req: &Request,
+    grid: &Grid,
+    runs: &[(usize, usize)],
+    dirs: &[PathBuf],
+    stop: &Stop,
+) -> Result<(), Failure> {
+    for (&(p, rep), dir) in runs.iter().zip(dirs) {
+        let set = grid.overrides(&req.set, p, rep);
+        let s = run::load(&req.scenario, &set)?;
+        let how = How {
+            step: Stepping::new(1, stop),
+            quiet: true,
+        };
+        // A broken invariant (code 1) ends the run, not the sweep.
+        match run::run_loaded(s, dir.to_path_buf(), &set, &how, &mut None) {
+            Err(f) if f.code != 1 => return Err(f),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// One run on one thread: its summary, also when it stopped on a broken invariant.
