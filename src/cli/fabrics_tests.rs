@@ -48,21 +48,24 @@ fn minimal_routing_on_one_vl_deadlocks_a_dragonfly_and_the_watchdog_says_where()
     assert_eq!(s.simulated_cycles, cycle + 1);
 }
 
+/// `dragonfly72` with buffers of one small packet on every VC, at full load: it fills and
+/// deadlocks within a few microseconds.
+pub(crate) const TINY_BUFFERS: [&str; 8] = [
+    "sim_time=10us",
+    "traffic.load=1",
+    "routing=dmodk",
+    "switch.mtu=128B",
+    "switch.buffer=4flits",
+    "node.buffer=4flits",
+    "watchdog=100ns",
+    "traffic.message=128B",
+];
+
 /// Buffers of one small packet on every VC: the dragonfly fills and deadlocks within a few
 /// microseconds, with more blocked inputs than the report lists; it says how many it leaves out.
 #[test]
 fn a_deadlock_report_says_how_many_blocked_inputs_it_leaves_out() {
-    let set = [
-        "sim_time=10us",
-        "traffic.load=1",
-        "routing=dmodk",
-        "switch.mtu=128B",
-        "switch.buffer=4flits",
-        "node.buffer=4flits",
-        "watchdog=100ns",
-        "traffic.message=128B",
-    ];
-    let (_tmp, _out, r) = go("dragonfly72", "df72-tiny", &set);
+    let (_tmp, _out, r) = go("dragonfly72", "df72-tiny", &TINY_BUFFERS);
     let e = r.expect_err("must deadlock");
     let listed = e.matches("; switch ").count() + e.matches("blocked: switch ").count();
     assert_eq!(listed, 32, "{e}");

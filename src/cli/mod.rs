@@ -12,7 +12,7 @@ pub mod dump;
 #[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
-mod fabrics_tests;
+pub(crate) mod fabrics_tests;
 #[cfg(test)]
 mod fst_tests;
 #[cfg(test)]

@@ -110,17 +110,7 @@ fn a_communication_phase_on_ranks() {
 /// inputs of every rank, in switch order).
 #[test]
 fn a_deadlock_on_ranks_is_reported_as_in_one_process() {
-    let set = [
-        "sim_time=10us",
-        "traffic.load=1",
-        "routing=dmodk",
-        "switch.mtu=128B",
-        "switch.buffer=4flits",
-        "node.buffer=4flits",
-        "watchdog=100ns",
-        "traffic.message=128B",
-    ];
-    let one = same_on_ranks("dragonfly72", &set);
+    let one = same_on_ranks("dragonfly72", &crate::cli::fabrics_tests::TINY_BUFFERS);
     assert!(
         one.contains("deadlock") && one.contains("progress"),
         "{one}"
