@@ -349,9 +349,12 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             // other at every window; the outputs are the same for any count.
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             let threads = if threads as usize > cores {
-                crate::errln!(
-                    "arnsim: warning: --threads {threads}: this machine runs {cores} threads at once; stepping on {cores} (the outputs do not depend on the thread count)"
-                );
+                let rank = crate::fabric::ranks::world().map_or(0, |r| r.rank());
+                if rank == 0 {
+                    crate::errln!(
+                        "arnsim: warning: --threads {threads}: this machine runs {cores} threads at once; stepping on {cores} (the outputs do not depend on the thread count)"
+                    );
+                }
                 cores
             } else {
                 threads as usize

@@ -230,7 +230,9 @@ fn run_on<const V: usize>(
         }
         None => None,
     };
-    for w in warnings.iter().filter(|_| !how.quiet) {
+    // On MPI ranks, rank 0 warns (every rank would say the same).
+    let speaks = !how.quiet && how.step.ranks.is_none_or(|r| r.rank() == 0);
+    for w in warnings.iter().filter(|_| speaks) {
         crate::errln!("arnsim: warning: {w}");
     }
     // From here a signal asks the run to stop (until now it ended the process: nothing was

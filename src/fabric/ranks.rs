@@ -130,6 +130,11 @@ impl<const V: usize> super::Fabric<V> {
             ));
         }
         assert_eq!(self.now, 0, "the ranks are set before the first cycle");
+        // Every rank deals the parts out alike: on the fewest threads any rank steps on (a rank
+        // bound to fewer cores may step on fewer).
+        let mut threads = [self.threads() as u64];
+        ranks.min(&mut threads);
+        self.set_threads(threads[0] as usize);
         self.ranks = Some(ranks);
         self.wing = super::Wing::Event(Box::new(super::event::EventEngine::new(self)));
         Ok(())

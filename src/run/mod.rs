@@ -132,9 +132,13 @@ impl<'a, const V: usize> Run<'a, V> {
         }
         fabric.set_engine(how.engine);
         fabric.set_threads(threads);
-        if let Some(r) = how.ranks {
-            fabric.set_ranks(std::sync::Arc::clone(r))?;
-        }
+        let threads = match how.ranks {
+            Some(r) => {
+                fabric.set_ranks(std::sync::Arc::clone(r))?;
+                fabric.threads()
+            }
+            None => threads,
+        };
         let bins = Bins {
             series: Default::default(),
             last: fabric.totals().nodes,

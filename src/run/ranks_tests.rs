@@ -24,15 +24,16 @@ fn ended_text(s: &Scenario, e: &Ended) -> String {
     )
 }
 
-/// The scenario `name` with `set` run on `ranks` ranks of `threads` threads each (each loads it,
-/// as MPI ranks do): what each rank ended with.
-fn split(name: &str, set: &[String], ranks: usize, threads: usize) -> Vec<String> {
-    let job = LocalRanks::job(ranks);
+/// The scenario `name` with `set` run on as many ranks as `threads` says, rank `r` asking for
+/// `threads[r]` threads (each loads the scenario, as MPI ranks do): what each rank ended with.
+fn split(name: &str, set: &[String], threads: &[usize]) -> Vec<String> {
+    let job = LocalRanks::job(threads.len());
     let stop = Stop::never();
     std::thread::scope(|scope| {
         let runs: Vec<_> = job
             .iter()
-            .map(|r| {
+            .zip(threads)
+            .map(|(r, &threads)| {
                 let stop = &stop;
                 scope.spawn(move || {
                     r.as_rank(|| {
@@ -58,8 +59,9 @@ fn split(name: &str, set: &[String], ranks: usize, threads: usize) -> Vec<String
     })
 }
 
-/// The scenario `name` with `set`, run in one process and split over 2 and 3 ranks (the first
-/// with 2 threads per rank): every rank ends with what the one process ends with.
+/// The scenario `name` with `set`, run in one process and split over 2 ranks of 2 threads, 3 of 1,
+/// and 2 asking for 2 and 1 threads (both then step on 1): every rank ends with what the one
+/// process ends with.
 fn same_on_ranks(name: &str, set: &[&str]) -> String {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let s = crate::cli::scenarios::load(name, &set).unwrap();
@@ -67,11 +69,11 @@ fn same_on_ranks(name: &str, set: &[&str]) -> String {
         &s,
         &run_whole(&s, &Stepping::new(1, &Stop::never())).unwrap(),
     );
-    for (ranks, threads) in [(2, 2), (3, 1)] {
-        for (rank, got) in split(name, &set, ranks, threads).iter().enumerate() {
+    for threads in [&[2, 2][..], &[1, 1, 1], &[2, 1]] {
+        for (rank, got) in split(name, &set, threads).iter().enumerate() {
             assert_eq!(
                 *got, one,
-                "{name}: rank {rank} of {ranks} ({threads} threads each)"
+                "{name}: rank {rank} of ranks asking for {threads:?} threads"
             );
         }
     }
