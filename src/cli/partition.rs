@@ -9,7 +9,8 @@ use crate::fabric::topology::Endpoint;
 /// The lines `arnsim check --ranks ranks --threads threads` prints.
 pub fn lines(s: &Scenario, ranks: usize, threads: usize) -> Vec<String> {
     let t = &s.topology;
-    let split = Partition::new(t.switches.len(), ranks, threads);
+    let stages: Vec<u8> = t.switches.iter().map(|s| s.stage).collect();
+    let split = Partition::new(&stages, ranks, threads);
     let rank_of = |e: &Endpoint| match *e {
         Endpoint::Switch { sw, .. } => Some(split.rank_of_switch(sw as usize)),
         Endpoint::Node(_) => None,
@@ -33,9 +34,13 @@ pub fn lines(s: &Scenario, ranks: usize, threads: usize) -> Vec<String> {
             (None, None) => per[0].2 += 2,
         }
     }
+    let how = match ranks {
+        1 => format!("switch s in part s mod {}", split.parts),
+        _ => "each stage's switches in contiguous runs, one per rank".to_string(),
+    };
     let mut out = vec![format!(
-        "on {ranks} MPI ranks of {threads} thread(s): {} parts, switch s in part s mod {}",
-        split.parts, split.parts
+        "on {ranks} MPI ranks of {threads} thread(s): {} parts, {how}",
+        split.parts
     )];
     for (r, (switches, ports, nodes)) in per.iter().enumerate() {
         let parts = split.parts_of(r);
@@ -69,7 +74,7 @@ mod tests {
         assert_eq!(
             lines(&s, 2, 1),
             [
-                "on 2 MPI ranks of 1 thread(s): 2 parts, switch s in part s mod 2",
+                "on 2 MPI ranks of 1 thread(s): 2 parts, each stage's switches in contiguous runs, one per rank",
                 "  rank 0: parts 0..1, 4 switches, 24 ports, 8 end nodes",
                 "  rank 1: parts 1..2, 4 switches, 24 ports, 8 end nodes",
                 "  cables between switches: 16, 8 of them between ranks (50.0 %)",
@@ -79,6 +84,17 @@ mod tests {
         assert_eq!(
             one[2],
             "  cables between switches: 16, 0 of them between ranks (0.0 %)"
+        );
+        assert_eq!(
+            one[0],
+            "on 1 MPI ranks of 2 thread(s): 2 parts, switch s in part s mod 2"
+        );
+        // A Dragonfly's groups stay whole: 28 of its 90 cables between routers are cut.
+        let df = crate::cli::scenarios::load("dragonfly72", &[]).unwrap();
+        let l = lines(&df, 2, 1);
+        assert_eq!(
+            l[3],
+            "  cables between switches: 90, 28 of them between ranks (31.1 %)"
         );
         let too_many = lines(&s, 9, 1);
         assert!(

@@ -56,30 +56,59 @@ pub fn all(r: &dyn Ranks, yes: bool) -> bool {
 }
 
 /// How the event engine deals a fabric out: `parts` parts in all (one per thread of each rank,
-/// at most one per switch and at most 128), switch `s` to part `s mod parts`, each end node to
-/// the part of the switch it is cabled to, and rank `r` of `n` stepping the parts
-/// `parts·r/n .. parts·(r+1)/n`.
+/// at most one per switch and at most 128), rank `r` of `n` stepping the parts
+/// `parts·r/n .. parts·(r+1)/n`, each end node in the part of the switch it is cabled to. In
+/// one process switch `s` is in part `s mod parts` (the parts' work balanced: a split by
+/// locality stepped slower on threads, `docs/performance.md`). Over several ranks each stage's
+/// switches, in their order, are dealt out in contiguous runs, one per rank (so a rank holds the
+/// same share of every stage, and a fat tree's lower stages keep their subtrees together), and
+/// within a rank by index over its parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Partition {
     /// Parts in all.
     pub parts: usize,
     /// Per part, its rank.
     pub rank_of_part: Vec<usize>,
+    /// Per switch, its part.
+    of_switch: Vec<u8>,
 }
 
 /// Parts the event engine's link codes can name.
 pub const MOST_PARTS: usize = 128;
 
 impl Partition {
-    /// The split of a fabric of `switches` switches over `ranks` ranks of `threads` threads.
-    pub fn new(switches: usize, ranks: usize, threads: usize) -> Self {
+    /// The split of a fabric whose switches are in stages `stages` (0 where stages do not apply)
+    /// over `ranks` ranks of `threads` threads.
+    pub fn new(stages: &[u8], ranks: usize, threads: usize) -> Self {
+        let switches = stages.len();
         let parts = (threads * ranks).clamp(1, switches.clamp(1, MOST_PARTS));
         let first = |r: usize| parts * r / ranks;
+        let of_switch = if ranks == 1 {
+            (0..switches).map(|s| (s % parts) as u8).collect()
+        } else {
+            // Each switch's place in its stage, and the stages' sizes.
+            let mut size = [0usize; 256];
+            let place: Vec<usize> = stages
+                .iter()
+                .map(|&st| {
+                    size[st as usize] += 1;
+                    size[st as usize] - 1
+                })
+                .collect();
+            (0..switches)
+                .map(|s| {
+                    let r = place[s] * ranks / size[stages[s] as usize];
+                    let own = first(r)..first(r + 1);
+                    (own.start + place[s] % own.len().max(1)) as u8
+                })
+                .collect()
+        };
         Partition {
             parts,
             rank_of_part: (0..parts)
                 .map(|q| (0..ranks).rfind(|&r| first(r) <= q).unwrap_or(0))
                 .collect(),
+            of_switch,
         }
     }
 
@@ -91,7 +120,7 @@ impl Partition {
 
     /// The part of switch `s`.
     pub fn part_of_switch(&self, s: usize) -> usize {
-        s % self.parts
+        self.of_switch[s] as usize
     }
 
     /// The rank of switch `s`.
@@ -297,21 +326,32 @@ mod tests {
 
     #[test]
     fn the_parts_go_to_the_ranks_in_contiguous_runs() {
-        let p = Partition::new(20, 3, 2);
+        // Two stages of 10 switches on 3 ranks of 2 threads.
+        let stages: Vec<u8> = [[1u8; 10], [2; 10]].concat();
+        let p = Partition::new(&stages, 3, 2);
         assert_eq!(p.parts, 6);
         assert_eq!(p.rank_of_part, [0, 0, 1, 1, 2, 2]);
         assert_eq!(
             [p.parts_of(0), p.parts_of(1), p.parts_of(2)],
             [0..2, 2..4, 4..6]
         );
-        assert_eq!(p.rank_of_switch(9), 1);
-        // More ranks than parts would leave a rank none: at most one part per switch.
-        let few = Partition::new(3, 2, 2);
+        // Each stage in runs of 4, 3 and 3 switches; within a rank by index over its parts.
+        let ranks: Vec<usize> = (0..20).map(|s| p.rank_of_switch(s)).collect();
+        assert_eq!(ranks[..10], [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]);
+        assert_eq!(ranks[10..], ranks[..10]);
+        assert_eq!(p.part_of_switch(0), 0);
+        assert_eq!(p.part_of_switch(1), 1);
+        assert_eq!(p.part_of_switch(4), 2);
+        // In one process, switch s in part s mod parts.
+        let one = Partition::new(&stages, 1, 4);
+        assert_eq!(one.part_of_switch(9), 1);
+        // More ranks than switches would leave a rank none: at most one part per switch.
+        let few = Partition::new(&[0; 3], 2, 2);
         assert_eq!(
             (few.parts, few.parts_of(0), few.parts_of(1)),
             (3, 0..1, 1..3)
         );
-        assert_eq!(Partition::new(1000, 1, 200).parts, MOST_PARTS);
+        assert_eq!(Partition::new(&[0; 1000], 1, 200).parts, MOST_PARTS);
     }
 
     #[test]

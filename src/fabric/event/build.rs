@@ -3,11 +3,14 @@
 //! link, the end nodes' steps, and the calendar's first events (built before the first cycle).
 
 use super::*;
+use crate::fabric::ranks::Partition;
 
 impl<const V: usize> EventCore<V> {
-    /// Part `part` of `parts` of the event engine's view of `f` (built, before its first
-    /// cycle): switch `s` belongs to part `s % parts`.
-    pub(super) fn new(f: &Fabric<V>, part: usize, parts: usize) -> Self {
+    /// Part `part` of `split`'s parts of the event engine's view of `f` (built, before its
+    /// first cycle).
+    pub(super) fn new(f: &Fabric<V>, part: usize, split: &Partition) -> Self {
+        let parts = split.parts;
+        let switch_part = |s: usize| split.part_of_switch(s);
         let vcs = f.params.switch.vcs();
         let mut first = Vec::with_capacity(f.switches.len());
         let mut ports = Vec::with_capacity(f.switches.len());
@@ -29,9 +32,9 @@ impl<const V: usize> EventCore<V> {
         );
         let part_of = |far: Far, s: usize| match far {
             Far::Switch { sw, port } => {
-                PeerCode::new(Peer::Port(flat(sw, port)), sw as usize % parts)
+                PeerCode::new(Peer::Port(flat(sw, port)), switch_part(sw as usize))
             }
-            Far::Node(n) => PeerCode::new(Peer::Node(n), s % parts),
+            Far::Node(n) => PeerCode::new(Peer::Node(n), switch_part(s)),
         };
         let mut down = Vec::with_capacity(n as usize);
         let mut outputs = Vec::with_capacity(n as usize);
@@ -75,7 +78,7 @@ impl<const V: usize> EventCore<V> {
             .collect();
         let owner: Vec<u8> = ins
             .iter()
-            .map(|p: &InPort| (p.place.switch as usize % parts) as u8)
+            .map(|p: &InPort| switch_part(p.place.switch as usize) as u8)
             .collect();
         // The part's own ports and nodes (a node belongs to the part of its switch port).
         let owned = owner.iter().filter(|&&o| o as usize == part).count();

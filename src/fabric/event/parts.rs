@@ -1,5 +1,6 @@
-//! The event engine on several threads: the switches dealt out to parts (switch `s` to part
-//! `s % parts`, each end node to the part of the switch it is cabled to), each part with its own
+//! The event engine on several threads: the switches dealt out to parts (`ranks::Partition`:
+//! in one process switch `s` to part `s % parts`; each end node to the part of the switch it is
+//! cabled to), each part with its own
 //! calendar, stepped on its own thread a window of cycles at a time. A window is the link
 //! latency plus one cycle: whatever one part files for another's ports lands at least that much
 //! later (a grant in cycle `c` files its head and its credit stream's start for `c + 1 + L` and
@@ -69,23 +70,22 @@ impl<const V: usize> EventEngine<V> {
     /// of its pool and rank, dealt out as [`ranks::Partition`] says.
     pub(in crate::fabric) fn new(f: &Fabric<V>) -> Self {
         let (rank, size) = f.ranks.as_ref().map_or((0, 1), |r| (r.rank(), r.size()));
-        let split = ranks::Partition::new(f.switches.len(), size, f.pool.threads());
-        let global = split.parts;
+        let stages: Vec<u8> = f.switches.iter().map(|s| s.stage()).collect();
+        let split = ranks::Partition::new(&stages, size, f.pool.threads());
         let parts: Vec<EventCore<V>> = split
             .parts_of(rank)
-            .map(|k| EventCore::new(f, k, global))
+            .map(|k| EventCore::new(f, k, &split))
             .collect();
-        let rank_of = split.rank_of_part;
         let mine = (0..f.nodes.len() as u32)
             .map(|n| parts.iter().any(|p| p.owns_node(n)))
             .collect();
         EventEngine {
             parts: parts.into_iter().map(Mutex::new).collect(),
-            mail: (0..global)
+            mail: (0..split.parts)
                 .map(|_| [0, 1].map(|_| Mutex::new(Vec::with_capacity(OUTBOX))))
                 .collect(),
             ranks: f.ranks.clone(),
-            rank_of,
+            rank_of: split.rank_of_part,
             mine,
             exchanged: Exchanged::default(),
             latency: f.params.link_latency as u64,
