@@ -210,11 +210,7 @@ fn run_on<const V: usize>(
         how.step.stop.listen()?;
         if let Some(p) = &plan {
             let (chosen, _) = dump::choose(run.fabric(), &p.scopes)?;
-            let first = Stepping {
-                threads: run.threads(),
-                ..how.step
-            };
-            if let Some(window) = dump::window::<V>(run.scenario(), p, &first)? {
+            if let Some(window) = dump_window(&run, p, how)? {
                 run.dump(FabricWaves::new(&chosen, None, None), window);
             }
         }
@@ -318,6 +314,21 @@ fn checked(
     Ok((plan, warnings))
 }
 
+/// The cycles `plan` dumps of `run`: with `--trigger-before`, from a first pass of the run on its
+/// engine, threads and ranks (see [`dump::window`]).
+fn dump_window<const V: usize>(
+    run: &Run<'_, V>,
+    plan: &DumpPlan,
+    how: &How<'_>,
+) -> Result<Option<(u64, u64)>, String> {
+    let first = Stepping {
+        engine: run.fabric().engine(),
+        threads: run.threads(),
+        ..how.step
+    };
+    dump::window::<V>(run.scenario(), plan, &first)
+}
+
 /// Reserves the dump's files (making their folders, added to `folders`) and writes the headers
 /// of the VCD and FST; once its window is known (with `--trigger-before`, from a first pass of
 /// the run) has `run` feed them. No dump when no congestion root was detected (said on stdout) or
@@ -355,13 +366,7 @@ fn start_dump<const V: usize>(
     }
     let waves = FabricWaves::new(&chosen, vcd, fst);
     let stop = how.step.stop;
-    let first = Stepping {
-        engine: run.fabric().engine(),
-        threads: run.threads(),
-        stop,
-        ranks: how.step.ranks,
-    };
-    let Some(window) = dump::window::<V>(run.scenario(), &plan, &first)? else {
+    let Some(window) = dump_window(run, &plan, how)? else {
         if stop.requested(0).is_none() {
             let paths: Vec<_> = plan.dumps().map(|(_, p)| p).collect();
             let earlier = if paths.iter().any(|p| p.exists()) {

@@ -464,11 +464,10 @@ impl<const V: usize> Fabric<V> {
 
     /// Whether every node runs a trace and all their ranks have finished in the cycles stepped.
     pub fn replay_finished(&self) -> bool {
-        let mine = self.local_nodes().all(|(_, n)| {
+        self.on_every_rank(self.local_nodes().all(|(_, n)| {
             n.replay()
                 .is_some_and(|r| r.ranks().finished_before(self.now))
-        });
-        self.ranks.as_ref().map_or(mine, |r| ranks::all(&**r, mine))
+        }))
     }
 
     /// Parameters as built (LMC filled in).

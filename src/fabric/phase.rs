@@ -45,7 +45,7 @@ impl<const V: usize> Fabric<V> {
     /// its last packet reached its destination, if it has in the cycles stepped.
     pub fn phase_ends(&self, flows: &[PhaseFlow]) -> Vec<Option<u64>> {
         let tags = tags(flows, self.nodes.len() as u32).unwrap_or_default();
-        let mut ends: Vec<u64> = flows
+        let mut ends: Vec<Option<u64>> = flows
             .iter()
             .zip(&tags)
             .map(|(f, &t)| {
@@ -53,24 +53,16 @@ impl<const V: usize> Fabric<V> {
                 let r = self.owns_node(dst).then_some(&self.nodes[dst])?;
                 r.phase()?.received().get(t as usize - 1)?.end
             })
-            .map(|end| end.unwrap_or(u64::MAX))
             .collect();
-        if let Some(r) = &self.ranks {
-            r.min(&mut ends);
-        }
-        ends.into_iter()
-            .map(|e| (e != u64::MAX).then_some(e))
-            .collect()
+        super::ranks::least_of_each(self.ranks(), &mut ends);
+        ends
     }
 
     /// Whether every phase flow has ended in the cycles stepped (true without a phase).
     pub fn phase_complete(&self) -> bool {
-        let mine = self.local_nodes().all(|(_, n)| {
+        self.on_every_rank(self.local_nodes().all(|(_, n)| {
             n.phase()
                 .is_none_or(|p| p.received().iter().all(|r| r.end.is_some()))
-        });
-        self.ranks
-            .as_ref()
-            .map_or(mine, |r| super::ranks::all(&**r, mine))
+        }))
     }
 }

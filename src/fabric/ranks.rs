@@ -48,6 +48,17 @@ pub fn max(r: &dyn Ranks, v: &mut [u64]) {
     v.iter_mut().for_each(|x| *x = !*x);
 }
 
+/// Replaces each element by its least value over the ranks, `None` ("not yet", "none")
+/// counting as the largest; without ranks, leaves `v` as it is.
+pub fn least_of_each(r: Option<&dyn Ranks>, v: &mut [Option<u64>]) {
+    let Some(r) = r else { return };
+    let mut w: Vec<u64> = v.iter().map(|x| x.unwrap_or(u64::MAX)).collect();
+    r.min(&mut w);
+    for (x, y) in v.iter_mut().zip(w) {
+        *x = (y != u64::MAX).then_some(y);
+    }
+}
+
 /// Whether `yes` holds on every rank.
 pub fn all(r: &dyn Ranks, yes: bool) -> bool {
     let mut v = [u64::from(yes)];
@@ -172,6 +183,11 @@ impl<const V: usize> super::Fabric<V> {
     /// The ranks it is split over, when it is.
     pub fn ranks(&self) -> Option<&dyn Ranks> {
         self.ranks.as_deref()
+    }
+
+    /// Whether `yes` holds on every rank (on this process, without ranks).
+    pub(super) fn on_every_rank(&self, yes: bool) -> bool {
+        self.ranks().map_or(yes, |r| all(r, yes))
     }
 
     /// What this rank has exchanged with the others, when the fabric is split.

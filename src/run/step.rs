@@ -122,16 +122,13 @@ impl<const V: usize> Run<'_, V> {
             && self.fabric.phase_complete()
     }
 
-    /// The stop request as of cycle `at` (see [`super::Stop::requested`]); on MPI ranks, the one any
-    /// rank has seen (the lowest signal number), so that every rank stops at the same chunk.
+    /// The stop request as of cycle `at` (see [`super::Stop::requested`]); on MPI ranks, the
+    /// one any rank has seen (the lowest signal number), so that every rank stops at the same
+    /// chunk.
     pub(super) fn stop_requested(&self, at: u64) -> Option<i32> {
-        let mine = self.stop.requested(at);
-        let Some(r) = self.fabric.ranks() else {
-            return mine;
-        };
-        let mut v = [mine.map_or(u64::MAX, |s| s as u64)];
-        r.min(&mut v);
-        (v[0] != u64::MAX).then_some(v[0] as i32)
+        let mut sig = [self.stop.requested(at).map(|sig| sig as u64)];
+        crate::fabric::ranks::least_of_each(self.fabric.ranks(), &mut sig);
+        sig[0].map(|sig| sig as i32)
     }
 
     /// Steps `n` cycles, feeding the dump when they reach into its window.
@@ -225,7 +222,7 @@ fn rank_finishes<const V: usize>(
     fabric: &Fabric<V>,
 ) -> Option<Vec<Option<u64>>> {
     let t = s.replay.as_ref()?;
-    let mut finish = vec![u64::MAX; t.program.ranks() as usize];
+    let mut finish = vec![None; t.program.ranks() as usize];
     for (_, n) in fabric.local_nodes() {
         for (rank, f) in n
             .replay()
@@ -234,17 +231,9 @@ fn rank_finishes<const V: usize>(
             .flatten()
         {
             // A rank whose last compute ends after the cycles stepped has not finished.
-            let f = f.filter(|&at| at < fabric.now());
-            finish[rank as usize] = f.unwrap_or(u64::MAX);
+            finish[rank as usize] = f.filter(|&at| at < fabric.now());
         }
     }
-    if let Some(r) = fabric.ranks() {
-        r.min(&mut finish);
-    }
-    Some(
-        finish
-            .into_iter()
-            .map(|f| (f != u64::MAX).then_some(f))
-            .collect(),
-    )
+    crate::fabric::ranks::least_of_each(fabric.ranks(), &mut finish);
+    Some(finish)
 }

@@ -1,7 +1,7 @@
 //! The event engine on several threads: the switches dealt out to parts (`ranks::Partition`:
 //! in one process switch `s` to part `s % parts`; each end node to the part of the switch it is
-//! cabled to), each part with its own
-//! calendar, stepped on its own thread a window of cycles at a time. A window is the link
+//! cabled to), each part with its own calendar, stepped on its own thread a window of cycles at
+//! a time. A window is the link
 //! latency plus one cycle: whatever one part files for another's ports lands at least that much
 //! later (a grant in cycle `c` files its head and its credit stream's start for `c + 1 + L` and
 //! the stream's stop for its tail's cycle plus `L`), so the parts exchange those events only at
@@ -42,7 +42,7 @@ pub(super) const OUTBOX: usize = 1024;
 
 /// The fabric's switches, ports and links as the event engine steps them, in parts.
 pub struct EventEngine<const V: usize> {
-    /// This rank's parts: global parts `base..base + parts.len()`.
+    /// This rank's parts (of the whole fabric's, those `Partition::parts_of` gives it).
     parts: Vec<Mutex<EventCore<V>>>,
     /// Per part of the whole fabric, per window parity: the events the other parts filed for
     /// its ports (for another rank's part, those this rank sends it at the window's end).
@@ -388,9 +388,9 @@ impl Split<'_> {
 
 /// What the parts tell each other at the end of a window: the first cycle any of them has
 /// something to do in, the last cycle any made progress in, at a watchdog's look whether any
-/// holds flits or waiting packets, and the earliest breach found in the window. Window `w` uses set `w % 3`; set `(w + 2) % 3` is emptied
-/// after its barrier (every part read it before arriving there, and none writes it before the
-/// next barrier).
+/// holds flits or waiting packets, and the earliest breach found in the window. Window `w` uses
+/// set `w % 3`; set `(w + 2) % 3` is emptied after its barrier (every part read it before
+/// arriving there, and none writes it before the next barrier).
 struct Looks {
     next: AtomicU64,
     progress: AtomicU64,
