@@ -214,10 +214,13 @@ pub struct EventCore<const V: usize> {
     first: Vec<u32>,
     /// Detectors, ARN tables and ARNs, under ARN routing.
     arn: Option<Box<arn::ArnState>>,
-    /// VC-level round-robin pointers: per flat output, per input of its switch.
+    /// Per flat port: its row among this part's outputs (`NIL` for another part's), the row of
+    /// its VC pointers and VOQs.
+    out_row: Vec<u32>,
+    /// VC-level round-robin pointers: per output of this part, per input of its switch.
     vc_ptr: Vec<u8>,
-    /// VOQ FIFOs: per flat output, per input of its switch, per VC (an output's side by side
-    /// for its arbitration).
+    /// VOQ FIFOs: per output of this part, per input of its switch, per VC (an output's side
+    /// by side for its arbitration).
     voqs: Vec<Voq>,
     /// The widest switch's port count (the stride of `vc_ptr` and the VOQs).
     stride: usize,

@@ -24,6 +24,7 @@
 pub mod event;
 pub mod flow_routes;
 pub mod invariants;
+mod layout;
 pub mod node;
 pub mod parallel;
 mod params;
@@ -129,12 +130,26 @@ enum Wing<const V: usize> {
 
 impl<const V: usize> Fabric<V> {
     /// Builds a fabric: cables, LFTs (by the routing engine of `params`), switches
-    /// and nodes with their flows (`flows[n]` for node `n`). Refused when the ports have more VCs
-    /// than `V` lanes.
+    /// and nodes with their flows (`flows[n]` for node `n`), stepped on the default engine and
+    /// one thread. Refused when the ports have more VCs than `V` lanes.
     pub fn build(
         topo: &Topology,
         params: FabricParams,
         flows: &[Vec<Flow>],
+    ) -> Result<Self, String> {
+        Self::build_on(topo, params, flows, Engine::default(), 1, None)
+    }
+
+    /// [`Fabric::build`], stepped on engine `on` and `threads` threads and, with `ranks`, split
+    /// over those MPI ranks (this process being one of them; `ranks.rs`): the engine is laid out
+    /// once, for them, so that a process holds only what it steps.
+    pub fn build_on(
+        topo: &Topology,
+        params: FabricParams,
+        flows: &[Vec<Flow>],
+        on: Engine,
+        threads: usize,
+        ranks: Option<std::sync::Arc<dyn ranks::Ranks>>,
     ) -> Result<Self, String> {
         let vcs = params.switch.vcs();
         if vcs > V {
@@ -187,7 +202,7 @@ impl<const V: usize> Fabric<V> {
         for &(a, b) in &topo.links {
             for (from, to) in [(a, b), (b, a)] {
                 let c = channels.len() as u32;
-                channels.push(Channel::new(params.link_latency));
+                channels.push(Channel::closed(params.link_latency));
                 ends.push((far(from), far(to)));
                 match from {
                     Endpoint::Switch { sw, port } => out_ch[sw as usize][port as usize] = c,
@@ -224,31 +239,32 @@ impl<const V: usize> Fabric<V> {
             };
             switches.push(SwitchSetup::new(wiring, lft, params.seed));
         }
-        let nodes = (0..topo.nodes)
-            .map(|n| {
-                let (o, i) = node_ch[n as usize];
-                if o == u32::MAX {
-                    return Err(format!("node {n} is not cabled"));
-                }
-                let mut node = EndNode::new(
-                    n,
-                    topo.nodes,
-                    o,
-                    i,
-                    &sp,
-                    params.mtu_flits,
-                    &flows[n as usize],
-                    params.seed,
-                    params.node_consumes_arns,
-                );
-                if let (Some(sls), Far::Switch { sw, .. }) = (&sls, ends[i as usize].0) {
-                    node.set_path_sls(sls.row(sw as usize));
-                }
-                node.set_adaptive_share(params.adaptive_share);
-                node.set_send_memory(params.node_send_memory);
-                Ok(node)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        // Room for every node at once: grown by doubling, the vector of nodes (kilobytes each)
+        // would leave its earlier copies in the resident memory.
+        let mut nodes = Vec::with_capacity(topo.nodes as usize);
+        for n in 0..topo.nodes {
+            let (o, i) = node_ch[n as usize];
+            if o == u32::MAX {
+                return Err(format!("node {n} is not cabled"));
+            }
+            let mut node = EndNode::new(
+                n,
+                topo.nodes,
+                o,
+                i,
+                &sp,
+                params.mtu_flits,
+                &flows[n as usize],
+                params.seed,
+                params.node_consumes_arns,
+            );
+            if let (Some(sls), Far::Switch { sw, .. }) = (&sls, ends[i as usize].0) {
+                node.set_path_sls(sls.row(sw as usize));
+            }
+            node.set_adaptive_share(params.adaptive_share);
+            node.set_send_memory(params.node_send_memory);
+            nodes.push(node);
+        }
         // Units: switches 0..ns, then nodes; each channel names who receives in each direction.
         let unit = |e: Far| match e {
             Far::Switch { sw, port } => (sw, port as u8),
@@ -272,8 +288,8 @@ impl<const V: usize> Fabric<V> {
             ends,
             switch_pace: vec![Pace::default(); switches.len()],
             node_pace: vec![Pace::default(); nodes.len()],
-            switch_out: switches.iter().map(|s| Outbox::new(s.ports())).collect(),
-            node_out: (0..nodes.len()).map(|_| Outbox::new(1)).collect(),
+            switch_out: Vec::new(),
+            node_out: Vec::new(),
             switches,
             nodes,
             last_progress: 0,
@@ -290,23 +306,12 @@ impl<const V: usize> Fabric<V> {
             // The default engine, once the fabric it reads is whole.
             wing: Wing::Cycle(Vec::new()),
         };
-        fabric.set_threads(1);
-        fabric.set_engine(Engine::default());
+        fabric.set_threads(threads);
+        if let Some(r) = ranks {
+            fabric.join_ranks(r, on)?;
+        }
+        fabric.set_engine(on);
         Ok(fabric)
-    }
-
-    /// Steps the switches on `engine` from the first cycle on (before any is stepped); the
-    /// outputs are the same on both.
-    pub fn set_engine(&mut self, engine: Engine) {
-        assert_eq!(self.now, 0, "the engine is chosen before the first cycle");
-        self.wing = match engine {
-            Engine::Event => Wing::Event(Box::new(event::EventEngine::new(self))),
-            Engine::Cycle => Wing::Cycle(
-                (0..self.switches.len())
-                    .map(|s| CycleUnit::new(self.cycle_twin(s)))
-                    .collect(),
-            ),
-        };
     }
 
     /// A cycle-engine switch in its reset state built as switch `sw` is (parameters, wiring,
@@ -391,7 +396,7 @@ impl<const V: usize> Fabric<V> {
             && self.now == 0
             && e.parts() != threads
         {
-            self.wing = Wing::Event(Box::new(event::EventEngine::new(self)));
+            self.renew_event_engine();
         }
     }
 

@@ -19,7 +19,7 @@ use crate::switch::SwitchParams;
 use crate::switch::output_credits::OutputCredits;
 use crate::wire::link::{Arriving, Backward, Channel, Flit, LinkSend, streamed, tail_cycle};
 use crate::wire::{ArnInfo, Packet, PacketFlags};
-use heapless::Deque;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Packets the HCA's send memory holds: the send queues of all its queue pairs together.
@@ -178,8 +178,10 @@ pub struct EndNode<const V: usize> {
     /// tail arriving or leaving (see [`EndNode::step`]).
     wake: u64,
     seq: u32,
-    /// The send memory: every queue pair's packets, in posting order (`node::send`).
-    queue: Deque<Packet, SOURCE_QUEUE>,
+    /// The send memory: every queue pair's packets, in posting order (`node::send`); room for
+    /// [`SOURCE_QUEUE`] packets, made by [`EndNode::reserve_send_memory`] for the nodes a process
+    /// steps (the others, stepped by other MPI ranks, hold none).
+    queue: VecDeque<Packet>,
     /// The last packet started went in the AFC (the scheduler then tries a regular one first).
     afc_last: bool,
     /// The oldest packet of each channel (state kept for speed, `node::send`).
@@ -262,7 +264,7 @@ impl<const V: usize> EndNode<V> {
             next_message: NextMessage::DrawFrom(0),
             wake: 0,
             seq: 0,
-            queue: Deque::new(),
+            queue: VecDeque::new(),
             afc_last: false,
             heads: send::ChannelHeads::default(),
             vc_queued: [0; V],
@@ -334,6 +336,13 @@ impl<const V: usize> EndNode<V> {
             Some(rx) if rx.pkt.vc as usize == vc => (rx.pkt.len - rx.done(self.now)) as u64,
             _ => 0,
         }
+    }
+
+    /// Makes the send memory's room for [`SOURCE_QUEUE`] packets, so that stepping allocates
+    /// nothing.
+    pub fn reserve_send_memory(&mut self) {
+        self.queue
+            .reserve_exact(SOURCE_QUEUE.saturating_sub(self.queue.len()));
     }
 
     /// Packets waiting in the send memory (all queue pairs).

@@ -154,12 +154,17 @@ pub fn set_world(r: Arc<dyn Ranks>) -> bool {
 }
 
 impl<const V: usize> super::Fabric<V> {
-    /// Splits the fabric over `ranks`, this process being one of them: from now on it steps
-    /// only its own parts, and what it answers (counters, checks, ends) is the whole fabric's,
-    /// agreed with the other ranks. Asked before the first cycle, on the event engine, with at
-    /// least as many switches as ranks.
-    pub fn set_ranks(&mut self, ranks: Arc<dyn Ranks>) -> Result<(), String> {
-        if self.engine() != super::Engine::Event {
+    /// Splits the fabric over `ranks`, this process being one of them, before the engine
+    /// `engine` is laid out: from then on it steps only its own parts, and what it answers
+    /// (counters, checks, ends) is the whole fabric's, agreed with the other ranks. Refused off
+    /// the event engine or with fewer switches than ranks; the ranks agree on the threads each
+    /// steps on.
+    pub(super) fn join_ranks(
+        &mut self,
+        ranks: Arc<dyn Ranks>,
+        engine: super::Engine,
+    ) -> Result<(), String> {
+        if engine != super::Engine::Event {
             return Err("a fabric split over MPI ranks steps on the event engine".into());
         }
         if self.switches.len() < ranks.size() {
@@ -169,14 +174,12 @@ impl<const V: usize> super::Fabric<V> {
                 self.switches.len()
             ));
         }
-        assert_eq!(self.now, 0, "the ranks are set before the first cycle");
         // Every rank deals the parts out alike: on the fewest threads any rank steps on (a rank
         // bound to fewer cores may step on fewer).
         let mut threads = [self.threads() as u64];
         ranks.min(&mut threads);
         self.set_threads(threads[0] as usize);
         self.ranks = Some(ranks);
-        self.wing = super::Wing::Event(Box::new(super::event::EventEngine::new(self)));
         Ok(())
     }
 

@@ -123,20 +123,22 @@ impl<'a, const V: usize> Run<'a, V> {
     /// engine and threads of `how`, before its first cycle.
     pub fn new(s: &'a Scenario, how: &Stepping<'a>) -> Result<Self, String> {
         let threads = how.threads_for(s);
-        let mut fabric = Fabric::<V>::build(&s.topology, s.params.clone(), &s.flows)?;
+        let mut fabric = Fabric::<V>::build_on(
+            &s.topology,
+            s.params.clone(),
+            &s.flows,
+            how.engine,
+            threads,
+            how.ranks.map(std::sync::Arc::clone),
+        )?;
         if let Some(t) = &s.replay {
             fabric.attach_replay(Replayer::build_all(&t.program, &t.mapping, &s.time_base)?)?;
         }
         if let Some(p) = &s.phase {
             fabric.attach_phase(p, s.phase_injection)?;
         }
-        fabric.set_engine(how.engine);
-        fabric.set_threads(threads);
         let threads = match how.ranks {
-            Some(r) => {
-                fabric.set_ranks(std::sync::Arc::clone(r))?;
-                fabric.threads()
-            }
+            Some(_) => fabric.threads(),
             None => threads,
         };
         let bins = Bins {

@@ -133,31 +133,59 @@ pub struct Channel<const V: usize> {
 }
 
 impl<const V: usize> Channel<V> {
-    /// A channel of `latency` cycles (at least 1).
+    /// A channel of `latency` cycles (at least 1), its delay lines allocated.
     pub fn new(latency: u32) -> Self {
+        let mut ch = Self::closed(latency);
+        ch.open();
+        ch
+    }
+
+    /// A channel of `latency` cycles whose delay lines are not allocated yet: a link the engine
+    /// stepping the fabric does not carry through delay lines (see [`Channel::open`]).
+    pub fn closed(latency: u32) -> Self {
         let latency = latency.max(1) as u64;
-        let ring = ring_len(latency) as usize;
-        let len = PAD + ring + PAD;
         Channel {
             fwd_to: (0, 0),
             bwd_to: (0, 0),
             latency,
-            mask: ring as u64 - 1,
-            fwd: vec![
-                Slot {
-                    arrival: u64::MAX,
-                    value: None
-                };
-                len
-            ],
-            bwd: vec![
-                Slot {
-                    arrival: u64::MAX,
-                    value: Backward::default()
-                };
-                len
-            ],
+            mask: ring_len(latency) - 1,
+            fwd: Vec::new(),
+            bwd: Vec::new(),
         }
+    }
+
+    /// Allocates its delay lines, empty, if they are not (sending on or reading a closed
+    /// channel panics; one closed holds nothing in flight).
+    pub fn open(&mut self) {
+        if self.is_open() {
+            return;
+        }
+        let len = PAD + self.mask as usize + 1 + PAD;
+        self.fwd = vec![
+            Slot {
+                arrival: u64::MAX,
+                value: None
+            };
+            len
+        ];
+        self.bwd = vec![
+            Slot {
+                arrival: u64::MAX,
+                value: Backward::default()
+            };
+            len
+        ];
+    }
+
+    /// Frees its delay lines (what they held is dropped).
+    pub fn close(&mut self) {
+        self.fwd = Vec::new();
+        self.bwd = Vec::new();
+    }
+
+    /// Whether its delay lines are allocated.
+    pub fn is_open(&self) -> bool {
+        !self.fwd.is_empty()
     }
 
     /// Names the receiving ends (unit, port), which the writers of the delay lines report so that

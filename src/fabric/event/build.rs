@@ -81,7 +81,17 @@ impl<const V: usize> EventCore<V> {
             .map(|p: &InPort| switch_part(p.place.switch as usize) as u8)
             .collect();
         // The part's own ports and nodes (a node belongs to the part of its switch port).
-        let owned = owner.iter().filter(|&&o| o as usize == part).count();
+        let mut owned = 0;
+        let out_row: Vec<u32> = owner
+            .iter()
+            .map(|&o| {
+                if o as usize != part {
+                    return NIL;
+                }
+                owned += 1;
+                owned as u32 - 1
+            })
+            .collect();
         let owned_nodes = node_steps
             .iter()
             .filter(|n| node_of_part(n, &owner, part as u8))
@@ -96,8 +106,9 @@ impl<const V: usize> EventCore<V> {
             outputs,
             first: first.clone(),
             arn: None,
-            vc_ptr: vec![0; n as usize * stride],
-            voqs: vec![Voq::EMPTY; n as usize * vcs * stride],
+            out_row,
+            vc_ptr: vec![0; owned * stride],
+            voqs: vec![Voq::EMPTY; owned * vcs * stride],
             stride,
             rngs: f.switches.iter().map(|s| s.route_rng().clone()).collect(),
             route_heads: vec![0; f.switches.len()],

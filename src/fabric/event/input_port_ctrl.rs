@@ -74,10 +74,10 @@ impl<const V: usize> EventCore<V> {
         }
     }
 
-    /// The index of (flat output `out`, input `i` of its switch) in `vc_ptr`.
+    /// The index of (flat output `out` of this part, input `i` of its switch) in `vc_ptr`.
     #[inline]
     pub(super) fn pair(&self, out: u32, i: usize) -> usize {
-        out as usize * self.stride + i
+        self.out_row[out as usize] as usize * self.stride + i
     }
 
     /// Flits of the packets input `i` routed to flat output `out` and not yet gone, on every VC

@@ -348,7 +348,9 @@ impl<const V: usize> EndNode<V> {
             flags,
             flow,
         };
-        let _ = self.queue.push_back(pkt);
+        if self.queue.len() < SOURCE_QUEUE {
+            self.queue.push_back(pkt);
+        }
         self.qp_counted.note(dest, true);
         self.vc_queued[vc as usize] += 1;
         self.debug_check_vc_counts();
