@@ -2,8 +2,8 @@
 //! bytes a run in one process writes (its summary less the wall time and the thread count), for
 //! 2 and 4 ranks (4 oversubscribed on two cores) and with 2 threads per rank, and so does a sweep; a SIGTERM to
 //! `mpirun` stops every rank and leaves the outputs marked incomplete; a rank killed makes the
-//! job end non-zero within seconds; bad input (and a switch recording, which one process
-//! writes) is refused before anything runs.
+//! job end non-zero within seconds; bad input is refused before anything runs. A switch
+//! recorded that another rank than rank 0 steps is recorded as in one process.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -40,6 +40,12 @@ const CASES: &[Case] = &[
             "--trigger-before",
             "5us",
         ],
+    },
+    // A switch recorded that a rank other than 0 steps: its recording is the one process's.
+    Case {
+        label: "default_recorded",
+        scenario: "default",
+        args: &["--set", "sim_time=30us", "--record-switch", "s1_3"],
     },
     Case {
         label: "dragonfly72_d3r",
@@ -349,11 +355,14 @@ fn bad_input(root: &Path) -> Vec<String> {
         failures.push("bad input: the output folder was made".into());
     }
     let mut c = mpirun(2);
-    c.args(["run", "default", "--record-switch", "s2_0", "--out"])
+    c.args(["run", "default", "--record-switch", "s9_9", "--out"])
         .arg(root.join("rec"));
     let (code, text) = output(c);
-    if code.is_none_or(|c| c == 0) || !text.contains("one process") {
-        failures.push(format!("a recording on ranks: exit {code:?}: {text}"));
+    if code.is_none_or(|c| c == 0) || !text.contains("no such switch") {
+        failures.push(format!("a recording of no switch: exit {code:?}: {text}"));
+    }
+    if root.join("rec").exists() {
+        failures.push("a recording of no switch: the output folder was made".into());
     }
     if failures.is_empty() {
         println!("mpi: bad input refused on every rank");

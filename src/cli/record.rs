@@ -42,6 +42,33 @@ pub fn start<const V: usize>(
     run: &mut Run<'_, V>,
     out: &Path,
 ) -> Result<Staged, String> {
+    let (id, cycles) = resolve(s, req, run)?;
+    let mut staged = Staged::open(&out.join(format!("{}.rec", req.switch)))
+        .map_err(|e| format!("--record-switch {e}"))?;
+    let file = staged.take_file()?;
+    run.record(id, &req.switch, cycles, Box::new(file))
+        .map_err(|e| format!("{}: {e}", staged.dest().display()))?;
+    Ok(staged)
+}
+
+/// [`start`] on an MPI rank other than 0: the rank takes part in the recording (it hands on
+/// what its switches note) and writes nothing.
+pub fn start_unwritten<const V: usize>(
+    s: &Scenario,
+    req: &RecordRequest,
+    run: &mut Run<'_, V>,
+) -> Result<(), String> {
+    let (id, cycles) = resolve(s, req, run)?;
+    run.record(id, &req.switch, cycles, Box::new(std::io::sink()))
+        .map_err(|e| e.to_string())
+}
+
+/// The switch of the request, and its first and last cycles.
+fn resolve<const V: usize>(
+    s: &Scenario,
+    req: &RecordRequest,
+    run: &Run<'_, V>,
+) -> Result<(usize, (u64, u64)), String> {
     let names = run.fabric().switch_names();
     let Some(id) = names.iter().position(|n| *n == req.switch) else {
         let some: Vec<&str> = names.iter().take(6).map(|s| s.as_str()).collect();
@@ -70,12 +97,7 @@ pub fn start<const V: usize>(
             "--from: cycle {from} is after the last cycle recorded ({to})"
         ));
     }
-    let mut staged = Staged::open(&out.join(format!("{}.rec", req.switch)))
-        .map_err(|e| format!("--record-switch {e}"))?;
-    let file = staged.take_file()?;
-    run.record(id, &req.switch, (from, to), file)
-        .map_err(|e| format!("{}: {e}", staged.dest().display()))?;
-    Ok(staged)
+    Ok((id, (from, to)))
 }
 
 /// What `arnsim replay --vcd OUT [--from T] [--to T]` asks for.

@@ -196,18 +196,14 @@ fn run_on<const V: usize>(
     // Everything is checked before a file is touched.
     let (out, out_flag) = out_folder(&s, out)?;
     let (plan, mut warnings) = checked(&s, &out, waves.as_ref(), record.as_ref())?;
-    if how.step.ranks.is_some() && record.is_some() {
-        return Err(
-            "--record-switch: a switch is recorded by a run in one process: start it without mpirun (or with -n 1)"
-                .to_string()
-                .into(),
-        );
-    }
     let mut run = Run::<V>::new(&s, &how.step)?;
     if how.step.ranks.is_some_and(|r| r.rank() != 0) {
         // Rank 0 writes the outputs and says what happened; the others step their parts (and
         // sample their dumped signals for rank 0's dump).
         how.step.stop.listen()?;
+        if let Some(r) = &record {
+            record::start_unwritten(&s, r, &mut run)?;
+        }
         if let Some(p) = &plan {
             let (chosen, _) = dump::choose(run.fabric(), &p.scopes)?;
             if let Some(window) = dump_window(&run, p, how)? {

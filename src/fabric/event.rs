@@ -34,6 +34,7 @@ mod nodes;
 mod output_port;
 mod parts;
 mod record;
+mod record_words;
 mod routing_stage;
 mod sampler;
 #[cfg(test)]
@@ -463,17 +464,7 @@ impl<const V: usize> Fabric<V> {
             engine.run(&env, pool, (from, end), tap.as_ref().map(|t| t.0))
         };
         if !self.recorders.is_empty() {
-            let recorders = &mut self.recorders;
-            let recorded: Vec<u32> = recorders.iter().flatten().map(|r| r.switch()).collect();
-            engine.drain_records(
-                recorded.into_iter(),
-                (from, reached),
-                |s, c, p, got, sent| {
-                    if let Some(r) = recorders[s as usize].as_deref_mut() {
-                        r.capture_port(c, p, got, sent);
-                    }
-                },
-            );
+            self.capture_records(&mut engine, (from, reached));
         }
         if let Some((_, sink)) = tap {
             // A stop leaves out the cycle it names and the later ones, as a cycle-by-cycle

@@ -183,6 +183,12 @@ impl<const V: usize> super::Fabric<V> {
         Ok(())
     }
 
+    /// How its switches are dealt out to `ranks` ranks of its threads.
+    pub(super) fn partition_over(&self, ranks: usize) -> Partition {
+        let stages: Vec<u8> = self.switches.iter().map(|s| s.stage()).collect();
+        Partition::new(&stages, ranks, self.pool.threads())
+    }
+
     /// The ranks it is split over, when it is.
     pub fn ranks(&self) -> Option<&dyn Ranks> {
         self.ranks.as_deref()

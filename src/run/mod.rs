@@ -35,7 +35,6 @@ use crate::switch::{Observer, SwitchEvent};
 use crate::trace::fabric_vcd::FabricTap;
 use crate::trace::fabric_waves::FabricWaves;
 use record::SwitchRecording;
-use std::fs::File;
 use std::time::Instant;
 
 /// Switches below which `threads: 0` steps on one thread.
@@ -210,7 +209,7 @@ impl<'a, const V: usize> Run<'a, V> {
         id: usize,
         name: &str,
         cycles: (u64, u64),
-        file: File,
+        file: Box<dyn std::io::Write>,
     ) -> std::io::Result<()> {
         let r = SwitchRecording::start(&mut self.fabric, id, name, cycles, file)?;
         self.recording = Some(r);

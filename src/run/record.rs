@@ -4,12 +4,11 @@
 
 use crate::fabric::Fabric;
 use crate::trace::recording::{RecordingHeader, write_frame};
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
 /// A recording being written.
 pub(super) struct SwitchRecording {
-    w: BufWriter<File>,
+    w: BufWriter<Box<dyn Write>>,
     /// Last cycle recorded.
     to: u64,
     /// Whether the fabric still records (until the run passes `to`).
@@ -24,7 +23,7 @@ impl SwitchRecording {
         id: usize,
         name: &str,
         (from, to): (u64, u64),
-        file: File,
+        file: Box<dyn Write>,
     ) -> io::Result<Self> {
         let mut w = BufWriter::new(file);
         RecordingHeader::of(fabric, id as u32, name, from, to).write(&mut w)?;

@@ -70,8 +70,7 @@ impl<const V: usize> EventEngine<V> {
     /// of its pool and rank, dealt out as [`ranks::Partition`] says.
     pub(in crate::fabric) fn new(f: &Fabric<V>) -> Self {
         let (rank, size) = f.ranks.as_ref().map_or((0, 1), |r| (r.rank(), r.size()));
-        let stages: Vec<u8> = f.switches.iter().map(|s| s.stage()).collect();
-        let split = ranks::Partition::new(&stages, size, f.pool.threads());
+        let split = f.partition_over(size);
         let parts: Vec<EventCore<V>> = split
             .parts_of(rank)
             .map(|k| EventCore::new(f, k, &split))
