@@ -54,6 +54,12 @@ echo "waveform check: vcd2fst converted $smoke/fabric.vcd"
 fst2vcd "$smoke/native/fabric.fst" > "$smoke/native/back.vcd"
 grep -q 'detector_state' "$smoke/native/back.vcd"
 echo "waveform check: fst2vcd read $smoke/native/fabric.fst"
+# A replay's port interface written as FST by arnsim, read back the same way.
+"$arnsim" run default --out "$smoke/rec-run" --set sim_time=20us --record-switch s2_1 >/dev/null
+"$arnsim" replay "$smoke/rec-run/s2_1.rec" --fst "$smoke/replay.fst" --from 1000 --to 1100 >/dev/null
+fst2vcd "$smoke/replay.fst" > "$smoke/replay-back.vcd"
+grep -q 'in_flit_desc_i' "$smoke/replay-back.vcd"
+echo "waveform check: fst2vcd read $smoke/replay.fst"
 
 # The save files as GTKWave opens them, headless under Xvfb (testbenches/gtkw_open.tcl): the dump
 # above, a 40 us window of two stages' outputs and a leaf switch, and every block of the demo.

@@ -20,7 +20,8 @@ struct Dumped {
 fn read_vcd(path: &Path) -> Dumped {
     let text = std::fs::read(path).unwrap();
     let mut scopes: Vec<String> = Vec::new();
-    let mut by_code: BTreeMap<vcd::IdCode, String> = BTreeMap::new();
+    // A code declared in several scopes (an alias) changes under each of its names.
+    let mut by_code: BTreeMap<vcd::IdCode, Vec<String>> = BTreeMap::new();
     let mut d = Dumped {
         names: Vec::new(),
         changes: BTreeMap::new(),
@@ -28,8 +29,9 @@ fn read_vcd(path: &Path) -> Dumped {
     let mut now = 0;
     for c in vcd::Parser::new(&text[..]) {
         let mut change = |code: vcd::IdCode, bits: String| {
-            let name = &by_code[&code];
-            d.changes.get_mut(name).unwrap().push((now, bits));
+            for name in &by_code[&code] {
+                d.changes.get_mut(name).unwrap().push((now, bits.clone()));
+            }
         };
         match c.unwrap() {
             vcd::Command::ScopeDef(_, s) => scopes.push(s),
@@ -39,7 +41,7 @@ fn read_vcd(path: &Path) -> Dumped {
             vcd::Command::VarDef(_, _, code, reference, index) => {
                 let range = index.map(|i| i.to_string()).unwrap_or_default();
                 let name = format!("{}.{reference}{range}", scopes.join("."));
-                by_code.insert(code, name.clone());
+                by_code.entry(code).or_default().push(name.clone());
                 d.changes.insert(name.clone(), Vec::new());
                 d.names.push(name);
             }
@@ -67,7 +69,10 @@ fn read_fst(path: &Path) -> Dumped {
                 .index()
                 .map(|i| format!("[{}:{}]", i.msb(), i.lsb()))
                 .unwrap_or_default();
-            (format!("{}{range}", v.full_name(h)), v.signal_ref())
+            // `wellen` shows an array's element (`credit_o[1]`) as a child of the array
+            // (`credit_o.[1]`); a VCD reader as one name.
+            let name = v.full_name(h).replace(".[", "[");
+            (format!("{name}{range}"), v.signal_ref())
         })
         .collect();
     let refs: Vec<_> = vars.iter().map(|v| v.1).collect();
@@ -109,7 +114,7 @@ fn walk(
 
 /// Asserts the FST holds the VCD's names (in order) and every signal's value changes; returns
 /// the changes compared.
-fn assert_same_waves(vcd: &Path, fst: &Path) -> usize {
+pub(super) fn assert_same_waves(vcd: &Path, fst: &Path) -> usize {
     let (v, f) = (read_vcd(vcd), read_fst(fst));
     assert_eq!(v.names, f.names, "names and hierarchy");
     let mut compared = 0;

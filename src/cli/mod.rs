@@ -158,6 +158,10 @@ pub enum Command {
         /// `hdl-ref/switch.sv` dumps it (same names, same clock cycles; docs/waveforms.md).
         #[arg(long)]
         vcd: Option<PathBuf>,
+        /// Write the same dump as an FST (GTKWave's compressed format; beside or instead of
+        /// `--vcd`).
+        #[arg(long)]
+        fst: Option<PathBuf>,
         /// First recording cycle dumped: a cycle number or a time such as `10us` (5.12 ns per
         /// cycle); the recording's `from` without it.
         #[arg(long)]
@@ -404,19 +408,19 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Replay {
             file,
             vcd,
+            fst,
             from,
             to,
         } => {
-            let dump = match vcd {
-                Some(path) => Some(record::ReplayDump { path, from, to }),
-                None => {
-                    if from.is_some() || to.is_some() {
-                        crate::errln!(
-                            "arnsim: warning: --from/--to given without --vcd: ignored (nothing is dumped without --vcd FILE)"
-                        );
-                    }
-                    None
+            let dump = if vcd.is_some() || fst.is_some() {
+                Some(record::ReplayDump { vcd, fst, from, to })
+            } else {
+                if from.is_some() || to.is_some() {
+                    crate::errln!(
+                        "arnsim: warning: --from/--to given without --vcd or --fst: ignored (nothing is dumped without a dump file)"
+                    );
                 }
+                None
             };
             record::replay(&file, dump.as_ref(), &interrupt::Stop::on_signals())
         }

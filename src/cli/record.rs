@@ -16,7 +16,7 @@ use crate::cycle::{CycleSwitch, PortIn, PortOut};
 use crate::run::Run;
 use crate::trace::recording::{RecordingHeader, RecordingReader};
 use crate::trace::switch_ports::{COUNTER, TESTBENCH, clock_cycle, probe_ports};
-use crate::trace::{BlockVcd, CLOCK_PERIOD_PS, VcdWindow};
+use crate::trace::{BlockFst, BlockVcd, CLOCK_PERIOD_PS, VcdWindow};
 use indicatif::{ProgressBar, ProgressFinish};
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -100,11 +100,13 @@ fn resolve<const V: usize>(
     Ok((id, (from, to)))
 }
 
-/// What `arnsim replay --vcd OUT [--from T] [--to T]` asks for.
+/// What `arnsim replay [--vcd OUT] [--fst OUT] [--from T] [--to T]` asks for.
 #[derive(Clone, Debug)]
 pub struct ReplayDump {
-    /// The VCD to write.
-    pub path: PathBuf,
+    /// The VCD to write, if any.
+    pub vcd: Option<PathBuf>,
+    /// The FST to write, if any (the same window and signals).
+    pub fst: Option<PathBuf>,
     /// First recording cycle dumped (a cycle or a time; the recording's `from` without it).
     pub from: Option<String>,
     /// Last recording cycle dumped (the recording's last without it).
@@ -133,11 +135,11 @@ pub fn replay_cycle(flag: &str, text: &str) -> Result<u64, String> {
     Ok(c as u64)
 }
 
-/// The Rust cycle engine's dump of a replay: the port interface as the Verilated replay dumps
-/// it (`trace::switch_ports`), on the same clock cycles.
+/// The Rust cycle engine's dumps of a replay: the port interface as the Verilated replay dumps
+/// it (`trace::switch_ports`), on the same clock cycles, as a VCD, an FST or both.
 struct ReplayVcd {
-    vcd: BlockVcd<BufWriter<File>>,
-    staged: Staged,
+    vcd: Option<(BlockVcd<BufWriter<File>>, Staged)>,
+    fst: Option<(BlockFst, Staged)>,
     /// Clock cycles of the Verilated replay before recording cycle 0.
     setup: u64,
     from: u64,
@@ -171,8 +173,6 @@ impl ReplayVcd {
             ));
         }
         let setup = clock_cycle(h.setup_writes(), 0);
-        let mut staged = Staged::open(&d.path).map_err(|e| format!("--vcd {e}"))?;
-        let file = staged.take_file()?;
         let (ports, vcs) = (h.wiring.out_capacity.len(), h.params.vcs());
         let ins = vec![PortIn::default(); ports];
         let outs = vec![PortOut::default(); ports];
@@ -180,13 +180,36 @@ impl ReplayVcd {
             from: setup + from,
             to: setup + to,
         };
-        let vcd = BlockVcd::with_counter(BufWriter::new(file), TESTBENCH, COUNTER, window, |v| {
-            probe_ports(&ins, &outs, vcs, v)
-        })
-        .map_err(|e| format!("{}: {e}", d.path.display()))?;
+        let declare = |v: &mut dyn crate::trace::Visit| probe_ports(&ins, &outs, vcs, v);
+        let vcd = match &d.vcd {
+            Some(path) => {
+                let mut staged = Staged::open(path).map_err(|e| format!("--vcd {e}"))?;
+                let file = staged.take_file()?;
+                let vcd = BlockVcd::with_counter(
+                    BufWriter::new(file),
+                    TESTBENCH,
+                    COUNTER,
+                    window,
+                    declare,
+                )
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+                Some((vcd, staged))
+            }
+            None => None,
+        };
+        let fst = match &d.fst {
+            Some(path) => {
+                let mut staged = Staged::open(path).map_err(|e| format!("--fst {e}"))?;
+                let file = staged.take_file()?;
+                let fst = BlockFst::with_counter(file, TESTBENCH, COUNTER, window, declare)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                Some((fst, staged))
+            }
+            None => None,
+        };
         Ok(ReplayVcd {
             vcd,
-            staged,
+            fst,
             setup,
             from,
             to,
@@ -196,10 +219,34 @@ impl ReplayVcd {
 
     /// Dumps recording cycle `t`.
     fn sample(&mut self, t: u64, ins: &[PortIn], outs: &[PortOut]) -> Result<(), String> {
-        let vcs = self.vcs;
-        self.vcd
-            .sample_counted(self.setup + t, t, |v| probe_ports(ins, outs, vcs, v))
-            .map_err(|e| format!("{}: {e}", self.staged.dest().display()))
+        let (vcs, c) = (self.vcs, self.setup + t);
+        if let Some((vcd, staged)) = &mut self.vcd {
+            vcd.sample_counted(c, t, |v| probe_ports(ins, outs, vcs, v))
+                .map_err(|e| format!("{}: {e}", staged.dest().display()))?;
+        }
+        if let Some((fst, staged)) = &mut self.fst {
+            fst.sample_counted(c, t, |v| probe_ports(ins, outs, vcs, v))
+                .map_err(|e| format!("{}: {e}", staged.dest().display()))?;
+        }
+        Ok(())
+    }
+
+    /// Finishes the dumps and renames them into place; returns their paths.
+    fn finish(self) -> Result<Vec<String>, Failure> {
+        let mut written = Vec::new();
+        if let Some((vcd, staged)) = self.vcd {
+            let out = staged.dest().display().to_string();
+            vcd.finish().map_err(|e| format!("{out}: {e}"))?;
+            staged.commit()?;
+            written.push(out);
+        }
+        if let Some((fst, staged)) = self.fst {
+            let out = staged.dest().display().to_string();
+            fst.finish().map_err(|e| format!("{out}: {e}"))?;
+            staged.commit()?;
+            written.push(out);
+        }
+        Ok(written)
     }
 }
 
@@ -261,7 +308,11 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>, stop: &Stop) -> Result<(),
     stop.listen()?;
     let name = path.display().to_string();
     if let Some(d) = dump {
-        refuse_overwriting_inputs(&[("--vcd", d.path.clone())], &[path.to_path_buf()])?;
+        let outputs: Vec<_> = [("--vcd", &d.vcd), ("--fst", &d.fst)]
+            .into_iter()
+            .filter_map(|(flag, p)| p.clone().map(|p| (flag, p)))
+            .collect();
+        refuse_overwriting_inputs(&outputs, &[path.to_path_buf()])?;
     }
     let f = open_input(path).map_err(|e| format!("{name}: {e}"))?;
     // A recording cut short on a line boundary would replay up to its cut and then report the
@@ -336,16 +387,12 @@ pub fn replay(path: &Path, dump: Option<&ReplayDump>, stop: &Stop) -> Result<(),
     }
     if let Some(d) = vcd {
         let (a, b) = (d.setup + d.from, d.setup + d.to);
-        let out = d.staged.dest().display().to_string();
-        d.vcd.finish().map_err(|e| format!("{out}: {e}"))?;
-        d.staged.commit()?;
+        let (from, to, writes) = (d.from, d.to, d.setup - 1);
+        let out = d.finish()?.join(" and ");
         crate::outln!(
-            "{out}: recording cycles {}..={} on clock cycles {a}..={b} (after reset and {} LFT writes); \
+            "{out}: recording cycles {from}..={to} on clock cycles {a}..={b} (after reset and {writes} LFT writes); \
              the Verilated replay dumps the same window with\n  \
-             testbenches/hdl/replay_switch.sh {name} --vcd HDL.vcd -- +vcd_from={a} +vcd_to={b}",
-            d.from,
-            d.to,
-            d.setup - 1
+             testbenches/hdl/replay_switch.sh {name} --vcd HDL.vcd -- +vcd_from={a} +vcd_to={b}"
         );
     }
     Ok(())

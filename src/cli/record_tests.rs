@@ -69,7 +69,8 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
         .map(|e| e.unwrap().path())
         .collect();
     let stopped = ReplayDump {
-        path: base.join("stopped.vcd"),
+        vcd: Some(base.join("stopped.vcd")),
+        fst: Some(base.join("stopped.fst")),
         from: None,
         to: None,
     };
@@ -115,7 +116,8 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
     assert_eq!(replay_cycle("from", "+2000"), Ok(2000));
     // A dump named like the recording (another spelling of it) is refused before it is read.
     let onto = ReplayDump {
-        path: out.join("../out/s2_1.rec"),
+        vcd: None,
+        fst: Some(out.join("../out/s2_1.rec")),
         from: None,
         to: None,
     };

@@ -38,11 +38,42 @@ fn record(dir: &Path) -> PathBuf {
 /// Replays `rec` on the cycle engine, dumping recording cycles `from..=to` into `vcd`.
 fn dump(rec: &Path, vcd: &Path, from: &str, to: &str) {
     let d = ReplayDump {
-        path: vcd.to_path_buf(),
+        vcd: Some(vcd.to_path_buf()),
+        fst: None,
         from: Some(from.into()),
         to: Some(to.into()),
     };
     replay(rec, Some(&d), &Stop::never()).unwrap();
+}
+
+/// A replay's FST holds its VCD's scopes, names and value changes (read back by `wellen`); one
+/// file named for both is refused.
+#[test]
+fn a_replays_fst_holds_the_changes_of_its_vcd() {
+    let (_tmp, dir) = crate::scratch::folder("replay-fst");
+    let rec = record(&dir);
+    let (vcd, fst) = (dir.join("rust.vcd"), dir.join("rust.fst"));
+    let d = ReplayDump {
+        vcd: Some(vcd.clone()),
+        fst: Some(fst.clone()),
+        from: Some("1000".into()),
+        to: Some("1100".into()),
+    };
+    replay(&rec, Some(&d), &Stop::never()).unwrap();
+    let compared = super::fst_tests::assert_same_waves(&vcd, &fst);
+    assert!(compared > 500, "{compared} changes compared");
+    let same = ReplayDump {
+        vcd: Some(vcd.clone()),
+        fst: Some(vcd.clone()),
+        from: None,
+        to: None,
+    };
+    let e = replay(&rec, Some(&same), &Stop::never()).unwrap_err();
+    assert!(
+        e.message.contains("the same file as the output of --vcd"),
+        "{}",
+        e.message
+    );
 }
 
 const VERILATOR_HEADER: &str = include_str!("../trace/testdata/tb_switch_p4_v2_header.vcd");

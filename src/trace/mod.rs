@@ -7,8 +7,10 @@
 //!   the format the HDL testbenches print too, so the two can be compared line by line;
 //! - [`BlockVcd`]: a VCD file whose scopes and signal names are the ones Verilator
 //!   writes for the SystemVerilog twin, so both dumps line up in GTKWave (a block's, or the
-//!   whole switch's port interface in a replay, [`switch_ports`]).
+//!   whole switch's port interface in a replay, [`switch_ports`]), and [`BlockFst`], the same
+//!   dump in GTKWave's compressed format.
 
+mod block_fst;
 mod dump_window;
 pub mod fabric_fst;
 mod fabric_tap;
@@ -24,6 +26,7 @@ pub mod switch_ports;
 pub mod vcd_pair;
 mod vcd_writer;
 
+pub use block_fst::BlockFst;
 pub use gtkw::{
     DETECTOR_STATES, fabric_alias, signals_of, states_path, write_block_gtkw, zoom_for,
 };
