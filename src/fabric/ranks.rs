@@ -14,6 +14,8 @@ pub mod mpi;
 
 use super::Violation;
 use super::node::NodeStats;
+use crate::blocks::LftBanks;
+use crate::blocks::lft_banks::NO_ROUTE;
 use crate::switch::SwitchStats;
 use std::sync::{Arc, OnceLock};
 
@@ -179,8 +181,48 @@ impl<const V: usize> super::Fabric<V> {
         let mut threads = [self.threads() as u64];
         ranks.min(&mut threads);
         self.set_threads(threads[0] as usize);
+        // The forwarding tables of the switches other ranks step are theirs to read
+        // ([`Fabric::switch_lft`] fetches one).
+        let split = self.partition_over(ranks.size());
+        for (s, setup) in self.switches.iter_mut().enumerate() {
+            if split.rank_of_switch(s) != ranks.rank() {
+                setup.forget_lft();
+            }
+        }
         self.ranks = Some(ranks);
         Ok(())
+    }
+
+    /// Switch `sw`'s programmed forwarding table. On MPI ranks only the rank that steps the
+    /// switch keeps it, and sends it to the others: every rank asks, in the same order.
+    pub fn switch_lft(&self, sw: usize) -> LftBanks {
+        let kept = self.switches[sw].kept_lft();
+        let Some(r) = &self.ranks else {
+            return self.switches[sw].lft().clone();
+        };
+        let mine: Vec<u64> = kept.map_or_else(Vec::new, |t| {
+            let mut w = vec![t.lmc() as u64, t.rows() as u64];
+            let entries: Vec<u8> = (0..t.entries())
+                .map(|l| t.entry(l as u16).unwrap_or(NO_ROUTE))
+                .collect();
+            w.extend(
+                entries
+                    .chunks(8)
+                    .map(|c| c.iter().rev().fold(0u64, |x, &p| x << 8 | p as u64)),
+            );
+            w
+        });
+        let all = r.gather(&mine);
+        let w = all
+            .iter()
+            .find(|w| !w.is_empty())
+            .expect("the rank stepping a switch keeps its table");
+        let mut t = LftBanks::new(w[0] as u32, w[1] as usize);
+        for lid in 0..t.entries() {
+            let port = (w[2 + lid / 8] >> (8 * (lid % 8))) as u8;
+            t.program(lid as u16, port);
+        }
+        t
     }
 
     /// How its switches are dealt out to `ranks` ranks of its threads.

@@ -37,7 +37,8 @@ impl Engine {
 #[derive(Clone, Debug)]
 pub struct SwitchSetup {
     wiring: SwitchWiring,
-    lft: LftBanks,
+    /// `None` in a process that does not step the switch ([`SwitchSetup::forget_lft`]).
+    lft: Option<LftBanks>,
     rng: SplitMix64,
 }
 
@@ -47,14 +48,19 @@ impl SwitchSetup {
         SwitchSetup {
             rng: CycleSwitch::route_rng_of(seed, wiring.id),
             wiring,
-            lft,
+            lft: Some(lft),
         }
     }
 
     /// A cycle-engine switch in its reset state built from it: the switch of a fabric stepped
     /// by the cycle engine, or the twin of one in a lockstep.
     pub fn cycle_switch(&self, params: &SwitchParams, seed: u64) -> CycleSwitch {
-        CycleSwitch::new(params.clone(), self.wiring.clone(), self.lft.clone(), seed)
+        CycleSwitch::new(
+            params.clone(),
+            self.wiring.clone(),
+            self.lft().clone(),
+            seed,
+        )
     }
 
     /// Index in the fabric.
@@ -67,9 +73,22 @@ impl SwitchSetup {
         &self.wiring
     }
 
-    /// The programmed LFT.
+    /// The programmed LFT (of a switch this process steps).
+    #[inline]
     pub fn lft(&self) -> &LftBanks {
-        &self.lft
+        self.lft
+            .as_ref()
+            .expect("the LFT of a switch another MPI rank steps is not kept")
+    }
+
+    /// The programmed LFT, if this process keeps it.
+    pub fn kept_lft(&self) -> Option<&LftBanks> {
+        self.lft.as_ref()
+    }
+
+    /// Forgets its LFT: another MPI rank steps the switch, and only that rank reads it.
+    pub fn forget_lft(&mut self) {
+        self.lft = None;
     }
 
     /// The random stream of Oblivious routing's draws, in its reset state.

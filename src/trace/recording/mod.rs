@@ -47,7 +47,7 @@ impl RecordingHeader {
             name: name.to_string(),
             params: f.params().switch.clone(),
             wiring: s.wiring().clone(),
-            lft: s.lft().clone(),
+            lft: f.switch_lft(sw as usize),
             seed: f.params().seed,
             from,
             to,
