@@ -205,11 +205,7 @@ impl<const V: usize> super::Fabric<V> {
             let entries: Vec<u8> = (0..t.entries())
                 .map(|l| t.entry(l as u16).unwrap_or(NO_ROUTE))
                 .collect();
-            w.extend(
-                entries
-                    .chunks(8)
-                    .map(|c| c.iter().rev().fold(0u64, |x, &p| x << 8 | p as u64)),
-            );
+            w.extend(bytes_to_words(&entries));
             w
         });
         let all = r.gather(&mine);
@@ -218,8 +214,7 @@ impl<const V: usize> super::Fabric<V> {
             .find(|w| !w.is_empty())
             .expect("the rank stepping a switch keeps its table");
         let mut t = LftBanks::new(w[0] as u32, w[1] as usize);
-        for lid in 0..t.entries() {
-            let port = (w[2 + lid / 8] >> (8 * (lid % 8))) as u8;
+        for (lid, port) in words_to_bytes(&w[2..]).take(t.entries()).enumerate() {
             t.program(lid as u16, port);
         }
         t
@@ -340,21 +335,26 @@ fn encode_violation(v: &Violation) -> Vec<u64> {
         bytes.extend(s.as_bytes());
     }
     let mut words = vec![v.cycle, bytes.len() as u64];
-    words.extend(
-        bytes
-            .chunks(8)
-            .map(|c| c.iter().rev().fold(0u64, |w, &b| (w << 8) | b as u64)),
-    );
+    words.extend(bytes_to_words(&bytes));
     words
+}
+
+/// `bytes` as words between ranks, eight to a word, the first in the low byte (the last word
+/// padded with zeros).
+pub(in crate::fabric) fn bytes_to_words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    bytes
+        .chunks(8)
+        .map(|c| c.iter().rev().fold(0u64, |w, &b| (w << 8) | b as u64))
+}
+
+/// The bytes of [`bytes_to_words`]' words, in order (the padding included).
+pub(in crate::fabric) fn words_to_bytes(words: &[u64]) -> impl Iterator<Item = u8> + '_ {
+    words.iter().flat_map(|x| x.to_le_bytes())
 }
 
 fn decode_violation(w: &[u64]) -> Option<Violation> {
     let (&cycle, &len) = (w.first()?, w.get(1)?);
-    let bytes: Vec<u8> = w[2..]
-        .iter()
-        .flat_map(|x| x.to_le_bytes())
-        .take(len as usize)
-        .collect();
+    let bytes: Vec<u8> = words_to_bytes(&w[2..]).take(len as usize).collect();
     let mut at = 0;
     let mut next = || {
         let n = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize;

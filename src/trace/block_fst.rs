@@ -8,12 +8,12 @@
 //! with every changed value and the testbench's counter, its falling edge half a period later.
 //! The file opens at time 0 with every signal unknown (`x`) up to its first value.
 
-use super::fabric_fst::FLUSH_BYTES;
-use super::vcd_writer::{CLOCK_PERIOD_PS, VcdWindow, cycle_time_ps};
+use super::fabric_fst::{FLUSH_BYTES, io_error, var_name};
+use super::vcd_writer::{CLOCK_PERIOD_PS, Changes, VcdWindow, cycle_time_ps};
 use crate::blocks::probe::{Sig, Visit};
 use fst_writer::{
     FstBodyWriter, FstFileType, FstHeaderWriter, FstInfo, FstScopeType, FstSignalId, FstSignalType,
-    FstVarDirection, FstVarType, FstWriteError,
+    FstVarDirection, FstVarType,
 };
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -33,14 +33,6 @@ pub struct BlockFst {
     text: [u8; 256],
 }
 
-/// The I/O error of a failed write, or the writer's own error as one.
-fn io_error(e: FstWriteError) -> io::Error {
-    match e {
-        FstWriteError::Io(e) => e,
-        other => io::Error::other(other.to_string()),
-    }
-}
-
 /// Declares the block's signals under their full names (with their ranges).
 struct Declare<'a> {
     h: &'a mut FstHeaderWriter<BufWriter<File>>,
@@ -56,12 +48,8 @@ fn wire(
     width: u32,
     alias: Option<FstSignalId>,
 ) -> io::Result<FstSignalId> {
-    let name = match width {
-        1 => name.to_string(),
-        w => format!("{name} [{}:0]", w - 1),
-    };
     h.var(
-        name,
+        var_name(name, width),
         FstSignalType::bit_vec(width),
         FstVarType::Wire,
         FstVarDirection::Implicit,
@@ -82,30 +70,23 @@ impl Visit for Declare<'_> {
     }
 }
 
-/// Writes the values that changed since the last sample.
-struct Changes<'a> {
-    fst: &'a mut BlockFst,
-    k: usize,
-    err: Option<io::Error>,
-}
-
-impl Visit for Changes<'_> {
-    fn signal(&mut self, sig: Sig<'_>, value: u128) {
-        self.signal_wide(sig, value, 0);
+/// Signal `id`, `width` bits wide, changes to the value of bits `low` (0 to 127) and `high`
+/// (128 to 255), written as text into `text` first.
+fn put(
+    w: &mut FstBodyWriter<BufWriter<File>>,
+    text: &mut [u8; 256],
+    id: FstSignalId,
+    width: u32,
+    low: u128,
+    high: u128,
+) -> io::Result<()> {
+    let n = width.clamp(1, 256) as usize;
+    for (i, c) in text[..n].iter_mut().enumerate() {
+        let b = (n - 1 - i) as u32;
+        let word = if b < 128 { low >> b } else { high >> (b - 128) };
+        *c = b'0' + (word & 1) as u8;
     }
-
-    fn signal_wide(&mut self, _sig: Sig<'_>, low: u128, high: u128) {
-        let k = self.k;
-        self.k += 1;
-        if self.err.is_some() || self.fst.last[k] == Some((low, high)) {
-            return;
-        }
-        self.fst.last[k] = Some((low, high));
-        let (id, width) = self.fst.ids[k];
-        if let Err(e) = self.fst.put(id, width, low, high) {
-            self.err = Some(e);
-        }
-    }
+    w.signal_change(id, &text[..n]).map_err(io_error)
 }
 
 impl BlockFst {
@@ -179,13 +160,7 @@ impl BlockFst {
     /// Signal `id`, `width` bits wide, changes to the value of bits `low` (0 to 127) and `high`
     /// (128 to 255).
     fn put(&mut self, id: FstSignalId, width: u32, low: u128, high: u128) -> io::Result<()> {
-        let w = width.clamp(1, 256) as usize;
-        for (i, c) in self.text[..w].iter_mut().enumerate() {
-            let b = (w - 1 - i) as u32;
-            let word = if b < 128 { low >> b } else { high >> (b - 128) };
-            *c = b'0' + (word & 1) as u8;
-        }
-        self.w.signal_change(id, &self.text[..w]).map_err(io_error)
+        put(&mut self.w, &mut self.text, id, width, low, high)
     }
 
     /// Dumps cycle `cycle` with the testbench's counter at `count`: the rising edge that opens
@@ -212,11 +187,11 @@ impl BlockFst {
             self.started = true;
         }
         self.put(self.cycle, 64, count as u128, 0)?;
-        let mut c = Changes {
-            fst: self,
-            k: 0,
-            err: None,
-        };
+        let (w, ids, text) = (&mut self.w, &self.ids, &mut self.text);
+        let mut c = Changes::new(&mut self.last, |k, low, high| {
+            let (id, width) = ids[k];
+            put(w, text, id, width, low, high)
+        });
         probe(&mut c);
         if let Some(e) = c.err {
             return Err(e);

@@ -41,7 +41,7 @@ pub struct FabricFst {
 }
 
 /// The I/O error of a failed write, or the writer's own error as one.
-fn io_error(e: FstWriteError) -> io::Error {
+pub(super) fn io_error(e: FstWriteError) -> io::Error {
     match e {
         FstWriteError::Io(e) => e,
         other => io::Error::other(other.to_string()),
@@ -49,7 +49,7 @@ fn io_error(e: FstWriteError) -> io::Error {
 }
 
 /// The name an FST gives a `width`-bit signal `leaf`: Verilator's, with the range after a space.
-fn var_name(leaf: &str, width: u32) -> String {
+pub(super) fn var_name(leaf: &str, width: u32) -> String {
     match width {
         1 => leaf.to_string(),
         w => format!("{leaf} [{}:0]", w - 1),

@@ -183,6 +183,22 @@ fn change_text<W: Word>(text: &mut [u8], id: &IdText, width: u32, value: W) -> u
     n + 1
 }
 
+/// A value wider than 128 bits (bits 0 to 127 in `low`, the bits above in `high`), through the
+/// `vcd` crate's writer.
+fn put_wide<W: Write>(
+    w: &mut vcd::Writer<W>,
+    id: IdCode,
+    width: u32,
+    low: u128,
+    high: u128,
+) -> io::Result<()> {
+    let bit = |b: u32| {
+        let word = if b < 128 { low >> b } else { high >> (b - 128) };
+        if word & 1 == 1 { Value::V1 } else { Value::V0 }
+    };
+    w.change_vector(id, (0..width.min(256)).rev().map(bit))
+}
+
 /// Writes `value` as a change of the `width`-bit signal `id` (scalar when one bit wide).
 pub(crate) fn put_value<W: Write>(
     w: &mut vcd::Writer<W>,
@@ -249,14 +265,30 @@ impl<W: Write> Visit for Declare<'_, W> {
     }
 }
 
-/// Writes the values that changed since the last sample.
-struct Changes<'a, W: Write> {
-    vcd: &'a mut BlockVcd<W>,
+/// Visits a block's signals in declaration order and hands on those whose value changed since
+/// the last sample (`put(k, low, high)` for signal `k`: bits 0 to 127, and the bits above); the
+/// first error stops it. The block dumps' one change detection ([`BlockVcd`] and
+/// [`super::BlockFst`]).
+pub(super) struct Changes<'a, F: FnMut(usize, u128, u128) -> io::Result<()>> {
+    last: &'a mut [Option<(u128, u128)>],
+    put: F,
     k: usize,
-    err: Option<io::Error>,
+    pub(super) err: Option<io::Error>,
 }
 
-impl<W: Write> Visit for Changes<'_, W> {
+impl<'a, F: FnMut(usize, u128, u128) -> io::Result<()>> Changes<'a, F> {
+    /// Against the values written last, `last` (one per signal, `None` before the first).
+    pub(super) fn new(last: &'a mut [Option<(u128, u128)>], put: F) -> Self {
+        Changes {
+            last,
+            put,
+            k: 0,
+            err: None,
+        }
+    }
+}
+
+impl<F: FnMut(usize, u128, u128) -> io::Result<()>> Visit for Changes<'_, F> {
     fn signal(&mut self, sig: Sig<'_>, value: u128) {
         self.signal_wide(sig, value, 0);
     }
@@ -264,16 +296,11 @@ impl<W: Write> Visit for Changes<'_, W> {
     fn signal_wide(&mut self, _sig: Sig<'_>, low: u128, high: u128) {
         let k = self.k;
         self.k += 1;
-        if self.err.is_some() || self.vcd.last[k] == Some((low, high)) {
+        if self.err.is_some() || self.last[k] == Some((low, high)) {
             return;
         }
-        self.vcd.last[k] = Some((low, high));
-        let (id, width) = self.vcd.ids[k];
-        let put = match width {
-            0..=128 => self.vcd.put(id, width, low),
-            _ => self.vcd.put_wide(id, width, low, high),
-        };
-        if let Err(e) = put {
+        self.last[k] = Some((low, high));
+        if let Err(e) = (self.put)(k, low, high) {
             self.err = Some(e);
         }
     }
@@ -369,15 +396,6 @@ impl<W: Write> BlockVcd<W> {
         put_value(&mut self.w, id, width, value)
     }
 
-    /// A value wider than 128 bits, through the `vcd` crate's writer.
-    fn put_wide(&mut self, id: IdCode, width: u32, low: u128, high: u128) -> io::Result<()> {
-        let bit = |b: u32| {
-            let word = if b < 128 { low >> b } else { high >> (b - 128) };
-            if word & 1 == 1 { Value::V1 } else { Value::V0 }
-        };
-        self.w.change_vector(id, (0..width.min(256)).rev().map(bit))
-    }
-
     /// Dumps cycle `cycle`: the rising edge that opens it (with every changed value, visited
     /// in declaration order by `probe`) and the falling edge half a period later.
     pub fn sample(&mut self, cycle: u64, probe: impl FnOnce(&mut dyn Visit)) -> io::Result<()> {
@@ -404,11 +422,14 @@ impl<W: Write> BlockVcd<W> {
             self.started = true;
         }
         self.put(self.cycle, 64, count as u128)?;
-        let mut c = Changes {
-            vcd: self,
-            k: 0,
-            err: None,
-        };
+        let (w, ids) = (&mut self.w, &self.ids);
+        let mut c = Changes::new(&mut self.last, |k, low, high| {
+            let (id, width) = ids[k];
+            match width {
+                0..=128 => put_value(w, id, width, low),
+                _ => put_wide(w, id, width, low, high),
+            }
+        });
         probe(&mut c);
         if let Some(e) = c.err {
             return Err(e);

@@ -5,6 +5,7 @@
 
 use super::record::PortRecords;
 use super::*;
+use crate::fabric::ranks::{bytes_to_words, words_to_bytes};
 use crate::wire::ArnInfo;
 use crate::wire::packet::PacketFlags;
 
@@ -51,9 +52,7 @@ fn encode_packet(p: &Packet, w: &mut Vec<u64>) {
 
 fn encode_back<const V: usize>(b: &Backward<V>, w: &mut Vec<u64>) {
     for bytes in [&b.start, &b.stop] {
-        for chunk in bytes.chunks(8) {
-            w.push(chunk.iter().rev().fold(0u64, |x, &v| x << 8 | v as u64));
-        }
+        w.extend(bytes_to_words(bytes));
     }
     for pair in b.start_flits.chunks(2) {
         w.push(pair.iter().rev().fold(0u64, |x, &v| x << 32 | v as u64));
@@ -94,11 +93,9 @@ fn decode_ports<const V: usize>(w: &[u64], out: &mut Vec<PortCycle<V>>) {
 fn decode_back<const V: usize>(next: &mut impl FnMut() -> u64) -> Backward<V> {
     let mut b = Backward::<V>::default();
     for bytes in [&mut b.start, &mut b.stop] {
-        for chunk in bytes.chunks_mut(8) {
-            let x = next();
-            for (i, v) in chunk.iter_mut().enumerate() {
-                *v = (x >> (8 * i)) as u8;
-            }
+        let words: Vec<u64> = (0..V.div_ceil(8)).map(|_| next()).collect();
+        for (v, x) in bytes.iter_mut().zip(words_to_bytes(&words)) {
+            *v = x;
         }
     }
     for pair in b.start_flits.chunks_mut(2) {
