@@ -47,7 +47,7 @@ pub const MAX_TTL: u32 = (1 << 24) - 1;
 type Field<T> = (&'static str, u32, fn(&T) -> u128);
 
 /// One entry of the table: the fields of table 2 of Rocher-Gonzalez et al. plus the model fields.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArnEntry {
     /// `valid_q[e]`: the entry holds a live congestion root.
     pub valid: bool,
@@ -84,9 +84,10 @@ impl ArnEntry {
 }
 
 /// Registers: the entries. Only the first `Entries` are used. Reset: all invalid, all fields 0.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArnTableRegs {
     /// The entries, index `e` is slot `e` of the CAM.
+    #[serde(with = "serde_big_array::BigArray")]
     pub entries: [ArnEntry; MAX_ENTRIES],
 }
 
@@ -99,7 +100,7 @@ impl Default for ArnTableRegs {
 }
 
 /// The ARN table.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArnTable {
     entries: u8,
     ports: u8,

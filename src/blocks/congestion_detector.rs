@@ -51,7 +51,7 @@ pub const FCTH_PERCENT: u32 = 78;
 pub const PAPER_CRT_CYCLES: u32 = 976_563;
 
 /// Thresholds and timer of one detector (the HDL parameters `P`, `Hcdth`, `Lcdth`, `Fcth`, `Crt`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DetectorConfig {
     /// `P`: number of input ports watched, 1 to [`MAX_INPUTS`].
     pub inputs: usize,
@@ -121,7 +121,7 @@ pub const fn percent_floor(pct: u32, size: u32) -> u32 {
 }
 
 /// State of the detector FSM (`state_q`, 2 bits; the HDL encoding is the discriminant).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
 pub enum DetectorState {
     /// `StIdle` (2'd0): no root condition seen.
@@ -135,19 +135,23 @@ pub enum DetectorState {
 
 /// Inputs of one cycle: element i of each array is input port i (elements at or above `P` are
 /// ignored).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CongestionDetectorIn {
     /// `voq_occ_i[i]`: flits in input i's VOQ for this output.
+    #[serde(with = "serde_big_array::BigArray")]
     pub voq_occ: [u16; MAX_INPUTS],
     /// `head_valid_i[i]` at bit i: that VOQ has a head packet.
     pub head_valid: u64,
     /// `head_dest_i[i]`: destination (DLID) of the head packet.
+    #[serde(with = "serde_big_array::BigArray")]
     pub head_dest: [u16; MAX_INPUTS],
     /// `head_vc_i[i]`: original VC of the head packet.
+    #[serde(with = "serde_big_array::BigArray")]
     pub head_vc: [u8; MAX_INPUTS],
     /// `head_adapted_i[i]` at bit i: the head packet is adapted.
     pub head_adapted: u64,
     /// `head_fc_i[i]`: free credits downstream in the VC the head packet would use.
+    #[serde(with = "serde_big_array::BigArray")]
     pub head_fc: [u16; MAX_INPUTS],
 }
 
@@ -215,7 +219,7 @@ pub struct CongestionDetectorOut {
 }
 
 /// Registers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CongestionDetectorRegs {
     /// `state_q`. Reset: `Idle`.
     pub state: DetectorState,
@@ -238,7 +242,7 @@ pub struct RootChoice {
 }
 
 /// The detector of one output port.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CongestionDetector {
     cfg: DetectorConfig,
     mask: u64,

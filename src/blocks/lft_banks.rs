@@ -70,7 +70,7 @@ pub struct LftBanksOut {
 }
 
 /// Registers (the memory array aside).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LftBanksRegs {
     /// `rd_valid_q`: reset 0.
     pub rd_valid: bool,
@@ -141,7 +141,7 @@ pub fn mask_of(banks: usize, dlid: u16, ports: u128) -> u16 {
 }
 
 /// The pending write of the memory's write port (the next value of one entry).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct MemWrite {
     en: bool,
     lid: u16,
@@ -149,7 +149,7 @@ struct MemWrite {
 }
 
 /// The interleaved forwarding table.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LftBanks {
     lmc: u8,
     rows: u16,

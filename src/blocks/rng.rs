@@ -1,7 +1,7 @@
 //! SplitMix64: a tiny, fixed, well-mixed pseudo-random stream.
 
 /// SplitMix64 generator (Steele, Lea, Flood 2014). Its output for a seed never changes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SplitMix64 {
     state: u64,
 }

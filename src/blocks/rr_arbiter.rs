@@ -45,7 +45,7 @@ pub struct RrArbiterOut {
 }
 
 /// Registers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RrArbiterRegs {
     /// `ptr_q`: highest-priority requester. Reset: 0.
     pub ptr: u8,
@@ -53,7 +53,7 @@ pub struct RrArbiterRegs {
 
 /// The arbiter: three bytes, so that a switch's arbiters (one per output and one per (output,
 /// input) pair for the VCs) take a few cache lines.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RrArbiter {
     n: u8,
     q: RrArbiterRegs,

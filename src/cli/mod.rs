@@ -1,10 +1,12 @@
-//! The `arnsim` command line: `run` a scenario (summary, CSV, SVG and VCD outputs), `check` or
+//! The `arnsim` command line: `run` a scenario (summary, CSV, SVG and VCD outputs; checkpoints
+//! that `resume` continues from), `check` or
 //! list `scenarios`, `sweep` a scenario over offered loads, `plot` several runs into one figure-6 panel, `demo` every hardware block
 //! on its seeded stimulus (a VCD and a GTKWave save file each), `replay` a switch recording on the
 //! cycle engine (and dump it), `waves-pair` the Rust and Verilated dumps of one replay, and write
 //! the MPI `trace` of a paper workload (PTRANS, Inception-v3). No command changes a file that
 //! existed before it unless it succeeds (`docs/outputs.md`).
 
+pub mod checkpoints;
 pub mod console;
 pub mod contention;
 pub mod demo;
@@ -29,6 +31,7 @@ pub mod record;
 #[cfg(test)]
 mod record_tests;
 pub mod run;
+mod run_dump;
 mod run_report;
 mod run_summary;
 #[cfg(test)]
@@ -115,6 +118,18 @@ pub enum Command {
         /// Outputs do not depend on it.
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=16))]
         threads: u64,
+        /// Write the whole model's state into `<out>/checkpoint.bin` every TIME of simulated
+        /// time (e.g. `1ms`), and when a signal stops the run; `arnsim resume <out>` continues
+        /// from it to the outputs of an uninterrupted run (docs/checkpoints.md).
+        #[arg(long, value_name = "TIME")]
+        checkpoint_every: Option<String>,
+    },
+    /// Continue a run from the last checkpoint in its output folder (a run started with
+    /// `--checkpoint-every`, stopped or killed): its command line, in the folder it was started
+    /// in, by the build that took the checkpoint; the outputs are those of an uninterrupted run.
+    Resume {
+        /// The run's output folder (holding `checkpoint.bin`).
+        dir: PathBuf,
     },
     /// Run a scenario at every point of a grid of scenario keys' values (`--vary`, `--loads`),
     /// each point on one or more seeds, and write `sweep.csv` (means and 95 % confidence
@@ -297,6 +312,14 @@ impl std::fmt::Display for Failure {
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<(), Failure> {
+    run_parsed(cli, None)
+}
+
+/// Runs the parsed command; `resumed`: a `run` continued from this checkpoint of it.
+pub(crate) fn run_parsed(
+    cli: Cli,
+    resumed: Option<crate::run::checkpoint::Loaded>,
+) -> Result<(), Failure> {
     let split = matches!(cli.command, Command::Run { .. } | Command::Sweep { .. });
     if crate::fabric::ranks::world().is_some() && !split {
         return Err(
@@ -321,7 +344,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             record_switch,
             engine,
             threads,
+            checkpoint_every,
         } => {
+            let checkpoints = checkpoints::asked(checkpoint_every, resumed)?;
             if let Some(s) = seed {
                 set.push(format!("seed={s}"));
             }
@@ -352,7 +377,10 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             // More threads than the machine runs at once only make the threads wait for each
             // other at every window; the outputs are the same for any count.
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let threads = if threads as usize > cores {
+            let threads = if let Some(t) = checkpoints.as_ref().and_then(|c| c.threads()) {
+                // A run continued from a checkpoint steps on the threads it was saved on.
+                t
+            } else if threads as usize > cores {
                 let rank = crate::fabric::ranks::world().map_or(0, |r| r.rank());
                 if rank == 0 {
                     crate::errln!(
@@ -377,8 +405,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 },
                 quiet: false,
             };
-            run::run(&scenario, out, &set, waves, record, &how)
+            run::run_checkpointed(&scenario, out, &set, waves, record, &how, checkpoints)
         }
+        Command::Resume { dir } => checkpoints::resume(&dir),
         Command::Sweep {
             scenario,
             loads,

@@ -21,8 +21,13 @@ pub struct Staged {
 
 /// The temporary name of `dest`: `.<file name>.<pid>.partial` in the same folder.
 pub fn partial_name(dest: &Path) -> PathBuf {
+    partial_name_of(dest, std::process::id())
+}
+
+/// The temporary name of `dest` in process `pid`.
+pub fn partial_name_of(dest: &Path, pid: u32) -> PathBuf {
     let name = dest.file_name().unwrap_or_default().to_string_lossy();
-    dest.with_file_name(format!(".{name}.{}.partial", std::process::id()))
+    dest.with_file_name(format!(".{name}.{pid}.partial"))
 }
 
 impl Staged {
@@ -65,9 +70,34 @@ impl Staged {
         })
     }
 
+    /// An output continued from an earlier run's: the first `bytes` bytes of `earlier` (the
+    /// temporary file a killed run left) or, when there is none, of `dest` (put in place by a
+    /// run that was stopped), copied under this process's temporary name; the file is
+    /// positioned at their end. `earlier` and `dest` are left as they are.
+    pub fn resumed(dest: &Path, earlier: &Path, bytes: u64) -> Result<Self, String> {
+        let source = if earlier.is_file() { earlier } else { dest };
+        let mut staged = Staged::open(dest)?;
+        let on = |e: std::io::Error| format!("{}: {e}", source.display());
+        let mut from = File::open(source).map_err(on)?;
+        let to = staged.file.as_mut().ok_or("closed")?;
+        let copied = std::io::copy(&mut std::io::Read::take(&mut from, bytes), to).map_err(on)?;
+        if copied < bytes {
+            return Err(format!(
+                "{}: holds {copied} bytes, fewer than the {bytes} the checkpoint had written: not the dump it continues",
+                source.display()
+            ));
+        }
+        Ok(staged)
+    }
+
     /// Where the output goes when complete.
     pub fn dest(&self) -> &Path {
         &self.dest
+    }
+
+    /// The temporary file it is written into.
+    pub fn tmp(&self) -> &Path {
+        &self.tmp
     }
 
     /// The temporary file, handed over to a writer that streams into it (once).

@@ -9,20 +9,19 @@
 //! stepped, and what was gathered is written, marked incomplete.
 
 use super::Failure;
+use super::checkpoints::Checkpoints;
 pub use super::dump::WaveRequest;
-use super::dump::{self, DumpPlan, SaveFile};
+use super::dump::{self, DumpPlan};
 use super::interrupt::{exit_code, signal_name};
 use super::outputs::{NewFolders, Staged, Summary, refuse_overwriting_inputs};
 use super::record::{self, RecordRequest};
+use super::run_dump::{Dump, dump_window, finish_dump, resume_dump, start_dump};
 use super::run_report::{report, silent_outcome};
-use super::run_summary::{flows_csv, stop_reason, summary};
+use super::run_summary::{flows_csv, summary};
 pub use super::scenarios::{BUNDLED, check, list, load};
 use crate::config::Scenario;
 use crate::fabric::subnet_manager::deadlock;
 use crate::run::{Ended, Run, Stepping, Stop, Stopped, WriteError};
-use crate::trace::DETECTOR_STATES;
-use crate::trace::fabric_fst::FabricFst;
-use crate::trace::fabric_vcd::{FabricSignal, FabricVcd, write_fabric_gtkw};
 use crate::trace::fabric_waves::FabricWaves;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -63,20 +62,6 @@ pub fn default_out(s: &Scenario) -> Result<PathBuf, String> {
             .to_string()),
         None => Ok(PathBuf::from("waves").join(n)),
     }
-}
-
-/// A dump being written (VCD, FST or both) and its save files, under temporary names (the dump
-/// itself is fed by the run).
-struct Dump {
-    plan: DumpPlan,
-    chosen: Vec<FabricSignal>,
-    /// The dump files, streamed into by the run.
-    files: Vec<Staged>,
-    /// Each save file, its file and the file of its translate filter for detector states, when
-    /// one is dumped.
-    saves: Vec<(SaveFile, Staged, Option<Staged>)>,
-    /// The cycles dumped, first and last.
-    window: (u64, u64),
 }
 
 /// The progress bar on stderr, when stderr is a terminal.
@@ -122,11 +107,41 @@ pub fn run(
     record: Option<RecordRequest>,
     how: &How<'_>,
 ) -> Result<(), Failure> {
+    run_checkpointed(name_or_path, out, overrides, waves, record, how, None)
+}
+
+/// [`run`] taking the `checkpoints` asked (`--checkpoint-every`, `arnsim resume`).
+pub fn run_checkpointed(
+    name_or_path: &str,
+    out: Option<PathBuf>,
+    overrides: &[String],
+    waves: Option<WaveRequest>,
+    record: Option<RecordRequest>,
+    how: &How<'_>,
+    checkpoints: Option<Checkpoints>,
+) -> Result<(), Failure> {
     let s = load(name_or_path, overrides)?;
+    let asked = Asked {
+        out,
+        overrides,
+        waves,
+        record,
+        checkpoints,
+    };
     // The fabric's types are sized by its VC lanes, chosen once here.
     crate::with_lanes!(s.params.switch.vcs(), |V| run_on::<V>(
-        s, out, overrides, waves, record, how, &mut None
+        s, asked, how, &mut None
     ))
+}
+
+/// What `arnsim run` is asked beside its scenario: where its outputs go, its overrides, its
+/// dump, recording and checkpoints.
+struct Asked<'a> {
+    out: Option<PathBuf>,
+    overrides: &'a [String],
+    waves: Option<WaveRequest>,
+    record: Option<RecordRequest>,
+    checkpoints: Option<Checkpoints>,
 }
 
 /// [`run`] of a loaded scenario into `out`, without a dump or a recording; `written` receives
@@ -139,14 +154,15 @@ pub fn run_loaded(
     how: &How<'_>,
     written: &mut Option<Summary>,
 ) -> Result<(), Failure> {
-    crate::with_lanes!(s.params.switch.vcs(), |V| run_on::<V>(
-        s,
-        Some(out),
+    let asked = Asked {
+        out: Some(out),
         overrides,
-        None,
-        None,
-        how,
-        written
+        waves: None,
+        record: None,
+        checkpoints: None,
+    };
+    crate::with_lanes!(s.params.switch.vcs(), |V| run_on::<V>(
+        s, asked, how, written
     ))
 }
 
@@ -186,17 +202,29 @@ pub(super) fn inputs_of(s: &Scenario) -> Vec<PathBuf> {
 /// [`run`] on a fabric of `V` VC lanes: the checks, the run, its outputs.
 fn run_on<const V: usize>(
     s: Scenario,
-    out: Option<PathBuf>,
-    overrides: &[String],
-    waves: Option<WaveRequest>,
-    record: Option<RecordRequest>,
+    asked: Asked<'_>,
     how: &How<'_>,
     written: &mut Option<Summary>,
 ) -> Result<(), Failure> {
+    let Asked {
+        out,
+        overrides,
+        waves,
+        record,
+        checkpoints,
+    } = asked;
     // Everything is checked before a file is touched.
     let (out, out_flag) = out_folder(&s, out)?;
     let (plan, mut warnings) = checked(&s, &out, waves.as_ref(), record.as_ref())?;
+    let mut checkpoints = match checkpoints {
+        Some(c) => Some(c.check(&s, &out, plan.as_ref(), record.as_ref(), how)?),
+        None => None,
+    };
     let mut run = Run::<V>::new(&s, &how.step)?;
+    let resumed = match &mut checkpoints {
+        Some(c) => c.restore(&mut run)?,
+        None => None,
+    };
     if how.step.ranks.is_some_and(|r| r.rank() != 0) {
         // Rank 0 writes the outputs and says what happened; the others step their parts (and
         // sample their dumped signals for rank 0's dump).
@@ -210,7 +238,7 @@ fn run_on<const V: usize>(
                 run.dump(FabricWaves::new(&chosen, None, None), window);
             }
         }
-        step_all(&mut run, true, None)?;
+        step_all(&mut run, true, None, &mut |_| Ok(()))?;
         let ended = run.finish().map_err(|e| write_error(e, None))?;
         return silent_outcome(&ended);
     }
@@ -244,8 +272,17 @@ fn run_on<const V: usize>(
         }
         None => None,
     };
-    let dump = match (plan, chosen) {
-        (Some(plan), Some(chosen)) => start_dump(&mut run, plan, chosen, &mut folders, how)?,
+    let dump = match (plan, chosen, resumed) {
+        // A resumed run continues the dump its checkpoint holds, if it had started one.
+        (Some(plan), Some(chosen), Some((Some(saved), ref earlier))) => Some(resume_dump(
+            &mut run,
+            plan,
+            chosen,
+            &mut folders,
+            saved,
+            earlier.as_slice(),
+        )?),
+        (Some(plan), Some(chosen), None) => start_dump(&mut run, plan, chosen, &mut folders, how)?,
         _ => None,
     };
     let recording = match &record {
@@ -253,7 +290,12 @@ fn run_on<const V: usize>(
         None => None,
     };
     folders.keep();
-    step_all(&mut run, how.quiet, recording.as_ref())?;
+    let dump_files = dump.as_ref().map(Dump::files).unwrap_or_default();
+    let mut after_chunk = |run: &mut Run<'_, V>| match &mut checkpoints {
+        Some(c) => c.after_chunk(run, dump_files.clone()),
+        None => Ok(()),
+    };
+    step_all(&mut run, how.quiet, recording.as_ref(), &mut after_chunk)?;
     let mut ended = run
         .finish()
         .map_err(|e| write_error(e, recording.as_ref()))?;
@@ -270,6 +312,9 @@ fn run_on<const V: usize>(
     }
     others.extend(recording);
     put_in_place(&out, summary_file, others, &summary)?;
+    if let Some(c) = checkpoints {
+        c.done(ended.complete)?;
+    }
     *written = Some(summary);
     report(&s, &ended, &out)
 }
@@ -310,85 +355,6 @@ fn checked(
     Ok((plan, warnings))
 }
 
-/// The cycles `plan` dumps of `run`: with `--trigger-before`, from a first pass of the run on its
-/// engine, threads and ranks (see [`dump::window`]).
-fn dump_window<const V: usize>(
-    run: &Run<'_, V>,
-    plan: &DumpPlan,
-    how: &How<'_>,
-) -> Result<Option<(u64, u64)>, String> {
-    let first = Stepping {
-        engine: run.fabric().engine(),
-        threads: run.threads(),
-        ..how.step
-    };
-    dump::window::<V>(run.scenario(), plan, &first)
-}
-
-/// Reserves the dump's files (making their folders, added to `folders`) and writes the headers
-/// of the VCD and FST; once its window is known (with `--trigger-before`, from a first pass of
-/// the run) has `run` feed them. No dump when no congestion root was detected (said on stdout) or
-/// the first pass was stopped (the run then stops before its first cycle).
-fn start_dump<const V: usize>(
-    run: &mut Run<'_, V>,
-    plan: DumpPlan,
-    chosen: Vec<FabricSignal>,
-    folders: &mut NewFolders,
-    how: &How<'_>,
-) -> Result<Option<Dump>, String> {
-    let mut files = Vec::new();
-    let (mut vcd, mut fst) = (None, None);
-    for (flag, path) in plan.dumps() {
-        let named = |e: String| format!("{flag} {e}");
-        folders.add(NewFolders::make(path.parent().unwrap_or(Path::new(""))).map_err(named)?);
-        let mut file = Staged::open(path).map_err(named)?;
-        let on_file = |e: std::io::Error| format!("{}: {e}", path.display());
-        match flag {
-            "--fst" => fst = Some(FabricFst::new(file.take_file()?, &chosen).map_err(on_file)?),
-            _ => vcd = Some(FabricVcd::new(file.take_file()?, &chosen).map_err(on_file)?),
-        }
-        files.push(file);
-    }
-    let states = chosen.iter().any(|s| s.name.ends_with(".detector_state"));
-    let mut saves = Vec::new();
-    for sv in &plan.saves {
-        let named = |e: String| format!("{} {e}", sv.flag);
-        let gtkw = Staged::open(&sv.gtkw).map_err(named)?;
-        let filter = match states {
-            true => Some(Staged::open(&sv.states).map_err(named)?),
-            false => None,
-        };
-        saves.push((sv.clone(), gtkw, filter));
-    }
-    let waves = FabricWaves::new(&chosen, vcd, fst);
-    let stop = how.step.stop;
-    let Some(window) = dump_window(run, &plan, how)? else {
-        if stop.requested(0).is_none() {
-            let paths: Vec<_> = plan.dumps().map(|(_, p)| p).collect();
-            let earlier = if paths.iter().any(|p| p.exists()) {
-                " (a file there is an earlier one, left as it was)"
-            } else {
-                ""
-            };
-            let names: Vec<_> = paths.iter().map(|p| p.display().to_string()).collect();
-            crate::outln!(
-                "no congestion root was detected: nothing to dump; {} not written{earlier}",
-                names.join(", ")
-            );
-        }
-        return Ok(None);
-    };
-    run.dump(waves, window);
-    let dump = Dump {
-        plan,
-        chosen,
-        files,
-        saves,
-        window,
-    };
-    Ok(Some(dump))
-}
-
 /// An output the run writes while it steps, named by its file.
 fn write_error(e: WriteError, recording: Option<&Staged>) -> String {
     match (e, recording) {
@@ -403,6 +369,7 @@ fn step_all<const V: usize>(
     run: &mut Run<'_, V>,
     quiet: bool,
     recording: Option<&Staged>,
+    after_chunk: &mut dyn FnMut(&mut Run<'_, V>) -> Result<(), String>,
 ) -> Result<(), Failure> {
     let s = run.scenario();
     let cycle_ns = s.time_base.cycle_ns();
@@ -420,7 +387,10 @@ fn step_all<const V: usize>(
                 run.now() as f64 / run.elapsed().max(1e-9)
             ));
         }
+        after_chunk(run)?;
     }
+    // A run stopped by a signal is checkpointed where it stopped.
+    after_chunk(run)?;
     if let (Some(Stopped::Signal(sig)), 0) = (run.stopped(), run.now()) {
         // Nothing gathered: the outputs of an earlier run stay as they are.
         bar.abandon();
@@ -440,67 +410,6 @@ fn step_all<const V: usize>(
         crate::errln!();
     }
     Ok(())
-}
-
-/// Finishes the VCD (with a note when the run stopped early) and the FST, and writes their save
-/// files and translate filters; returns their files, to be put in place.
-fn finish_dump(
-    s: &Scenario,
-    d: Dump,
-    waves: FabricWaves,
-    e: &Ended,
-) -> Result<Vec<Staged>, String> {
-    let reached = e.reached;
-    let on = |p: &Option<PathBuf>| {
-        let p = p.clone().unwrap_or_default();
-        move |err: std::io::Error| format!("{}: {err}", p.display())
-    };
-    if let Some(vcd) = waves.vcd {
-        match stop_reason(e) {
-            None => vcd.finish().map_err(on(&d.plan.vcd))?,
-            Some(why) => vcd
-                .finish_early(&format!(
-                    "arnsim: the run stopped at cycle {reached} of {} ({why}): no later cycle is dumped",
-                    s.sim_cycles
-                ))
-                .map_err(on(&d.plan.vcd))?,
-        }
-    }
-    if let Some(fst) = waves.fst {
-        fst.finish().map_err(on(&d.plan.fst))?;
-    }
-    let name = |p: &Path| {
-        p.file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned()
-    };
-    // The cycles dumped: the window, up to the last cycle stepped.
-    let (from, to) = d.window;
-    let last = to.min(reached.saturating_sub(1));
-    let mut files = d.files;
-    for (sv, mut gtkw_file, states_file) in d.saves {
-        let mut g = Vec::new();
-        let (dump, gtkw) = (name(&sv.dump), name(&sv.gtkw));
-        let states = states_file.as_ref().map(|_| name(&sv.states));
-        write_fabric_gtkw(
-            &mut g,
-            &dump,
-            &gtkw,
-            states.as_deref(),
-            &d.chosen,
-            from,
-            last,
-        )
-        .map_err(|err| format!("{}: {err}", sv.gtkw.display()))?;
-        gtkw_file.write(&g)?;
-        files.push(gtkw_file);
-        if let Some(mut f) = states_file {
-            f.write(DETECTOR_STATES.as_bytes())?;
-            files.push(f);
-        }
-    }
-    Ok(files)
 }
 
 /// Writes the CSVs and the plot into their reserved files (`staged`, in [`OUTPUTS`] order),

@@ -74,7 +74,7 @@ fn node_of_part(steps: &NodeSteps, owner: &[u8], part: u8) -> bool {
 }
 
 /// A packet in a switch's input buffer (or on its way to one).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Slot {
     /// As stored (its `vc` is the VC of this buffer).
     pkt: Packet,
@@ -93,7 +93,7 @@ struct Slot {
 const _: () = assert!(std::mem::size_of::<Slot>() == 40);
 
 /// The packet an output sends: one flit per cycle from `start` (its head).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Tx {
     input: u32,
     slot: u32,
@@ -111,6 +111,7 @@ impl Tx {
 }
 
 /// One switch output port.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct OutPort<const V: usize> {
     credits: OutputCredits<V>,
     in_arb: RrArbiter,
@@ -124,7 +125,7 @@ struct OutPort<const V: usize> {
 }
 
 /// Where a flat port is: its switch, its index there, and its switch's port count.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Place {
     switch: u32,
     port: u16,
@@ -133,7 +134,7 @@ struct Place {
 
 /// The packet arriving at a switch input: its first cycle, its length (0 before the first) and
 /// its VC.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Arrival {
     start: u64,
     /// Its slot, while its routing stage is due.
@@ -147,7 +148,7 @@ struct Arrival {
 /// A flat port as its input works: where the port is, the far end of its input link, the packet
 /// arriving and, under ARN, its deterministic port as read at its arrival (32 bytes, what a head
 /// reads and writes on arriving and being routed, together).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct InPort {
     arrival: Arrival,
     place: Place,
@@ -166,7 +167,7 @@ enum Peer {
 
 /// A [`Peer`] in four bytes, with the part that steps it: an end node's index or a flat port's
 /// in the low 24 bits, the part in the next 7, the top bit set for a node.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct PeerCode(u32);
 
 impl PeerCode {
@@ -201,6 +202,7 @@ impl PeerCode {
 
 /// One part of the fabric's switches, ports and links as the event engine steps them (all of
 /// them on one thread): its own ports' state, the others' left empty.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct EventCore<const V: usize> {
     cal: Calendar,
     latency: u64,
@@ -253,6 +255,7 @@ pub struct EventCore<const V: usize> {
     /// Per part: the events this part files for the other's ports in the window being stepped.
     outbox: Vec<Vec<Crossing>>,
     /// How this part's last run on several threads stopped early, if it did.
+    #[serde(skip)]
     halt: Option<Halt>,
     /// The last cycle a packet's head or tail left one of this part's outputs or nodes, and
     /// the cycle the head of the packet granted last leaves (`watchdog.rs`).
@@ -260,8 +263,10 @@ pub struct EventCore<const V: usize> {
     head_progress: u64,
     /// The values of dumped signals this part's switches and nodes recorded in the run being
     /// stepped (`sampler.rs`, `view.rs`).
+    #[serde(skip)]
     samples: Vec<Sample>,
     /// The link records of the switch being recorded, if this part steps it (`record.rs`).
+    #[serde(skip)]
     rec: Option<Box<record::LinkLog<V>>>,
     /// The cycle the first congestion root of this part's switches was detected in, and the
     /// lowest of the switches that detected one then (`u64::MAX`: none yet).

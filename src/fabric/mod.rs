@@ -31,6 +31,7 @@ mod params;
 mod phase;
 pub mod ranks;
 pub mod record;
+mod resume;
 pub mod scheduler;
 pub mod subnet_manager;
 pub mod switch_rig;
@@ -73,7 +74,7 @@ macro_rules! with_lanes {
 }
 
 /// What sits at the far end of a channel.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 enum Far {
     Switch { sw: u32, port: u16 },
     Node(u32),
@@ -82,6 +83,7 @@ enum Far {
 /// A whole fabric, its links, switches and nodes sized for `V` VC lanes (4 or 16, see
 /// [`crate::wire::link::FEW_VCS`]; [`lanes_for`] chooses them from the ports' VC count). The
 /// outputs do not depend on `V`, only the speed does.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Fabric<const V: usize> {
     now: u64,
     params: FabricParams,
@@ -108,24 +110,32 @@ pub struct Fabric<const V: usize> {
     window: u64,
     /// Contiguous ranges of switches and of nodes, one pair per thread.
     parts: Vec<(Range<usize>, Range<usize>)>,
+    #[serde(skip)]
     logs: Vec<PartLog>,
     /// The samples of the window being handed on by [`Fabric::run_tapped`] (kept for its room).
+    #[serde(skip)]
     samples: Vec<Sample>,
     /// Per switch, its recorder during [`Fabric::run_recorded`] (empty otherwise).
+    #[serde(skip)]
     recorders: Vec<Option<Box<record::SwitchRecorder<V>>>>,
     /// Threads asked for by [`Fabric::set_threads`].
     threads: usize,
+    #[serde(skip)]
     pool: Pool,
     /// The ranks it is split over (`ranks.rs`; `None`: one process).
+    #[serde(skip)]
     ranks: Option<std::sync::Arc<dyn ranks::Ranks>>,
 }
 
 /// What steps a fabric's switches, behind the same calls of [`Fabric`]: the cycle engine's
 /// switches, each stepped every cycle by the scheduler ([`scheduler`]) with the end nodes, or the
 /// event engine, which steps the switches and the end nodes itself ([`event`]).
+#[derive(serde::Serialize, serde::Deserialize)]
 enum Wing<const V: usize> {
-    Cycle(Vec<CycleUnit<V>>),
+    // (First: a skipped variant must come last for the encoded variant numbers to agree.)
     Event(Box<event::EventEngine<V>>),
+    #[serde(skip)]
+    Cycle(Vec<CycleUnit<V>>),
 }
 
 impl<const V: usize> Fabric<V> {

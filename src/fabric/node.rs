@@ -26,7 +26,7 @@ use std::sync::Arc;
 pub const SOURCE_QUEUE: usize = 256;
 
 /// Where a flow's messages go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Destination {
     /// Always this node.
     Node(u32),
@@ -35,7 +35,7 @@ pub enum Destination {
 }
 
 /// One traffic process of a node.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Flow {
     /// Destination.
     pub dest: Destination,
@@ -52,7 +52,7 @@ pub struct Flow {
 }
 
 /// Counters of one node.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NodeStats {
     /// Packets generated (entered the source queue).
     pub generated_packets: u64,
@@ -103,7 +103,7 @@ pub const NODE_ARN_ENTRIES: usize = 16;
 
 /// One consumed ARN at an end node: packets to `dest` (base LID) on regular VC `vc` are isolated
 /// until cycle `expires` (exclusive; 0 is an empty entry).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct NodeArnEntry {
     dest: u16,
     vc: u8,
@@ -117,7 +117,7 @@ const DRAW_AHEAD: u64 = 4096;
 /// draw per cycle, in flow order; the source takes the draws ahead of time, up to the first that
 /// makes a message, so that the node need not step the cycles in between. The draws and their
 /// order are those of drawing cycle by cycle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum NextMessage {
     /// In cycle `at`, flow `flow` makes a message: the draws of the cycles before `at`, and of
     /// the flows before and including `flow` in `at`, are taken.
@@ -138,7 +138,7 @@ impl NextMessage {
 }
 
 /// A packet on a link end: one flit per cycle from `start` (its head) to its tail.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Stream {
     pkt: Packet,
     start: u64,
@@ -159,6 +159,7 @@ impl Stream {
 }
 
 /// One end node.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct EndNode<const V: usize> {
     id: u32,
     nodes: u32,
@@ -188,6 +189,7 @@ pub struct EndNode<const V: usize> {
     heads: send::ChannelHeads,
     /// Packets in the send memory per regular VC, and the part of the memory each VC may fill
     /// (0: the memory is shared, [`SendMemory`]).
+    #[serde(with = "serde_big_array::BigArray")]
     vc_queued: [u16; V],
     vc_part: u16,
     /// The queue pair last counted and its packets in the send memory (state kept for speed,
@@ -205,9 +207,11 @@ pub struct EndNode<const V: usize> {
     rx: Option<Stream>,
     /// Flits received per VC, of the packets whose tails have arrived (the invariant checks
     /// count the links with it).
+    #[serde(with = "serde_big_array::BigArray")]
     flits_in: [u64; V],
     /// Extra flits counted as sent, per VC (a test loses a flit on the link with it).
     #[cfg(test)]
+    #[serde(with = "serde_big_array::BigArray")]
     lost: [u64; V],
     /// The last cycle stepped: what the accessors read the state as of.
     now: u64,
@@ -223,6 +227,7 @@ pub struct EndNode<const V: usize> {
     phase: Option<Box<NodePhase>>,
     /// The SL of its packets to each destination, when the routing engine chooses SLs per path
     /// (the subnet manager's answer to the HCA's path queries); otherwise the queuing scheme's.
+    #[serde(skip)]
     path_sls: Option<Arc<[u8]>>,
 }
 

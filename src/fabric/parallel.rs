@@ -49,6 +49,13 @@ pub struct Pool {
     workers: Vec<JoinHandle<()>>,
 }
 
+impl Default for Pool {
+    /// The caller alone.
+    fn default() -> Self {
+        Pool::new(1)
+    }
+}
+
 impl Pool {
     /// A pool for `threads` threads in all: the caller and `threads - 1` workers.
     pub fn new(threads: usize) -> Self {

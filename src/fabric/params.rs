@@ -6,7 +6,7 @@ use super::subnet_manager;
 use crate::switch::{SwitchParams, SwitchStats};
 
 /// Parameters of a fabric beyond the switches'.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FabricParams {
     /// Switch parameters (shared by all switches).
     pub switch: SwitchParams,

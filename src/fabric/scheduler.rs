@@ -241,7 +241,7 @@ fn step_part<const V: usize>(part: &mut PartRef<'_, V>, t0: u64, w: u64, u: Unit
 /// arriving before `due` would change nothing, so the fabric does not touch it until then; it
 /// passes the cycles it missed when next visited, or when the fabric brings every unit up to date
 /// at the end of a run. A switch is due every cycle.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Pace {
     /// The first cycle the unit has to step if nothing arrives for it.
     pub(super) due: u64,

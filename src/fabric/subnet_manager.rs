@@ -37,7 +37,7 @@ use fat_tree::Minimal;
 pub use path_sl::PathSls;
 
 /// How the subnet manager computes the LFTs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RoutingEngine {
     /// Fat trees: D-mod-K, then the other up ports in rotation.
     Ftree,

@@ -34,7 +34,7 @@ impl Engine {
 
 /// What a switch of the fabric is built from, whatever steps it: its cabling and position, its
 /// programmed LFT, and the random stream of Oblivious routing's draws in its reset state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SwitchSetup {
     wiring: SwitchWiring,
     /// `None` in a process that does not step the switch ([`SwitchSetup::forget_lft`]).

@@ -62,6 +62,20 @@ pub struct ViewSignal {
 }
 
 impl ViewSignal {
+    /// The value recorded last, and whether it moved when last read (for a checkpoint).
+    pub fn state(&self) -> (u64, bool) {
+        (
+            self.last.load(Ordering::Relaxed),
+            self.moved.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Takes back [`ViewSignal::state`].
+    pub fn set_state(&self, (last, moved): (u64, bool)) {
+        self.last.store(last, Ordering::Relaxed);
+        self.moved.store(moved, Ordering::Relaxed);
+    }
+
     /// Signal `k` showing `value`, not recorded yet.
     pub fn new(k: u32, value: SwitchValue) -> Self {
         ViewSignal {

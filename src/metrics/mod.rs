@@ -21,7 +21,7 @@ pub use sweep_csv::{
 pub use sweep_svg::{SweepAxis, SweepPoint, SweepSeries, sweep_curves, sweep_plot_svg};
 
 /// Statistics of one time bin.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Bin {
     /// First cycle after the bin.
     pub end: u64,
@@ -36,7 +36,7 @@ pub struct Bin {
 }
 
 /// Bins of a run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Series {
     /// The bins in time order.
     pub bins: Vec<Bin>,

@@ -20,7 +20,7 @@ use crate::config::TimeBase;
 use std::fmt;
 
 /// A message a rank hands to its node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Post {
     /// Global message id ([`Program::messages`]).
     pub msg: u32,
@@ -66,7 +66,7 @@ impl fmt::Display for Blocked {
 /// Never delivered.
 const NEVER: u64 = u64::MAX;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 enum Local {
     Compute { cycles: u64 },
     Send { out: u32 },
@@ -75,7 +75,7 @@ enum Local {
 
 /// Where a rank is. A rank starts `Ready` from cycle 0; every change goes through
 /// [`Rank::step`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RankState {
     /// Goes on with its next action from cycle `from` (computing until then).
     Ready { from: u64 },
@@ -87,7 +87,7 @@ pub enum RankState {
 }
 
 /// One rank: its actions and its state.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Rank {
     rank: u32,
     /// Next action, an index into `ops`; `end` is one past the rank's last.
@@ -160,7 +160,7 @@ impl Rank {
 }
 
 /// The ranks of one node and their progress.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Replayer {
     node: u32,
     ops: Vec<Local>,

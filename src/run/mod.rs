@@ -17,6 +17,9 @@
 //! # }
 //! ```
 
+pub mod checkpoint;
+#[cfg(test)]
+mod checkpoint_tests;
 #[cfg(test)]
 mod ranks_tests;
 mod record;
@@ -91,6 +94,7 @@ struct Dump {
 }
 
 /// The bins gathered so far, and where the open one starts.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Bins {
     series: crate::metrics::Series,
     /// The nodes' counters at the start of the open bin.
@@ -199,6 +203,23 @@ impl<'a, const V: usize> Run<'a, V> {
     pub fn dump(&mut self, waves: FabricWaves, window: (u64, u64)) {
         let tap = waves.tap(&self.fabric);
         self.dump = Some(Dump { waves, tap, window });
+    }
+
+    /// [`Run::dump`] continued from a checkpoint whose dump stood at `saved` (the files of
+    /// `waves` continued from it too).
+    pub fn dump_resumed(
+        &mut self,
+        waves: FabricWaves,
+        saved: &checkpoint::SavedDump,
+    ) -> Result<(), String> {
+        let tap = waves.tap(&self.fabric);
+        tap.set_state(&saved.tap)?;
+        self.dump = Some(Dump {
+            waves,
+            tap,
+            window: saved.window,
+        });
+        Ok(())
     }
 
     /// Records switch `id`, named `name` in the header, into `file`: the cycles up to `cycles.1`,

@@ -5,7 +5,7 @@ use crate::blocks::congestion_detector::DetectorConfig;
 use crate::wire::Packet;
 
 /// Routing algorithm of a run (Rocher-Gonzalez et al., section 4.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum RoutingMode {
     /// Deterministic D-mod-K: always option 0 of the LFT.
     DModK,
@@ -80,7 +80,7 @@ impl RoutingMode {
 
 /// Static queuing scheme: the VC a non-adapted packet uses (the SL-to-VL mapping), from its
 /// source and destination end nodes (section 2.3 of Rocher-Gonzalez et al.; mapping written in docs/queuing.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum QueuingScheme {
     /// One regular VC: every non-adapted packet uses VC 0.
     OneQ,
@@ -174,7 +174,7 @@ pub fn packet_slots(vcs: usize, vc_capacity: u16, min_packet: u16) -> usize {
 }
 
 /// Parameters shared by every switch of a fabric.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SwitchParams {
     /// Routing mode.
     pub routing: RoutingMode,

@@ -4,7 +4,7 @@
 use crate::wire::ArnInfo;
 
 /// Something noteworthy inside a switch, for directed tests and logs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SwitchEvent {
     /// The detector of `port` declared a congestion root (pseudo-code 1).
     RootDetected {
@@ -70,7 +70,7 @@ impl Observer for Vec<(u64, u32, SwitchEvent)> {
 }
 
 /// Counters of one switch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SwitchStats {
     /// Congestion roots declared.
     pub roots_detected: u64,

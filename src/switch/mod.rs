@@ -38,7 +38,7 @@ pub(crate) fn set_bits(mut mask: u64) -> impl Iterator<Item = usize> {
 }
 
 /// Cabling and position of one switch.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SwitchWiring {
     /// Index in the fabric.
     pub id: u32,

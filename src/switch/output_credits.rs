@@ -21,7 +21,7 @@ use crate::wire::link::{Backward, Lanes, streamed};
 /// that started in `r` and returned its last credit in `e` gave `e + 1 − r`, which is `K += e + 1`
 /// with its `r` left in the sum. The streams that stopped in the latest stop cycle still count as
 /// running for a read of the cycle before it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Returns {
     running: u32,
     last_stop_count: u32,
@@ -50,7 +50,7 @@ impl Returns {
 /// One VC's counters: the flits of whole packets sent on it, the packet sending on it (one flit
 /// per cycle from `send_start`; `send_len` 0 when none), the credit streams coming back and the
 /// far buffer's capacity, in one cache line, as a credit read touches them all.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[repr(align(64))]
 struct VcCredits {
     /// Flits of whole packets sent.
@@ -67,8 +67,9 @@ const _: () = assert!(
 );
 
 /// The credit counters of one output, per VC lane (`V`, see `wire::link::FEW_VCS`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OutputCredits<const V: usize> {
+    #[serde(with = "serde_big_array::BigArray")]
     vcs: [VcCredits; V],
 }
 

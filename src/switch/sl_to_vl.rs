@@ -10,7 +10,7 @@ pub const SLS: usize = 16;
 
 /// The tables of every output port. Empty storage is the reset state, VL = SL everywhere (state
 /// kept for speed: no lookup, no memory for the common case).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct SlToVl {
     ports: usize,
     /// `vl[(out · ports + input) · 16 + sl]`, or empty.

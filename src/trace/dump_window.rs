@@ -20,7 +20,7 @@ pub(super) trait WaveSink {
 }
 
 /// Where a dump stands in its window.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct DumpWindow {
     /// Per signal, until the first cycle is written: its value after the last cycle fed.
     current: Vec<Option<u64>>,

@@ -237,7 +237,53 @@ impl<const V: usize> Tap<V> for FabricTap {
     }
 }
 
+/// What a tap has recorded last of each signal (and, of the event engine's, whether it moved),
+/// as a checkpoint keeps it: the dump continued from it records the same changes.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct TapState {
+    lasts: Vec<u64>,
+    views: Vec<(u64, bool)>,
+}
+
 impl FabricTap {
+    /// Every value recorded last by a switch's or node's plan, in a fixed order.
+    fn each_last(&self, f: &mut dyn FnMut(&AtomicU64)) {
+        for sp in &self.switches {
+            if let Some(e) = &sp.entries {
+                f(&e.last);
+            }
+            for pp in &sp.ports {
+                let fields = pp.occupancy.iter().chain(&pp.probe).chain(&pp.credits);
+                fields.for_each(|(_, x)| f(&x.last));
+                pp.probe_last.iter().for_each(&mut *f);
+            }
+        }
+        self.nodes.iter().flatten().for_each(|(x, _)| f(&x.last));
+    }
+
+    /// What it has recorded last of each signal.
+    pub fn state(&self) -> TapState {
+        let mut lasts = Vec::new();
+        self.each_last(&mut |a| lasts.push(a.load(Ordering::Relaxed)));
+        let views = self.views.iter().flatten().map(|v| v.state()).collect();
+        TapState { lasts, views }
+    }
+
+    /// Takes back `state`, taken of a tap of the same signals of the same fabric.
+    pub fn set_state(&self, state: &TapState) -> Result<(), String> {
+        let mut n = 0;
+        self.each_last(&mut |_| n += 1);
+        if n != state.lasts.len() || self.views.iter().flatten().count() != state.views.len() {
+            return Err("the checkpoint's dump taps other signals".into());
+        }
+        let mut next = state.lasts.iter();
+        self.each_last(&mut |a| a.store(*next.next().unwrap_or(&UNRECORDED), Ordering::Relaxed));
+        for (v, s) in self.views.iter().flatten().zip(&state.views) {
+            v.set_state(*s);
+        }
+        Ok(())
+    }
+
     /// The plan of the signals `srcs` (numbered in order) of `f`.
     pub(super) fn new<const V: usize>(f: &Fabric<V>, srcs: impl Iterator<Item = Src>) -> Self {
         let mut tap = FabricTap {

@@ -20,7 +20,7 @@ use crate::fabric::node::EndNode;
 use crate::fabric::{Fabric, Sample};
 use crate::switch::OutputProbe;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, Write};
 use std::ops::Range;
 use std::path::Path;
 
@@ -194,6 +194,61 @@ pub(super) fn read_node<const V: usize>(n: &EndNode<V>, src: Src) -> u64 {
     }
 }
 
+/// Where a fabric VCD stands, as a checkpoint keeps it ([`FabricVcd::state`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct VcdState {
+    /// Bytes of the file written so far.
+    pub bytes: u64,
+    last: Vec<Option<u64>>,
+    window: DumpWindow,
+}
+
+/// The header of a dump of `chosen` written by `w`: the identifiers of the clock, the cycle
+/// counter and each signal.
+#[allow(clippy::type_complexity)]
+fn header<W: io::Write>(
+    w: &mut vcd::Writer<W>,
+    chosen: &[FabricSignal],
+) -> io::Result<(IdText, IdText, Vec<(Src, IdText, u32)>)> {
+    w.version("arnsim fabric VCD")?;
+    w.timescale(1, vcd::TimescaleUnit::PS)?;
+    w.add_module("fabric")?;
+    let clk = w.add_wire(1, "clk")?;
+    let cycle = w.add_var(
+        vcd::VarType::Wire,
+        64,
+        "cycle",
+        Some(vcd::ReferenceIndex::Range(63, 0)),
+    )?;
+    let mut stack: Vec<String> = vec!["fabric".into()];
+    let mut sigs = Vec::with_capacity(chosen.len());
+    for s in chosen {
+        let parts: Vec<&str> = s.name.split('.').collect();
+        let (scopes, leaf) = parts.split_at(parts.len() - 1);
+        let common = stack
+            .iter()
+            .zip(scopes)
+            .take_while(|(a, b)| a == *b)
+            .count();
+        for _ in common..stack.len() {
+            w.upscope()?;
+        }
+        stack.truncate(common);
+        for sc in &scopes[common..] {
+            w.add_module(sc)?;
+            stack.push(sc.to_string());
+        }
+        let index = (s.width > 1).then(|| vcd::ReferenceIndex::Range(s.width as i32 - 1, 0));
+        let id = w.add_var(vcd::VarType::Wire, s.width, leaf[0], index)?;
+        sigs.push((s.src, IdText::new(id), s.width));
+    }
+    for _ in 0..stack.len() {
+        w.upscope()?;
+    }
+    w.enddefinitions()?;
+    Ok((IdText::new(clk), IdText::new(cycle), sigs))
+}
+
 /// A fabric VCD being written.
 pub struct FabricVcd {
     w: vcd::Writer<BufWriter<File>>,
@@ -271,49 +326,52 @@ impl FabricVcd {
     /// Writes the header of a dump of `chosen` (see [`select`]) into `file`.
     pub fn new(file: File, chosen: &[FabricSignal]) -> io::Result<Self> {
         let mut w = vcd::Writer::new(BufWriter::new(file));
-        w.version("arnsim fabric VCD")?;
-        w.timescale(1, vcd::TimescaleUnit::PS)?;
-        w.add_module("fabric")?;
-        let clk = w.add_wire(1, "clk")?;
-        let cycle = w.add_var(
-            vcd::VarType::Wire,
-            64,
-            "cycle",
-            Some(vcd::ReferenceIndex::Range(63, 0)),
-        )?;
-        let mut stack: Vec<String> = vec!["fabric".into()];
-        let mut sigs = Vec::with_capacity(chosen.len());
-        for s in chosen {
-            let parts: Vec<&str> = s.name.split('.').collect();
-            let (scopes, leaf) = parts.split_at(parts.len() - 1);
-            let common = stack
-                .iter()
-                .zip(scopes)
-                .take_while(|(a, b)| a == *b)
-                .count();
-            for _ in common..stack.len() {
-                w.upscope()?;
-            }
-            stack.truncate(common);
-            for sc in &scopes[common..] {
-                w.add_module(sc)?;
-                stack.push(sc.to_string());
-            }
-            let index = (s.width > 1).then(|| vcd::ReferenceIndex::Range(s.width as i32 - 1, 0));
-            let id = w.add_var(vcd::VarType::Wire, s.width, leaf[0], index)?;
-            sigs.push((s.src, IdText::new(id), s.width));
-        }
-        for _ in 0..stack.len() {
-            w.upscope()?;
-        }
-        w.enddefinitions()?;
+        let (clk, cycle, sigs) = header(&mut w, chosen)?;
         let n = sigs.len();
         Ok(FabricVcd {
             w,
-            clk: IdText::new(clk),
-            cycle: IdText::new(cycle),
+            clk,
+            cycle,
             last: vec![None; n],
             window: DumpWindow::new(n),
+            body: Vec::with_capacity(SPILL_BYTES + (1 << 12)),
+            sigs,
+        })
+    }
+
+    /// Where the dump stands, for a checkpoint: every cycle gathered handed to the file and
+    /// flushed, the bytes written and the values written last.
+    pub fn state(&mut self) -> io::Result<VcdState> {
+        self.spill(0)?;
+        self.w.flush()?;
+        Ok(VcdState {
+            bytes: self.w.writer().get_mut().stream_position()?,
+            last: self.last.clone(),
+            window: self.window.clone(),
+        })
+    }
+
+    /// The dump of `chosen` continued where `state` left it: `file` holds the dump's first
+    /// `state.bytes` bytes and is positioned at their end.
+    pub fn resume(file: File, chosen: &[FabricSignal], state: VcdState) -> io::Result<Self> {
+        // The identifiers are those the header gave out.
+        let (clk, cycle, sigs) = header(&mut vcd::Writer::new(io::sink()), chosen)?;
+        if state.last.len() != sigs.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the checkpoint's dump has {} signals, this one {}",
+                    state.last.len(),
+                    sigs.len()
+                ),
+            ));
+        }
+        Ok(FabricVcd {
+            w: vcd::Writer::new(BufWriter::new(file)),
+            clk,
+            cycle,
+            last: state.last,
+            window: state.window,
             body: Vec::with_capacity(SPILL_BYTES + (1 << 12)),
             sigs,
         })

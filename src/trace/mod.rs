@@ -13,7 +13,7 @@
 mod block_fst;
 mod dump_window;
 pub mod fabric_fst;
-mod fabric_tap;
+pub mod fabric_tap;
 pub mod fabric_vcd;
 pub mod fabric_waves;
 mod gtkw;

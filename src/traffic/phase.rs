@@ -18,7 +18,7 @@ use crate::fabric::flow_routes::permutation;
 
 /// How a node spaces its phase flows' packets (`node.injection`; Birk and Zdornov, section 6).
 /// Bernoulli flows and trace replays are not affected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Injection {
     /// Each flow paced on its own: packet `j` falls due at `start + (flits before it) / rate`,
     /// the flow due earliest posts first, and a flow held back by back-pressure catches up.

@@ -59,7 +59,9 @@ impl ArnFlit {
 }
 
 /// The fields of an ARN (the `ARNInfo` of the pseudo-codes of Rocher-Gonzalez et al.).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ArnInfo {
     /// Destination LID whose packets cause the congestion.
     pub dest: u16,

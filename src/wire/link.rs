@@ -89,7 +89,7 @@ pub fn ring_len(latency: u64) -> u64 {
 
 /// One data flit on a link: the descriptor of its packet and its position in it (the fabric's
 /// units put only heads on links, see the module documentation).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Flit {
     /// The packet (head fields travel with every flit; only the head's are used).
     pub pkt: Packet,
@@ -111,7 +111,7 @@ impl Flit {
 
 /// One register of a delay line, in a cache line of its own: a record written or read touches
 /// one line, not two.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 #[repr(align(64))]
 struct Slot<T> {
     arrival: u64,
@@ -119,7 +119,7 @@ struct Slot<T> {
 }
 
 /// One direction of a link.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Channel<const V: usize> {
     /// The unit (switch or node, as the fabric numbers them) and port the flits go to.
     fwd_to: (u32, u8),

@@ -4,7 +4,7 @@ use bitflags::bitflags;
 
 bitflags! {
     /// Header flag bits.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub struct PacketFlags: u8 {
         /// AFI "adapted" bit: the packet was re-routed; it travels in the AFC and follows
         /// deterministic routing from then on (Rocher-Gonzalez et al., sections 2.4 and 3.5).
@@ -19,7 +19,7 @@ bitflags! {
 }
 
 /// A data packet, as a descriptor. 24 bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Packet {
     /// Injection cycle at the source.
     pub injected: u64,

@@ -6,7 +6,7 @@ use super::MAX_PORTS;
 use crate::wire::arn::ArnInfo;
 
 /// One lookup request: `lk_en_i[p]`, `lk_dest_i[p]`, `lk_vc_i[p]`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArnLookup {
     /// `lk_en_i[p]`: the port searches this cycle (a non-adapted data packet at its head).
     pub en: bool,
@@ -17,7 +17,7 @@ pub struct ArnLookup {
 }
 
 /// The processARN command: `pr_*_i`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArnProcess {
     /// `pr_en_i`: a command this cycle.
     pub en: bool,
@@ -40,7 +40,7 @@ pub struct ArnProcess {
 }
 
 /// The remove command: `rm_*_i`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArnRemove {
     /// `rm_en_i`: a remove this cycle.
     pub en: bool,
@@ -53,9 +53,10 @@ pub struct ArnRemove {
 }
 
 /// Inputs of one cycle. Only the first `Ports` lookups are used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArnTableIn {
     /// Lookups, one per input port.
+    #[serde(with = "serde_big_array::BigArray")]
     pub lk: [ArnLookup; MAX_PORTS],
     /// processARN command.
     pub pr: ArnProcess,
@@ -93,7 +94,7 @@ impl Default for ArnTableIn {
 }
 
 /// Result of one lookup: `lk_*_o[p]`. All zero without a hit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArnLookupResult {
     /// `lk_hit_o[p]`: enabled and some valid entry is on (dest, vc).
     pub hit: bool,
@@ -112,9 +113,10 @@ pub struct ArnLookupResult {
 }
 
 /// Outputs of one cycle (combinational). Only the first `Ports` lookup results are used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArnTableOut {
     /// Lookup results, one per input port.
+    #[serde(with = "serde_big_array::BigArray")]
     pub lk: [ArnLookupResult; MAX_PORTS],
     /// `pr_hit_o`: the processARN command refreshes an existing entry.
     pub pr_hit: bool,

@@ -28,6 +28,7 @@ const CMD_DEPTH: usize = 64;
 
 /// The ARN state of one part's switches (entries of the other parts' switches and ports stay
 /// at reset).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct ArnState {
     /// Per flat output: its detector, and the root it holds with its next refresh; whether it
     /// is tracked (not quiet, or a VOQ of its output may be above HCDTh), the cycle it is next
@@ -61,6 +62,7 @@ pub(super) struct ArnState {
     table_out: Box<ArnTableOut>,
     pub(super) det_in: Box<CongestionDetectorIn>,
     /// Per input of the detector being evaluated: its head's VC downstream.
+    #[serde(with = "serde_big_array::BigArray")]
     pub(super) head_vc: [u8; 64],
     /// ARNs decided for the routing stage of a cycle: (that cycle, how many).
     sent_in: (u64, u64),

@@ -9,7 +9,9 @@ use std::collections::BinaryHeap;
 pub const HORIZON: u64 = 1024;
 
 /// What happens at a port or node in a cycle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Kind {
     /// A packet's head reaches switch input `unit` (flat index); `arg`: its slot.
     Head,
@@ -29,7 +31,9 @@ pub enum Kind {
 }
 
 /// One event (12 bytes of payload besides its kind).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Ev {
     pub kind: Kind,
     pub vc: u8,
@@ -51,6 +55,7 @@ impl Ev {
 }
 
 /// The events of the cycles to come.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Calendar {
     wheel: Vec<Vec<Ev>>,
     far: BinaryHeap<Reverse<(u64, Ev)>>,

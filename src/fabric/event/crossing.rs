@@ -9,7 +9,7 @@ use crate::wire::packet::PacketFlags;
 
 /// An event filed for a port of another part: its cycle, and the packet of a head or the
 /// fields of an ARN.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Crossing {
     pub at: u64,
     pub ev: Ev,

@@ -10,7 +10,7 @@ use crate::blocks::lft_banks::NO_ROUTE;
 /// A VOQ FIFO, kept beside the output's other VOQs: its first and last slots (`NIL` when it
 /// is empty), the flits of its packets not yet gone (whole packets; the one leaving counted
 /// whole until its tail leaves), and a copy of what the arbitration reads of its head packet.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Voq {
     pub(super) ready: u64,
     pub(super) head: u32,

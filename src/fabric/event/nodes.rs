@@ -10,7 +10,7 @@ use super::*;
 /// before its first), its own next due cycle as filed in the calendar, the flat switch port its
 /// link is cabled to (`NIL`: another node), and the cycles (modulo 32) in which a head, or a
 /// credit record or ARN, reaches it on its link and has not been read yet.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct NodeSteps {
     pub(super) last: u64,
     due: u64,

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// What one rank of a split fabric has exchanged with the others: the windows ended together,
 /// the events sent to other ranks (each [`crossing::WORDS`] words), and the seconds spent
 /// exchanging and agreeing (waiting for the slowest rank included).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Exchanged {
     pub windows: u64,
     pub events: u64,
@@ -41,6 +41,7 @@ impl Exchanged {
 pub(super) const OUTBOX: usize = 1024;
 
 /// The fabric's switches, ports and links as the event engine steps them, in parts.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct EventEngine<const V: usize> {
     /// This rank's parts (of the whole fabric's, those `Partition::parts_of` gives it).
     parts: Vec<Mutex<EventCore<V>>>,
@@ -49,6 +50,7 @@ pub struct EventEngine<const V: usize> {
     mail: Vec<[Mutex<Vec<Crossing>>; 2]>,
     /// The ranks the fabric is split over (`None`: one process), and per part of the whole
     /// fabric its rank.
+    #[serde(skip)]
     ranks: Option<Arc<dyn Ranks>>,
     rank_of: Vec<usize>,
     /// Per end node, whether one of this rank's parts steps it.

@@ -11,7 +11,7 @@ use super::*;
 use crate::traffic::phase::Injection;
 
 /// One finite flow the node sends.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Sending {
     dst: u32,
     tag: u16,
@@ -47,7 +47,7 @@ impl Sending {
 }
 
 /// One finite flow the node receives: flits still to come, and the cycle its last one came.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Receiving {
     /// Flits not yet received.
     pub left: u64,
@@ -56,7 +56,7 @@ pub struct Receiving {
 }
 
 /// The phase flows of one node: those it sends and those it receives (by tag).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct NodePhase {
     injection: Injection,
     /// Under `Ps`, the first cycle of the next period.

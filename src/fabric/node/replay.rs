@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 
 /// The replay state of one node: its ranks, and the messages they posted that are not yet all
 /// in the send memory.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct NodeReplay {
     pub(super) ranks: Replayer,
     /// Posted messages in posting order; room for every send of the node's ranks, so that
@@ -116,5 +117,22 @@ impl<const V: usize> EndNode<V> {
             _ => u64::MAX,
         };
         ranks.min(posting)
+    }
+}
+
+impl<const V: usize> EndNode<V> {
+    /// Takes from `fresh`, the same node built anew, what a checkpoint of this one leaves out:
+    /// the SL row it shares with its switch's other nodes, and the room of its send memory and
+    /// of its replay's posted messages (so that stepping on allocates nothing).
+    pub(in crate::fabric) fn take_unsaved(&mut self, fresh: &EndNode<V>) {
+        self.path_sls = fresh.path_sls.clone();
+        let room = fresh.queue.capacity();
+        self.queue
+            .reserve_exact(room.saturating_sub(self.queue.len()));
+        if let (Some(r), Some(f)) = (&mut self.replay, &fresh.replay) {
+            let room = f.pending.capacity();
+            r.pending
+                .reserve_exact(room.saturating_sub(r.pending.len()));
+        }
     }
 }

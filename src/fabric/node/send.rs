@@ -25,7 +25,7 @@ type LiveKeys = heapless::Vec<(u16, u8), NODE_ARN_ENTRIES>;
 /// cycle an entry lives, and every time a packet leaves). Posting and taking a packet keep them;
 /// a new entry empties the range (`until` 0) and the first expiry ends it: they are then
 /// scanned again.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct ChannelHeads {
     from: u64,
     until: u64,
@@ -43,7 +43,7 @@ impl ChannelHeads {
 /// One queue pair's packets in the send memory, kept up to date as packets are posted and taken:
 /// a message waiting for room in a queue pair asks every cycle the node steps, and counting the
 /// send memory each time cost a fifth of a replay's run time (state kept for speed).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct QpCount(Cell<(u32, u16)>);
 
 impl Default for QpCount {
@@ -68,7 +68,7 @@ impl QpCount {
 pub const QP_DEPTH: usize = 128;
 
 /// How the HCA's send memory ([`SOURCE_QUEUE`] packets) is shared among the regular VCs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SendMemory {
     /// One memory for every VC: a message is posted when the memory as a whole has room.
     #[default]

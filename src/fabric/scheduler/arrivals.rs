@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// reads the delay lines that hold something for it: idle links cost nothing. Units
 /// of several threads may mark one mask at once, hence the atomics (relaxed: the fabric's phases
 /// order them).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Arrivals {
     ring: u64,
     /// Cache lines per unit and direction.
@@ -28,13 +28,13 @@ pub struct Arrivals {
 }
 
 /// One unit's summary of arrival cycles, on a cache line of its own.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 #[repr(align(64))]
 struct SummaryLine(AtomicU64);
 
 /// Eight cycles of one unit's arrival masks, on a cache line of their own (units stepped on
 /// different threads do not share lines).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 #[repr(align(64))]
 struct MaskLine([AtomicU64; 8]);
 

@@ -45,13 +45,16 @@ impl<const V: usize> Lanes<V> {
 /// record that starts it to the cycle of the record that stops it, both included.
 ///
 /// `V` is the fabric's number of VC lanes (see [`FEW_VCS`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Backward<const V: usize> {
     /// Credit streams starting in this cycle, per VC.
+    #[serde(with = "serde_big_array::BigArray")]
     pub start: [u8; V],
     /// Credits those streams will return in all (their packets' lengths), per VC.
+    #[serde(with = "serde_big_array::BigArray")]
     pub start_flits: [u32; V],
     /// Credit streams returning their last credit in this cycle, per VC.
+    #[serde(with = "serde_big_array::BigArray")]
     pub stop: [u8; V],
     /// An ARN travelling upstream, out of band of the data VCs.
     pub arn: Option<ArnInfo>,
