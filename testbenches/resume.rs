@@ -197,9 +197,27 @@ fn a_checkpoint_of_a_changed_scenario_or_another_build_is_refused_with_nothing_c
     assert!(err.contains("another build of arnsim"), "{err}");
     assert_eq!(outputs(&out), before);
 
-    // Taken back as it was, it resumes to the run never killed.
+    // Taken back as it was, but its dump gone: refused, naming the file it looked for.
     header.build ^= 1;
     arnsim::run::checkpoint::write(&ck, &header, |w| w.write_all(&loaded.state)).unwrap();
+    let (_, vcd_tmp) = header.dumps[0].clone();
+    let vcd_tmp = dir.join(vcd_tmp);
+    let aside = dir.join("vcd-aside");
+    std::fs::rename(&vcd_tmp, &aside).unwrap();
+    let refused = resume(&out);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("the dump the checkpoint continues is gone"),
+        "{err}"
+    );
+    assert!(
+        err.contains(vcd_tmp.file_name().unwrap().to_str().unwrap()),
+        "{err}"
+    );
+    std::fs::rename(&aside, &vcd_tmp).unwrap();
+
+    // Taken back as it was, it resumes to the run never killed.
     let done = resume(&out);
     assert!(done.status.success(), "{done:?}");
     assert_eq!(outputs(&out), uninterrupted(Some(&dir)));

@@ -105,14 +105,26 @@ pub fn resume(dir: &Path) -> Result<(), Failure> {
         )
         .into());
     }
+    let shown: Vec<String> = h.command.iter().map(|a| shell_quoted(a)).collect();
     crate::outln!(
         "resuming `arnsim {}` at cycle {} of {} (in {})",
-        h.command.join(" "),
+        shown.join(" "),
         h.cycle,
         h.cycles,
         h.cwd.display()
     );
     super::run_parsed(cli, Some(loaded))
+}
+
+/// `arg` as a shell reads it back: quoted when it holds anything but letters, digits and
+/// `_./=:,+-@%`.
+fn shell_quoted(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:,+-@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
 }
 
 impl Checkpoints {

@@ -76,6 +76,13 @@ impl Staged {
     /// positioned at their end. `earlier` and `dest` are left as they are.
     pub fn resumed(dest: &Path, earlier: &Path, bytes: u64) -> Result<Self, String> {
         let source = if earlier.is_file() { earlier } else { dest };
+        if !source.is_file() {
+            return Err(format!(
+                "{}: the dump the checkpoint continues is gone (neither the stopped run's temporary file {} nor the file itself is there)",
+                dest.display(),
+                earlier.display()
+            ));
+        }
         let mut staged = Staged::open(dest)?;
         let on = |e: std::io::Error| format!("{}: {e}", source.display());
         let mut from = File::open(source).map_err(on)?;
