@@ -54,7 +54,7 @@ pub struct CreditCounterOut {
 
 bitflags! {
     /// The sticky error flags `ovf_q` and `udf_q`.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     pub struct CreditErrors: u8 {
         /// `ovf_q`: credits came back beyond `Cap` (the count saturated).
         const OVERFLOW = 1 << 0;
@@ -64,7 +64,7 @@ bitflags! {
 }
 
 /// Registers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CreditCounterRegs {
     /// `cnt_q`: free credits. Reset: `Cap`.
     pub cnt: u16,
@@ -73,7 +73,7 @@ pub struct CreditCounterRegs {
 }
 
 /// The credit counter of one (output port, VC).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CreditCounter {
     cap: u16,
     q: CreditCounterRegs,

@@ -57,7 +57,7 @@ pub struct LftBanksIn {
 }
 
 /// Outputs of one cycle (all registered: the read issued in the previous cycle).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LftBanksOut {
     /// `rd_valid_o`: a read was issued in the previous cycle.
     pub rd_valid: bool,

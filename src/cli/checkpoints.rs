@@ -10,7 +10,6 @@ use super::record::RecordRequest;
 use super::run::{How, inputs_of, outputs_of};
 use super::{Cli, Command, Failure};
 use crate::config::Scenario;
-use crate::fabric::Engine;
 use crate::run::checkpoint::{self, FILE, Header, Loaded, SavedDump};
 use crate::run::{Run, Stopped};
 use clap::Parser;
@@ -142,8 +141,6 @@ impl Checkpoints {
         let every = flag_cycles(s, "checkpoint-every", &self.every)?;
         let refused = if every == 0 {
             Some("less than a cycle")
-        } else if how.step.engine != Engine::Event {
-            Some("the cycle engine's state is not held by a checkpoint: use the event engine")
         } else if how.step.ranks.is_some() {
             Some("not on MPI ranks")
         } else if record.is_some() {

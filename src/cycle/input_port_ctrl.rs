@@ -25,7 +25,7 @@ pub const NIL: u16 = u16::MAX;
 pub const ARN_FIFO_DEPTH: usize = 8;
 
 /// One packet descriptor of the pool.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Slot {
     /// The packet as stored (its `vc` is the VC of this buffer; the routing stage sets its
     /// adapted bit).
@@ -46,7 +46,7 @@ pub struct Slot {
 }
 
 /// The packet whose flits are arriving.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Rx {
     /// Its slot.
     pub slot: u16,
@@ -55,7 +55,7 @@ pub struct Rx {
 }
 
 /// What the routing stage decided for the head it holds (written at the clock edge).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RouteWrite {
     /// The slot routed.
     pub slot: u16,
@@ -71,7 +71,7 @@ pub struct RouteWrite {
 }
 
 /// A flit taken in from the link (written at the clock edge).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ArrivalWrite {
     /// A head: the packet takes slot `slot` (the first free one).
     Head {
@@ -85,7 +85,7 @@ pub enum ArrivalWrite {
 }
 
 /// The controller of one input port.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct InputPortCtrl {
     vcs: usize,
     ports: usize,

@@ -7,7 +7,7 @@ use crate::wire::ArnInfo;
 use crate::wire::link::{Backward, Flit};
 
 /// A packet crossing a link one flit per cycle: the next flit's index.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Crossing {
     vc: u8,
     len: u16,
@@ -16,13 +16,16 @@ struct Crossing {
 
 /// One direction of a link as wires: body flits and credit streams under way, per VC lane of
 /// the fabric's records (`V`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LinkWires<const V: usize> {
     crossing: Option<Crossing>,
     /// Credit streams running per VC, and those that stop after this cycle.
+    #[serde(with = "serde_big_array::BigArray")]
     rate: [u8; V],
+    #[serde(with = "serde_big_array::BigArray")]
     stopping: [u8; V],
     /// Credits of the started streams not returned yet, per VC.
+    #[serde(with = "serde_big_array::BigArray")]
     pending: [u64; V],
 }
 
@@ -86,7 +89,7 @@ impl<const V: usize> LinkWires<V> {
 
 /// One side of a switch port as wires: the flits of one link, and the credits and ARN of the
 /// other link's reverse direction.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PortWires<const V: usize> {
     flits: LinkWires<V>,
     back: LinkWires<V>,

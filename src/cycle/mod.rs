@@ -58,7 +58,7 @@ pub use port::{LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
 pub const ARN_CMD_DEPTH: usize = 64;
 
 /// What a root register does at the clock edge.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum RootWrite {
     /// Keep it, its refresh timer counting down.
     #[default]
@@ -71,6 +71,7 @@ enum RootWrite {
 
 /// The writes of one cycle, decided by *evaluate* and applied at the clock edge (sized at build,
 /// so a cycle allocates nothing).
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Writes {
     det_in: Box<CongestionDetectorIn>,
     roots: Vec<RootWrite>,
@@ -103,6 +104,7 @@ pub struct Registers {
 }
 
 /// One switch, stepped one clock cycle at a time.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct CycleSwitch {
     params: SwitchParams,
     wiring: SwitchWiring,

@@ -17,7 +17,7 @@ use crate::switch::SwitchFault;
 use crate::wire::ArnInfo;
 
 /// The packet the output sends (`tx_q`): one flit per cycle from its head.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tx {
     /// Input port it comes from.
     pub input: u8,
@@ -35,7 +35,7 @@ pub struct Tx {
 
 /// The root register of a congested output (`root_q`): the ARN it files, and the cycles to its
 /// next refresh.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Root {
     /// The ARN of the root.
     pub info: ArnInfo,
@@ -44,7 +44,7 @@ pub struct Root {
 }
 
 /// One output port.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OutputPort {
     /// Per VC of the far buffer.
     pub(super) credits: Vec<CreditCounter>,

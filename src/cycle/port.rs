@@ -14,7 +14,7 @@ pub const MAX_LINK_VCS: usize = 16;
 
 /// One flit on a link in one cycle (`flit_valid`, `flit_vc`, `flit_head`, `flit_tail`,
 /// `flit_desc`). Body flits carry a zero descriptor: only the head's is meaningful.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LinkFlit {
     /// `flit_valid`: a flit is on the link this cycle.
     pub valid: bool,
@@ -53,7 +53,7 @@ impl LinkFlit {
 }
 
 /// What one port of the switch receives in one cycle.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PortIn {
     /// The flit arriving on the input link.
     pub flit: LinkFlit,
@@ -65,7 +65,7 @@ pub struct PortIn {
 }
 
 /// What one port of the switch drives in one cycle.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PortOut {
     /// The flit leaving on the output link.
     pub flit: LinkFlit,

@@ -101,7 +101,9 @@ pub struct Fabric<const V: usize> {
     switch_pace: Vec<Pace>,
     node_pace: Vec<Pace>,
     /// Per switch and per node: what it sent in the window being stepped.
+    #[serde(skip)]
     switch_out: Vec<Outbox<V>>,
+    #[serde(skip)]
     node_out: Vec<Outbox<V>>,
     last_progress: u64,
     flits_moved: u64,
@@ -132,9 +134,7 @@ pub struct Fabric<const V: usize> {
 /// event engine, which steps the switches and the end nodes itself ([`event`]).
 #[derive(serde::Serialize, serde::Deserialize)]
 enum Wing<const V: usize> {
-    // (First: a skipped variant must come last for the encoded variant numbers to agree.)
     Event(Box<event::EventEngine<V>>),
-    #[serde(skip)]
     Cycle(Vec<CycleUnit<V>>),
 }
 

@@ -111,6 +111,7 @@ impl SwitchSetup {
 /// and what it drives becomes link records again (a head record per packet, a credit-stream
 /// record when a packet starts and stops leaving an input). It reads as its switch
 /// ([`CycleSwitch`]) wherever the fabric looks at it.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct CycleUnit<const V: usize> {
     sw: CycleSwitch,
     ins: Vec<PortIn>,

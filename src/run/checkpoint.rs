@@ -10,7 +10,7 @@
 //! it models no hardware.
 
 use super::{Bins, Run};
-use crate::fabric::{Engine, Fabric};
+use crate::fabric::Fabric;
 use crate::trace::fabric_tap::TapState;
 use crate::trace::fabric_vcd::VcdState;
 use serde::{Deserialize, Serialize};
@@ -192,13 +192,11 @@ pub fn read(path: &Path) -> Result<Loaded, String> {
 }
 
 impl<const V: usize> Run<'_, V> {
-    /// Writes the run's state into `w`: the bins, the fabric and where the dump stands (its VCD
-    /// flushed). Taken between chunks; refused for what a checkpoint does not hold (the cycle
-    /// engine, MPI ranks, a switch recording, an FST).
+    /// Writes the run's state into `w`: the bins, the fabric (on either engine) and where the
+    /// dump stands (its VCD flushed). Taken between chunks; refused for what a checkpoint does
+    /// not hold (MPI ranks, a switch recording, an FST).
     pub fn save(&mut self, w: &mut dyn Write) -> io::Result<()> {
-        let unsupported = if self.fabric.engine() != Engine::Event {
-            Some("the cycle engine")
-        } else if self.fabric.ranks().is_some() {
+        let unsupported = if self.fabric.ranks().is_some() {
             Some("MPI ranks")
         } else if self.recording.is_some() {
             Some("a switch recording")

@@ -1,10 +1,11 @@
 //! A run saved between two chunks and taken back by a run built anew steps on to the outputs
 //! of a run never saved: on one thread and two, on ARN routing, an FA fabric, a trace replay
-//! and a communication phase; a damaged or foreign checkpoint is refused.
+//! and a communication phase, on either engine; a damaged or foreign checkpoint is refused.
 
 use super::checkpoint::{self, Header};
 use super::*;
 use crate::cli::scenarios::load;
+use crate::fabric::Engine;
 
 /// What a run's outputs are made of, as text to compare.
 fn outputs(s: &Scenario, e: &Ended) -> String {
@@ -26,8 +27,21 @@ fn outputs(s: &Scenario, e: &Ended) -> String {
 /// cycles (0 to 1) into bytes, those taken back
 /// by a third run that steps to the end: both end alike. Returns the state's size.
 fn saved_and_resumed<const V: usize>(s: &Scenario, threads: usize, at: f64) -> usize {
+    saved_and_resumed_on::<V>(s, Engine::Event, threads, at)
+}
+
+/// [`saved_and_resumed`] on `engine`.
+fn saved_and_resumed_on<const V: usize>(
+    s: &Scenario,
+    engine: Engine,
+    threads: usize,
+    at: f64,
+) -> usize {
     let never = Stop::never();
-    let how = Stepping::new(threads, &never);
+    let how = Stepping {
+        engine,
+        ..Stepping::new(threads, &never)
+    };
     let (whole, at) = {
         let mut run = Run::<V>::new(s, &how).unwrap();
         while run.step_chunk().unwrap() {}
@@ -66,6 +80,20 @@ fn a_run_taken_back_from_its_state_ends_as_one_never_saved() {
         assert!(n > 1000, "{n} bytes");
         saved_and_resumed::<V>(&s, 2, 0.7);
     });
+}
+
+#[test]
+fn a_run_on_the_cycle_engine_is_taken_back_too() {
+    for (name, set) in [
+        ("default", vec!["sim_time=20us", "traffic.hot_start=5us"]),
+        ("irregular64_fa", vec!["sim_time=10us"]),
+    ] {
+        let s = scenario(name, &set);
+        crate::with_lanes!(s.params.switch.vcs(), |V| {
+            saved_and_resumed_on::<V>(&s, Engine::Cycle, 1, 0.6);
+            saved_and_resumed_on::<V>(&s, Engine::Cycle, 2, 0.3);
+        });
+    }
 }
 
 #[test]

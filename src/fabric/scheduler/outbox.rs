@@ -16,7 +16,7 @@ use std::marker::PhantomData;
 /// equivalent to writing at once, and it lets the units of one window step, and their outboxes be
 /// written, in any order or in parallel. Room for a window is reserved at build: sending never
 /// allocates.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default)]
 pub struct Outbox<const V: usize> {
     flits: Vec<(u64, u32, Flit)>,
     backs: Vec<(u64, u32, Backward<V>)>,
