@@ -48,13 +48,6 @@ pub fn asked(
     }
 }
 
-impl Checkpoints {
-    /// The threads of the run it continues, when resumed.
-    pub fn threads(&self) -> Option<usize> {
-        self.resumed.as_ref().map(|l| l.header.threads)
-    }
-}
-
 /// Checkpoints being taken of a run as it steps.
 pub(super) struct Checkpointing {
     /// Cycles between two, and the cycle from which the next is due.
@@ -127,6 +120,11 @@ fn shell_quoted(arg: &str) -> String {
 }
 
 impl Checkpoints {
+    /// The threads of the run it continues, when resumed.
+    pub fn threads(&self) -> Option<usize> {
+        self.resumed.as_ref().map(|l| l.header.threads)
+    }
+
     /// Checks the checkpoints asked of a run of `s` into `out` (with the dump `plan` and the
     /// recording `record`, stepped as `how` says), before a file is touched; for a resumed run,
     /// that the checkpoint is of this scenario and inputs, and written in this folder.
@@ -241,7 +239,7 @@ impl Checkpointing {
     pub(super) fn after_chunk<const V: usize>(
         &mut self,
         run: &mut Run<'_, V>,
-        dumps: Vec<(PathBuf, PathBuf)>,
+        dumps: &[(PathBuf, PathBuf)],
     ) -> Result<(), String> {
         let now = run.now();
         let due = match run.stopped() {
@@ -256,7 +254,7 @@ impl Checkpointing {
         self.header.cycle = now;
         self.header.threads = run.threads();
         self.header.lanes = V;
-        self.header.dumps = dumps;
+        self.header.dumps = dumps.to_vec();
         checkpoint::write(&self.path, &self.header, |w| run.save(w))?;
         self.forget_stale();
         Ok(())

@@ -292,7 +292,7 @@ fn run_on<const V: usize>(
     folders.keep();
     let dump_files = dump.as_ref().map(Dump::files).unwrap_or_default();
     let mut after_chunk = |run: &mut Run<'_, V>| match &mut checkpoints {
-        Some(c) => c.after_chunk(run, dump_files.clone()),
+        Some(c) => c.after_chunk(run, &dump_files),
         None => Ok(()),
     };
     step_all(&mut run, how.quiet, recording.as_ref(), &mut after_chunk)?;

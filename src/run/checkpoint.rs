@@ -91,10 +91,15 @@ fn hash_of(bytes: &[u8]) -> u64 {
 
 /// A hash of the running executable's bytes: a checkpoint is taken back only by the build that
 /// took it (another build may lay its state out otherwise, or step it otherwise).
+/// Read once per process.
 pub fn build_id() -> Result<u64, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("the running executable: {e}"))?;
-    let bytes = std::fs::read(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
-    Ok(hash_of(&bytes))
+    static ID: std::sync::OnceLock<Result<u64, String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let exe = std::env::current_exe().map_err(|e| format!("the running executable: {e}"))?;
+        let bytes = std::fs::read(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
+        Ok(hash_of(&bytes))
+    })
+    .clone()
 }
 
 /// A hash of a run's inputs: the contents of `files` (a file that cannot be read counts as

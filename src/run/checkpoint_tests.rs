@@ -3,25 +3,10 @@
 //! and a communication phase, on either engine; a damaged or foreign checkpoint is refused.
 
 use super::checkpoint::{self, Header};
+use super::ranks_tests::ended_text as outputs;
 use super::*;
 use crate::cli::scenarios::load;
 use crate::fabric::Engine;
-
-/// What a run's outputs are made of, as text to compare.
-fn outputs(s: &Scenario, e: &Ended) -> String {
-    let ns = s.time_base.cycle_ns();
-    format!(
-        "{}{}{:?}{}{}{:?}{:?}{:?}",
-        e.series.efficiency_csv(ns),
-        e.series.latency_csv(ns),
-        e.totals,
-        e.reached,
-        e.complete,
-        e.invariants,
-        e.rank_finishes,
-        e.phase_ends
-    )
-}
 
 /// Runs `s` whole on `threads`; then again, saved after the chunk that reaches `at` of its
 /// cycles (0 to 1) into bytes, those taken back

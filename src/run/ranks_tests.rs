@@ -8,7 +8,7 @@ use crate::fabric::ranks::local::LocalRanks;
 use std::sync::Arc;
 
 /// What a run's outputs are made of, as text to compare.
-fn ended_text(s: &Scenario, e: &Ended) -> String {
+pub(super) fn ended_text(s: &Scenario, e: &Ended) -> String {
     let ns = s.time_base.cycle_ns();
     format!(
         "{}\n{}\n{:?}\n{} {} {:?}\n{:?}\n{:?}\n{:?}",
