@@ -26,6 +26,8 @@
 //   (the head flit of the packet it sends). FA: each head shows the escape credits it needs
 //   (hd_res_o); an output that finds it short raises esc_i[output][VC], and the head moves to
 //   the tail of its escape route's FIFO at the clock edge (after the pops, output by output).
+//   A packet joining a FIFO (routed or escaping) takes stamp_i, which its head shows
+//   (hd_stamp_o) to FCFS arbitration.
 // - ARN upstream: the FIFO's front leaves, or this cycle's sendARN when the FIFO is empty.
 // - Inputs: the link obeys the protocol (assumptions m_*: VC in range, no overflow, a head only
 //   between packets and with a free slot and a consistent tail bit, body flits in step); the
@@ -118,6 +120,10 @@ module input_port_ctrl
   // adaptive); the outputs' credits at the start of the cycle, per VC; per output, the VCs whose
   // adaptive head leaves for its escape queue at the clock edge.
   output logic [15:0]      hd_res_o       [V][P],
+  // FCFS: per (VC, output) head, the stamp it took joining its FIFO; stamp_i, the stamp a
+  // packet joining a FIFO at this clock edge takes (the next cycle's number, 32 bits).
+  output logic [31:0]      hd_stamp_o     [V][P],
+  input  logic [31:0]      stamp_i,
   input  logic [15:0]      out_cred_i     [P][V],
   input  logic [V-1:0]     esc_i          [P],
   // Per output: VOQ occupancy and the detector's head.
@@ -149,9 +155,10 @@ module input_port_ctrl
   assign uses_arn = routing_uses_arn(32'(cfg_i.routing));
   // The switch's identity and seed are used at switch level.
   logic unused_cfg;
-  // The queuing scheme is the HCAs' SL policy: the switch reads the SL, not the scheme.
+  // The queuing scheme is the HCAs' SL policy: the switch reads the SL, not the scheme. The
+  // outputs arbitrate.
   assign unused_cfg = ^{cfg_i.id, cfg_i.stage, cfg_i.up_ports, cfg_i.seed, cfg_i.queuing,
-                        cfg_i.qvcs, cfg_i.qarg};
+                        cfg_i.qvcs, cfg_i.qarg, cfg_i.fcfs};
 
   // ---------------------------------------------------------------------------------------------
   // Registers.
@@ -166,6 +173,9 @@ module input_port_ctrl
   // FA: the escape credits an adaptive packet needs (0 otherwise) and its escape route.
   logic [15:0]     res_q    [Pool];
   logic [7:0]      esc_q    [Pool];
+  // FCFS: the cycle from which a routed packet requests its output (the stamp it took joining
+  // its FIFO, by the routing stage or by FA's escape).
+  logic [31:0]     stamp_q  [Pool];
   logic [SlotW-1:0] next_q  [Pool];
   // FIFO ends per (VC, output).
   logic [SlotW-1:0] head_q  [V][P], head_d [V][P];
@@ -217,7 +227,9 @@ module input_port_ctrl
         hd_len_o[v][o]   = '0;
         hd_nvc_o[v][o]   = '0;
         hd_res_o[v][o]   = '0;
+        hd_stamp_o[v][o] = '0;
         if (head_q[v][o] != Nil) begin
+          hd_stamp_o[v][o] = stamp_q[SIdxW'(head_q[v][o])];
           hd_len_o[v][o] = desc_q[SIdxW'(head_q[v][o])].len;
           hd_nvc_o[v][o] = nvc_q[SIdxW'(head_q[v][o])];
           hd_res_o[v][o] = res_q[SIdxW'(head_q[v][o])];
@@ -485,12 +497,15 @@ module input_port_ctrl
   logic [7:0]       out_d  [Pool];
   logic [3:0]       nvc_d  [Pool];
   logic [15:0]      res_d  [Pool];
+  logic [31:0]      stamp_d [Pool];
   always_comb begin
-    next_d = next_q;
-    out_d  = out_q;
-    nvc_d  = nvc_q;
-    res_d  = res_q;
+    next_d  = next_q;
+    out_d   = out_q;
+    nvc_d   = nvc_q;
+    res_d   = res_q;
+    stamp_d = stamp_q;
     if (rt_routed) begin
+      stamp_d[SIdxW'(rt_slot_q)] = stamp_i;
       out_d[SIdxW'(rt_slot_q)] = rt_out;
       nvc_d[SIdxW'(rt_slot_q)] = rt_nvc;
       res_d[SIdxW'(rt_slot_q)] = rt_res;
@@ -501,6 +516,7 @@ module input_port_ctrl
       out_d[SIdxW'(free_slot)]  = '0;
       nvc_d[SIdxW'(free_slot)]  = '0;
       res_d[SIdxW'(free_slot)]  = '0;
+      stamp_d[SIdxW'(free_slot)] = '0;
       next_d[SIdxW'(free_slot)] = Nil;
     end
     for (int o = 0; o < P; o++) begin
@@ -511,6 +527,7 @@ module input_port_ctrl
           out_d[SIdxW'(es_slot[o][w])]  = es_port[o][w];
           nvc_d[SIdxW'(es_slot[o][w])]  = es_nvc[o][w];
           res_d[SIdxW'(es_slot[o][w])]  = '0;
+          stamp_d[SIdxW'(es_slot[o][w])] = stamp_i;
         end
       end
     end
@@ -586,6 +603,7 @@ module input_port_ctrl
       out_q  <= out_d;
       nvc_q  <= nvc_d;
       res_q  <= res_d;
+      stamp_q <= stamp_d;
       // Departures: a tail frees its slot. (The Rust twin also clears the list link of a popped
       // slot; that link is never read again before the slot is taken anew, which rewrites it,
       // so it is left as it is here.)

@@ -17,7 +17,9 @@
 //   credits, not 0) needs those credits free too, and one short of them is sent on to its escape
 //   queue (esc_o) instead of requesting. The input-level arbiter picks the input, that
 //   input's VC-level arbiter the VC (both accept, moving their pointers, only on a grant); the
-//   winner is popped from its FIFO (gnt_*_o) and its head leaves next cycle.
+//   winner is popped from its FIFO (gnt_*_o) and its head leaves next cycle. Under FCFS
+//   (fcfs_i) a request stands only if its head's stamp (hd_stamp_i, taken joining its FIFO) is
+//   the oldest of the requests' (stamp_older); the arbiters choose among those.
 // - Congestion detection (uses_arn_i only; otherwise the detector sees empty VOQs and stays
 //   idle): the detector watches every input's VOQ for this output
 //   and the head of its fullest VC (head_fc = credits of that head's next VC). A declaration
@@ -58,6 +60,8 @@ module output_port
   input  logic             rst_ni,
   // From the switch's configuration: ARN modes, and the root_info of this port's ARNs.
   input  logic             uses_arn_i,
+  // From the switch's configuration: first come, first served arbitration.
+  input  logic             fcfs_i,
   input  logic [7:0]       root_info_i,
   // Credits returned by the far buffer, and the counts at the start of the cycle.
   input  logic [7:0]       credit_i      [V],
@@ -71,6 +75,8 @@ module output_port
   // not adaptive); the VCs whose adaptive head is short of them while this output arbitrates
   // leave for their escape queue at the clock edge.
   input  logic [15:0]      hd_res_i      [P][V],
+  // FCFS: per input and VC, the stamp its head took joining its FIFO.
+  input  logic [31:0]      hd_stamp_i    [P][V],
   output logic [V-1:0]     esc_o         [P],
   // Per input: its VOQ for this output and the detector's head.
   input  logic [15:0]      voq_occ_i     [P],
@@ -187,6 +193,12 @@ module output_port
   always_comb begin
     logic [15:0] c;
     logic [16:0] need;
+    // FCFS: the oldest stamp among the requests (the first of the oldest in input, then VC
+    // order).
+    logic        any;
+    logic [31:0] oldest;
+    any    = 1'b0;
+    oldest = '0;
     for (int i = 0; i < P; i++) begin
       for (int v = 0; v < V; v++) begin
         c = cnt[VcW'(hd_nvc_i[i][v])];
@@ -194,6 +206,15 @@ module output_port
         need         = 17'(hd_len_i[i][v]) + 17'(hd_res_i[i][v]);
         vc_req[i][v] = hd_valid_i[i][v] && 17'(c) >= need;
         esc_o[i][v]  = finishing && hd_valid_i[i][v] && hd_res_i[i][v] != '0 && 17'(c) < need;
+        if (vc_req[i][v] && (!any || stamp_older(hd_stamp_i[i][v], oldest))) begin
+          oldest = hd_stamp_i[i][v];
+          any    = 1'b1;
+        end
+      end
+    end
+    for (int i = 0; i < P; i++) begin
+      for (int v = 0; v < V; v++) begin
+        if (fcfs_i && hd_stamp_i[i][v] != oldest) vc_req[i][v] = 1'b0;
       end
       in_req[i] = |vc_req[i];
     end

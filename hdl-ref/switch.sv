@@ -22,7 +22,9 @@
 //      each input routes the head that arrived in the cycle before (pseudo-code 4);
 //   4. each input takes the flit on its link;
 //   5. each output sends the next flit of its packet and, when idle or sending a tail,
-//      arbitrates among the heads that fit in its credits (virtual cut-through);
+//      arbitrates among the heads that fit in its credits (virtual cut-through); under FCFS
+//      (cfg_i.fcfs) only those with the oldest stamp request (a packet joining a FIFO takes
+//      the number of the next cycle, cyc_q + 1, as its stamp);
 //   6. each input sends upstream the credits of the flits that left it and its oldest ARN.
 //   The processARN queue (CmdDepth deep) takes this cycle's commands in filing order while it
 //   has room, then its front leaves if it was applied.
@@ -38,7 +40,7 @@
 //   SL); reset maps every SL to the VL of the same number. Written like the LFT, after reset
 //   while the links are idle (m_sl2vl_write_idle).
 // - Configuration (cfg_i, switch_pkg::cfg_t): routing mode, queuing scheme, id, stage, up ports,
-//   seed, adapted refresh. Like the LFT it is what the subnet manager programs; it is an input
+//   seed, adapted refresh, FCFS arbitration. Like the LFT it is what the subnet manager programs; it is an input
 //   held constant from before reset is released (m_cfg_stable), so one build of the switch
 //   serves every switch of a fabric and every routing mode, and it takes effect at reset.
 // - Oblivious routing draws from SplitMix64 (state reset to seed ^ id * golden gamma):
@@ -129,6 +131,7 @@ module switch
   logic [15:0]      hd_len     [P][V][P];
   logic [3:0]       hd_nvc     [P][V][P];
   logic [15:0]      hd_res     [P][V][P];
+  logic [31:0]      hd_stamp   [P][V][P];
   logic [15:0]      voq_occ    [P][P];
   logic             det_valid  [P][P];
   logic [15:0]      det_dest   [P][P];
@@ -184,6 +187,7 @@ module switch
   logic [15:0]      o_hd_len   [P][P][V];
   logic [3:0]       o_hd_nvc   [P][P][V];
   logic [15:0]      o_hd_res   [P][P][V];
+  logic [31:0]      o_hd_stamp [P][P][V];
   // FA: per output, the VCs of each input whose adaptive head leaves for its escape queue; and
   // per input, the same from each output.
   logic [V-1:0]     o_esc      [P][P];
@@ -204,6 +208,7 @@ module switch
           o_hd_len[o][i][v]   = hd_len[i][v][o];
           o_hd_nvc[o][i][v]   = hd_nvc[i][v][o];
           o_hd_res[o][i][v]   = hd_res[i][v][o];
+          o_hd_stamp[o][i][v] = hd_stamp[i][v][o];
         end
       end
     end
@@ -231,6 +236,15 @@ module switch
   end
   always_comb begin
     for (int o = 0; o < P; o++) tx_desc[o] = rd_desc[tx_input[o]][o];
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // FCFS: the cycle counter whose next value a packet joining a FIFO takes as its stamp (32
+  // bits, wrapping; the outputs compare stamps as serial numbers).
+  logic [31:0] cyc_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) cyc_q <= '0;
+    else         cyc_q <= cyc_q + 32'd1;
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -283,6 +297,8 @@ module switch
       .hd_len_o       (hd_len[i]),
       .hd_nvc_o       (hd_nvc[i]),
       .hd_res_o       (hd_res[i]),
+      .hd_stamp_o     (hd_stamp[i]),
+      .stamp_i        (cyc_q + 32'd1),
       .out_cred_i     (credits),
       .esc_i          (in_esc[i]),
       .voq_occ_o      (voq_occ[i]),
@@ -319,6 +335,7 @@ module switch
       .clk_i,
       .rst_ni,
       .uses_arn_i    (uses_arn),
+      .fcfs_i        (cfg_i.fcfs),
       .root_info_i   (root_info),
       .credit_i      (in_credit_i[o]),
       .credits_o     (credits[o]),
@@ -327,6 +344,7 @@ module switch
       .hd_len_i      (o_hd_len[o]),
       .hd_nvc_i      (o_hd_nvc[o]),
       .hd_res_i      (o_hd_res[o]),
+      .hd_stamp_i    (o_hd_stamp[o]),
       .esc_o         (o_esc[o]),
       .voq_occ_i     (o_voq_occ[o]),
       .det_valid_i   (o_det_valid[o]),

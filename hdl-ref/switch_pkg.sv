@@ -11,7 +11,8 @@
 //   and held while the links run: routing mode and queuing scheme (RtDModK .. RtFa,
 //   QuOneQ .. QuFlow2Sl, numbered in the order of src/switch/config.rs), the scheme's regular
 //   VCs and argument, the switch's id, stage and up ports, the seed of oblivious routing, and
-//   whether adapted packets refresh ARN-table entries upstream.
+//   whether adapted packets refresh ARN-table entries upstream; whether the outputs
+//   arbitrate first come, first served (OutputArbitration::Fcfs) rather than round robin.
 // - scheme_vc: the regular VC of a packet to end node dst (QueuingScheme::vc_for);
 //   splitmix_mix: the output function of SplitMix64 (src/blocks/rng.rs) on a state already
 //   advanced by the golden gamma.
@@ -49,6 +50,7 @@ package switch_pkg;
     logic [63:0] up_ports;         // bit p: port p goes up
     logic [63:0] seed;             // SplitMix64 starts at seed ^ id * Golden
     logic        adapted_refresh;  // adapted packets refresh entries upstream
+    logic        fcfs;             // outputs arbitrate first come, first served
   } cfg_t;
 
   // Port number of an unprogrammed LFT entry and of "no route".
@@ -101,6 +103,14 @@ package switch_pkg;
       default:  x = 0;
     endcase
     return 8'(x);
+  endfunction
+
+  // Whether FIFO stamp a is older than b: 32-bit cycle stamps compared as serial numbers
+  // (src/switch/config.rs, stamp_older).
+  function automatic logic stamp_older(logic [31:0] a, logic [31:0] b);
+    logic signed [31:0] d;
+    d = signed'(a - b);
+    return d < 0;
   endfunction
 
   // SplitMix64's output for the advanced state s.

@@ -5,11 +5,13 @@
 //! - Seeded random link traffic that obeys the protocol (`switch_hdl/random_link.rs`), recorded
 //!   on the cycle engine, for each of the seven routing modes on a 4-port switch with 2 VCs
 //!   (1,000,000 cycles) and on a 12-port switch with 4 VCs (300,000 cycles, or
-//!   `ARNSIM_SWITCH_HDL_P12_CYCLES`) (under AFI the scheme's regular VCs and the
-//!   AFC; the modes without AFI use two or four regular VCs of DBBM, vFtree or Flow2SL).
+//!   `ARNSIM_SWITCH_HDL_P12_CYCLES`), three of them (ARN and FA on 4 ports, Adaptive-Th on 12)
+//!   arbitrating first come, first served (under AFI the scheme's regular VCs and the AFC; the
+//!   modes without AFI use two or four regular VCs of DBBM, vFtree or Flow2SL).
 //! - In situ, recorded while the fabric runs on the event engine: every switch of `default` and
 //!   of `figure4` for the whole run, three routers of `dragonfly72` with the VL raised after the
-//!   global hop, three switches of `default` under FA, and the first congestion-root switch of configuration 1 under
+//!   global hop, three switches of `default` under FA, two under first come, first served
+//!   arbitration, and the first congestion-root switch of configuration 1 under
 //!   H10 with ARN+AFI (hot spot at 10 us, CRT 20 us) from reset, less than 100 us before its root
 //!   is detected, to 500 us after.
 //!
@@ -72,8 +74,13 @@ fn random_case(ports: u64, routing: &str, scheme: &[&str], cycles: u64, seed: u6
     }
     args.extend(scheme.iter().map(|s| s.to_string()));
     let vcs = if ports > 4 { 4 } else { 2 };
+    let fcfs = if scheme.contains(&"fcfs") {
+        "_fcfs"
+    } else {
+        ""
+    };
     Case {
-        name: format!("random_p{ports}_v{vcs}_{routing}"),
+        name: format!("random_p{ports}_v{vcs}_{routing}{fcfs}"),
         weight: ports * cycles,
         make: Box::new(move |out: &Path| {
             let out = out.to_string_lossy().into_owned();
@@ -127,7 +134,16 @@ fn random_cases() -> Vec<Case> {
         random_case(
             4,
             "arn",
-            &["--queuing", "dbbm", "--qvcs", "2", "--sl2vl", "30"],
+            &[
+                "--queuing",
+                "dbbm",
+                "--qvcs",
+                "2",
+                "--sl2vl",
+                "30",
+                "--arbitration",
+                "fcfs",
+            ],
             m,
             15,
         ),
@@ -135,7 +151,16 @@ fn random_cases() -> Vec<Case> {
         random_case(
             4,
             "fa",
-            &["--queuing", "dbbm", "--qvcs", "2", "--sl2vl", "30"],
+            &[
+                "--queuing",
+                "dbbm",
+                "--qvcs",
+                "2",
+                "--sl2vl",
+                "30",
+                "--arbitration",
+                "fcfs",
+            ],
             m,
             17,
         ),
@@ -166,7 +191,16 @@ fn random_cases() -> Vec<Case> {
         random_case(
             12,
             "adaptive_th",
-            &["--queuing", "flow2sl", "--qvcs", "4", "--qarg", "48"],
+            &[
+                "--queuing",
+                "flow2sl",
+                "--qvcs",
+                "4",
+                "--qarg",
+                "48",
+                "--arbitration",
+                "fcfs",
+            ],
             m12,
             23,
         ),
@@ -278,6 +312,29 @@ fn fa_cases() -> Vec<Case> {
         .into_iter()
         .map(|sw| Case {
             name: format!("in_situ_default_fa_{sw}"),
+            weight: 8 * s.sim_cycles,
+            make: Box::new(move |out: &Path| {
+                let s = bundled("default", &SETS)?;
+                record_switch(&s, sw, s.sim_cycles, out)?;
+                Ok(format!(
+                    "default ({}) switch {sw}, event engine, cycles 0 to {}",
+                    SETS.join(", "),
+                    s.sim_cycles - 1
+                ))
+            }),
+        })
+        .collect()
+}
+
+/// First come, first served arbitration on the default fat tree under ARN+AFI: the leaf with
+/// the hot spot and a spine, for the whole run.
+fn fcfs_cases() -> Vec<Case> {
+    const SETS: [&str; 1] = ["switch.output_arbitration=fcfs"];
+    let s = bundled("default", &SETS).expect("bundled scenario loads");
+    [1u32, 4]
+        .into_iter()
+        .map(|sw| Case {
+            name: format!("in_situ_default_fcfs_{sw}"),
             weight: 8 * s.sim_cycles,
             make: Box::new(move |out: &Path| {
                 let s = bundled("default", &SETS)?;
@@ -425,6 +482,7 @@ fn main() {
     cases.extend(in_situ_cases("figure4"));
     cases.extend(dragonfly_vl_hops_cases());
     cases.extend(fa_cases());
+    cases.extend(fcfs_cases());
     cases.push(config1_root_case());
     cases.retain(|c| c.name.contains(&filter));
     cases.sort_by_key(|c| std::cmp::Reverse(c.weight));

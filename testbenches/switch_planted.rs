@@ -6,8 +6,8 @@
 //! values) or by a named assertion (`--assert`); the test reports which one caught each bug and
 //! at which recording cycle. A bug that is not caught, or whose text to alter is not found
 //! exactly once, fails the test. Two recordings: a 4-port ARN+AFI switch for most bugs, and an
-//! FA one (escape queues) with two regular VCs and remapped SL-to-VL entries for the bugs in the
-//! tables and in FA. The
+//! FA one (escape queues) with two regular VCs, remapped SL-to-VL entries and first come, first
+//! served arbitration for the bugs in the tables, in FA and in FCFS. The
 //! unaltered copy replays each with 0 mismatches, so every failure is the bug's.
 //!
 //! The models are built with `ARNSIM_HDL_OPT=-O0` (the replays are short, the builds dominate;
@@ -159,11 +159,22 @@ const BUGS: &[Bug] = &[
         }],
         sl2vl: true,
     },
+    Bug {
+        slug: "fcfs_newest_first",
+        name: "FCFS: the newest head wins (stamps compared the wrong way round)",
+        edits: &[Edit {
+            file: "output_port.sv",
+            find: "stamp_older(hd_stamp_i[i][v], oldest)",
+            replace: "stamp_older(oldest, hd_stamp_i[i][v])",
+        }],
+        sl2vl: true,
+    },
 ];
 
-/// A 4-port FA switch (escape queues) with two regular VCs (DBBM) and 30 % of its SL-to-VL
-/// entries remapped (the same build parameters as [`RECORDING`]'s; `switch_hdl` replays the like
-/// of it on the unaltered switch with 0 mismatches).
+/// A 4-port FA switch (escape queues) with two regular VCs (DBBM), 30 % of its SL-to-VL
+/// entries remapped and first come, first served arbitration (the same build parameters as
+/// [`RECORDING`]'s; `switch_hdl` replays the like of it on the unaltered switch with 0
+/// mismatches).
 const SL2VL_RECORDING: &[&str] = &[
     "--ports",
     "4",
@@ -179,6 +190,8 @@ const SL2VL_RECORDING: &[&str] = &[
     "20000",
     "--seed",
     "3",
+    "--arbitration",
+    "fcfs",
 ];
 
 /// The recording every case replays (`random_link.rs` options, `--out` added).

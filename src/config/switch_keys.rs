@@ -4,7 +4,7 @@
 
 use super::scenario::Reader;
 use super::units::MAX_CYCLES;
-use crate::switch::{QueuingScheme, RoutingMode, SwitchParams};
+use crate::switch::{OutputArbitration, QueuingScheme, RoutingMode, SwitchParams};
 use crate::wire::link::MAX_VCS;
 
 /// `queuing_vcs`: the regular VCs of the queuing scheme `scheme` (3 by default; `1q` has one and
@@ -133,6 +133,13 @@ pub(super) fn read(
     );
     let adaptive = r.percent("switch.adaptive_threshold", 75.0);
     let adapted_refresh = doc.bool("switch.adapted_refresh").unwrap_or(true);
+    let arbitration = r
+        .choice(
+            "switch.output_arbitration",
+            Some("round_robin"),
+            &OutputArbitration::ALL.map(OutputArbitration::name),
+        )
+        .map(|n| OutputArbitration::named(&n).expect("a listed name"));
     let (vc_cap, node_vc) = (vc_cap?, node_vc?);
     let pct = |p: f64| ((p * vc_cap as f64) / 100.0).floor() as u16;
     let switch = SwitchParams {
@@ -150,6 +157,7 @@ pub(super) fn read(
         crt: crt? as u32,
         adaptive_threshold: pct(adaptive?),
         adapted_refresh,
+        arbitration: arbitration?,
     };
     debug_assert!(MAX_CYCLES > max24);
     Some((switch, mtu?, node_vc as u16))

@@ -231,6 +231,20 @@ fn adapted_refresh_is_a_switch_key() {
 }
 
 #[test]
+fn output_arbitration_is_a_switch_key() {
+    use crate::switch::OutputArbitration;
+    let s = Scenario::from_text("s.toml", SMALL, &[]).unwrap();
+    assert_eq!(s.params.switch.arbitration, OutputArbitration::RoundRobin);
+    let set = ["switch.output_arbitration=\"fcfs\"".into()];
+    let s = Scenario::from_text("s.toml", SMALL, &set).unwrap();
+    assert_eq!(s.params.switch.arbitration, OutputArbitration::Fcfs);
+    let e = err(&SMALL.replace("[switch]\n", "[switch]\noutput_arbitration = \"oldest\"\n"));
+    assert_eq!(e.key.as_deref(), Some("switch.output_arbitration"));
+    assert!(e.message.contains("round_robin, fcfs"), "{e}");
+    assert!(e.at.starts_with("s.toml:"), "{e}");
+}
+
+#[test]
 fn queuing_vcs_sets_the_regular_vcs_of_the_scheme() {
     let s = Scenario::from_text("s.toml", SMALL, &["queuing_vcs=7".into()]).unwrap();
     assert_eq!(s.params.switch.queuing, QueuingScheme::Dbbm { vcs: 7 });

@@ -43,6 +43,9 @@ pub struct Slot {
     pub reserve: u16,
     /// FA: the escape route (option 0) of an adaptive packet.
     pub escape: u8,
+    /// FCFS: the stamp it took joining its FIFO (the number of the cycle from which it
+    /// requests its output, 32 bits).
+    pub stamp: u32,
 }
 
 /// The packet whose flits are arriving.
@@ -238,8 +241,8 @@ impl InputPortCtrl {
     }
 
     /// Clock edge of the routing stage: the packet in `w.slot` joins the FIFO of its VC and
-    /// output, bringing the flits it has received into the VOQ counts.
-    pub fn apply_route(&mut self, w: RouteWrite) {
+    /// output, bringing the flits it has received into the VOQ counts, with `stamp`.
+    pub fn apply_route(&mut self, w: RouteWrite, stamp: u32) {
         let slot = &mut self.slots[w.slot as usize];
         slot.pkt.flags = w.flags;
         if w.out == NO_ROUTE || w.out as usize >= self.ports {
@@ -249,6 +252,7 @@ impl InputPortCtrl {
         slot.out = w.out;
         slot.next_vc = w.next_vc;
         (slot.escape, slot.reserve) = w.adaptive.unwrap_or((0, 0));
+        slot.stamp = stamp;
         self.push(w.slot);
     }
 
@@ -271,8 +275,9 @@ impl InputPortCtrl {
     }
 
     /// Clock edge of FA's escape: the adaptive head of the (VC, `out`) FIFO leaves it for the
-    /// tail of its escape route's FIFO (`next_vc` there), its flits moving with it.
-    pub fn apply_escape(&mut self, vc: usize, out: usize, next_vc: u8) {
+    /// tail of its escape route's FIFO (`next_vc` there), its flits moving with it, with
+    /// `stamp`.
+    pub fn apply_escape(&mut self, vc: usize, out: usize, next_vc: u8, stamp: u32) {
         let q = self.q(vc, out);
         let s = self.head[q];
         debug_assert!(s != NIL && self.slots[s as usize].reserve > 0);
@@ -282,6 +287,7 @@ impl InputPortCtrl {
         slot.reserve = 0;
         slot.out = slot.escape;
         slot.next_vc = next_vc;
+        slot.stamp = stamp;
         self.voq[out] -= arrived;
         self.vc_voq[q] -= arrived;
         self.push(s);

@@ -362,6 +362,8 @@ impl CycleSwitch {
 }
 
 #[cfg(test)]
+mod arbitration_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod timing_tests;

@@ -1,7 +1,8 @@
 //! `output_port.sv`: one output port: a credit counter per VC of the buffer at the far end of
 //! its link, the two-level round-robin arbitration (an input-level arbiter over the inputs, and
 //! per input a VC-level arbiter over its VCs) among the (input, VC) heads whose packet fits whole
-//! in the downstream credits (virtual cut-through), the packet being sent one flit per cycle from
+//! in the downstream credits (virtual cut-through; under FCFS only those whose head joined its
+//! FIFO first, by the 32-bit stamp it took), the packet being sent one flit per cycle from
 //! head to tail, the congestion detector of the output and its root register. The switch's
 //! phase 5 (`CycleSwitch::transmit`: sending and arbitration) is here too; the detector's phase
 //! is in `detection.rs`.
@@ -13,7 +14,7 @@ use crate::blocks::congestion_detector::DetectorConfig;
 use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{CongestionDetector, CreditCounter, RrArbiter};
-use crate::switch::SwitchFault;
+use crate::switch::{OutputArbitration, SwitchFault, stamp_older};
 use crate::wire::ArnInfo;
 
 /// The packet the output sends (`tx_q`): one flit per cycle from its head.
@@ -167,13 +168,30 @@ impl CycleSwitch {
             // Requests: per input, the VCs whose head packet fits in the credits of the start of
             // the cycle, less the one this cycle's flit spends. FA's adaptive heads that do not
             // fit in the adaptive half leave for their escape route at the clock edge.
+            // FCFS: only the requests with the oldest stamp stand.
+            let fcfs = self.params.arbitration == OutputArbitration::Fcfs;
             let mut req_inputs = 0u128;
+            let mut oldest: Option<u32> = None;
             for i in 0..ports {
                 let (req, escapes) = self.vc_requests(i, o, sending_vc);
                 if req != 0 {
                     req_inputs |= 1 << i;
+                    if fcfs {
+                        oldest = self.oldest_stamp(i, o, req, oldest);
+                    }
                 }
                 self.w.escapes[o * ports + i] = escapes;
+            }
+            if let Some(t) = oldest {
+                let mut scan = req_inputs;
+                while scan != 0 {
+                    let i = scan.trailing_zeros() as usize;
+                    scan &= scan - 1;
+                    let (req, _) = self.vc_requests(i, o, sending_vc);
+                    if self.stamped(i, o, req, t) == 0 {
+                        req_inputs &= !(1 << i);
+                    }
+                }
             }
             let g = self.outputs[o].in_arb.evaluate(&RrArbiterIn {
                 req: req_inputs,
@@ -183,7 +201,10 @@ impl CycleSwitch {
                 continue;
             }
             let i = g.idx as usize;
-            let (req_vcs, _) = self.vc_requests(i, o, sending_vc);
+            let (mut req_vcs, _) = self.vc_requests(i, o, sending_vc);
+            if let Some(t) = oldest {
+                req_vcs = self.stamped(i, o, req_vcs, t);
+            }
             let gv = self.outputs[o].vc_arb[i].evaluate(&RrArbiterIn {
                 req: req_vcs,
                 ack: true,
@@ -204,6 +225,31 @@ impl CycleSwitch {
             self.w.grants[o] = Some((i as u8, v as u8, tx));
         }
         Ok(())
+    }
+
+    /// FCFS: the oldest of `oldest` and the stamps of the heads of input `i` for output `o` on
+    /// the VCs of `vcs`, looked at in VC order.
+    fn oldest_stamp(&self, i: usize, o: usize, vcs: u128, mut oldest: Option<u32>) -> Option<u32> {
+        let c = &self.inputs[i];
+        for v in 0..self.vcs {
+            if vcs & 1 << v == 0 {
+                continue;
+            }
+            let Some(s) = c.head(v, o) else { continue };
+            let t = c.slot(s).stamp;
+            if oldest.is_none_or(|b| stamp_older(t, b)) {
+                oldest = Some(t);
+            }
+        }
+        oldest
+    }
+
+    /// FCFS: the VCs of `vcs` whose head of input `i` for output `o` has stamp `t`.
+    fn stamped(&self, i: usize, o: usize, vcs: u128, t: u32) -> u128 {
+        let c = &self.inputs[i];
+        (0..self.vcs)
+            .filter(|&v| vcs & 1 << v != 0 && c.head(v, o).is_some_and(|s| c.slot(s).stamp == t))
+            .fold(0, |m, v| m | 1 << v)
     }
 
     /// The VCs of input `i` whose head packet for output `o` may win it this cycle, and (FA)

@@ -149,6 +149,8 @@ impl CycleSwitch {
     /// The clock edge.
     fn commit(&mut self, uses_arn: bool) {
         let ports = self.ports;
+        // What a packet joining a FIFO now takes: the number of the cycle from which it requests.
+        let stamp = (self.cycle + 1) as u32;
         if uses_arn {
             for o in 0..ports {
                 self.outputs[o].detector.commit();
@@ -176,7 +178,7 @@ impl CycleSwitch {
         }
         for i in 0..ports {
             if let Some(r) = self.w.routes[i] {
-                self.inputs[i].apply_route(r);
+                self.inputs[i].apply_route(r, stamp);
             }
             self.inputs[i].apply_arrival(self.w.arrivals[i]);
         }
@@ -222,7 +224,7 @@ impl CycleSwitch {
                         .sl_to_vl
                         .vl(slot.escape as usize, i, slot.pkt.sl);
                     let next_vc = self.params.next_vc(&slot.pkt, vl);
-                    c.apply_escape(v, o, next_vc);
+                    c.apply_escape(v, o, next_vc, stamp);
                     self.stats.packets_escaped += 1;
                 }
             }

@@ -155,6 +155,26 @@ fn every_switch_of_an_irregular_fabric_under_fa_matches_the_event_engine() {
     }
 }
 
+/// First come, first served at every output, on `default` under ARN+AFI (hot spot included) and
+/// on the irregular fabric under FA (heads that leave for their escape routes take new stamps):
+/// every switch equals its cycle-engine twin.
+#[test]
+fn every_switch_under_fcfs_arbitration_matches_the_event_engine() {
+    let fcfs = "switch.output_arbitration=\"fcfs\"";
+    let cycles = lockstep_all("default", &[fcfs]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
+    let sets = [
+        fcfs,
+        "routing=\"fa\"",
+        "routing_engine=\"fa_updn\"",
+        "traffic.load=0.9",
+        "traffic.adaptive_share=0.5",
+        "sim_time=\"300us\"",
+    ];
+    let cycles = lockstep_all("irregular16", &sets).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
+}
+
 mod random_fabrics {
     use super::lockstep_all;
     use proptest::prelude::*;
@@ -176,7 +196,7 @@ mod random_fabrics {
 
         /// Small fabrics (k-ary n-trees and the custom figure-4 fabric) with random routing
         /// modes, queuing schemes and their VC counts (1 to 16 VCs per port), loads, link
-        /// latencies, buffers and seeds: every switch of the event engine equals its
+        /// latencies, buffers, seeds and output arbitrations: every switch of the event engine equals its
         /// cycle-engine twin in every cycle.
         #[test]
         fn event_and_cycle_engines_agree(
@@ -188,6 +208,7 @@ mod random_fabrics {
             load in 0.2f64..1.0,
             buffer_kb in prop::sample::select(vec![16u32, 32, 64]),
             seed in 0u64..1000,
+            arbitration in prop::sample::select(vec!["round_robin", "fcfs"]),
         ) {
             let mut sets = vec![
                 format!("routing=\"{routing}\""),
@@ -197,6 +218,7 @@ mod random_fabrics {
                 "sim_time=\"12us\"".to_string(),
                 "switch.crt=\"1us\"".to_string(),
                 "switch.arn_gap=\"100ns\"".to_string(),
+                format!("switch.output_arbitration=\"{arbitration}\""),
             ];
             // `1q` has one regular VC; with the AFC under AFI at most 15, for 16 VCs in all.
             if queuing != "1q" {

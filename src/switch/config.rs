@@ -166,6 +166,48 @@ pub const DEFAULT_ARN_TTL: u32 = 195_313;
 /// 1 us of the first matching packet.
 pub const DEFAULT_ARN_GAP: u32 = 195;
 
+/// How an output port chooses among the (input, VC) heads that request it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum OutputArbitration {
+    /// Two-level round robin: the input-level arbiter picks the input, that input's VC-level
+    /// arbiter its VC (Rocher-Gonzalez et al., section 2.2).
+    #[default]
+    RoundRobin,
+    /// First come, first served: only the heads that joined their VOQ FIFO earliest (the
+    /// 32-bit cycle stamp each packet takes on joining, compared within a 2^31-cycle window)
+    /// request; the two round-robin arbiters choose among those that joined in the same cycle
+    /// (Birk and Zdornov's baseline, "NC", section 7).
+    Fcfs,
+}
+
+impl OutputArbitration {
+    /// Both, in the order of `cfg_t.fcfs` (0, 1).
+    pub const ALL: [Self; 2] = [OutputArbitration::RoundRobin, OutputArbitration::Fcfs];
+
+    /// Stable lower-case name (`round_robin`, `fcfs`).
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputArbitration::RoundRobin => "round_robin",
+            OutputArbitration::Fcfs => "fcfs",
+        }
+    }
+
+    /// The arbitration of that name, if any.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// Whether the VOQ stamp `a` is older than `b`: 32-bit cycle stamps compared as serial
+/// numbers, so that the order holds across the counter's wrap while no two requesting heads
+/// joined their FIFOs 2^31 cycles or more apart.
+#[inline]
+pub fn stamp_older(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
 /// Descriptor slots an input port needs when no packet is shorter than `min_packet` flits: every
 /// VC full of the shortest packets, plus one packet per output still leaving (its slot is held
 /// until its tail leaves, while its freed credits already admit new packets) and one arriving.
@@ -207,6 +249,8 @@ pub struct SwitchParams {
     /// one (its original VC names the entry), so the entries along an isolated congestion tree
     /// live as long as its root holds. Off: adapted packets never look up (pseudo-code 4).
     pub adapted_refresh: bool,
+    /// How each output chooses among its requests.
+    pub arbitration: OutputArbitration,
 }
 
 impl SwitchParams {
@@ -272,6 +316,7 @@ impl SwitchParams {
             crt,
             adaptive_threshold: pct(75),
             adapted_refresh: true,
+            arbitration: OutputArbitration::RoundRobin,
         };
         p.max_packets = packet_slots(p.vcs(), vc_capacity, 1);
         p

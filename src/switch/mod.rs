@@ -16,7 +16,9 @@ pub mod output_credits;
 pub mod routing_stage;
 pub mod sl_to_vl;
 
-pub use config::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
+pub use config::{
+    OutputArbitration, QueuingScheme, RoutingMode, SwitchParams, packet_slots, stamp_older,
+};
 pub(crate) use detection::detector_wake;
 pub use events::{Observer, OutputProbe, SwitchEvent, SwitchFault, SwitchStats};
 pub use routing_stage::{fa_choice, most_credits, oblivious_choice};

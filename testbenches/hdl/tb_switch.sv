@@ -105,7 +105,7 @@ module tb_switch
   // ---------------------------------------------------------------------------------------------
   // The recording: header.
   integer      fd;
-  string       path, line, name, rname, qname;
+  string       path, line, name, rname, qname, aname;
   int          lft_lid [$];
   int          lft_port [$];
   int          sl2vl_out [$];
@@ -215,11 +215,14 @@ arn_entries line", path);
         check("rows", longint'(g), longint'(Rows));
         seen_ports = 1'b1;
       end else if (starts(line, "param routing")) begin
-        n = $sscanf(line, "param routing %s queuing %s qvcs %d qarg %d", rname, qname, a, b);
-        if (n != 4 || routing_code(rname) > RtFa || queuing_code(qname) > QuFlow2Sl
-            || a < 0 || a > 15 || b < 0 || b > 65535) begin
+        n = $sscanf(line, "param routing %s queuing %s qvcs %d qarg %d arbitration %s", rname,
+                    qname, a, b, aname);
+        if (n != 5 || routing_code(rname) > RtFa || queuing_code(qname) > QuFlow2Sl
+            || a < 0 || a > 15 || b < 0 || b > 65535
+            || (aname != "round_robin" && aname != "fcfs")) begin
           $fatal(1, "%s: unreadable routing line: %s", path, line);
         end
+        cfg.fcfs    = aname == "fcfs";
         cfg.routing = 3'(routing_code(rname));
         cfg.queuing = 2'(queuing_code(qname));
         cfg.qvcs    = 5'(a);

@@ -24,7 +24,9 @@
 use arnsim::blocks::LftBanks;
 use arnsim::blocks::rng::SplitMix64;
 use arnsim::cycle::{CycleSwitch, LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
-use arnsim::switch::{QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring};
+use arnsim::switch::{
+    OutputArbitration, QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring,
+};
 use arnsim::trace::recording::{RecordingHeader, write_frame};
 use arnsim::wire::{ArnInfo, Packet, PacketFlags};
 use std::collections::VecDeque;
@@ -50,6 +52,7 @@ pub struct Opts {
     load: u64,
     max_len: u16,
     adapted_refresh: bool,
+    arbitration: OutputArbitration,
     arn_rate: u64,
     out_cap_spread: bool,
     sl2vl: u64,
@@ -76,6 +79,7 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
         load: 70,
         max_len: 8,
         adapted_refresh: true,
+        arbitration: OutputArbitration::RoundRobin,
         arn_rate: 3,
         out_cap_spread: false,
         sl2vl: 0,
@@ -109,6 +113,10 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
             "--load" => o.load = num(v)?,
             "--max-len" => o.max_len = num(v)? as u16,
             "--adapted-refresh" => o.adapted_refresh = num(v)? != 0,
+            "--arbitration" => {
+                o.arbitration = OutputArbitration::named(v)
+                    .ok_or_else(|| format!("unknown output arbitration {v}"))?
+            }
             "--arn-rate" => o.arn_rate = num(v)?,
             "--out-cap-spread" => o.out_cap_spread = num(v)? != 0,
             "--sl2vl" => o.sl2vl = num(v)?,
@@ -183,6 +191,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
     params.arn_ttl = o.arn_ttl;
     params.arn_entries = o.arn_entries;
     params.adapted_refresh = o.adapted_refresh;
+    params.arbitration = o.arbitration;
     let vcs = params.vcs();
     // Every VC full of one-flit packets, one packet leaving per output, one arriving.
     params.max_packets = vcs * o.vc_capacity as usize + p + 1;

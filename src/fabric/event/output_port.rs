@@ -1,12 +1,13 @@
 //! `output_port.sv` on the event engine, every switch output: the credit streams coming back to
 //! its counters, its packet's head and tail leaving, and the two-level round-robin arbitration
-//! among the heads routed to it (virtual cut-through; under FA, adaptive heads short of room
-//! sent on to their escape routes). The timing is the cycle engine's (`docs/switch.md`, "Stages
+//! among the heads routed to it, under FCFS among the oldest of them (virtual cut-through; under
+//! FA, adaptive heads short of room sent on to their escape routes). The timing is the cycle engine's (`docs/switch.md`, "Stages
 //! and latencies").
 
 use super::*;
 use crate::blocks::Block;
 use crate::blocks::rr_arbiter::RrArbiterIn;
+use crate::switch::{OutputArbitration, stamp_older};
 
 /// What an output's arbitration did: the packet granted, whether some head was not ready yet,
 /// and whether heads left for their escape routes (FA).
@@ -213,6 +214,9 @@ impl<const V: usize> EventCore<V> {
         let mut escapes = [0u16; 64];
         let mut any_escape = false;
         let mut unready = false;
+        // FCFS: the oldest stamp among the requests (their `ready` cycles, 32 bits).
+        let fcfs = env.params.switch.arbitration == OutputArbitration::Fcfs;
+        let mut oldest: Option<u32> = None;
         let mut scan = o.waiting;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
@@ -235,11 +239,18 @@ impl<const V: usize> EventCore<V> {
                 if c.saturating_sub(spent) >= head.len + reserve {
                     vcs[i] |= 1 << v;
                     inputs |= 1 << i;
+                    let t = head.ready as u32;
+                    if fcfs && oldest.is_none_or(|b| stamp_older(t, b)) {
+                        oldest = Some(t);
+                    }
                 } else if FA && reserve != 0 {
                     escapes[i] |= 1 << v;
                     any_escape = true;
                 }
             }
+        }
+        if let Some(t) = oldest {
+            self.keep_stamped(out, &mut inputs, &mut vcs, t);
         }
         let grant = (inputs != 0).then(|| {
             let o = &mut self.outputs[out as usize];
@@ -281,6 +292,28 @@ impl<const V: usize> EventCore<V> {
             grant,
             unready,
             escaped: FA && any_escape,
+        }
+    }
+
+    /// FCFS: of the requests `inputs` (per input, its VCs `vcs`) for flat output `out`, only
+    /// those whose head has stamp `t` stand.
+    fn keep_stamped(&self, out: u32, inputs: &mut u64, vcs: &mut [u16; 64], t: u32) {
+        let mut scan = *inputs;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            let q = self.voq(out, i, 0);
+            let mut m = vcs[i];
+            while m != 0 {
+                let v = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if self.voqs[q + v].ready as u32 != t {
+                    vcs[i] &= !(1 << v);
+                }
+            }
+            if vcs[i] == 0 {
+                *inputs &= !(1 << i);
+            }
         }
     }
 

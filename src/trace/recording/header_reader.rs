@@ -7,7 +7,9 @@ use super::{MAGIC, RecordingHeader, RecordingReader};
 use crate::blocks::LftBanks;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::cycle::{MAX_LINK_VCS, PortIn, PortOut};
-use crate::switch::{QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring};
+use crate::switch::{
+    OutputArbitration, QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring,
+};
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::str::FromStr;
@@ -56,7 +58,7 @@ impl HeaderLine {
                 "banks",
                 "rows",
             ],
-            HeaderLine::Routing => &["routing", "queuing", "qvcs", "qarg"],
+            HeaderLine::Routing => &["routing", "queuing", "qvcs", "qarg", "arbitration"],
             HeaderLine::Arn => &[
                 "arn_entries",
                 "arn_ttl",
@@ -248,6 +250,10 @@ impl<R: BufRead> RecordingReader<R> {
                         let q: String = k.get("queuing")?;
                         let qvcs: u8 = k.get("qvcs")?;
                         let qarg: u32 = k.get("qarg")?;
+                        let a: String = k.get("arbitration")?;
+                        h.params.arbitration = OutputArbitration::named(&a).ok_or_else(|| {
+                            format!("{p}:{n}: key `arbitration`: `{a}` is not round_robin or fcfs")
+                        })?;
                         if qvcs == 0 && q != "1q" {
                             return Err(format!(
                                 "{p}:{n}: key `qvcs`: 0, a queuing scheme with VCs has at least one"

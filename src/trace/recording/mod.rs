@@ -102,9 +102,10 @@ impl RecordingHeader {
         )?;
         writeln!(
             w,
-            "param routing {} queuing {} qvcs {qvcs} qarg {qarg}",
+            "param routing {} queuing {} qvcs {qvcs} qarg {qarg} arbitration {}",
             p.routing.name(),
-            p.queuing.name()
+            p.queuing.name(),
+            p.arbitration.name()
         )?;
         writeln!(
             w,

@@ -10,7 +10,7 @@ fn header() -> String {
         "{MAGIC}\n\
          switch s1_0 id 0 stage 1 up_ports 2 seed 1\n\
          param ports 2 vcs 2 vc_capacity 128 max_packets 200 lmc 0 banks 1 rows 4\n\
-         param routing arn_afi queuing 1q qvcs 1 qarg 0\n\
+         param routing arn_afi queuing 1q qvcs 1 qarg 0 arbitration round_robin\n\
          param arn_entries 16 arn_ttl 9766 arn_gap 195 hcdth 103 lcdth 80 fcth 99 crt 977 \
          adaptive_threshold 96 adapted_refresh 1\n\
          out_capacity 0 128\n\
@@ -85,24 +85,29 @@ fn a_header_out_of_the_registers_ranges_is_refused_with_its_line_and_key() {
             "h.rec:2: key `up_ports`: 4 names a port beyond the switch's 2",
         ),
         (
-            "param routing arn_afi queuing 1q qvcs 1 qarg 0",
-            "param routing arn_afi queuing dbbm qvcs 0 qarg 0",
+            "param routing arn_afi queuing 1q qvcs 1 qarg 0 arbitration round_robin",
+            "param routing arn_afi queuing dbbm qvcs 0 qarg 0 arbitration round_robin",
             "h.rec:4: key `qvcs`: 0",
         ),
         (
-            "param routing arn_afi queuing 1q qvcs 1 qarg 0",
-            "param routing arn_afi queuing 1q qvcs 3 qarg 0",
+            "param routing arn_afi queuing 1q qvcs 1 qarg 0 arbitration round_robin",
+            "param routing arn_afi queuing 1q qvcs 3 qarg 0 arbitration round_robin",
             "h.rec:4: key `qvcs`: 3 contradicts `queuing 1q`",
         ),
         (
-            "param routing arn_afi queuing 1q qvcs 1 qarg 0",
-            "param routing arn_afi queuing 1q qvcs 1 qarg 16",
+            "param routing arn_afi queuing 1q qvcs 1 qarg 0 arbitration round_robin",
+            "param routing arn_afi queuing 1q qvcs 1 qarg 16 arbitration round_robin",
             "h.rec:4: key `qarg`: 16 contradicts `queuing 1q`",
         ),
         (
-            "param routing arn_afi queuing 1q qvcs 1 qarg 0",
-            "param routing arn_afi queuing vftree qvcs 1 qarg 0",
+            "param routing arn_afi queuing 1q qvcs 1 qarg 0 arbitration round_robin",
+            "param routing arn_afi queuing vftree qvcs 1 qarg 0 arbitration round_robin",
             "h.rec:4: key `qarg`: 0 contradicts `queuing vftree`",
+        ),
+        (
+            "arbitration round_robin",
+            "arbitration oldest",
+            "h.rec:4: key `arbitration`: `oldest` is not round_robin or fcfs",
         ),
         (
             "from 0 to 10",
