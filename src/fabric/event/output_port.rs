@@ -214,9 +214,6 @@ impl<const V: usize> EventCore<V> {
         let mut escapes = [0u16; 64];
         let mut any_escape = false;
         let mut unready = false;
-        // FCFS: the oldest stamp among the requests (their `ready` cycles, 32 bits).
-        let fcfs = env.params.switch.arbitration == OutputArbitration::Fcfs;
-        let mut oldest: Option<u32> = None;
         let mut scan = o.waiting;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
@@ -239,18 +236,14 @@ impl<const V: usize> EventCore<V> {
                 if c.saturating_sub(spent) >= head.len + reserve {
                     vcs[i] |= 1 << v;
                     inputs |= 1 << i;
-                    let t = head.ready as u32;
-                    if fcfs && oldest.is_none_or(|b| stamp_older(t, b)) {
-                        oldest = Some(t);
-                    }
                 } else if FA && reserve != 0 {
                     escapes[i] |= 1 << v;
                     any_escape = true;
                 }
             }
         }
-        if let Some(t) = oldest {
-            self.keep_stamped(out, &mut inputs, &mut vcs, t);
+        if inputs != 0 && env.params.switch.arbitration == OutputArbitration::Fcfs {
+            self.keep_oldest(out, &mut inputs, &mut vcs);
         }
         let grant = (inputs != 0).then(|| {
             let o = &mut self.outputs[out as usize];
@@ -296,22 +289,40 @@ impl<const V: usize> EventCore<V> {
     }
 
     /// FCFS: of the requests `inputs` (per input, its VCs `vcs`) for flat output `out`, only
-    /// those whose head has stamp `t` stand.
-    fn keep_stamped(&self, out: u32, inputs: &mut u64, vcs: &mut [u16; 64], t: u32) {
+    /// those whose head has the oldest stamp (its `ready` cycle, 32 bits) stand.
+    fn keep_oldest(&self, out: u32, inputs: &mut u64, vcs: &mut [u16; 64]) {
+        // The VCs of `m` at input `i`, with their heads' stamps.
+        let stamps = |i: usize, mut m: u16| {
+            let q = self.voq(out, i, 0);
+            std::iter::from_fn(move || {
+                (m != 0).then(|| {
+                    let v = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    (v, self.voqs[q + v].ready as u32)
+                })
+            })
+        };
+        let mut oldest: Option<u32> = None;
         let mut scan = *inputs;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
             scan &= scan - 1;
-            let q = self.voq(out, i, 0);
-            let mut m = vcs[i];
-            while m != 0 {
-                let v = m.trailing_zeros() as usize;
-                m &= m - 1;
-                if self.voqs[q + v].ready as u32 != t {
-                    vcs[i] &= !(1 << v);
+            for (_, t) in stamps(i, vcs[i]) {
+                if oldest.is_none_or(|b| stamp_older(t, b)) {
+                    oldest = Some(t);
                 }
             }
-            if vcs[i] == 0 {
+        }
+        let Some(t) = oldest else { return };
+        let mut scan = *inputs;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            let keep = stamps(i, vcs[i])
+                .filter(|&(_, s)| s == t)
+                .fold(0, |k, (v, _)| k | 1 << v);
+            vcs[i] = keep;
+            if keep == 0 {
                 *inputs &= !(1 << i);
             }
         }
