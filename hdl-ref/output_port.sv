@@ -380,7 +380,21 @@ module output_port
 `ifndef SYNTHESIS
   logic [V-1:0]  chk_credit_ok;
   logic [15:0]   chk_tx_credits, chk_gnt_credits, chk_gnt_len;
+  // FCFS: some head that fits in its credits joined its FIFO before the granted one.
+  logic          chk_older_fits;
   always_comb begin
+    logic [15:0] c;
+    chk_older_fits = 1'b0;
+    for (int i = 0; i < P; i++) begin
+      for (int v = 0; v < V; v++) begin
+        c = cnt[VcW'(hd_nvc_i[i][v])];
+        if (sending && tx_nvc_q == hd_nvc_i[i][v] && c != '0) c = c - 16'd1;
+        if (hd_valid_i[i][v] && 17'(c) >= 17'(hd_len_i[i][v]) + 17'(hd_res_i[i][v])
+            && stamp_older(hd_stamp_i[i][v], hd_stamp_i[in_idx][g_vc])) begin
+          chk_older_fits = 1'b1;
+        end
+      end
+    end
     for (int v = 0; v < V; v++) begin
       chk_credit_ok[v] = 32'(cnt[v]) + 32'(credit_i[v])
                          <= OutCap + 32'(sending && 32'(tx_nvc_q) == v);
@@ -414,6 +428,8 @@ module output_port
   // less the credit this cycle's flit spends, and when its head leaves.
   `ASSERT(a_grant_has_credits, gnt_valid_o |-> chk_gnt_credits >= chk_gnt_len)
   `ASSERT(a_head_has_credits, flit_valid_o && flit_head_o |-> chk_tx_credits >= tx_len_q)
+  // FCFS: no head that fits in its credits joined its FIFO before the one granted.
+  `ASSERT(a_fcfs_grants_oldest, gnt_valid_o && fcfs_i |-> !chk_older_fits)
   // A flit is sent only against a credit.
   `ASSERT(a_flit_has_credit, flit_valid_o |-> chk_tx_credits != '0)
   // A packet's flits leave in consecutive cycles: a non-tail flit is followed by the next one.

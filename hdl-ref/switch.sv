@@ -40,9 +40,10 @@
 //   SL); reset maps every SL to the VL of the same number. Written like the LFT, after reset
 //   while the links are idle (m_sl2vl_write_idle).
 // - Configuration (cfg_i, switch_pkg::cfg_t): routing mode, queuing scheme, id, stage, up ports,
-//   seed, adapted refresh, FCFS arbitration. Like the LFT it is what the subnet manager programs; it is an input
-//   held constant from before reset is released (m_cfg_stable), so one build of the switch
-//   serves every switch of a fabric and every routing mode, and it takes effect at reset.
+//   seed, adapted refresh, FCFS arbitration. Like the LFT it is what the subnet manager
+//   programs; it is an input held constant from before reset is released (m_cfg_stable), so one
+//   build of the switch serves every switch of a fabric and every routing mode, and it takes
+//   effect at reset.
 // - Oblivious routing draws from SplitMix64 (state reset to seed ^ id * golden gamma):
 //   below(n) is the high 64 bits of next * n; the inputs that draw do so in ascending order.
 // - Synchronous active-low reset.

@@ -160,6 +160,17 @@ fn both_engines_write_the_same_bytes_under_routings_that_layer_paths_over_vls() 
     }
 }
 
+/// First come, first served at every output, on the hot-spot fat tree and on FA's escape
+/// queues (an escaping head takes a new stamp).
+#[test]
+fn both_engines_write_the_same_bytes_under_fcfs_arbitration() {
+    let (_tmp, base) = crate::scratch::folder("engines-fcfs");
+    let fcfs = "switch.output_arbitration=fcfs".to_string();
+    same_bytes(&base, "default", std::slice::from_ref(&fcfs), true);
+    let fa = [fcfs, "sim_time=300us".into(), "traffic.load=0.9".into()];
+    same_bytes(&base, "irregular64_fa", &fa, false);
+}
+
 /// Sixteen VCs per port (DBBM over 15 regular VCs and the AFC, ARN+AFI) on the default 4-ary
 /// 2-tree: the run, its waveform dump included, is the same on both engines.
 #[test]

@@ -306,6 +306,10 @@ pub struct Summary {
     pub routing: String,
     /// Queuing scheme.
     pub queuing: String,
+    /// How the switches' outputs arbitrate (`round_robin`, `fcfs`); round robin in a summary
+    /// written before the key.
+    #[serde(default = "round_robin")]
+    pub output_arbitration: String,
     /// Traffic pattern.
     pub traffic: String,
     /// End nodes.
@@ -437,7 +441,21 @@ pub fn rounded(v: f64, places: usize) -> f64 {
     format!("{v:.places$}").parse().unwrap_or(v)
 }
 
+/// The arbitration of a summary that names none.
+fn round_robin() -> String {
+    "round_robin".to_string()
+}
+
 impl Summary {
+    /// How a plot names the run: its routing mode and queuing scheme, and its output
+    /// arbitration when not round robin.
+    pub fn label(&self) -> String {
+        match self.output_arbitration.as_str() {
+            "round_robin" | "" => format!("{} + {}", self.routing, self.queuing),
+            a => format!("{} + {} + {a}", self.routing, self.queuing),
+        }
+    }
+
     /// The JSON text, one field a line, with a final newline.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();

@@ -91,7 +91,7 @@ pub fn run(
                 sum.stop_reason.as_deref().unwrap_or("incomplete")
             );
         }
-        let label = format!("{} + {}", sum.routing, sum.queuing);
+        let label = sum.label();
         if default_title.is_none() {
             default_title = Some(format!("{}: {} traffic", sum.scenario, sum.traffic));
         }
@@ -119,8 +119,8 @@ pub fn run(
     Ok(())
 }
 
-/// Trace replays (every summary has a `replay` section): a bar per routing mode and queuing
-/// scheme with its execution time, and an error bar up to the time of its run beside an incast
+/// Trace replays (every summary has a `replay` section): a bar per routing mode, queuing
+/// scheme and output arbitration ([`Summary::label`]) with its execution time, and an error bar up to the time of its run beside an incast
 /// (traffic `trace+...`), as in the paper's figure 8. Two runs of one kind and technique are an
 /// error; a replay that did not finish is left out with a warning.
 fn execution_times(
@@ -132,7 +132,7 @@ fn execution_times(
     let mut bars: Vec<ExecutionBar> = Vec::new();
     let mut from: Vec<[Option<&Path>; 2]> = Vec::new();
     for (dir, sum) in dirs.iter().zip(summaries) {
-        let label = format!("{} + {}", sum.routing, sum.queuing);
+        let label = sum.label();
         let incast = sum.traffic.contains('+') as usize;
         let k = match bars.iter().position(|b| b.label == label) {
             Some(k) => k,

@@ -157,3 +157,50 @@ fn a_replay_that_never_finished_is_refused_not_drawn_as_no_run() {
     let e = refused(std::slice::from_ref(&incast), &out, None);
     assert!(e.contains("dmodk + 1q: only a run beside an incast"), "{e}");
 }
+
+/// Two replays of one routing mode and queuing scheme that differ in output arbitration are two
+/// bars (named apart), not a refusal; two that do not differ are refused.
+#[test]
+fn replays_apart_by_arbitration_are_two_bars() {
+    let dir = std::env::temp_dir().join(format!("arnsim-plot-arb-{}", std::process::id()));
+    let write = |name: &str, arbitration: &str| {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        let summary = Summary {
+            scenario: "s".into(),
+            routing: "dmodk".into(),
+            queuing: "1q".into(),
+            output_arbitration: arbitration.into(),
+            traffic: "trace".into(),
+            complete: true,
+            replay: Some(ReplaySummary {
+                trace: "t.txt".into(),
+                ranks: 2,
+                messages: 2,
+                bytes: 64,
+                ranks_finished: 2,
+                execution_time_us: Some(10.0),
+                rank_finish_us: vec![Some(10.0), Some(9.0)],
+            }),
+            ..Summary::default()
+        };
+        std::fs::write(d.join("summary.json"), summary.to_json()).unwrap();
+        d
+    };
+    let (rr, fcfs, rr2) = (
+        write("rr", "round_robin"),
+        write("fcfs", "fcfs"),
+        write("rr2", "round_robin"),
+    );
+    let out = dir.join("bars.svg");
+    run(&[rr.clone(), fcfs], &out, None, None).unwrap();
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        svg.contains("dmodk + 1q + fcfs") && svg.contains("dmodk + 1q<"),
+        "{svg}"
+    );
+    let out2 = dir.join("refused.svg");
+    let e = refused(&[rr, rr2], &out2, None);
+    assert!(e.contains("both replay dmodk + 1q"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

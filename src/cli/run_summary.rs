@@ -26,6 +26,7 @@ pub(super) fn summary(s: &Scenario, overrides: &[String], end: &Ended) -> Summar
         seed: s.seed,
         routing: s.params.switch.routing.name().to_string(),
         queuing: s.params.switch.queuing.name().to_string(),
+        output_arbitration: s.params.switch.arbitration.name().to_string(),
         traffic: s.pattern.clone(),
         nodes: s.topology.nodes,
         switches: s.topology.switches.len() as u64,

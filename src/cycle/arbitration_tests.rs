@@ -78,8 +78,9 @@ fn fcfs_serves_the_older_head_where_round_robin_serves_the_next_input() {
     assert_eq!(order(OutputArbitration::Fcfs, &packets), [0, 1, 2]);
 }
 
-/// Heads that joined in the same cycle go by round robin under FCFS too: inputs 1 and 2 both
-/// behind input 0's packet, served in input order after input 0.
+/// Heads that joined in the same cycle go by round robin under FCFS too: inputs 2 and 1 both
+/// behind input 0's packet are served from input 1 on (the pointer past input 0), and behind
+/// input 2's, from input 0 on (the pointer wrapped past input 3).
 #[test]
 fn fcfs_breaks_ties_by_round_robin() {
     let packets = [(0, 0, 12), (2, 3, 2), (1, 3, 2)];

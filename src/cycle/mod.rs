@@ -89,10 +89,14 @@ struct Writes {
     /// FA, per output and input (`o * ports + i`): the VCs whose adaptive head leaves for its
     /// escape route.
     escapes: Vec<u16>,
+    /// Per input, the VCs whose head requests the output arbitrating (scratch of `transmit`).
+    requests: Vec<u128>,
 }
 
-/// Every register of a switch, the programmed LFT aside: what a clock edge may change. Two
-/// equal sets step alike, so an idle cycle that leaves them as they were leaves them so for good.
+/// Every register of a switch, the programmed LFT and the cycle count aside: what a clock edge
+/// may change. Two equal sets step alike (the cycle count matters only to FCFS stamps, compared
+/// with one another, and none is taken while nothing joins a FIFO), so an idle cycle that leaves
+/// them as they were leaves them so for good.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Registers {
     inputs: Vec<InputPortCtrl>,
@@ -177,6 +181,7 @@ impl CycleSwitch {
                 sends: vec![None; ports],
                 grants: vec![None; ports],
                 escapes: vec![0; ports * ports],
+                requests: vec![0; ports],
             },
             inputs,
             outputs,
@@ -193,8 +198,9 @@ impl CycleSwitch {
         self.cycle = cycle;
     }
 
-    /// A copy of its registers (the cycle count, the statistics and the writes of a cycle are
-    /// not registers of the hardware).
+    /// A copy of its registers (the statistics and the writes of a cycle are not registers of
+    /// the hardware; the cycle count, `switch.sv`'s `cyc_q` up to a constant, is left out as
+    /// [`Registers`] says).
     pub fn registers(&self) -> Registers {
         Registers {
             inputs: self.inputs.clone(),

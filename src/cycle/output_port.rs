@@ -7,7 +7,7 @@
 //! phase 5 (`CycleSwitch::transmit`: sending and arbitration) is here too; the detector's phase
 //! is in `detection.rs`.
 
-use super::input_port_ctrl::ArrivalWrite;
+use super::input_port_ctrl::{ArrivalWrite, InputPortCtrl};
 use super::{CycleSwitch, LinkFlit, PortIn, PortOut};
 use crate::blocks::Block;
 use crate::blocks::congestion_detector::DetectorConfig;
@@ -168,30 +168,17 @@ impl CycleSwitch {
             // Requests: per input, the VCs whose head packet fits in the credits of the start of
             // the cycle, less the one this cycle's flit spends. FA's adaptive heads that do not
             // fit in the adaptive half leave for their escape route at the clock edge.
-            // FCFS: only the requests with the oldest stamp stand.
-            let fcfs = self.params.arbitration == OutputArbitration::Fcfs;
             let mut req_inputs = 0u128;
-            let mut oldest: Option<u32> = None;
             for i in 0..ports {
                 let (req, escapes) = self.vc_requests(i, o, sending_vc);
+                self.w.requests[i] = req;
                 if req != 0 {
                     req_inputs |= 1 << i;
-                    if fcfs {
-                        oldest = self.oldest_stamp(i, o, req, oldest);
-                    }
                 }
                 self.w.escapes[o * ports + i] = escapes;
             }
-            if let Some(t) = oldest {
-                let mut scan = req_inputs;
-                while scan != 0 {
-                    let i = scan.trailing_zeros() as usize;
-                    scan &= scan - 1;
-                    let (req, _) = self.vc_requests(i, o, sending_vc);
-                    if self.stamped(i, o, req, t) == 0 {
-                        req_inputs &= !(1 << i);
-                    }
-                }
+            if req_inputs != 0 && self.params.arbitration == OutputArbitration::Fcfs {
+                self.keep_oldest(o, &mut req_inputs);
             }
             let g = self.outputs[o].in_arb.evaluate(&RrArbiterIn {
                 req: req_inputs,
@@ -201,10 +188,7 @@ impl CycleSwitch {
                 continue;
             }
             let i = g.idx as usize;
-            let (mut req_vcs, _) = self.vc_requests(i, o, sending_vc);
-            if let Some(t) = oldest {
-                req_vcs = self.stamped(i, o, req_vcs, t);
-            }
+            let req_vcs = self.w.requests[i];
             let gv = self.outputs[o].vc_arb[i].evaluate(&RrArbiterIn {
                 req: req_vcs,
                 ack: true,
@@ -227,29 +211,50 @@ impl CycleSwitch {
         Ok(())
     }
 
-    /// FCFS: the oldest of `oldest` and the stamps of the heads of input `i` for output `o` on
-    /// the VCs of `vcs`, looked at in VC order.
-    fn oldest_stamp(&self, i: usize, o: usize, vcs: u128, mut oldest: Option<u32>) -> Option<u32> {
-        let c = &self.inputs[i];
-        for v in 0..self.vcs {
-            if vcs & 1 << v == 0 {
-                continue;
-            }
-            let Some(s) = c.head(v, o) else { continue };
-            let t = c.slot(s).stamp;
-            if oldest.is_none_or(|b| stamp_older(t, b)) {
-                oldest = Some(t);
+    /// FCFS: of the requests `inputs` (per input, its VCs in `w.requests`) for output `o`, only
+    /// those whose head has the oldest stamp stand.
+    fn keep_oldest(&mut self, o: usize, inputs: &mut u128) {
+        /// The VCs of `m` with a head for output `o` at input `c`, and its stamp.
+        fn stamps(
+            c: &InputPortCtrl,
+            o: usize,
+            mut m: u128,
+        ) -> impl Iterator<Item = (usize, u32)> + '_ {
+            std::iter::from_fn(move || {
+                while m != 0 {
+                    let v = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if let Some(s) = c.head(v, o) {
+                        return Some((v, c.slot(s).stamp));
+                    }
+                }
+                None
+            })
+        }
+        let mut oldest: Option<u32> = None;
+        let mut scan = *inputs;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            for (_, t) in stamps(&self.inputs[i], o, self.w.requests[i]) {
+                if oldest.is_none_or(|b| stamp_older(t, b)) {
+                    oldest = Some(t);
+                }
             }
         }
-        oldest
-    }
-
-    /// FCFS: the VCs of `vcs` whose head of input `i` for output `o` has stamp `t`.
-    fn stamped(&self, i: usize, o: usize, vcs: u128, t: u32) -> u128 {
-        let c = &self.inputs[i];
-        (0..self.vcs)
-            .filter(|&v| vcs & 1 << v != 0 && c.head(v, o).is_some_and(|s| c.slot(s).stamp == t))
-            .fold(0, |m, v| m | 1 << v)
+        let Some(t) = oldest else { return };
+        let mut scan = *inputs;
+        while scan != 0 {
+            let i = scan.trailing_zeros() as usize;
+            scan &= scan - 1;
+            let keep = stamps(&self.inputs[i], o, self.w.requests[i])
+                .filter(|&(_, s)| s == t)
+                .fold(0, |k, (v, _)| k | 1 << v);
+            self.w.requests[i] = keep;
+            if keep == 0 {
+                *inputs &= !(1 << i);
+            }
+        }
     }
 
     /// The VCs of input `i` whose head packet for output `o` may win it this cycle, and (FA)

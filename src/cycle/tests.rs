@@ -192,12 +192,12 @@ mod random_fabrics {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
         /// Small fabrics (k-ary n-trees and the custom figure-4 fabric) with random routing
         /// modes, queuing schemes and their VC counts (1 to 16 VCs per port), loads, link
-        /// latencies, buffers, seeds and output arbitrations: every switch of the event engine equals its
-        /// cycle-engine twin in every cycle.
+        /// latencies, buffers, seeds and output arbitrations: every switch of the event engine
+        /// equals its cycle-engine twin in every cycle.
         #[test]
         fn event_and_cycle_engines_agree(
             shape in prop::sample::select(vec!["k2n2", "k3n2", "k2n3", "figure4"]),

@@ -78,7 +78,9 @@ fn node_of_part(steps: &NodeSteps, owner: &[u8], part: u8) -> bool {
 struct Slot {
     /// As stored (its `vc` is the VC of this buffer).
     pkt: Packet,
-    /// First cycle it may request its output.
+    /// First cycle it may request its output: the cycle after the clock edge it joined its VOQ
+    /// FIFO at, which is also its FCFS stamp (the hardware's, taken then), so the two must not
+    /// part.
     ready: u64,
     /// The next slot of its VOQ FIFO (or of the free list).
     next: u32,

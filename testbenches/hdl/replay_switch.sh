@@ -15,8 +15,9 @@
 #                                                     -GFcth -GCrt (at least 1) -GAdaptiveTh
 #   out_capacity p c (per port)                       -GOutCaps=1024'h... (port p in bits 16p+15:16p)
 # The rest of the header (the switch line: id, stage, up ports, seed; the routing line: mode,
-# scheme and its VCs; adapted_refresh) is the switch's configuration, which the testbench drives
-# on cfg_i at run time: one build replays every switch of a fabric and every routing mode.
+# scheme and its VCs, arbitration; adapted_refresh) is the switch's configuration, which the
+# testbench drives on cfg_i at run time: one build replays every switch of a fabric and every
+# routing mode.
 # Verilator builds with one job (VERILATOR_JOBS to change it). The replay prints
 #   switch replay: <cycles> cycles, 0 mismatches
 # and exits 0, or prints the first differing cycle's signals, writes a VCD around it (--vcd,

@@ -215,9 +215,11 @@ arn_entries line", path);
         check("rows", longint'(g), longint'(Rows));
         seen_ports = 1'b1;
       end else if (starts(line, "param routing")) begin
+        // A recording without `arbitration` (made before the key) arbitrates round robin.
+        aname = "round_robin";
         n = $sscanf(line, "param routing %s queuing %s qvcs %d qarg %d arbitration %s", rname,
                     qname, a, b, aname);
-        if (n != 5 || routing_code(rname) > RtFa || queuing_code(qname) > QuFlow2Sl
+        if (n < 4 || routing_code(rname) > RtFa || queuing_code(qname) > QuFlow2Sl
             || a < 0 || a > 15 || b < 0 || b > 65535
             || (aname != "round_robin" && aname != "fcfs")) begin
           $fatal(1, "%s: unreadable routing line: %s", path, line);

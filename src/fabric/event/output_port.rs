@@ -1,8 +1,8 @@
 //! `output_port.sv` on the event engine, every switch output: the credit streams coming back to
 //! its counters, its packet's head and tail leaving, and the two-level round-robin arbitration
 //! among the heads routed to it, under FCFS among the oldest of them (virtual cut-through; under
-//! FA, adaptive heads short of room sent on to their escape routes). The timing is the cycle engine's (`docs/switch.md`, "Stages
-//! and latencies").
+//! FA, adaptive heads short of room sent on to their escape routes). The timing is the cycle
+//! engine's (`docs/switch.md`, "Stages and latencies").
 
 use super::*;
 use crate::blocks::Block;
@@ -194,7 +194,8 @@ impl<const V: usize> EventCore<V> {
     }
 
     /// The two-level round-robin arbitration of output `p` of its switch (flat `out`) in `now`
-    /// over the ready heads that fit in the credits of their next VC (read through `now - 1`,
+    /// (under FCFS among the oldest, [`EventCore::keep_oldest`]) over the ready heads that fit
+    /// in the credits of their next VC (read through `now - 1`,
     /// less the flit sent now on `sending_vc`): the grant, whether some head was not ready, and
     /// under FA (`FA`) whether adaptive heads short of room in their next VC's adaptive half
     /// left for their escape routes (after the grant, [`EventCore::escape_heads`]).

@@ -250,8 +250,9 @@ impl<R: BufRead> RecordingReader<R> {
                         let q: String = k.get("queuing")?;
                         let qvcs: u8 = k.get("qvcs")?;
                         let qarg: u32 = k.get("qarg")?;
-                        let a: String = k.get("arbitration")?;
-                        h.params.arbitration = OutputArbitration::named(&a).ok_or_else(|| {
+                        // Recordings made before switches had a choice arbitrate round robin.
+                        let a = k.pairs.get("arbitration").copied().unwrap_or("round_robin");
+                        h.params.arbitration = OutputArbitration::named(a).ok_or_else(|| {
                             format!("{p}:{n}: key `arbitration`: `{a}` is not round_robin or fcfs")
                         })?;
                         if qvcs == 0 && q != "1q" {

@@ -128,6 +128,26 @@ fn a_header_out_of_the_registers_ranges_is_refused_with_its_line_and_key() {
     }
 }
 
+/// The arbitration the routing line names; a line without it (a recording made before the
+/// key) arbitrates round robin.
+#[test]
+fn the_routing_line_names_the_arbitration_or_leaves_round_robin() {
+    use crate::switch::OutputArbitration;
+    let read = |text: String| {
+        RecordingReader::open("h.rec", Cursor::new(text.into_bytes()))
+            .unwrap()
+            .header
+            .params
+            .arbitration
+    };
+    let h = header();
+    assert_eq!(read(h.clone()), OutputArbitration::RoundRobin);
+    let fcfs = h.replace("arbitration round_robin", "arbitration fcfs");
+    assert_eq!(read(fcfs), OutputArbitration::Fcfs);
+    let before = h.replace(" arbitration round_robin", "");
+    assert_eq!(read(before), OutputArbitration::RoundRobin);
+}
+
 #[test]
 fn a_recording_that_is_not_lines_of_text_is_refused_with_its_line() {
     let e = open(&vec![0u8; 3 << 20]).unwrap_err();
