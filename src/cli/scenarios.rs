@@ -125,7 +125,7 @@ pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
         crate::errln!("arnsim: warning: {e}");
     }
     crate::outln!(
-        "{}: ok: {} nodes, {} switches, {} links, {} cycles ({:.3} ms) of {} traffic, routing {}, queuing {}, {} VCs of {} flits",
+        "{}: ok: {} nodes, {} switches, {} links, {} cycles ({:.3} ms) of {} traffic, routing {}, queuing {}, {} arbitration, {} VCs of {} flits",
         s.doc.path(),
         s.topology.nodes,
         s.topology.switches.len(),
@@ -135,6 +135,7 @@ pub fn check(name_or_path: &str, overrides: &[String]) -> Result<(), String> {
         s.pattern,
         s.params.switch.routing.name(),
         s.params.switch.queuing.name(),
+        s.params.switch.arbitration.name(),
         s.params.switch.vcs(),
         s.params.switch.vc_capacity
     );

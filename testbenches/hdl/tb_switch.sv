@@ -6,7 +6,7 @@
 // parameter set: testbenches/hdl/replay_switch.sh reads them from the recording's header); the
 // header is checked against them and a recording made for other parameters is refused. The
 // switch's configuration (routing mode, queuing scheme, id, stage, up ports, seed, adapted
-// refresh) is not a parameter: the testbench drives cfg_i from the header before reset, so one
+// refresh, output arbitration) is not a parameter: the testbench drives cfg_i from the header before reset, so one
 // build replays every switch of a fabric and every routing mode.
 //
 // Time base (testbenches/hdl/tb_switch_main.cpp): the first rising edge has rst_ni low; after
