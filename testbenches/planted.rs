@@ -1,6 +1,7 @@
 //! Planted bugs in the event engine: each is written into a copy of the sources, the copy is
 //! built, and the lockstep against the cycle engine (`src/cycle/tests.rs`: every switch of
-//! `default`, `figure4`, a 16-VC `default` and `irregular16` under FA, and random small fabrics,
+//! `default`, `figure4`, a 16-VC `default`, `irregular16` under FA, `default` and `irregular16`
+//! arbitrating first come, first served, and random small fabrics,
 //! each switch against its cycle-engine twin and each link between two switches) must fail,
 //! naming the cycle, port and signal where the bug first shows. A bug the lockstep does not catch
 //! fails this test.
@@ -86,6 +87,12 @@ const BUGS: &[Bug] = &[
         file: "src/fabric/event/arn.rs",
         find: "arn.ok_at[e] = r + sp.arn_gap as u64;",
         replace: "arn.ok_at[e] = r + sp.arn_gap as u64 - 1;",
+    },
+    Bug {
+        name: "FCFS: the newest head wins (stamps compared the wrong way round)",
+        file: "src/fabric/event/output_port.rs",
+        find: "if oldest.is_none_or(|b| stamp_older(t, b)) {",
+        replace: "if oldest.is_none_or(|b| stamp_older(b, t)) {",
     },
 ];
 
