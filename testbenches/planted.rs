@@ -89,10 +89,10 @@ const BUGS: &[Bug] = &[
         replace: "arn.ok_at[e] = r + sp.arn_gap as u64 - 1;",
     },
     Bug {
-        name: "FCFS: the newest head wins (stamps compared the wrong way round)",
+        name: "FCFS: every head of an input stamped as its VC 0 head",
         file: "src/fabric/event/output_port.rs",
-        find: "if oldest.is_none_or(|b| stamp_older(t, b)) {",
-        replace: "if oldest.is_none_or(|b| stamp_older(b, t)) {",
+        find: "let stamp = |i, v| self.voqs[self.voq(out, i, v)].ready as u32;",
+        replace: "let stamp = |i, _| self.voqs[self.voq(out, i, 0)].ready as u32;",
     },
 ];
 

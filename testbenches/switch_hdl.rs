@@ -278,75 +278,64 @@ fn in_situ_cases(scenario: &'static str) -> Vec<Case> {
         .collect()
 }
 
-/// Three routers of a Dragonfly whose SL-to-VL tables move packets to VL 1 after their global
-/// hop (`routing_engine = "dfly_vl_hops"`), at load 0.6 for the whole run: recordings with
-/// `sl2vl` lines from a fabric.
-fn dragonfly_vl_hops_cases() -> Vec<Case> {
-    const SETS: [&str; 2] = ["routing_engine=dfly_vl_hops", "traffic.load=0.6"];
-    let s = bundled("dragonfly72", &SETS).expect("bundled scenario loads");
-    [0u32, 13, 35]
-        .into_iter()
-        .map(|sw| Case {
-            name: format!("in_situ_dragonfly72_vl_hops_s0_{sw}"),
-            weight: 7 * s.sim_cycles,
+/// Switches `switches` of the bundled `scenario` with `sets`, each for the whole run: cases
+/// `in_situ_<scenario>_<tag>_<switch>`, each of `ports` ports, the switch named `<unit><switch>`
+/// in what the case reports.
+fn some_switches(
+    scenario: &'static str,
+    sets: &'static [&'static str],
+    tag: &str,
+    unit: &'static str,
+    switches: &[u32],
+    ports: u64,
+) -> Vec<Case> {
+    let s = bundled(scenario, sets).expect("bundled scenario loads");
+    switches
+        .iter()
+        .map(|&sw| Case {
+            name: format!("in_situ_{scenario}_{tag}_{sw}"),
+            weight: ports * s.sim_cycles,
             make: Box::new(move |out: &Path| {
-                let s = bundled("dragonfly72", &SETS)?;
+                let s = bundled(scenario, sets)?;
                 record_switch(&s, sw, s.sim_cycles, out)?;
                 Ok(format!(
-                    "dragonfly72 ({}) router s0_{sw}, event engine, cycles 0 to {}",
-                    SETS.join(", "),
+                    "{scenario} ({}) {unit}{sw}, event engine, cycles 0 to {}",
+                    sets.join(", "),
                     s.sim_cycles - 1
                 ))
             }),
         })
         .collect()
+}
+
+/// Three routers of a Dragonfly whose SL-to-VL tables move packets to VL 1 after their global
+/// hop (`routing_engine = "dfly_vl_hops"`), at load 0.6 for the whole run: recordings with
+/// `sl2vl` lines from a fabric.
+fn dragonfly_vl_hops_cases() -> Vec<Case> {
+    const SETS: &[&str] = &["routing_engine=dfly_vl_hops", "traffic.load=0.6"];
+    some_switches(
+        "dragonfly72",
+        SETS,
+        "vl_hops_s0",
+        "router s0_",
+        &[0, 13, 35],
+        7,
+    )
 }
 
 /// FA with escape queues on the default fat tree (escape route D-mod-K, adaptive options the
 /// other up ports; two regular VCs by DBBM, so the build is the default's): a leaf with the hot
 /// spot, another leaf and a spine, for the whole run.
 fn fa_cases() -> Vec<Case> {
-    const SETS: [&str; 3] = ["routing=fa", "queuing=dbbm", "queuing_vcs=2"];
-    let s = bundled("default", &SETS).expect("bundled scenario loads");
-    [1u32, 2, 4]
-        .into_iter()
-        .map(|sw| Case {
-            name: format!("in_situ_default_fa_{sw}"),
-            weight: 8 * s.sim_cycles,
-            make: Box::new(move |out: &Path| {
-                let s = bundled("default", &SETS)?;
-                record_switch(&s, sw, s.sim_cycles, out)?;
-                Ok(format!(
-                    "default ({}) switch {sw}, event engine, cycles 0 to {}",
-                    SETS.join(", "),
-                    s.sim_cycles - 1
-                ))
-            }),
-        })
-        .collect()
+    const SETS: &[&str] = &["routing=fa", "queuing=dbbm", "queuing_vcs=2"];
+    some_switches("default", SETS, "fa", "switch ", &[1, 2, 4], 8)
 }
 
 /// First come, first served arbitration on the default fat tree under ARN+AFI: the leaf with
 /// the hot spot and a spine, for the whole run.
 fn fcfs_cases() -> Vec<Case> {
-    const SETS: [&str; 1] = ["switch.output_arbitration=fcfs"];
-    let s = bundled("default", &SETS).expect("bundled scenario loads");
-    [1u32, 4]
-        .into_iter()
-        .map(|sw| Case {
-            name: format!("in_situ_default_fcfs_{sw}"),
-            weight: 8 * s.sim_cycles,
-            make: Box::new(move |out: &Path| {
-                let s = bundled("default", &SETS)?;
-                record_switch(&s, sw, s.sim_cycles, out)?;
-                Ok(format!(
-                    "default ({}) switch {sw}, event engine, cycles 0 to {}",
-                    SETS.join(", "),
-                    s.sim_cycles - 1
-                ))
-            }),
-        })
-        .collect()
+    const SETS: &[&str] = &["switch.output_arbitration=fcfs"];
+    some_switches("default", SETS, "fcfs", "switch ", &[1, 4], 8)
 }
 
 /// The first congestion-root switch of configuration 1 under H10, from reset to 500 us after its

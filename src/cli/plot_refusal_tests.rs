@@ -123,30 +123,43 @@ fn sweeps_out_of_order_or_with_a_broken_field_are_refused() {
     run(std::slice::from_ref(&a), &out, None, None).unwrap();
 }
 
+/// Writes into `dir/name` the summary of a replay of dmodk + 1q arbitrating by `arbitration`,
+/// of `traffic`, whose ranks finished at `us` (`None`: not all did, the run stopped at cycle
+/// 5000).
+fn write_replay(
+    dir: &Path,
+    name: &str,
+    traffic: &str,
+    arbitration: &str,
+    us: Option<f64>,
+) -> PathBuf {
+    let d = dir.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    let summary = Summary {
+        scenario: "s".into(),
+        routing: "dmodk".into(),
+        queuing: "1q".into(),
+        output_arbitration: arbitration.into(),
+        traffic: traffic.into(),
+        complete: true,
+        simulated_cycles: 5000,
+        replay: Some(ReplaySummary {
+            trace: "t.trace".into(),
+            execution_time_us: us,
+            ..ReplaySummary::default()
+        }),
+        ..Summary::default()
+    };
+    std::fs::write(d.join("summary.json"), summary.to_json()).unwrap();
+    d
+}
+
 #[test]
 fn a_replay_that_never_finished_is_refused_not_drawn_as_no_run() {
     let (_tmp, dir) = crate::scratch::folder("plot-refuse-replay");
     let out = dir.join("p.svg");
-    let replay = |name: &str, traffic: &str, us: Option<f64>| {
-        let d = dir.join(name);
-        std::fs::create_dir_all(&d).unwrap();
-        let summary = Summary {
-            scenario: "s".into(),
-            routing: "dmodk".into(),
-            queuing: "1q".into(),
-            traffic: traffic.into(),
-            complete: true,
-            simulated_cycles: 5000,
-            replay: Some(ReplaySummary {
-                trace: "t.trace".into(),
-                execution_time_us: us,
-                ..ReplaySummary::default()
-            }),
-            ..Summary::default()
-        };
-        std::fs::write(d.join("summary.json"), summary.to_json()).unwrap();
-        d
-    };
+    let replay =
+        |name: &str, traffic: &str, us| write_replay(&dir, name, traffic, "round_robin", us);
     let unfinished = replay("alone", "trace", None);
     let e = refused(std::slice::from_ref(&unfinished), &out, None);
     assert!(
@@ -162,31 +175,9 @@ fn a_replay_that_never_finished_is_refused_not_drawn_as_no_run() {
 /// bars (named apart), not a refusal; two that do not differ are refused.
 #[test]
 fn replays_apart_by_arbitration_are_two_bars() {
-    let dir = std::env::temp_dir().join(format!("arnsim-plot-arb-{}", std::process::id()));
-    let write = |name: &str, arbitration: &str| {
-        let d = dir.join(name);
-        std::fs::create_dir_all(&d).unwrap();
-        let summary = Summary {
-            scenario: "s".into(),
-            routing: "dmodk".into(),
-            queuing: "1q".into(),
-            output_arbitration: arbitration.into(),
-            traffic: "trace".into(),
-            complete: true,
-            replay: Some(ReplaySummary {
-                trace: "t.txt".into(),
-                ranks: 2,
-                messages: 2,
-                bytes: 64,
-                ranks_finished: 2,
-                execution_time_us: Some(10.0),
-                rank_finish_us: vec![Some(10.0), Some(9.0)],
-            }),
-            ..Summary::default()
-        };
-        std::fs::write(d.join("summary.json"), summary.to_json()).unwrap();
-        d
-    };
+    let (_tmp, dir) = crate::scratch::folder("plot-arbitration");
+    let write =
+        |name: &str, arbitration| write_replay(&dir, name, "trace", arbitration, Some(10.0));
     let (rr, fcfs, rr2) = (
         write("rr", "round_robin"),
         write("fcfs", "fcfs"),
@@ -202,5 +193,4 @@ fn replays_apart_by_arbitration_are_two_bars() {
     let out2 = dir.join("refused.svg");
     let e = refused(&[rr, rr2], &out2, None);
     assert!(e.contains("both replay dmodk + 1q"), "{e}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

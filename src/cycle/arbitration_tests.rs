@@ -3,8 +3,7 @@
 //! first served the head that joined its FIFO first.
 
 use super::*;
-use crate::blocks::LftBanks;
-use crate::switch::{OutputArbitration, RoutingMode, SwitchParams, SwitchWiring, stamp_older};
+use crate::switch::{OutputArbitration, RoutingMode, SwitchParams, stamp_older};
 use crate::wire::Packet;
 
 /// Ports of the switch; every packet goes to output `OUT`.
@@ -17,22 +16,8 @@ const CAP: u16 = 64;
 /// port `p`.
 fn switch(arbitration: OutputArbitration) -> CycleSwitch {
     let mut params = SwitchParams::with_paper_ratios(RoutingMode::DModK, CAP, 1000);
-    params.lmc = 0;
     params.arbitration = arbitration;
-    let mut lft = LftBanks::new(0, PORTS);
-    for p in 0..PORTS {
-        lft.program(p as u16, p as u8);
-    }
-    let wiring = SwitchWiring {
-        id: 0,
-        stage: 1,
-        up_ports: 0,
-        in_ch: vec![0; PORTS],
-        out_ch: vec![0; PORTS],
-        out_capacity: vec![CAP; PORTS],
-        sl_to_vl: crate::switch::SlToVl::identity(),
-    };
-    CycleSwitch::new(params, wiring, lft, 1)
+    super::timing_tests::switch_of(params, PORTS, CAP)
 }
 
 /// Packets (input, head's arrival cycle, length) sent to `OUT`: the ids in the order their

@@ -7,14 +7,14 @@
 //! phase 5 (`CycleSwitch::transmit`: sending and arbitration) is here too; the detector's phase
 //! is in `detection.rs`.
 
-use super::input_port_ctrl::{ArrivalWrite, InputPortCtrl};
+use super::input_port_ctrl::ArrivalWrite;
 use super::{CycleSwitch, LinkFlit, PortIn, PortOut};
 use crate::blocks::Block;
 use crate::blocks::congestion_detector::DetectorConfig;
 use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{CongestionDetector, CreditCounter, RrArbiter};
-use crate::switch::{OutputArbitration, SwitchFault, stamp_older};
+use crate::switch::{OutputArbitration, SwitchFault, keep_oldest};
 use crate::wire::ArnInfo;
 
 /// The packet the output sends (`tx_q`): one flit per cycle from its head.
@@ -178,7 +178,12 @@ impl CycleSwitch {
                 self.w.escapes[o * ports + i] = escapes;
             }
             if req_inputs != 0 && self.params.arbitration == OutputArbitration::Fcfs {
-                self.keep_oldest(o, &mut req_inputs);
+                let inputs = &self.inputs;
+                req_inputs = keep_oldest(req_inputs, &mut self.w.requests, |i, v| {
+                    let c = &inputs[i];
+                    c.slot(c.head(v, o).expect("a requesting VC has a head"))
+                        .stamp
+                });
             }
             let g = self.outputs[o].in_arb.evaluate(&RrArbiterIn {
                 req: req_inputs,
@@ -209,52 +214,6 @@ impl CycleSwitch {
             self.w.grants[o] = Some((i as u8, v as u8, tx));
         }
         Ok(())
-    }
-
-    /// FCFS: of the requests `inputs` (per input, its VCs in `w.requests`) for output `o`, only
-    /// those whose head has the oldest stamp stand.
-    fn keep_oldest(&mut self, o: usize, inputs: &mut u128) {
-        /// The VCs of `m` with a head for output `o` at input `c`, and its stamp.
-        fn stamps(
-            c: &InputPortCtrl,
-            o: usize,
-            mut m: u128,
-        ) -> impl Iterator<Item = (usize, u32)> + '_ {
-            std::iter::from_fn(move || {
-                while m != 0 {
-                    let v = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    if let Some(s) = c.head(v, o) {
-                        return Some((v, c.slot(s).stamp));
-                    }
-                }
-                None
-            })
-        }
-        let mut oldest: Option<u32> = None;
-        let mut scan = *inputs;
-        while scan != 0 {
-            let i = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
-            for (_, t) in stamps(&self.inputs[i], o, self.w.requests[i]) {
-                if oldest.is_none_or(|b| stamp_older(t, b)) {
-                    oldest = Some(t);
-                }
-            }
-        }
-        let Some(t) = oldest else { return };
-        let mut scan = *inputs;
-        while scan != 0 {
-            let i = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
-            let keep = stamps(&self.inputs[i], o, self.w.requests[i])
-                .filter(|&(_, s)| s == t)
-                .fold(0, |k, (v, _)| k | 1 << v);
-            self.w.requests[i] = keep;
-            if keep == 0 {
-                *inputs &= !(1 << i);
-            }
-        }
     }
 
     /// The VCs of input `i` whose head packet for output `o` may win it this cycle, and (FA)

@@ -60,19 +60,28 @@ fn flit_mark(f: &LinkFlit) -> Option<char> {
 
 /// A `PORTS`-port switch under ARN+AFI, reset, LID `p` routed to port `p`.
 fn idle_switch() -> CycleSwitch {
-    let mut params = SwitchParams::with_paper_ratios(RoutingMode::ArnAfi, CAP, 1000);
+    switch_of(
+        SwitchParams::with_paper_ratios(RoutingMode::ArnAfi, CAP, 1000),
+        PORTS,
+        CAP,
+    )
+}
+
+/// A `ports`-port switch of `params` (LMC 0), reset, LID `p` routed to port `p`, every far
+/// buffer of `cap` flits per VC.
+pub(super) fn switch_of(mut params: SwitchParams, ports: usize, cap: u16) -> CycleSwitch {
     params.lmc = 0;
-    let mut lft = LftBanks::new(0, PORTS);
-    for p in 0..PORTS {
+    let mut lft = LftBanks::new(0, ports);
+    for p in 0..ports {
         lft.program(p as u16, p as u8);
     }
     let wiring = SwitchWiring {
         id: 0,
         stage: 1,
         up_ports: 0,
-        in_ch: vec![0; PORTS],
-        out_ch: vec![0; PORTS],
-        out_capacity: vec![CAP; PORTS],
+        in_ch: vec![0; ports],
+        out_ch: vec![0; ports],
+        out_capacity: vec![cap; ports],
         sl_to_vl: crate::switch::SlToVl::identity(),
     };
     CycleSwitch::new(params, wiring, lft, 1)

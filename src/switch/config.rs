@@ -208,6 +208,45 @@ pub fn stamp_older(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) < 0
 }
 
+/// FCFS's filter of an output's requests, in both engines: of the inputs in `inputs`, each
+/// requesting with the VCs of `vcs[i]`, only the requests whose head has the oldest stamp
+/// (`stamp(i, v)`, looked at in input, then VC order) stand; returns the inputs left.
+pub fn keep_oldest<M>(inputs: u128, vcs: &mut [M], stamp: impl Fn(usize, usize) -> u32) -> u128
+where
+    M: Copy + Into<u128> + TryFrom<u128>,
+{
+    let each = |mut m: u128| {
+        std::iter::from_fn(move || {
+            (m != 0).then(|| {
+                let v = m.trailing_zeros() as usize;
+                m &= m - 1;
+                v
+            })
+        })
+    };
+    let mut oldest: Option<u32> = None;
+    for i in each(inputs) {
+        for v in each(vcs[i].into()) {
+            let t = stamp(i, v);
+            if oldest.is_none_or(|b| stamp_older(t, b)) {
+                oldest = Some(t);
+            }
+        }
+    }
+    let Some(t) = oldest else { return inputs };
+    let mut left = inputs;
+    for i in each(inputs) {
+        let keep = each(vcs[i].into())
+            .filter(|&v| stamp(i, v) == t)
+            .fold(0u128, |k, v| k | 1 << v);
+        vcs[i] = M::try_from(keep).unwrap_or_else(|_| unreachable!("a subset of the VCs"));
+        if keep == 0 {
+            left &= !(1 << i);
+        }
+    }
+    left
+}
+
 /// Descriptor slots an input port needs when no packet is shorter than `min_packet` flits: every
 /// VC full of the shortest packets, plus one packet per output still leaving (its slot is held
 /// until its tail leaves, while its freed credits already admit new packets) and one arriving.

@@ -17,7 +17,8 @@ pub mod routing_stage;
 pub mod sl_to_vl;
 
 pub use config::{
-    OutputArbitration, QueuingScheme, RoutingMode, SwitchParams, packet_slots, stamp_older,
+    OutputArbitration, QueuingScheme, RoutingMode, SwitchParams, keep_oldest, packet_slots,
+    stamp_older,
 };
 pub(crate) use detection::detector_wake;
 pub use events::{Observer, OutputProbe, SwitchEvent, SwitchFault, SwitchStats};

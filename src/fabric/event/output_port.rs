@@ -7,7 +7,7 @@
 use super::*;
 use crate::blocks::Block;
 use crate::blocks::rr_arbiter::RrArbiterIn;
-use crate::switch::{OutputArbitration, stamp_older};
+use crate::switch::{OutputArbitration, keep_oldest};
 
 /// What an output's arbitration did: the packet granted, whether some head was not ready yet,
 /// and whether heads left for their escape routes (FA).
@@ -194,7 +194,7 @@ impl<const V: usize> EventCore<V> {
     }
 
     /// The two-level round-robin arbitration of output `p` of its switch (flat `out`) in `now`
-    /// (under FCFS among the oldest, [`EventCore::keep_oldest`]) over the ready heads that fit
+    /// (under FCFS among the oldest, [`keep_oldest`]) over the ready heads that fit
     /// in the credits of their next VC (read through `now - 1`,
     /// less the flit sent now on `sending_vc`): the grant, whether some head was not ready, and
     /// under FA (`FA`) whether adaptive heads short of room in their next VC's adaptive half
@@ -244,7 +244,9 @@ impl<const V: usize> EventCore<V> {
             }
         }
         if inputs != 0 && env.params.switch.arbitration == OutputArbitration::Fcfs {
-            self.keep_oldest(out, &mut inputs, &mut vcs);
+            // A head's stamp is its `ready` cycle.
+            let stamp = |i, v| self.voqs[self.voq(out, i, v)].ready as u32;
+            inputs = keep_oldest(inputs as u128, &mut vcs, stamp) as u64;
         }
         let grant = (inputs != 0).then(|| {
             let o = &mut self.outputs[out as usize];
@@ -286,46 +288,6 @@ impl<const V: usize> EventCore<V> {
             grant,
             unready,
             escaped: FA && any_escape,
-        }
-    }
-
-    /// FCFS: of the requests `inputs` (per input, its VCs `vcs`) for flat output `out`, only
-    /// those whose head has the oldest stamp (its `ready` cycle, 32 bits) stand.
-    fn keep_oldest(&self, out: u32, inputs: &mut u64, vcs: &mut [u16; 64]) {
-        // The VCs of `m` at input `i`, with their heads' stamps.
-        let stamps = |i: usize, mut m: u16| {
-            let q = self.voq(out, i, 0);
-            std::iter::from_fn(move || {
-                (m != 0).then(|| {
-                    let v = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    (v, self.voqs[q + v].ready as u32)
-                })
-            })
-        };
-        let mut oldest: Option<u32> = None;
-        let mut scan = *inputs;
-        while scan != 0 {
-            let i = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
-            for (_, t) in stamps(i, vcs[i]) {
-                if oldest.is_none_or(|b| stamp_older(t, b)) {
-                    oldest = Some(t);
-                }
-            }
-        }
-        let Some(t) = oldest else { return };
-        let mut scan = *inputs;
-        while scan != 0 {
-            let i = scan.trailing_zeros() as usize;
-            scan &= scan - 1;
-            let keep = stamps(i, vcs[i])
-                .filter(|&(_, s)| s == t)
-                .fold(0, |k, (v, _)| k | 1 << v);
-            vcs[i] = keep;
-            if keep == 0 {
-                *inputs &= !(1 << i);
-            }
         }
     }
 
