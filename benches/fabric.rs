@@ -36,6 +36,7 @@ fn six_ary_three_tree() -> Fabric<FEW_VCS> {
         adaptive_share: 1.0,
         routing_engine: None,
         routing_phases: Default::default(),
+        ca_congestion: None,
     };
     let topo = Topology::kary_ntree(6, 3);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

@@ -24,6 +24,7 @@ fn loaded_switch(mode: RoutingMode) -> Fabric<FEW_VCS> {
         adaptive_share: 1.0,
         routing_engine: None,
         routing_phases: Default::default(),
+        ca_congestion: None,
     };
     let topo = Topology::kary_ntree(12, 1);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

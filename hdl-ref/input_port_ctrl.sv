@@ -156,9 +156,10 @@ module input_port_ctrl
   // The switch's identity and seed are used at switch level.
   logic unused_cfg;
   // The queuing scheme is the HCAs' SL policy: the switch reads the SL, not the scheme. The
-  // outputs arbitrate.
+  // outputs arbitrate and mark FECN.
   assign unused_cfg = ^{cfg_i.id, cfg_i.stage, cfg_i.up_ports, cfg_i.seed, cfg_i.queuing,
-                        cfg_i.qvcs, cfg_i.qarg, cfg_i.fcfs};
+                        cfg_i.qvcs, cfg_i.qarg, cfg_i.fcfs, cfg_i.fecn_threshold,
+                        cfg_i.fecn_rate, cfg_i.fecn_min_len, cfg_i.fecn_victims};
 
   // ---------------------------------------------------------------------------------------------
   // Registers.

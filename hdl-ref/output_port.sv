@@ -20,6 +20,11 @@
 //   winner is popped from its FIFO (gnt_*_o) and its head leaves next cycle. Under FCFS
 //   (fcfs_i) a request stands only if its head's stamp (hd_stamp_i, taken joining its FIFO) is
 //   the oldest of the requests' (stamp_older); the arbiters choose among those.
+// - FECN marking (fecn_thr_i != 0; InfiniBand congestion control): a grant is eligible when the
+//   flits queued for this output (voq_occ_i summed) reach fecn_thr_i, the packet is at least
+//   fecn_len_i flits, and no valid head lacks the credits to request unless fecn_victim_i; an
+//   eligible grant finding mark_cnt_q at 0 is marked (its head flit leaves with flags bit
+//   FlagFecn) and reloads it with fecn_rate_i, any other counts it down.
 // - Congestion detection (uses_arn_i only; otherwise the detector sees empty VOQs and stays
 //   idle): the detector watches every input's VOQ for this output
 //   and the head of its fullest VC (head_fc = credits of that head's next VC). A declaration
@@ -62,6 +67,12 @@ module output_port
   input  logic             uses_arn_i,
   // From the switch's configuration: first come, first served arbitration.
   input  logic             fcfs_i,
+  // From the switch's configuration: FECN marking (threshold 0: off), its rate, the shortest
+  // packet it marks, and whether this port marks as a victim.
+  input  logic [15:0]      fecn_thr_i,
+  input  logic [15:0]      fecn_rate_i,
+  input  logic [15:0]      fecn_len_i,
+  input  logic             fecn_victim_i,
   input  logic [7:0]       root_info_i,
   // Credits returned by the far buffer, and the counts at the start of the cycle.
   input  logic [7:0]       credit_i      [V],
@@ -122,6 +133,9 @@ module output_port
   logic [3:0]       tx_nvc_q, tx_nvc_d;
   logic [15:0]      tx_len_q, tx_len_d;
   logic [15:0]      tx_sent_q, tx_sent_d;
+  logic             tx_fecn_q, tx_fecn_d;
+  // mark_cnt_q: FECN marking's counter.
+  logic [15:0]      mark_cnt_q, mark_cnt_d;
   // root_q.
   logic             root_valid_q, root_valid_d;
   arn_t             root_q, root_d;
@@ -170,6 +184,7 @@ module output_port
     if (tx_valid_q && tx_sent_q == '0) begin
       flit_desc_o    = tx_desc_i;
       flit_desc_o.vc = 8'(tx_nvc_q);
+      if (tx_fecn_q) flit_desc_o.flags[FlagFecn] = 1'b1;
     end
     dep_valid_o = tx_valid_q;
     dep_input_o = tx_input_q;
@@ -189,6 +204,8 @@ module output_port
   logic [V-1:0]     vc_gnt [P];
   logic             vc_valid [P];
   logic [VcW-1:0]   vc_idx [P];
+  // FECN: some valid head lacks the credits to request (the output is a victim).
+  logic             short_head;
 
   always_comb begin
     logic [15:0] c;
@@ -197,14 +214,16 @@ module output_port
     // order).
     logic        any;
     logic [31:0] oldest;
-    any    = 1'b0;
-    oldest = '0;
+    any        = 1'b0;
+    oldest     = '0;
+    short_head = 1'b0;
     for (int i = 0; i < P; i++) begin
       for (int v = 0; v < V; v++) begin
         c = cnt[VcW'(hd_nvc_i[i][v])];
         if (sending && tx_nvc_q == hd_nvc_i[i][v] && c != '0) c = c - 16'd1;
         need         = 17'(hd_len_i[i][v]) + 17'(hd_res_i[i][v]);
         vc_req[i][v] = hd_valid_i[i][v] && 17'(c) >= need;
+        if (hd_valid_i[i][v] && !vc_req[i][v]) short_head = 1'b1;
         esc_o[i][v]  = finishing && hd_valid_i[i][v] && hd_res_i[i][v] != '0 && 17'(c) < need;
         if (vc_req[i][v] && (!any || stamp_older(hd_stamp_i[i][v], oldest))) begin
           oldest = hd_stamp_i[i][v];
@@ -249,6 +268,14 @@ module output_port
     for (int i = 0; i < P; i++) unused_gnt = unused_gnt ^ ^{vc_gnt[i], vc_valid[i]};
   end
 
+  // FECN: the flits queued for this output, and whether the grant is eligible and marked.
+  logic [22:0] queue;
+  logic        fecn_elig, fecn_mark;
+  always_comb begin
+    queue = '0;
+    for (int i = 0; i < P; i++) queue = queue + 23'(voq_occ_i[i]);
+  end
+
   // The grant, and the next packet being sent.
   logic [VcW-1:0] g_vc;
   always_comb begin
@@ -263,6 +290,12 @@ module output_port
     tx_nvc_d    = tx_nvc_q;
     tx_len_d    = tx_len_q;
     tx_sent_d   = tx_sent_q;
+    tx_fecn_d   = tx_fecn_q;
+    mark_cnt_d  = mark_cnt_q;
+    fecn_elig   = gnt_valid_o && fecn_thr_i != '0 && queue >= 23'(fecn_thr_i)
+                  && hd_len_i[in_idx][g_vc] >= fecn_len_i && (!short_head || fecn_victim_i);
+    fecn_mark   = fecn_elig && mark_cnt_q == '0;
+    if (fecn_elig) mark_cnt_d = fecn_mark ? fecn_rate_i : mark_cnt_q - 16'd1;
     if (tx_valid_q) begin
       tx_sent_d = tx_sent_q + 16'd1;
       if (tail) tx_valid_d = 1'b0;
@@ -275,6 +308,7 @@ module output_port
       tx_nvc_d   = hd_nvc_i[in_idx][g_vc];
       tx_len_d   = hd_len_i[in_idx][g_vc];
       tx_sent_d  = '0;
+      tx_fecn_d  = fecn_mark;
     end
   end
 
@@ -358,6 +392,8 @@ module output_port
       tx_nvc_q     <= '0;
       tx_len_q     <= '0;
       tx_sent_q    <= '0;
+      tx_fecn_q    <= 1'b0;
+      mark_cnt_q   <= '0;
       root_valid_q <= 1'b0;
       root_q       <= '0;
       refresh_q    <= '0;
@@ -369,6 +405,8 @@ module output_port
       tx_nvc_q     <= tx_nvc_d;
       tx_len_q     <= tx_len_d;
       tx_sent_q    <= tx_sent_d;
+      tx_fecn_q    <= tx_fecn_d;
+      mark_cnt_q   <= mark_cnt_d;
       root_valid_q <= root_valid_d;
       root_q       <= root_d;
       refresh_q    <= refresh_d;
@@ -430,6 +468,11 @@ module output_port
   `ASSERT(a_head_has_credits, flit_valid_o && flit_head_o |-> chk_tx_credits >= tx_len_q)
   // FCFS: no head that fits in its credits joined its FIFO before the one granted.
   `ASSERT(a_fcfs_grants_oldest, gnt_valid_o && fcfs_i |-> !chk_older_fits)
+  // FECN: a head leaves marked only when marking is on and its output's queue was over the
+  // threshold at its grant; body flits never carry it.
+  `ASSERT(a_fecn_only_when_congested, gnt_valid_o && tx_fecn_d |->
+          fecn_thr_i != '0 && queue >= 23'(fecn_thr_i))
+  `ASSERT(a_fecn_only_on_heads, flit_valid_o && !flit_head_o |-> !flit_desc_o.flags[FlagFecn])
   // A flit is sent only against a credit.
   `ASSERT(a_flit_has_credit, flit_valid_o |-> chk_tx_credits != '0)
   // A packet's flits leave in consecutive cycles: a non-tail flit is followed by the next one.

@@ -12,7 +12,8 @@
 //   QuOneQ .. QuFlow2Sl, numbered in the order of src/switch/config.rs), the scheme's regular
 //   VCs and argument, the switch's id, stage and up ports, the seed of oblivious routing, and
 //   whether adapted packets refresh ARN-table entries upstream; whether the outputs
-//   arbitrate first come, first served (OutputArbitration::Fcfs) rather than round robin.
+//   arbitrate first come, first served (OutputArbitration::Fcfs) rather than round robin; the
+//   outputs' FECN marking settings (src/switch/fecn.rs, FecnMarking; threshold 0: off).
 // - scheme_vc: the regular VC of a packet to end node dst (QueuingScheme::vc_for);
 //   splitmix_mix: the output function of SplitMix64 (src/blocks/rng.rs) on a state already
 //   advanced by the golden gamma.
@@ -51,6 +52,10 @@ package switch_pkg;
     logic [63:0] seed;             // SplitMix64 starts at seed ^ id * Golden
     logic        adapted_refresh;  // adapted packets refresh entries upstream
     logic        fcfs;             // outputs arbitrate first come, first served
+    logic [15:0] fecn_threshold;   // FECN: queue (flits) from which an output marks; 0 off
+    logic [15:0] fecn_rate;        // FECN: eligible packets left unmarked between two marks
+    logic [15:0] fecn_min_len;     // FECN: shorter packets are never marked
+    logic [63:0] fecn_victims;     // FECN: bit p, output p marks even as a victim
   } cfg_t;
 
   // Port number of an unprogrammed LFT entry and of "no route".
@@ -58,6 +63,8 @@ package switch_pkg;
 
   // Flags bit of an adapted packet (AFI).
   localparam int unsigned FlagAdapted = 0;
+  // Flags bit of a packet marked by an output over its congestion threshold (FECN).
+  localparam int unsigned FlagFecn = 3;
 
   // Routing modes (cfg_t.routing).
   localparam int unsigned RtDModK         = 0;

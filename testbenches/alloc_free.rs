@@ -11,10 +11,11 @@
 use arnsim::cli::scenarios;
 use arnsim::config::TimeBase;
 use arnsim::cycle::compare::Replay;
-use arnsim::fabric::node::{Destination, Flow, SendMemory};
+use arnsim::fabric::node::{CaCongestion, Destination, Flow, SendMemory};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Engine, Fabric, FabricParams};
 use arnsim::replay::{Mapping, Replayer};
+use arnsim::switch::fecn::FecnMarking;
 use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 use arnsim::wire::link::{FEW_VCS, MAX_VCS};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -152,6 +153,30 @@ fn main() {
             Engine::Event,
         ));
     }
+    // InfiniBand congestion control: FECN marking at every output over a low threshold, CNPs and
+    // the sources' rate limiters, on both engines.
+    for (engine, name) in [
+        (Engine::Cycle, "cycle, ib_cca"),
+        (Engine::Event, "event, ib_cca"),
+    ] {
+        let (topo, mut params, flows) = loaded_fabric(RoutingMode::DModK);
+        params.switch.fecn = FecnMarking {
+            threshold: 8,
+            rate: 0,
+            min_len: 1,
+            victims: 0,
+        };
+        params.switch.max_packets = packet_slots(1, params.switch.vc_capacity, 1);
+        params.ca_congestion = Some(CaCongestion {
+            ccti_increase: 2,
+            ccti_limit: 40,
+            ccti_timer: 500,
+            ipd_step: 4,
+        });
+        oks.push(steady_state::<FEW_VCS>(
+            name, &topo, params, &flows, 2, engine,
+        ));
+    }
     for ok in oks {
         if ok {
             passed += 1;
@@ -243,11 +268,13 @@ fn steady_state<const V: usize>(
         false
     } else {
         println!(
-            "ok     {name:<16} {threads} thread(s), {} VCs, 100000 cycles, 0 allocations ({} packets delivered, {} roots, {} adapted)",
+            "ok     {name:<16} {threads} thread(s), {} VCs, 100000 cycles, 0 allocations ({} packets delivered, {} roots, {} adapted, {} marked FECN, {} CNPs)",
             f.params().switch.vcs(),
             t.nodes.delivered_packets,
             t.switches.roots_detected,
-            t.switches.packets_adapted
+            t.switches.packets_adapted,
+            t.switches.packets_marked,
+            t.nodes.cnps_sent
         );
         true
     }
@@ -314,6 +341,7 @@ fn loaded_fabric(mode: RoutingMode) -> (Topology, FabricParams, Vec<Vec<Flow>>) 
         adaptive_share: 1.0,
         routing_engine: None,
         routing_phases: Default::default(),
+        ca_congestion: None,
     };
     let topo = Topology::kary_ntree(3, 2);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

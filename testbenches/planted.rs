@@ -1,7 +1,7 @@
 //! Planted bugs in the event engine: each is written into a copy of the sources, the copy is
 //! built, and the lockstep against the cycle engine (`src/cycle/tests.rs`: every switch of
 //! `default`, `figure4`, a 16-VC `default`, `irregular16` under FA, `default` and `irregular16`
-//! arbitrating first come, first served, and random small fabrics,
+//! arbitrating first come, first served and marking FECN, and random small fabrics,
 //! each switch against its cycle-engine twin and each link between two switches) must fail,
 //! naming the cycle, port and signal where the bug first shows. A bug the lockstep does not catch
 //! fails this test.
@@ -93,6 +93,12 @@ const BUGS: &[Bug] = &[
         file: "src/fabric/event/output_port.rs",
         find: "let stamp = |i, v| self.voqs[self.voq(out, i, v)].ready as u32;",
         replace: "let stamp = |i, _| self.voqs[self.voq(out, i, 0)].ready as u32;",
+    },
+    Bug {
+        name: "FECN: the output's queue counts a new packet's flits from the wrong cycle",
+        file: "src/fabric/event/output_port.rs",
+        find: "if a.out as u16 == port && a.len > 0 && a.start + 1 < now {",
+        replace: "if a.out as u16 == port && a.len > 0 && a.start < now {",
     },
 ];
 

@@ -79,8 +79,13 @@ fn random_case(ports: u64, routing: &str, scheme: &[&str], cycles: u64, seed: u6
     } else {
         ""
     };
+    let fecn = if scheme.contains(&"--fecn") {
+        "_fecn"
+    } else {
+        ""
+    };
     Case {
-        name: format!("random_p{ports}_v{vcs}_{routing}{fcfs}"),
+        name: format!("random_p{ports}_v{vcs}_{routing}{fcfs}{fecn}"),
         weight: ports * cycles,
         make: Box::new(move |out: &Path| {
             let out = out.to_string_lossy().into_owned();
@@ -103,7 +108,7 @@ fn p12_cycles() -> u64 {
 }
 
 /// The random-traffic cases: every routing mode on both switches; seven of them with 30 % of the
-/// SL-to-VL entries remapped.
+/// SL-to-VL entries remapped, three arbitrating FCFS and three marking FECN.
 fn random_cases() -> Vec<Case> {
     let m = 1_000_000;
     let m12 = p12_cycles();
@@ -147,7 +152,13 @@ fn random_cases() -> Vec<Case> {
             m,
             15,
         ),
-        random_case(4, "arn_afi", &["--queuing", "1q"], m, 16),
+        random_case(
+            4,
+            "arn_afi",
+            &["--queuing", "1q", "--fecn", "6:2:3:5"],
+            m,
+            16,
+        ),
         random_case(
             4,
             "fa",
@@ -211,7 +222,13 @@ fn random_cases() -> Vec<Case> {
             m12,
             24,
         ),
-        random_case(12, "arn", &["--queuing", "dbbm", "--qvcs", "4"], m12, 25),
+        random_case(
+            12,
+            "arn",
+            &["--queuing", "dbbm", "--qvcs", "4", "--fecn", "20:0:1:0"],
+            m12,
+            25,
+        ),
         random_case(
             12,
             "arn_afi",
@@ -231,7 +248,16 @@ fn random_cases() -> Vec<Case> {
         random_case(
             12,
             "fa",
-            &["--queuing", "dbbm", "--qvcs", "4", "--sl2vl", "30"],
+            &[
+                "--queuing",
+                "dbbm",
+                "--qvcs",
+                "4",
+                "--sl2vl",
+                "30",
+                "--fecn",
+                "12:1:2:a5a",
+            ],
             m12,
             27,
         ),
@@ -336,6 +362,24 @@ fn fa_cases() -> Vec<Case> {
 fn fcfs_cases() -> Vec<Case> {
     const SETS: &[&str] = &["switch.output_arbitration=fcfs"];
     some_switches("default", SETS, "fcfs", "switch ", &[1, 4], 8)
+}
+
+/// FECN marking on the default fat tree under ARN+AFI (every eligible packet over a low
+/// threshold) and under FA (every second one, half the ports marking as victims): the leaf with
+/// the hot spot and a spine, for the whole run.
+fn fecn_cases() -> Vec<Case> {
+    const ARN: &[&str] = &["switch.cc_threshold=15", "switch.cc_marking_rate=0"];
+    const FA: &[&str] = &[
+        "routing=fa",
+        "queuing=dbbm",
+        "queuing_vcs=2",
+        "switch.cc_threshold=14",
+        "switch.cc_marking_rate=1",
+        "switch.cc_victim_mask=0x55",
+    ];
+    let mut cases = some_switches("default", ARN, "fecn", "switch ", &[1, 4], 8);
+    cases.extend(some_switches("default", FA, "fecn_fa", "switch ", &[1], 8));
+    cases
 }
 
 /// The first congestion-root switch of configuration 1 under H10, from reset to 500 us after its
@@ -472,6 +516,7 @@ fn main() {
     cases.extend(dragonfly_vl_hops_cases());
     cases.extend(fa_cases());
     cases.extend(fcfs_cases());
+    cases.extend(fecn_cases());
     cases.push(config1_root_case());
     cases.retain(|c| c.name.contains(&filter));
     cases.sort_by_key(|c| std::cmp::Reverse(c.weight));

@@ -6,8 +6,8 @@
 //! values) or by a named assertion (`--assert`); the test reports which one caught each bug and
 //! at which recording cycle. A bug that is not caught, or whose text to alter is not found
 //! exactly once, fails the test. Two recordings: a 4-port ARN+AFI switch for most bugs, and an
-//! FA one (escape queues) with two regular VCs, remapped SL-to-VL entries and first come, first
-//! served arbitration for the bugs in the tables, in FA and in FCFS. The
+//! FA one (escape queues) with two regular VCs, remapped SL-to-VL entries, first come, first
+//! served arbitration and FECN marking for the bugs in the tables, in FA, in FCFS and in FECN. The
 //! unaltered copy replays each with 0 mismatches, so every failure is the bug's.
 //!
 //! The models are built with `ARNSIM_HDL_OPT=-O0` (the replays are short, the builds dominate;
@@ -169,10 +169,23 @@ const BUGS: &[Bug] = &[
         }],
         sl2vl: true,
     },
+    Bug {
+        slug: "fecn_victims_marked",
+        name: "FECN: the victim mask read inverted (victims mark where they must not, and not \
+               where they must)",
+        edits: &[Edit {
+            file: "output_port.sv",
+            find: "(!short_head || fecn_victim_i)",
+            replace: "(!short_head || !fecn_victim_i)",
+        }],
+        sl2vl: true,
+    },
 ];
 
 /// A 4-port FA switch (escape queues) with two regular VCs (DBBM), 30 % of its SL-to-VL
-/// entries remapped and first come, first served arbitration (the same build parameters as
+/// entries remapped, first come, first served arbitration and FECN marking (queue threshold 8
+/// flits, every second eligible packet, ports 0 and 2 marking as victims; the same build
+/// parameters as
 /// [`RECORDING`]'s; `switch_hdl` replays the like of it on the unaltered switch with 0
 /// mismatches).
 const SL2VL_RECORDING: &[&str] = &[
@@ -192,6 +205,8 @@ const SL2VL_RECORDING: &[&str] = &[
     "3",
     "--arbitration",
     "fcfs",
+    "--fecn",
+    "8:1:2:5",
 ];
 
 /// The recording every case replays (`random_link.rs` options, `--out` added).

@@ -171,6 +171,48 @@ fn both_engines_write_the_same_bytes_under_fcfs_arbitration() {
     same_bytes(&base, "irregular64_fa", &fa, false);
 }
 
+/// InfiniBand congestion control (FECN marking at every output, CNPs, the sources' rate
+/// limiters) on the hot-spot fat tree, with a short timer and a marking rate of 0 so that the
+/// indices rise and fall within the run, on the irregular fabric under FA (its 256-byte packets
+/// all eligible) and on the 6-ary tree under D-mod-K: the same bytes on both engines.
+#[test]
+fn both_engines_write_the_same_bytes_under_infiniband_congestion_control() {
+    let (_tmp, base) = crate::scratch::folder("engines-cc");
+    let cc = [
+        "rate_control=ib_cca",
+        "switch.cc_marking_rate=0",
+        "node.ccti_timer=5us",
+        "node.ccti_increase=4",
+    ]
+    .map(String::from);
+    same_bytes(&base, "default", &cc, true);
+    let mut fa = cc.to_vec();
+    fa.extend(
+        [
+            "switch.cc_packet_size=0",
+            "routing=fa",
+            "routing_engine=fa_updn",
+            "traffic.adaptive_share=0.5",
+            "sim_time=300us",
+            "traffic.load=0.9",
+        ]
+        .map(String::from),
+    );
+    same_bytes(&base, "irregular16", &fa, false);
+    // D-mod-K places a head in its queue at its arrival, a cycle before its routing stage.
+    let mut dmodk = cc.to_vec();
+    dmodk.extend(["routing=dmodk", "switch.cc_packet_size=0", "sim_time=30us"].map(String::from));
+    same_bytes(&base, "kary6_uniform", &dmodk, false);
+    // Every run slowed sources.
+    for name in ["default", "irregular16", "kary6_uniform"] {
+        let text =
+            std::fs::read_to_string(base.join(name).join("event/summary.json")).expect("summary");
+        let s: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let becns = s["congestion_control"]["becns_received"].as_u64();
+        assert!(becns.is_some_and(|b| b > 100), "{name}: {becns:?} BECNs");
+    }
+}
+
 /// Sixteen VCs per port (DBBM over 15 regular VCs and the AFC, ARN+AFI) on the default 4-ary
 /// 2-tree: the run, its waveform dump included, is the same on both engines.
 #[test]

@@ -380,6 +380,13 @@ pub struct Summary {
     /// FA: adaptive packets sent to their escape route by a switch (absent in other modes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets_escaped: Option<u64>,
+    /// Packets switch outputs marked with FECN, once per switch that marked one (absent without
+    /// FECN marking).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_marked_fecn: Option<u64>,
+    /// InfiniBand congestion control at the HCAs (absent without `rate_control = "ib_cca"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion_control: Option<CcSummary>,
     /// A communication phase: its flows (absent without a phase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase_flows: Option<u64>,
@@ -399,6 +406,21 @@ pub struct Summary {
     /// The MPI trace the nodes replayed, when they did (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplaySummary>,
+}
+
+/// What the HCAs' congestion control did in a run (`docs/ib_cc.md`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CcSummary {
+    /// Data packets that arrived marked with FECN.
+    pub fecns_received: u64,
+    /// FECNs not answered (the destination's CNP queue full).
+    pub fecns_unanswered: u64,
+    /// CNPs the destinations sent.
+    pub cnps_sent: u64,
+    /// CNPs (BECNs) the sources received.
+    pub becns_received: u64,
+    /// BECNs dropped (every rate limiter of the source slowing another queue pair).
+    pub becns_dropped: u64,
 }
 
 /// What a trace replay came to: its size, and when each rank finished.

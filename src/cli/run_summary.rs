@@ -3,7 +3,7 @@
 //! ended, the replay's finish cycles, the phase's flow ends); and a phase's `flows.csv`.
 
 use super::interrupt::signal_name;
-use super::outputs::{ReplaySummary, Summary, rounded};
+use super::outputs::{CcSummary, ReplaySummary, Summary, rounded};
 use crate::config::Scenario;
 use crate::run::{Ended, Stopped};
 
@@ -66,6 +66,19 @@ pub(super) fn summary(s: &Scenario, overrides: &[String], end: &Ended) -> Summar
             .routing
             .escape_queues()
             .then_some(t.switches.packets_escaped),
+        packets_marked_fecn: s
+            .params
+            .switch
+            .fecn
+            .on()
+            .then_some(t.switches.packets_marked),
+        congestion_control: s.params.ca_congestion.map(|_| CcSummary {
+            fecns_received: t.nodes.fecns_received,
+            fecns_unanswered: t.nodes.fecns_unanswered,
+            cnps_sent: t.nodes.cnps_sent,
+            becns_received: t.nodes.becns_received,
+            becns_dropped: t.nodes.becns_dropped,
+        }),
         phase_flows: end.phase_ends.as_ref().map(|e| e.len() as u64),
         phase_flows_ended: end
             .phase_ends

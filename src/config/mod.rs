@@ -20,6 +20,8 @@ pub use trace_keys::TraceReplay;
 pub use units::TimeBase;
 
 #[cfg(test)]
+mod cc_tests;
+#[cfg(test)]
 mod custom_refusal_tests;
 #[cfg(test)]
 mod fuzz_tests;

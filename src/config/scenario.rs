@@ -325,7 +325,9 @@ impl Scenario {
                 );
             }
         }
-        let switch = switch_keys::read(&r, routing, queuing);
+        let rate_control = switch_keys::rate_control(&r);
+        let ib_cca = matches!(rate_control, Some(Some(_)));
+        let switch = switch_keys::read(&r, routing, queuing, ib_cca);
         let mtu = switch.as_ref().map(|s| s.1);
         let traffic = traffic_keys::read(&r, nodes, mtu, sim_cycles, seed);
 
@@ -408,9 +410,19 @@ impl Scenario {
             Some(traffic),
             Some(flows),
             Some(watchdog),
+            Some(ca_congestion),
         ) = (
-            seed, sim_cycles, bin_cycles, routing, topology, latency, switch, traffic, flows,
+            seed,
+            sim_cycles,
+            bin_cycles,
+            routing,
+            topology,
+            latency,
+            switch,
+            traffic,
+            flows,
             watchdog,
+            rate_control,
         )
         else {
             return Err(ScenarioError {
@@ -429,7 +441,9 @@ impl Scenario {
             Some(t) => smallest_message_packet(&t.program, tb.flit_bytes, mtu)
                 .min(smallest_packet((&flows, phase), mtu)),
             None => smallest_packet((&flows, phase), mtu),
-        };
+        }
+        // Congestion control's CNPs are one flit.
+        .min(if ca_congestion.is_some() { 1 } else { u64::MAX });
         switch.max_packets = packet_slots(switch.vcs(), switch.vc_capacity, min_packet as u16);
         let params = FabricParams {
             switch,
@@ -448,6 +462,7 @@ impl Scenario {
             routing_engine: Some(routing_engine),
             routing_phases: std::sync::Arc::new(routing_phases),
             adaptive_share: traffic.adaptive_share,
+            ca_congestion,
         };
         Ok(Scenario {
             name,

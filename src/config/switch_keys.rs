@@ -4,6 +4,8 @@
 
 use super::scenario::Reader;
 use super::units::MAX_CYCLES;
+use crate::fabric::node::CaCongestion;
+use crate::switch::fecn::{FecnMarking, OPENSM_MARKING_RATE, OPENSM_PACKET_SIZE, OPENSM_THRESHOLD};
 use crate::switch::{OutputArbitration, QueuingScheme, RoutingMode, SwitchParams};
 use crate::wire::link::MAX_VCS;
 
@@ -35,6 +37,7 @@ pub(super) fn read(
     r: &Reader,
     routing: Option<RoutingMode>,
     queuing: Option<QueuingScheme>,
+    ib_cca: bool,
 ) -> Option<(SwitchParams, u64, u16)> {
     let doc = r.doc;
     let mtu = r.size("switch.mtu", "4KB").filter(|&m| {
@@ -140,6 +143,7 @@ pub(super) fn read(
             &OutputArbitration::ALL.map(OutputArbitration::name),
         )
         .map(|n| OutputArbitration::named(&n).expect("a listed name"));
+    let cc = fecn_keys(r, ib_cca);
     let (vc_cap, node_vc) = (vc_cap?, node_vc?);
     let pct = |p: f64| ((p * vc_cap as f64) / 100.0).floor() as u16;
     let switch = SwitchParams {
@@ -158,7 +162,111 @@ pub(super) fn read(
         adaptive_threshold: pct(adaptive?),
         adapted_refresh,
         arbitration: arbitration?,
+        fecn: cc?.marking(vc_cap as u16, r.tb.flit_bytes),
     };
     debug_assert!(MAX_CYCLES > max24);
     Some((switch, mtu?, node_vc as u16))
+}
+
+/// The switch's FECN marking keys, with the names of OpenSM's SwitchCongestionSetting.
+struct FecnKeys {
+    threshold: u8,
+    marking_rate: u16,
+    packet_size: u8,
+    victim_mask: u64,
+}
+
+impl FecnKeys {
+    /// The output ports' registers, for buffers of `vc_capacity` flits per VC and flits of
+    /// `flit_bytes`.
+    fn marking(&self, vc_capacity: u16, flit_bytes: u32) -> FecnMarking {
+        FecnMarking {
+            threshold: FecnMarking::queue_threshold(self.threshold, vc_capacity),
+            rate: self.marking_rate,
+            min_len: FecnMarking::min_len(self.packet_size, flit_bytes),
+            victims: self.victim_mask,
+        }
+    }
+}
+
+/// `switch.cc_threshold` (0 off, to 15; by default 15 under `rate_control = "ib_cca"` and 0
+/// otherwise), `switch.cc_marking_rate`, `switch.cc_packet_size` (64-byte credits),
+/// `switch.cc_victim_mask` (bit p: port p).
+fn fecn_keys(r: &Reader, ib_cca: bool) -> Option<FecnKeys> {
+    let threshold = r.uint_in(
+        "switch.cc_threshold",
+        Some(if ib_cca { OPENSM_THRESHOLD as u64 } else { 0 }),
+        (0, 15),
+        "Threshold is 4 bits: 0 marks nothing, 1 is loose, 15 aggressive",
+    );
+    let marking_rate = r.uint_in(
+        "switch.cc_marking_rate",
+        Some(OPENSM_MARKING_RATE as u64),
+        (0, u16::MAX as u64),
+        "Marking_Rate is 16 bits",
+    );
+    let packet_size = r.uint_in(
+        "switch.cc_packet_size",
+        Some(OPENSM_PACKET_SIZE as u64),
+        (0, u8::MAX as u64),
+        "Packet_Size is 8 bits, in 64-byte credits",
+    );
+    let victim_mask = r.uint_in(
+        "switch.cc_victim_mask",
+        Some(0),
+        (0, u64::MAX),
+        "one bit per port of a switch of up to 64 ports",
+    );
+    Some(FecnKeys {
+        threshold: threshold? as u8,
+        marking_rate: marking_rate? as u16,
+        packet_size: packet_size? as u8,
+        victim_mask: victim_mask?,
+    })
+}
+
+/// `rate_control`: `none` (the default) or `ib_cca`, InfiniBand congestion control, whose HCA
+/// settings are `node.ccti_increase`, `node.ccti_limit`, `node.ccti_timer` and `node.cct_step`
+/// (ignored otherwise). The outer `None` is a key in error.
+pub(super) fn rate_control(r: &Reader) -> Option<Option<CaCongestion>> {
+    let doc = r.doc;
+    let name = r.choice("rate_control", Some("none"), &["none", "ib_cca"])?;
+    if name != "ib_cca" {
+        for key in [
+            "node.ccti_increase",
+            "node.ccti_limit",
+            "node.ccti_timer",
+            "node.cct_step",
+        ] {
+            doc.ignore(
+                key,
+                "it sets InfiniBand congestion control, and `rate_control` is not `ib_cca`",
+            );
+        }
+        return Some(None);
+    }
+    let limit = r.uint_in(
+        "node.ccti_limit",
+        Some(127),
+        (1, 16383),
+        "CCTI_Limit: the congestion control table has up to 16,384 entries",
+    );
+    let increase = r.uint_in(
+        "node.ccti_increase",
+        Some(1),
+        (1, limit.unwrap_or(16383)),
+        "CCTI_Increase: 1 up to CCTI_Limit",
+    );
+    let timer = r.time("node.ccti_timer", "50us").filter(|&t| {
+        doc.holds("node.ccti_timer", t >= 1, || {
+            "0 cycles: the timer lowers the indices every CCTI_Timer, at least one cycle".into()
+        })
+    });
+    let step = r.size("node.cct_step", "512B");
+    Some(Some(CaCongestion {
+        ccti_increase: increase? as u16,
+        ccti_limit: limit? as u16,
+        ccti_timer: timer?,
+        ipd_step: step?,
+    }))
 }

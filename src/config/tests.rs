@@ -3,7 +3,7 @@
 use super::*;
 use crate::switch::{QueuingScheme, RoutingMode};
 
-const SMALL: &str = r#"
+pub(super) const SMALL: &str = r#"
 name = "small"
 sim_time = "100us"
 routing = "arn_afi"

@@ -84,8 +84,9 @@ struct Writes {
     arn_pop: Vec<bool>,
     /// Per output: the packet a flit left from, and whether it was the tail.
     sends: Vec<Option<(Tx, bool)>>,
-    /// Per output: the packet that won it (input, VC of the input, and its register).
-    grants: Vec<Option<(u8, u8, Tx)>>,
+    /// Per output: the packet that won it (input, VC of the input, its register, and FECN
+    /// marking's counter after it).
+    grants: Vec<Option<(u8, u8, Tx, u16)>>,
     /// FA, per output and input (`o * ports + i`): the VCs whose adaptive head leaves for its
     /// escape route.
     escapes: Vec<u16>,

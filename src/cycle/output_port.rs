@@ -3,7 +3,8 @@
 //! per input a VC-level arbiter over its VCs) among the (input, VC) heads whose packet fits whole
 //! in the downstream credits (virtual cut-through; under FCFS only those whose head joined its
 //! FIFO first, by the 32-bit stamp it took), the packet being sent one flit per cycle from
-//! head to tail, the congestion detector of the output and its root register. The switch's
+//! head to tail (its head marked FECN when the output's InfiniBand congestion control says so,
+//! [`FecnMarking`](crate::switch::fecn::FecnMarking)), the congestion detector of the output and its root register. The switch's
 //! phase 5 (`CycleSwitch::transmit`: sending and arbitration) is here too; the detector's phase
 //! is in `detection.rs`.
 
@@ -15,7 +16,7 @@ use crate::blocks::credit_counter::CreditCounterIn;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::blocks::{CongestionDetector, CreditCounter, RrArbiter};
 use crate::switch::{OutputArbitration, SwitchFault, keep_oldest};
-use crate::wire::ArnInfo;
+use crate::wire::{ArnInfo, PacketFlags};
 
 /// The packet the output sends (`tx_q`): one flit per cycle from its head.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -32,6 +33,10 @@ pub struct Tx {
     pub len: u16,
     /// Flits sent so far.
     pub sent: u16,
+    /// Its head leaves with FECN (InfiniBand congestion control,
+    /// [`FecnMarking`](crate::switch::fecn::FecnMarking)).
+    #[serde(default)]
+    pub fecn: bool,
 }
 
 /// The root register of a congested output (`root_q`): the ARN it files, and the cycles to its
@@ -61,6 +66,10 @@ pub struct OutputPort {
     pub(super) root: Option<Root>,
     /// Flits sent per VC (a performance counter).
     pub(super) sent: Vec<u64>,
+    /// FECN marking's counter (`mark_cnt_q`): eligible packets to let pass before the next
+    /// mark.
+    #[serde(default)]
+    pub(super) mark_count: u16,
 }
 
 impl OutputPort {
@@ -77,6 +86,7 @@ impl OutputPort {
             detector: CongestionDetector::new(detector),
             root: None,
             sent: vec![0; vcs],
+            mark_count: 0,
         }
     }
 
@@ -98,6 +108,11 @@ impl OutputPort {
     /// Flits sent on `vc`.
     pub fn flits_sent(&self, vc: usize) -> u64 {
         self.sent[vc]
+    }
+
+    /// FECN marking's counter.
+    pub fn mark_count(&self) -> u16 {
+        self.mark_count
     }
 
     /// The congestion detector.
@@ -137,6 +152,9 @@ impl CycleSwitch {
                 out[o].flit = if tx.sent == 0 {
                     let mut pkt = c.slot(tx.slot).pkt;
                     pkt.vc = tx.next_vc;
+                    if tx.fecn {
+                        pkt.flags |= PacketFlags::FECN;
+                    }
                     LinkFlit::head_of(pkt)
                 } else {
                     LinkFlit::body(tx.next_vc, tx.sent, tx.len)
@@ -169,12 +187,15 @@ impl CycleSwitch {
             // the cycle, less the one this cycle's flit spends. FA's adaptive heads that do not
             // fit in the adaptive half leave for their escape route at the clock edge.
             let mut req_inputs = 0u128;
+            // Some head waiting for `o` lacks the credits to request (FECN: `o` is a victim).
+            let mut short = false;
             for i in 0..ports {
-                let (req, escapes) = self.vc_requests(i, o, sending_vc);
+                let (req, escapes, heads) = self.vc_requests(i, o, sending_vc);
                 self.w.requests[i] = req;
                 if req != 0 {
                     req_inputs |= 1 << i;
                 }
+                short |= heads & !req != 0;
                 self.w.escapes[o * ports + i] = escapes;
             }
             if req_inputs != 0 && self.params.arbitration == OutputArbitration::Fcfs {
@@ -203,6 +224,13 @@ impl CycleSwitch {
                 unreachable!("a granted VC has a head");
             };
             let slot = self.inputs[i].slot(s);
+            let mut count = self.outputs[o].mark_count;
+            let fecn = self.params.fecn.on() && {
+                let queue = self.inputs.iter().map(|c| c.voq_occupancy(o) as u32).sum();
+                self.params
+                    .fecn
+                    .grant(o, queue, short, slot.pkt.len, &mut count)
+            };
             let tx = Tx {
                 input: i as u8,
                 slot: s,
@@ -210,19 +238,22 @@ impl CycleSwitch {
                 next_vc: slot.next_vc,
                 len: slot.pkt.len,
                 sent: 0,
+                fecn,
             };
-            self.w.grants[o] = Some((i as u8, v as u8, tx));
+            self.w.grants[o] = Some((i as u8, v as u8, tx, count));
         }
         Ok(())
     }
 
-    /// The VCs of input `i` whose head packet for output `o` may win it this cycle, and (FA)
-    /// those whose adaptive head is short of room in the adaptive half of its next VC.
-    fn vc_requests(&self, i: usize, o: usize, sending_vc: Option<u8>) -> (u128, u16) {
+    /// The VCs of input `i` whose head packet for output `o` may win it this cycle, (FA) those
+    /// whose adaptive head is short of room in the adaptive half of its next VC, and those with
+    /// a head for `o`.
+    fn vc_requests(&self, i: usize, o: usize, sending_vc: Option<u8>) -> (u128, u16, u128) {
         let c = &self.inputs[i];
-        let (mut vcs, mut escapes) = (0u128, 0u16);
+        let (mut vcs, mut escapes, mut heads) = (0u128, 0u16, 0u128);
         for v in 0..self.vcs {
             let Some(s) = c.head(v, o) else { continue };
+            heads |= 1 << v;
             let slot = c.slot(s);
             let spent = (sending_vc == Some(slot.next_vc)) as u16;
             let credits = self.outputs[o].credits(slot.next_vc as usize);
@@ -233,6 +264,6 @@ impl CycleSwitch {
                 escapes |= 1 << v;
             }
         }
-        (vcs, escapes)
+        (vcs, escapes, heads)
     }
 }

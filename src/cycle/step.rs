@@ -194,9 +194,11 @@ impl CycleSwitch {
                     ..tx
                 });
             }
-            if let Some((i, v, tx)) = self.w.grants[o] {
+            if let Some((i, v, tx, count)) = self.w.grants[o] {
                 self.inputs[i as usize].apply_pop(v as usize, o);
                 port.tx = Some(tx);
+                port.mark_count = count;
+                self.stats.packets_marked += tx.fecn as u64;
             }
             for cc in &mut port.credits {
                 cc.commit();

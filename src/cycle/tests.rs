@@ -175,6 +175,44 @@ fn every_switch_under_fcfs_arbitration_matches_the_event_engine() {
     assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
 }
 
+/// InfiniBand congestion control's FECN marking at every output, on `default` under ARN+AFI
+/// (every eligible packet over a low threshold, and every fourth with half the ports marking as
+/// victims too) and on the irregular fabric under FA (packets still arriving when they leave for
+/// their escape routes count in their new output's queue): every switch, FECN bits included,
+/// equals its cycle-engine twin.
+#[test]
+fn every_switch_under_fecn_marking_matches_the_event_engine() {
+    for sets in [
+        &[
+            "switch.cc_threshold=15",
+            "switch.cc_marking_rate=0",
+            "switch.cc_packet_size=0",
+        ][..],
+        &[
+            "switch.cc_threshold=12",
+            "switch.cc_marking_rate=3",
+            "switch.cc_victim_mask=0x55",
+        ],
+    ] {
+        let cycles = lockstep_all("default", sets).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
+        assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
+    }
+    let sets = [
+        "rate_control=\"ib_cca\"",
+        "node.ccti_timer=\"5us\"",
+        "node.ccti_increase=4",
+        "switch.cc_marking_rate=1",
+        "switch.cc_packet_size=0",
+        "routing=\"fa\"",
+        "routing_engine=\"fa_updn\"",
+        "traffic.load=0.9",
+        "traffic.adaptive_share=0.5",
+        "sim_time=\"300us\"",
+    ];
+    let cycles = lockstep_all("irregular16", &sets).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
+}
+
 mod random_fabrics {
     use super::lockstep_all;
     use proptest::prelude::*;
@@ -196,7 +234,9 @@ mod random_fabrics {
 
         /// Small fabrics (k-ary n-trees and the custom figure-4 fabric) with random routing
         /// modes, queuing schemes and their VC counts (1 to 16 VCs per port), loads, link
-        /// latencies, buffers, seeds and output arbitrations: every switch of the event engine
+        /// latencies, buffers, seeds, output arbitrations, FECN marking settings and the HCAs'
+        /// congestion control: every
+        /// switch of the event engine
         /// equals its cycle-engine twin in every cycle.
         #[test]
         fn event_and_cycle_engines_agree(
@@ -209,6 +249,9 @@ mod random_fabrics {
             buffer_kb in prop::sample::select(vec![16u32, 32, 64]),
             seed in 0u64..1000,
             arbitration in prop::sample::select(vec!["round_robin", "fcfs"]),
+            cc_threshold in prop::sample::select(vec![0u8, 0, 9, 15]),
+            cc_rate in 0u16..4,
+            ib_cca in prop::bool::ANY,
         ) {
             let mut sets = vec![
                 format!("routing=\"{routing}\""),
@@ -219,7 +262,19 @@ mod random_fabrics {
                 "switch.crt=\"1us\"".to_string(),
                 "switch.arn_gap=\"100ns\"".to_string(),
                 format!("switch.output_arbitration=\"{arbitration}\""),
+                format!("switch.cc_threshold={cc_threshold}"),
+                format!("switch.cc_marking_rate={cc_rate}"),
+                "switch.cc_packet_size=0".to_string(),
             ];
+            // The HCAs' half: CNPs in the fabric and sources slowed.
+            if ib_cca && cc_threshold != 0 {
+                sets.extend([
+                    "rate_control=\"ib_cca\"".to_string(),
+                    "node.ccti_timer=\"2us\"".to_string(),
+                    "node.ccti_increase=3".to_string(),
+                    "node.cct_step=\"64B\"".to_string(),
+                ]);
+            }
             // `1q` has one regular VC; with the AFC under AFI at most 15, for 16 VCs in all.
             if queuing != "1q" {
                 let most = if routing.ends_with("_afi") { 15 } else { 16 };

@@ -104,6 +104,8 @@ struct Tx {
     vc: u8,
     next_vc: u8,
     start: u64,
+    /// Its head leaves with FECN (`switch::fecn`).
+    fecn: bool,
 }
 
 impl Tx {
@@ -124,6 +126,8 @@ struct OutPort<const V: usize> {
     wake: u64,
     /// The last cycle it was visited.
     last: u64,
+    /// FECN marking's counter (`switch::fecn`).
+    mark_count: u16,
 }
 
 /// Where a flat port is: its switch, its index there, and its switch's port count.
@@ -143,7 +147,8 @@ struct Arrival {
     slot: u32,
     len: u16,
     vc: u8,
-    /// The output it was routed to (`NO_ROUTE` before its routing stage).
+    /// The output whose VOQ holds it (`NO_ROUTE` before its routing stage; FA's escape route
+    /// once it joined its queue).
     out: u8,
 }
 
@@ -277,6 +282,10 @@ pub struct EventCore<const V: usize> {
     /// flat escape output, input, VC, slot), joined to their new queues at the cycle's end in
     /// output, input and VC order, as at the cycle engine's clock edge.
     escapes_due: Vec<(u32, u32, u16, u16, u32)>,
+    /// FECN marking: the packets routed in this cycle or, under D-mod-K, at their heads'
+    /// arrival for the next one, (routing cycle, flat output, flits): the outputs' queues count
+    /// them from the cycle after their routing (`output_port::queued_for`).
+    routed_now: Vec<(u64, u32, u16)>,
 }
 
 impl<const V: usize> EventCore<V> {

@@ -200,14 +200,17 @@ pub(super) fn switch_fault<const V: usize>(
 }
 
 /// The `flit_conservation` check: the flits the nodes injected are those they received, those
-/// in the switches' buffers and those on the links.
+/// in the switches' buffers and those on the links (congestion control's one-flit CNPs counted
+/// apart from the data on both sides).
 pub(super) fn flit_conservation(
     now: u64,
     nodes: &NodeStats,
     buffered: u64,
     on_links: u64,
 ) -> Result<(), Violation> {
-    if nodes.injected_flits == nodes.delivered_flits + buffered + on_links {
+    let injected = nodes.injected_flits + nodes.cnps_sent;
+    let delivered = nodes.delivered_flits + nodes.becns_received;
+    if injected == delivered + buffered + on_links {
         return Ok(());
     }
     Err(Violation {
@@ -215,8 +218,8 @@ pub(super) fn flit_conservation(
         invariant: "flit_conservation",
         place: "fabric".into(),
         detail: format!(
-            "injected {} != delivered {} + buffered {} + on links {}",
-            nodes.injected_flits, nodes.delivered_flits, buffered, on_links
+            "injected {injected} != delivered {delivered} + buffered {buffered} + on links \
+             {on_links}"
         ),
     })
 }

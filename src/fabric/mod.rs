@@ -273,6 +273,9 @@ impl<const V: usize> Fabric<V> {
             }
             node.set_adaptive_share(params.adaptive_share);
             node.set_send_memory(params.node_send_memory);
+            if let Some(cc) = params.ca_congestion {
+                node.set_congestion_control(cc);
+            }
             nodes.push(node);
         }
         // Units: switches 0..ns, then nodes; each channel names who receives in each direction.

@@ -51,53 +51,6 @@ pub struct Flow {
     pub hot: bool,
 }
 
-/// Counters of one node.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct NodeStats {
-    /// Packets generated (entered the source queue).
-    pub generated_packets: u64,
-    /// Messages not generated because the source queue was full.
-    pub generation_stalls: u64,
-    /// Flits sent into the network.
-    pub injected_flits: u64,
-    /// Packets whose tail was sent.
-    pub injected_packets: u64,
-    /// Flits received.
-    pub delivered_flits: u64,
-    /// Packets received (tail).
-    pub delivered_packets: u64,
-    /// Adapted packets received.
-    pub delivered_adapted: u64,
-    /// Sum of packet latencies (injection to tail delivery), in cycles.
-    pub latency_sum: u64,
-    /// Largest packet latency.
-    pub latency_max: u64,
-    /// ARNs received.
-    pub arns_received: u64,
-    /// ARNs consumed (entry added to or refreshed in the node's table).
-    pub arns_consumed: u64,
-    /// Packets injected into the AFC with the adapted bit set because they matched an entry.
-    pub packets_adapted: u64,
-}
-
-impl NodeStats {
-    /// Adds another node's counters to these (the latency maximum is the larger one).
-    pub fn accumulate(&mut self, x: &NodeStats) {
-        self.generated_packets += x.generated_packets;
-        self.generation_stalls += x.generation_stalls;
-        self.injected_flits += x.injected_flits;
-        self.injected_packets += x.injected_packets;
-        self.delivered_flits += x.delivered_flits;
-        self.delivered_packets += x.delivered_packets;
-        self.delivered_adapted += x.delivered_adapted;
-        self.latency_sum += x.latency_sum;
-        self.latency_max = self.latency_max.max(x.latency_max);
-        self.arns_received += x.arns_received;
-        self.arns_consumed += x.arns_consumed;
-        self.packets_adapted += x.packets_adapted;
-    }
-}
-
 /// Entries of an end node's ARN table.
 pub const NODE_ARN_ENTRIES: usize = 16;
 
@@ -225,6 +178,9 @@ pub struct EndNode<const V: usize> {
     replay: Option<Box<NodeReplay>>,
     /// The finite flows of a communication phase it sends and receives, if any (`node::phase`).
     phase: Option<Box<NodePhase>>,
+    /// InfiniBand congestion control's HCA half, when on (`node::cc`).
+    #[serde(default)]
+    cc: Option<Box<cc::NodeCc>>,
     /// The SL of its packets to each destination, when the routing engine chooses SLs per path
     /// (the subnet manager's answer to the HCA's path queries); otherwise the queuing scheme's.
     #[serde(skip)]
@@ -289,6 +245,7 @@ impl<const V: usize> EndNode<V> {
             arn_live_until: 0,
             replay: None,
             phase: None,
+            cc: None,
             path_sls: None,
         }
     }
@@ -321,7 +278,20 @@ impl<const V: usize> EndNode<V> {
     /// A count that grows whenever a packet starts or finishes leaving the node (the fabric's
     /// deadlock watchdog reads it).
     pub fn progress(&self) -> u64 {
-        self.stats.injected_flits + self.stats.injected_packets + self.tx.is_some() as u64
+        self.stats.injected_flits
+            + self.stats.injected_packets
+            + self.stats.cnps_sent
+            + self.tx.is_some() as u64
+    }
+
+    /// Turns InfiniBand congestion control's HCA half on (`node::cc`).
+    pub fn set_congestion_control(&mut self, cfg: CaCongestion) {
+        self.cc = Some(Box::new(cc::NodeCc::new(cfg)));
+    }
+
+    /// Under congestion control, the index of the queue pair to `dest` in cycle `now`.
+    pub fn ccti(&self, dest: u32, now: u64) -> Option<u16> {
+        self.cc.as_deref().map(|c| c.index(dest, now))
     }
 
     /// Free credits toward the switch on `vc`.
@@ -505,6 +475,15 @@ impl<const V: usize> EndNode<V> {
         }
         if let Some(rx) = self.rx
             && rx.end() == now
+            && self.cc_received(&rx.pkt, now)
+        {
+            // A CNP: the HCA takes it.
+            self.freed.stop_stream(rx.pkt.vc as usize);
+            self.flits_in[rx.pkt.vc as usize] += rx.pkt.len as u64;
+            self.rx = None;
+        }
+        if let Some(rx) = self.rx
+            && rx.end() == now
         {
             let pkt = rx.pkt;
             self.freed.stop_stream(pkt.vc as usize);
@@ -526,9 +505,27 @@ impl<const V: usize> EndNode<V> {
         // Inject one flit per cycle, a packet only when the switch has room for all of it
         // (`node::send`).
         if self.tx.is_none()
+            && let Some(mut cnp) = self.cnp_to_start(now)
+        {
+            cnp.id = self.seq.wrapping_mul(self.nodes).wrapping_add(self.id);
+            self.seq = self.seq.wrapping_add(1);
+            if let Some(cc) = self.cc.as_deref_mut() {
+                cc.cnp_sent();
+            }
+            self.stats.cnps_sent += 1;
+            link.send_flit(now, self.out_ch, Flit { pkt: cnp, index: 0 });
+            self.credits.start_sending(cnp.vc as usize, now, 1);
+            self.tx = Some(Stream {
+                pkt: cnp,
+                start: now,
+            });
+        } else if self.tx.is_none()
             && let Some((i, from_afc)) = self.pick(now)
         {
             let mut pkt = self.take(i, now);
+            if let Some(cc) = self.cc.as_deref_mut() {
+                cc.started((pkt.dlid >> self.lmc) as u32, pkt.len, now);
+            }
             if from_afc {
                 // The header keeps the original VC; the packet travels in the AFC.
                 pkt.flags |= PacketFlags::ADAPTED;
@@ -545,8 +542,11 @@ impl<const V: usize> EndNode<V> {
             && tx.end() == now
         {
             self.credits.finish_sending(tx.pkt.vc as usize);
-            self.stats.injected_flits += tx.pkt.len as u64;
-            self.stats.injected_packets += 1;
+            // A CNP is not data (counted when it started).
+            if !tx.pkt.flags.contains(PacketFlags::BECN) {
+                self.stats.injected_flits += tx.pkt.len as u64;
+                self.stats.injected_packets += 1;
+            }
             self.tx = None;
         }
         if self.freed.has_credits() {
@@ -570,15 +570,19 @@ impl<const V: usize> EndNode<V> {
     }
 }
 
+mod cc;
 mod phase;
 mod replay;
 mod send;
 mod skip;
 mod source;
+mod stats;
 
+pub use cc::{CNP_QUEUE, CaCongestion, LIMITERS};
 pub use phase::{NodePhase, Receiving};
 pub use replay::NodeReplay;
 pub use send::{QP_DEPTH, SendMemory};
+pub use stats::NodeStats;
 
 #[cfg(test)]
 mod tests;

@@ -35,6 +35,9 @@ pub struct FabricParams {
     /// Share of packets whose DLID asks for every routing option (the others take the
     /// deterministic route, option 0); 1 by default. Only multipath modes use it.
     pub adaptive_share: f64,
+    /// InfiniBand congestion control's HCA half (`rate_control = "ib_cca"`), when on.
+    #[serde(default)]
+    pub ca_congestion: Option<node::CaCongestion>,
 }
 
 /// Totals over the fabric.

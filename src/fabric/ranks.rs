@@ -290,6 +290,7 @@ reduce!(
         arns_consumed,
         packets_adapted,
         packets_escaped,
+        packets_marked,
         arn_commands_dropped,
         flits_sent,
         packets_sent
@@ -311,7 +312,12 @@ reduce!(
         latency_sum,
         arns_received,
         arns_consumed,
-        packets_adapted
+        packets_adapted,
+        fecns_received,
+        fecns_unanswered,
+        cnps_sent,
+        becns_received,
+        becns_dropped
     ],
     [latency_max]
 );

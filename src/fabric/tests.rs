@@ -24,6 +24,7 @@ pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
         adaptive_share: 1.0,
         routing_engine: None,
         routing_phases: Default::default(),
+        ca_congestion: None,
     }
 }
 

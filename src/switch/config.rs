@@ -290,6 +290,9 @@ pub struct SwitchParams {
     pub adapted_refresh: bool,
     /// How each output chooses among its requests.
     pub arbitration: OutputArbitration,
+    /// InfiniBand congestion control's FECN marking at the outputs (off by default).
+    #[serde(default)]
+    pub fecn: super::fecn::FecnMarking,
 }
 
 impl SwitchParams {
@@ -356,6 +359,7 @@ impl SwitchParams {
             adaptive_threshold: pct(75),
             adapted_refresh: true,
             arbitration: OutputArbitration::RoundRobin,
+            fecn: Default::default(),
         };
         p.max_packets = packet_slots(p.vcs(), vc_capacity, 1);
         p

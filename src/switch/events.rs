@@ -85,6 +85,9 @@ pub struct SwitchStats {
     /// FA: adaptive packets that left their queue for their escape route, short of room in the
     /// adaptive half of the next VC.
     pub packets_escaped: u64,
+    /// Packets an output marked with FECN (InfiniBand congestion control).
+    #[serde(default)]
+    pub packets_marked: u64,
     /// processARN commands dropped because the command queue was full.
     pub arn_commands_dropped: u64,
     /// Flits sent on output links.
@@ -103,6 +106,7 @@ impl SwitchStats {
         self.arns_consumed += x.arns_consumed;
         self.packets_adapted += x.packets_adapted;
         self.packets_escaped += x.packets_escaped;
+        self.packets_marked += x.packets_marked;
         self.arn_commands_dropped += x.arn_commands_dropped;
         self.flits_sent += x.flits_sent;
         self.packets_sent += x.packets_sent;

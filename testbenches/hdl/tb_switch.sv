@@ -6,8 +6,8 @@
 // parameter set: testbenches/hdl/replay_switch.sh reads them from the recording's header); the
 // header is checked against them and a recording made for other parameters is refused. The
 // switch's configuration (routing mode, queuing scheme, id, stage, up ports, seed, adapted
-// refresh, output arbitration) is not a parameter: the testbench drives cfg_i from the header before reset, so one
-// build replays every switch of a fabric and every routing mode.
+// refresh, output arbitration, FECN marking) is not a parameter: the testbench drives cfg_i from
+// the header before reset, so one build replays every switch of a fabric and every routing mode.
 //
 // Time base (testbenches/hdl/tb_switch_main.cpp): the first rising edge has rst_ni low; after
 // it the LFT is written from the `lft` lines and then the SL-to-VL tables from the `sl2vl` lines,
@@ -158,6 +158,7 @@ recording's parameters: testbenches/hdl/replay_switch.sh)", what, got, built);
   initial begin
     logic [63:0] up, seed;
     int a, b, c, d, e, f, g, h, k;
+    logic [63:0] fecn_victims;
     // The header lines every recording has, seen so far.
     logic seen_switch, seen_ports, seen_routing, seen_arn;
     seen_switch  = 1'b0;
@@ -247,6 +248,16 @@ arn_entries line", path);
         check("adaptive_threshold", longint'(h), longint'(AdaptiveTh));
         cfg.adapted_refresh = k[0];
         seen_arn            = 1'b1;
+      end else if (starts(line, "param fecn_threshold")) begin
+        // A recording without this line (made before switches marked FECN) marks nothing.
+        n = $sscanf(line, "param fecn_threshold %d fecn_rate %d fecn_min_len %d fecn_victims %h",
+                    a, b, c, fecn_victims);
+        if (n != 4 || a < 0 || a > 65535 || b < 0 || b > 65535 || c < 0 || c > 65535)
+          $fatal(1, "%s: unreadable FECN line: %s", path, line);
+        cfg.fecn_threshold = 16'(a);
+        cfg.fecn_rate      = 16'(b);
+        cfg.fecn_min_len   = 16'(c);
+        cfg.fecn_victims   = fecn_victims;
       end else if (starts(line, "out_capacity")) begin
         n = $sscanf(line, "out_capacity %d %d", a, b);
         check("out_capacity", longint'(b), longint'(OutCaps[16*a +: 16]));

@@ -11,7 +11,9 @@
 //! `--arn-rate PER_MILLE` ARNs per output and cycle [3], `--out-cap-spread 0|1` far buffers of
 //! `vc_capacity + 4 * (p mod 3)` flits instead of `vc_capacity` [0], `--sl2vl PERCENT` entries of
 //! the SL-to-VL tables (output, input, SL of a regular VC) given a random regular VL instead of
-//! VL = SL [0], `--out FILE` [switch.rec].
+//! VL = SL [0], `--arbitration round_robin|fcfs` [round_robin], `--fecn T:R:L:M` FECN marking's
+//! queue threshold, rate, shortest packet (flits) and hexadecimal victim mask, with one packet in
+//! eight arriving marked already [off], `--out FILE` [switch.rec].
 //!
 //! The switch is a fat-tree switch: its low half of ports goes down, one end node per port, the
 //! high half goes up; the LFT routes a local node to its port on every option and a remote node
@@ -24,6 +26,7 @@
 use arnsim::blocks::LftBanks;
 use arnsim::blocks::rng::SplitMix64;
 use arnsim::cycle::{CycleSwitch, LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
+use arnsim::switch::fecn::FecnMarking;
 use arnsim::switch::{
     OutputArbitration, QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring,
 };
@@ -53,6 +56,7 @@ pub struct Opts {
     max_len: u16,
     adapted_refresh: bool,
     arbitration: OutputArbitration,
+    fecn: FecnMarking,
     arn_rate: u64,
     out_cap_spread: bool,
     sl2vl: u64,
@@ -80,6 +84,7 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
         max_len: 8,
         adapted_refresh: true,
         arbitration: OutputArbitration::RoundRobin,
+        fecn: FecnMarking::default(),
         arn_rate: 3,
         out_cap_spread: false,
         sl2vl: 0,
@@ -116,6 +121,18 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
             "--arbitration" => {
                 o.arbitration = OutputArbitration::named(v)
                     .ok_or_else(|| format!("unknown output arbitration {v}"))?
+            }
+            "--fecn" => {
+                let f: Vec<&str> = v.split(':').collect();
+                let [t, r, l, m] = f[..] else {
+                    return Err(format!("--fecn {v}: THRESHOLD:RATE:MIN_LEN:VICTIMS"));
+                };
+                o.fecn = FecnMarking {
+                    threshold: num(t)? as u16,
+                    rate: num(r)? as u16,
+                    min_len: num(l)? as u16,
+                    victims: u64::from_str_radix(m, 16).map_err(|_| format!("--fecn {v}"))?,
+                };
             }
             "--arn-rate" => o.arn_rate = num(v)?,
             "--out-cap-spread" => o.out_cap_spread = num(v)? != 0,
@@ -192,6 +209,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
     params.arn_entries = o.arn_entries;
     params.adapted_refresh = o.adapted_refresh;
     params.arbitration = o.arbitration;
+    params.fecn = o.fecn;
     let vcs = params.vcs();
     // Every VC full of one-flit packets, one packet leaving per output, one arriving.
     params.max_packets = vcs * o.vc_capacity as usize + p + 1;
@@ -326,6 +344,10 @@ pub fn record(args: &[&str]) -> Result<String, String> {
                 // The HCA's SL is the VL of every hop (any regular VL, not only the scheme's).
                 pkt.orig_vc = pkt.sl;
                 pkt.vc = pkt.orig_vc;
+                // Under FECN marking some packets were marked upstream already.
+                if params.fecn.on() && rng.below(8) == 0 {
+                    pkt.flags |= PacketFlags::FECN;
+                }
                 // Packets adapted upstream (only meaningful with AFI) come on the AFC; coming
                 // from an up port, the ones from below are not.
                 if let Some(afc) = afc

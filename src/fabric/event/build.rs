@@ -64,6 +64,7 @@ impl<const V: usize> EventCore<V> {
                     waiting: 0,
                     wake: u64::MAX,
                     last: u64::MAX,
+                    mark_count: 0,
                 });
             }
         }
@@ -139,6 +140,7 @@ impl<const V: usize> EventCore<V> {
             rec: None,
             first_root: (u64::MAX, 0),
             escapes_due: Vec::new(),
+            routed_now: Vec::with_capacity(n as usize),
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may

@@ -1,13 +1,16 @@
 //! `output_port.sv` on the event engine, every switch output: the credit streams coming back to
 //! its counters, its packet's head and tail leaving, and the two-level round-robin arbitration
 //! among the heads routed to it, under FCFS among the oldest of them (virtual cut-through; under
-//! FA, adaptive heads short of room sent on to their escape routes). The timing is the cycle
+//! FA, adaptive heads short of room sent on to their escape routes), the grant marked with FECN
+//! when the output's InfiniBand congestion control says so. The timing is the cycle
 //! engine's (`docs/switch.md`, "Stages and latencies").
 
 use super::*;
 use crate::blocks::Block;
 use crate::blocks::rr_arbiter::RrArbiterIn;
 use crate::switch::{OutputArbitration, keep_oldest};
+use crate::wire::PacketFlags;
+use crate::wire::link::streamed;
 
 /// What an output's arbitration did: the packet granted, whether some head was not ready yet,
 /// and whether heads left for their escape routes (FA).
@@ -85,6 +88,13 @@ impl<const V: usize> EventCore<V> {
         }
         self.outputs[out as usize].last = now;
         let p = self.ins[out as usize].place.port;
+        // FECN: the flits queued for the output at the start of the cycle, before its tail
+        // leaves.
+        let queue = if env.params.switch.fecn.on() && self.outputs[out as usize].waiting != 0 {
+            self.queued_for(out, now)
+        } else {
+            0
+        };
         let mut sending_vc = None;
         if let Some(tx) = self.outputs[out as usize].tx {
             debug_assert_eq!(tx.end(), now, "an output is visited at its tail");
@@ -107,9 +117,9 @@ impl<const V: usize> EventCore<V> {
         let mut retry = u64::MAX;
         if self.outputs[out as usize].waiting != 0 {
             let arb = if self.escape_queues {
-                self.arbitrate::<true>(env, p as usize, out, now, sending_vc)
+                self.arbitrate::<true>(env, p as usize, out, now, sending_vc, queue)
             } else {
-                self.arbitrate::<false>(env, p as usize, out, now, sending_vc)
+                self.arbitrate::<false>(env, p as usize, out, now, sending_vc, queue)
             };
             next = arb.grant;
             if next.is_none() {
@@ -145,6 +155,10 @@ impl<const V: usize> EventCore<V> {
             // Nothing can change what the head does when it leaves in the next cycle: the input
             // starts freeing its flits then and the head goes on the link.
             let mut pkt = self.slots[tx.slot as usize].pkt;
+            if tx.fecn {
+                pkt.flags |= PacketFlags::FECN;
+                self.stats.packets_marked += 1;
+            }
             self.credits_up(tx.input, pkt.vc, tx.len, tx.start);
             // Its last credit leaves with its tail; towards a switch the record is filed now,
             // so that whatever a part files for another lands at least a link latency plus one
@@ -198,7 +212,9 @@ impl<const V: usize> EventCore<V> {
     /// in the credits of their next VC (read through `now - 1`,
     /// less the flit sent now on `sending_vc`): the grant, whether some head was not ready, and
     /// under FA (`FA`) whether adaptive heads short of room in their next VC's adaptive half
-    /// left for their escape routes (after the grant, [`EventCore::escape_heads`]).
+    /// left for their escape routes (after the grant, [`EventCore::escape_heads`]). Under FECN
+    /// marking the grant is marked by `switch::fecn` with the output's `queue` at the start of
+    /// the cycle and whether some ready head lacked the credits to request.
     fn arbitrate<const FA: bool>(
         &mut self,
         env: &Env<V>,
@@ -206,6 +222,7 @@ impl<const V: usize> EventCore<V> {
         out: u32,
         now: u64,
         sending_vc: Option<u8>,
+        queue: u32,
     ) -> Arbitration {
         let base = out - p as u32;
         let o = &self.outputs[out as usize];
@@ -215,6 +232,7 @@ impl<const V: usize> EventCore<V> {
         let mut escapes = [0u16; 64];
         let mut any_escape = false;
         let mut unready = false;
+        let mut short = false;
         let mut scan = o.waiting;
         while scan != 0 {
             let i = scan.trailing_zeros() as usize;
@@ -237,9 +255,12 @@ impl<const V: usize> EventCore<V> {
                 if c.saturating_sub(spent) >= head.len + reserve {
                     vcs[i] |= 1 << v;
                     inputs |= 1 << i;
-                } else if FA && reserve != 0 {
-                    escapes[i] |= 1 << v;
-                    any_escape = true;
+                } else {
+                    short = true;
+                    if FA && reserve != 0 {
+                        escapes[i] |= 1 << v;
+                        any_escape = true;
+                    }
                 }
             }
         }
@@ -272,6 +293,8 @@ impl<const V: usize> EventCore<V> {
             if self.voqs[q].head == NIL {
                 self.leave_if_empty(out, i);
             }
+            let fecn = &env.params.switch.fecn;
+            let o = &mut self.outputs[out as usize];
             Tx {
                 input: base + i as u32,
                 slot: head.head,
@@ -279,6 +302,7 @@ impl<const V: usize> EventCore<V> {
                 vc: v as u8,
                 next_vc: head.next_vc,
                 start: now + 1,
+                fecn: fecn.on() && fecn.grant(p, queue, short, head.len, &mut o.mark_count),
             }
         });
         if FA && any_escape {
@@ -346,11 +370,54 @@ impl<const V: usize> EventCore<V> {
         due.sort_by_key(|d| d.0);
         for &(_, flat, i, v, k) in &due {
             self.enqueue(self.voq(flat, i as usize, v as usize), k);
+            // The rest of a packet still arriving comes to its new queue.
+            let e = self.ins[flat as usize].place.port;
+            let input = flat - e as u32 + i as u32;
+            let a = &mut self.ins[input as usize].arrival;
+            if a.slot == k {
+                a.out = e as u8;
+            }
             self.outputs[flat as usize].waiting |= 1 << i;
             self.wake_output(flat, now + 1);
         }
         due.clear();
         self.escapes_due = due;
+    }
+
+    /// FECN: the flits queued for flat output `out` at the start of cycle `now`, summed over its
+    /// inputs as the cycle engine's VOQ registers hold them: the packets routed there, less the
+    /// flits still due of the one arriving, the flits of the one leaving already gone, and the
+    /// packets routed in `now` or later (they count from the cycle after their routing; under
+    /// D-mod-K a head is placed at its arrival, a cycle before its routing, and a one-flit
+    /// packet's input may have a new head by then, so they are listed apart, `routed_now`).
+    fn queued_for(&self, out: u32, now: u64) -> u32 {
+        let Place { port, ports, .. } = self.ins[out as usize].place;
+        let base = out - port as u32;
+        let t = now.saturating_sub(1);
+        let tx = self.outputs[out as usize].tx;
+        let mut queue = 0;
+        for i in 0..ports as usize {
+            let input = base + i as u32;
+            let mut occ = self.voq_flits(out, i);
+            let a = self.ins[input as usize].arrival;
+            // A head is routed in the cycle after it arrives.
+            if a.out as u16 == port && a.len > 0 && a.start + 1 < now {
+                occ -= (a.len - streamed(a.start, a.len, t)) as u32;
+            }
+            if let Some(tx) = tx
+                && tx.input == input
+            {
+                occ -= streamed(tx.start, tx.len, t) as u32;
+            }
+            queue += occ;
+        }
+        let routed: u32 = self
+            .routed_now
+            .iter()
+            .filter(|r| r.0 >= now && r.1 == out)
+            .map(|r| r.2 as u32)
+            .sum();
+        queue - routed
     }
 
     /// The first cycle after `now` in which idle flat output `out` could grant one of the

@@ -139,6 +139,7 @@ impl<const V: usize> EventCore<V> {
     /// The routing stages of cycle `now`: each switch with heads that arrived in `now - 1`
     /// routes them, in input order.
     pub(super) fn route_stage(&mut self, env: &Env<V>, now: u64) -> Result<(), Violation> {
+        self.routed_now.retain(|r| r.0 >= now);
         let odd = (now & 1) as usize;
         // Routing files nothing for this parity: the list stays as it is while it is read.
         for j in 0..self.routes_due[odd].len() {
@@ -232,8 +233,11 @@ impl<const V: usize> EventCore<V> {
         let flat = input - i as u32 + o as u32;
         let q = self.voq(flat, i, pkt.vc as usize);
         self.enqueue(q, k);
+        self.ins[input as usize].arrival.out = out;
+        if sp.fecn.on() {
+            self.routed_now.push((r, flat, pkt.len));
+        }
         if self.arn.is_some() {
-            self.ins[input as usize].arrival.out = out;
             let hot = self.voq_flits(flat, i) > sp.hcdth as u32;
             self.det_stale(flat, r + 1, hot);
         }

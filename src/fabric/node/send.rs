@@ -141,13 +141,19 @@ impl<const V: usize> EndNode<V> {
     /// Whether the switch has room on `vc` for all of `pkt`, with the credits of the start of
     /// cycle `now`.
     #[inline]
-    fn fits(&self, vc: u8, len: u16, now: u64) -> bool {
+    pub(super) fn fits(&self, vc: u8, len: u16, now: u64) -> bool {
         self.credits.credits(vc as usize, now.saturating_sub(1)) >= len
     }
 
     /// The oldest queued packet of each channel it would leave on in cycle `now`, in posting
     /// order: (channel, place in the send memory, isolated).
     pub(super) fn scan_heads(&self, now: u64) -> Heads {
+        self.scan_heads_where(now, |_| true)
+    }
+
+    /// [`EndNode::scan_heads`] among the packets `free` lets start (congestion control holds
+    /// back the queue pairs its rate limiters slow).
+    fn scan_heads_where(&self, now: u64, free: impl Fn(&Packet) -> bool) -> Heads {
         let keys = self.live_keys(now);
         let afc = self.params.afc().unwrap_or(0);
         let all = self.regular_channels() | if keys.is_empty() { 0 } else { 1u32 << afc };
@@ -156,7 +162,7 @@ impl<const V: usize> EndNode<V> {
         for (i, p) in self.queue.iter().enumerate() {
             let (ch, iso) = self.channel(p, &keys);
             let bit = 1u32 << ch;
-            if seen & bit != 0 {
+            if seen & bit != 0 || !free(p) {
                 continue;
             }
             seen |= bit;
@@ -220,9 +226,26 @@ impl<const V: usize> EndNode<V> {
     /// The packet to start in cycle `now`, if any: its place in the send memory and whether it
     /// leaves in the AFC.
     pub(super) fn pick(&mut self, now: u64) -> Option<(usize, bool)> {
+        if let Some(heads) = self.free_heads(now) {
+            return self.choose(&heads, now);
+        }
         self.refresh_heads(now);
+        self.choose(&self.heads.list, now)
+    }
+
+    /// Under congestion control with some queue pair held back in cycle `now`: the oldest packet
+    /// of each channel among those of the queue pairs free to start (scanned: the channel heads
+    /// kept for speed ignore the rate limiters). `None` when nothing is held back.
+    fn free_heads(&self, now: u64) -> Option<Heads> {
+        let cc = self.cc.as_deref().filter(|c| c.holds_any(now))?;
+        let lmc = self.lmc;
+        Some(self.scan_heads_where(now, |p| !cc.holds((p.dlid >> lmc) as u32, now)))
+    }
+
+    /// Of the channel heads `heads`, the packet to start in cycle `now` (see [`EndNode::pick`]).
+    fn choose(&self, heads: &Heads, now: u64) -> Option<(usize, bool)> {
         let (mut regular, mut isolated) = (None, None);
-        for &(ch, i, iso) in &self.heads.list {
+        for &(ch, i, iso) in heads {
             let len = self.queue.get(i as usize).map_or(0, |p| p.len);
             if self.fits(ch, len, now) {
                 if iso {
@@ -299,7 +322,7 @@ impl<const V: usize> EndNode<V> {
     /// The regular VC of this node's packets to `dest`: the routing engine's SL of the path, or
     /// else the queuing scheme's. The HCA sends on the VL of the same number; each switch's
     /// SL-to-VL tables choose the next.
-    fn vc_to(&self, dest: u32) -> u8 {
+    pub(super) fn vc_to(&self, dest: u32) -> u8 {
         match &self.path_sls {
             Some(sls) => sls[dest as usize],
             None => self.params.queuing.vc_for(self.id, dest),
@@ -388,8 +411,28 @@ impl<const V: usize> EndNode<V> {
     /// credits coming back at their current rate reach a channel head's length. Not later than
     /// the next expiry of a live ARN entry (the entries decide which channel a packet takes).
     pub(super) fn start_possible(&mut self, now: u64) -> u64 {
-        self.refresh_heads(now + 1);
-        let until = self.heads.until;
+        // Congestion control: a CNP waiting, or queue pairs held back until some cycle.
+        let (cnp, release) = match self.cc.as_deref() {
+            Some(cc) => (cc.cnp_due(), cc.next_release(now)),
+            None => (None, u64::MAX),
+        };
+        let free = self.free_heads(now + 1);
+        if free.is_none() {
+            self.refresh_heads(now + 1);
+        }
+        let until = match free {
+            // The scan holds until an ARN entry expires (or is added: that wakes the node).
+            Some(_) if self.isolating(now + 1) => self
+                .arn
+                .iter()
+                .filter(|e| e.expires > now + 1)
+                .map(|e| e.expires)
+                .min()
+                .unwrap_or(u64::MAX),
+            Some(_) => u64::MAX,
+            None => self.heads.until,
+        }
+        .min(release);
         let fit = |vc: u8, len: u16| {
             let have = self.credits.credits(vc as usize, now);
             if have >= len {
@@ -400,12 +443,14 @@ impl<const V: usize> EndNode<V> {
                 rate => now + 1 + ((len - have) as u64).div_ceil(rate),
             }
         };
-        self.heads
-            .list
+        let heads = free.as_ref().unwrap_or(&self.heads.list);
+        let cnp = cnp.map_or(u64::MAX, |dest| fit(self.vc_to(dest), 1));
+        heads
             .iter()
             .map(|&(ch, i, _)| fit(ch, self.queue.get(i as usize).map_or(0, |p| p.len)))
             .min()
             .unwrap_or(u64::MAX)
             .min(until)
+            .min(cnp)
     }
 }

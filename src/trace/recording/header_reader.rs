@@ -21,15 +21,17 @@ enum HeaderLine {
     Sizes,
     Routing,
     Arn,
+    Fecn,
     Span,
 }
 
 impl HeaderLine {
-    const ALL: [HeaderLine; 5] = [
+    const ALL: [HeaderLine; 6] = [
         HeaderLine::Switch,
         HeaderLine::Sizes,
         HeaderLine::Routing,
         HeaderLine::Arn,
+        HeaderLine::Fecn,
         HeaderLine::Span,
     ];
 
@@ -38,9 +40,14 @@ impl HeaderLine {
         match words[0] {
             "switch" => Some(HeaderLine::Switch),
             "from" => Some(HeaderLine::Span),
-            "param" => [HeaderLine::Sizes, HeaderLine::Routing, HeaderLine::Arn]
-                .into_iter()
-                .find(|l| words.get(1).is_some_and(|k| l.keys().contains(k))),
+            "param" => [
+                HeaderLine::Sizes,
+                HeaderLine::Routing,
+                HeaderLine::Arn,
+                HeaderLine::Fecn,
+            ]
+            .into_iter()
+            .find(|l| words.get(1).is_some_and(|k| l.keys().contains(k))),
             _ => None,
         }
     }
@@ -70,6 +77,12 @@ impl HeaderLine {
                 "adaptive_threshold",
                 "adapted_refresh",
             ],
+            HeaderLine::Fecn => &[
+                "fecn_threshold",
+                "fecn_rate",
+                "fecn_min_len",
+                "fecn_victims",
+            ],
             HeaderLine::Span => &["from", "to"],
         }
     }
@@ -90,6 +103,7 @@ impl HeaderLine {
             HeaderLine::Sizes => ("param ports", "the sizes"),
             HeaderLine::Routing => ("param routing", "the routing mode"),
             HeaderLine::Arn => ("param arn_entries", "the ARN and detector parameters"),
+            HeaderLine::Fecn => ("param fecn_threshold", "the FECN marking settings"),
             HeaderLine::Span => ("from", "the cycles recorded"),
         }
     }
@@ -307,6 +321,16 @@ impl<R: BufRead> RecordingReader<R> {
                         h.params.adaptive_threshold = k.get("adaptive_threshold")?;
                         h.params.adapted_refresh = k.bit("adapted_refresh")?;
                     }
+                    HeaderLine::Fecn => {
+                        let m = &mut h.params.fecn;
+                        m.threshold = k.get("fecn_threshold")?;
+                        m.rate = k.get("fecn_rate")?;
+                        m.min_len = k.get("fecn_min_len")?;
+                        let v: String = k.get("fecn_victims")?;
+                        m.victims = u64::from_str_radix(&v, 16).map_err(|_| {
+                            format!("{p}:{n}: key `fecn_victims`: not a hexadecimal mask")
+                        })?;
+                    }
                     HeaderLine::Span => {
                         h.from = k.get("from")?;
                         h.to = k.get("to")?;
@@ -377,8 +401,8 @@ impl<R: BufRead> RecordingReader<R> {
                 }
                 "param" => {
                     return Err(format!(
-                        "{p}:{n}: a `param` line must start with `ports`, `routing` or \
-                         `arn_entries`, not `{}`",
+                        "{p}:{n}: a `param` line must start with `ports`, `routing`, \
+                         `arn_entries` or `fecn_threshold`, not `{}`",
                         w.get(1).unwrap_or(&"")
                     ));
                 }
@@ -388,8 +412,9 @@ impl<R: BufRead> RecordingReader<R> {
         let at = |line: HeaderLine| header_lines.get(&line).copied();
         let end_line = me.line;
         let h = &mut me.header;
+        // Recordings made before switches marked FECN have no FECN line: they mark nothing.
         for line in HeaderLine::ALL {
-            if at(line).is_none() {
+            if at(line).is_none() && line != HeaderLine::Fecn {
                 let (spelled, what) = line.spelled();
                 return Err(format!(
                     "{path}:{end_line}: the header has no `{spelled}` line ({what})"

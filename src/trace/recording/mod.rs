@@ -120,6 +120,12 @@ impl RecordingHeader {
             p.adaptive_threshold,
             p.adapted_refresh as u8
         )?;
+        let m = &p.fecn;
+        writeln!(
+            w,
+            "param fecn_threshold {} fecn_rate {} fecn_min_len {} fecn_victims {:x}",
+            m.threshold, m.rate, m.min_len, m.victims
+        )?;
         for (port, cap) in wi.out_capacity.iter().enumerate() {
             writeln!(w, "out_capacity {port} {cap}")?;
         }

@@ -257,7 +257,7 @@ impl<R: BufRead> RecordingReader<R> {
                         flags: {
                             let flags: u8 = field(path, n, &w, 14)?;
                             PacketFlags::from_bits(flags).ok_or_else(|| {
-                                format!("{path}:{n}: flags {flags}: bits above the three defined")
+                                format!("{path}:{n}: flags {flags}: bits above the five defined")
                             })?
                         },
                         // Statistics only: not recorded.

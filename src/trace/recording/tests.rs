@@ -148,6 +148,35 @@ fn the_routing_line_names_the_arbitration_or_leaves_round_robin() {
     assert_eq!(read(before), OutputArbitration::RoundRobin);
 }
 
+/// The FECN line sets the output ports' marking registers; a recording without it (made before
+/// switches marked FECN) marks nothing; a value beyond its register is refused at its key.
+#[test]
+fn the_fecn_line_sets_the_marking_registers_or_leaves_them_off() {
+    use crate::switch::fecn::FecnMarking;
+    let read = |text: String| {
+        RecordingReader::open("h.rec", Cursor::new(text.into_bytes())).map(|r| r.header.params.fecn)
+    };
+    assert_eq!(read(header()), Ok(FecnMarking::default()));
+    let line = "param fecn_threshold 10 fecn_rate 2 fecn_min_len 8 fecn_victims 3\nout_capacity 0";
+    let on = header().replacen("out_capacity 0", line, 1);
+    let want = FecnMarking {
+        threshold: 10,
+        rate: 2,
+        min_len: 8,
+        victims: 3,
+    };
+    assert_eq!(read(on.clone()), Ok(want));
+    let wide = on.replace("fecn_rate 2", "fecn_rate 70000");
+    let e = read(wide).unwrap_err();
+    assert!(e.contains("h.rec:6: key `fecn_rate`: `70000`"), "{e}");
+    let bad = on.replace("fecn_victims 3", "fecn_victims 0xg");
+    let e = read(bad).unwrap_err();
+    assert!(
+        e.contains("h.rec:6: key `fecn_victims`: not a hexadecimal mask"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_recording_that_is_not_lines_of_text_is_refused_with_its_line() {
     let e = open(&vec![0u8; 3 << 20]).unwrap_err();
@@ -248,7 +277,7 @@ fn a_header_line_or_key_given_twice_unknown_or_inconsistent_is_refused_with_its_
         (
             "param ports 2",
             "param port 2",
-            "h.rec:3: a `param` line must start with `ports`, `routing` or `arn_entries`, not `port`",
+            "h.rec:3: a `param` line must start with `ports`, `routing`, `arn_entries` or `fecn_threshold`, not `port`",
         ),
         (
             "switch s1_0 id",
@@ -309,8 +338,8 @@ fn a_port_signal_wider_than_its_register_or_given_twice_in_a_cycle_is_refused() 
             "h.rec:11: field 10 of",
         ),
         (
-            flit.replace("0 1 5", "0 1 8"),
-            "h.rec:11: flags 8: bits above the three defined",
+            flit.replace("0 1 5", "0 1 32"),
+            "h.rec:11: flags 32: bits above the five defined",
         ),
         (
             flit.replace("5\n", "5 0\n"),

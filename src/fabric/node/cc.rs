@@ -1,0 +1,226 @@
+//! The HCA's half of InfiniBand congestion control (IBTA annex A10; the CA congestion setting and
+//! congestion control table that OpenSM programs): a destination answers each packet that
+//! arrives marked with FECN by a congestion notification packet (CNP, one flit carrying BECN) to
+//! its source, sent ahead of its data; a source keeps, per destination it was told about, a
+//! congestion control table index (CCTI) that each BECN raises by `CCTI_Increase` (up to
+//! `CCTI_Limit`) and each expiry of the `CCTI_Timer` lowers by one, and spaces the packets of
+//! that queue pair by the table's inter-packet delay at that index. `docs/ib_cc.md` has the
+//! decisions the annex leaves to the implementation.
+
+use super::*;
+
+/// The channel adapters' congestion control settings (the same on every HCA of a fabric).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CaCongestion {
+    /// `CCTI_Increase`: what a BECN adds to its queue pair's index.
+    pub ccti_increase: u16,
+    /// `CCTI_Limit`: the largest index (the table has `CCTI_Limit + 1` entries).
+    pub ccti_limit: u16,
+    /// `CCTI_Timer` in cycles: at every multiple of it, every index falls by one.
+    pub ccti_timer: u64,
+    /// The table is linear: entry i delays a queue pair's next packet by `i * ipd_step` cycles
+    /// after the end of its last one.
+    pub ipd_step: u64,
+}
+
+impl CaCongestion {
+    /// The inter-packet delay, in cycles, of table entry `ccti`.
+    #[inline]
+    pub fn ipd(&self, ccti: u16) -> u64 {
+        ccti as u64 * self.ipd_step
+    }
+}
+
+/// Queue pairs a source can slow at once (its rate limiter entries): a BECN for another
+/// destination while every entry still slows its own is dropped and counted.
+pub const LIMITERS: usize = 64;
+
+/// CNPs a destination holds waiting for its link: a FECN beyond them is not answered (counted).
+pub const CNP_QUEUE: usize = 32;
+
+/// One rate limiter entry: the queue pair to `dest` is at index `ccti` as of timer tick `tick`
+/// (cycle `tick * CCTI_Timer`), and its next packet may start from cycle `next`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Limiter {
+    dest: u32,
+    ccti: u16,
+    tick: u64,
+    next: u64,
+}
+
+/// One HCA's congestion control state.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub(super) struct NodeCc {
+    cfg: CaCongestion,
+    limiters: heapless::Vec<Limiter, LIMITERS>,
+    /// Sources to send a CNP to, oldest first.
+    cnps: heapless::Vec<u32, CNP_QUEUE>,
+}
+
+impl NodeCc {
+    pub(super) fn new(cfg: CaCongestion) -> Self {
+        NodeCc {
+            cfg,
+            limiters: heapless::Vec::new(),
+            cnps: heapless::Vec::new(),
+        }
+    }
+
+    /// Entry `l`'s index in cycle `now`: lowered by one at each timer expiry since its tick.
+    #[inline]
+    fn ccti(&self, l: &Limiter, now: u64) -> u16 {
+        let ticks = (now / self.cfg.ccti_timer).saturating_sub(l.tick);
+        l.ccti.saturating_sub(ticks.min(u16::MAX as u64) as u16)
+    }
+
+    /// The index of the queue pair to `dest` in cycle `now` (0 when it has no entry).
+    pub(super) fn index(&self, dest: u32, now: u64) -> u16 {
+        self.limiters
+            .iter()
+            .find(|l| l.dest == dest)
+            .map_or(0, |l| self.ccti(l, now))
+    }
+
+    /// A BECN from `dest` arrives in cycle `now`: its queue pair's index rises. Returns false
+    /// when every entry still slows another queue pair (the BECN is dropped).
+    pub(super) fn becn(&mut self, dest: u32, now: u64) -> bool {
+        let k = match self.limiters.iter().position(|l| l.dest == dest) {
+            Some(k) => k,
+            None => {
+                // An entry back at index 0 whose delay has passed slows nothing: reuse it.
+                let free = self
+                    .limiters
+                    .iter()
+                    .position(|l| self.ccti(l, now) == 0 && l.next <= now);
+                let fresh = Limiter {
+                    dest,
+                    ccti: 0,
+                    tick: now / self.cfg.ccti_timer,
+                    next: 0,
+                };
+                match free {
+                    Some(k) => {
+                        self.limiters[k] = fresh;
+                        k
+                    }
+                    None if self.limiters.push(fresh).is_ok() => self.limiters.len() - 1,
+                    None => return false,
+                }
+            }
+        };
+        let l = self.limiters[k];
+        let ccti = self
+            .ccti(&l, now)
+            .saturating_add(self.cfg.ccti_increase)
+            .min(self.cfg.ccti_limit);
+        self.limiters[k] = Limiter {
+            ccti,
+            tick: now / self.cfg.ccti_timer,
+            ..l
+        };
+        true
+    }
+
+    /// A packet of `len` flits to `dest` starts in cycle `now`: its queue pair's next one waits
+    /// for its tail and the delay of its index.
+    pub(super) fn started(&mut self, dest: u32, len: u16, now: u64) {
+        let cfg = self.cfg;
+        if let Some(k) = self.limiters.iter().position(|l| l.dest == dest) {
+            let l = self.limiters[k];
+            let delay = cfg.ipd(self.ccti(&l, now));
+            self.limiters[k].next = now + len as u64 + delay;
+        }
+    }
+
+    /// Whether the queue pair to `dest` may not start a packet in cycle `now`.
+    #[inline]
+    pub(super) fn holds(&self, dest: u32, now: u64) -> bool {
+        self.limiters.iter().any(|l| l.dest == dest && l.next > now)
+    }
+
+    /// Whether some queue pair may not start a packet in cycle `now`.
+    #[inline]
+    pub(super) fn holds_any(&self, now: u64) -> bool {
+        self.limiters.iter().any(|l| l.next > now)
+    }
+
+    /// The first cycle after `now` in which a queue pair held in `now` may start again.
+    pub(super) fn next_release(&self, now: u64) -> u64 {
+        self.limiters
+            .iter()
+            .filter(|l| l.next > now)
+            .map(|l| l.next)
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// A packet marked FECN from `src` arrived: a CNP to it waits. False when the CNPs waiting
+    /// fill their queue (the FECN is not answered).
+    pub(super) fn answer(&mut self, src: u32) -> bool {
+        self.cnps.push(src).is_ok()
+    }
+
+    /// The source the oldest CNP waiting goes to.
+    #[inline]
+    pub(super) fn cnp_due(&self) -> Option<u32> {
+        self.cnps.first().copied()
+    }
+
+    /// The oldest CNP waiting left.
+    pub(super) fn cnp_sent(&mut self) {
+        if !self.cnps.is_empty() {
+            self.cnps.remove(0);
+        }
+    }
+}
+
+impl<const V: usize> EndNode<V> {
+    /// A packet's tail arrived in cycle `now` under congestion control: a CNP is taken by the
+    /// HCA (its BECN raises the index of the queue pair to its sender; true), a data packet
+    /// marked FECN is answered by a CNP and delivered (false).
+    pub(super) fn cc_received(&mut self, pkt: &Packet, now: u64) -> bool {
+        let Some(cc) = self.cc.as_deref_mut() else {
+            return false;
+        };
+        if pkt.flags.contains(PacketFlags::BECN) {
+            self.stats.becns_received += 1;
+            if !cc.becn(pkt.src as u32, now) {
+                self.stats.becns_dropped += 1;
+            }
+            return true;
+        }
+        if pkt.flags.contains(PacketFlags::FECN) {
+            self.stats.fecns_received += 1;
+            if !cc.answer(pkt.src as u32) {
+                self.stats.fecns_unanswered += 1;
+            }
+        }
+        false
+    }
+
+    /// The CNP to start in cycle `now`, if one waits and its VC has a credit: one flit, BECN
+    /// set, to the deterministic route of its destination, ahead of any data.
+    pub(super) fn cnp_to_start(&self, now: u64) -> Option<Packet> {
+        let dest = self.cc.as_deref()?.cnp_due()?;
+        let vc = self.vc_to(dest);
+        if !self.fits(vc, 1, now) {
+            return None;
+        }
+        Some(Packet {
+            injected: now,
+            id: 0,
+            src: self.id as u16,
+            dlid: (dest << self.lmc) as u16,
+            len: 1,
+            sl: vc,
+            vc,
+            orig_vc: vc,
+            flags: PacketFlags::BECN,
+            flow: 0,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "cc_tests.rs"]
+mod tests;
