@@ -172,6 +172,7 @@ fn main() {
             ccti_limit: 40,
             ccti_timer: 500,
             ipd_step: 4,
+            limiters: 16,
         });
         oks.push(steady_state::<FEW_VCS>(
             name, &topo, params, &flows, 2, engine,

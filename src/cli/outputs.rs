@@ -469,13 +469,17 @@ fn round_robin() -> String {
 }
 
 impl Summary {
-    /// How a plot names the run: its routing mode and queuing scheme, and its output
-    /// arbitration when not round robin.
+    /// How a plot names the run: its routing mode and queuing scheme, its output arbitration
+    /// when not round robin, and `ib_cca` under InfiniBand congestion control.
     pub fn label(&self) -> String {
-        match self.output_arbitration.as_str() {
+        let mut label = match self.output_arbitration.as_str() {
             "round_robin" | "" => format!("{} + {}", self.routing, self.queuing),
             a => format!("{} + {} + {a}", self.routing, self.queuing),
+        };
+        if self.congestion_control.is_some() {
+            label.push_str(" + ib_cca");
         }
+        label
     }
 
     /// The JSON text, one field a line, with a final newline.
@@ -517,6 +521,29 @@ mod tests {
             "nothing left beside"
         );
         assert!(Staged::open(&dir).unwrap_err().ends_with("is a folder"));
+    }
+
+    /// A plot names a run by its routing mode and queuing scheme, then what sets it apart from
+    /// the paper's switch.
+    #[test]
+    fn a_label_names_arbitration_and_congestion_control() {
+        let mut s = Summary {
+            routing: "dmodk".into(),
+            queuing: "1q".into(),
+            output_arbitration: "round_robin".into(),
+            ..Summary::default()
+        };
+        assert_eq!(s.label(), "dmodk + 1q");
+        s.congestion_control = Some(CcSummary {
+            fecns_received: 1,
+            fecns_unanswered: 0,
+            cnps_sent: 1,
+            becns_received: 1,
+            becns_dropped: 0,
+        });
+        assert_eq!(s.label(), "dmodk + 1q + ib_cca");
+        s.output_arbitration = "fcfs".into();
+        assert_eq!(s.label(), "dmodk + 1q + fcfs + ib_cca");
     }
 
     #[test]

@@ -23,7 +23,8 @@ fn infiniband_congestion_control_keys() {
     };
     assert_eq!(s.params.switch.fecn, want);
     let cc = s.params.ca_congestion.expect("HCA half on");
-    assert_eq!((cc.ccti_increase, cc.ccti_limit, cc.ipd_step), (1, 127, 8));
+    assert_eq!((cc.ccti_increase, cc.ccti_limit, cc.ipd_step), (1, 127, 32));
+    assert_eq!(cc.limiters, 64);
     assert!(cc.ccti_timer > 1000, "50 us");
     // Marking alone.
     let s = Scenario::from_text("s.toml", SMALL, &set(&["switch.cc_threshold=8"])).unwrap();
@@ -66,6 +67,11 @@ fn infiniband_congestion_control_keys() {
             "node.ccti_increase=200",
             "node.ccti_increase",
             "up to CCTI_Limit",
+        ),
+        (
+            "node.rate_limiters=0",
+            "node.rate_limiters",
+            "outside 1..=4096",
         ),
     ] {
         let e = Scenario::from_text("s.toml", SMALL, &set(&[cca, set_]))

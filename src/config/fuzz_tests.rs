@@ -87,6 +87,7 @@ const KEYS: &[&str] = &[
     "node.ccti_limit",
     "node.ccti_timer",
     "node.cct_step",
+    "node.rate_limiters",
     "topology.kind",
     "topology.ports",
     "topology.k",

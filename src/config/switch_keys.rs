@@ -4,7 +4,7 @@
 
 use super::scenario::Reader;
 use super::units::MAX_CYCLES;
-use crate::fabric::node::CaCongestion;
+use crate::fabric::node::{CaCongestion, LIMITERS};
 use crate::switch::fecn::{FecnMarking, OPENSM_MARKING_RATE, OPENSM_PACKET_SIZE, OPENSM_THRESHOLD};
 use crate::switch::{OutputArbitration, QueuingScheme, RoutingMode, SwitchParams};
 use crate::wire::link::MAX_VCS;
@@ -226,8 +226,8 @@ fn fecn_keys(r: &Reader, ib_cca: bool) -> Option<FecnKeys> {
 }
 
 /// `rate_control`: `none` (the default) or `ib_cca`, InfiniBand congestion control, whose HCA
-/// settings are `node.ccti_increase`, `node.ccti_limit`, `node.ccti_timer` and `node.cct_step`
-/// (ignored otherwise). The outer `None` is a key in error.
+/// settings are `node.ccti_increase`, `node.ccti_limit`, `node.ccti_timer`, `node.cct_step` and
+/// `node.rate_limiters` (ignored otherwise). The outer `None` is a key in error.
 pub(super) fn rate_control(r: &Reader) -> Option<Option<CaCongestion>> {
     let doc = r.doc;
     let name = r.choice("rate_control", Some("none"), &["none", "ib_cca"])?;
@@ -237,6 +237,7 @@ pub(super) fn rate_control(r: &Reader) -> Option<Option<CaCongestion>> {
             "node.ccti_limit",
             "node.ccti_timer",
             "node.cct_step",
+            "node.rate_limiters",
         ] {
             doc.ignore(
                 key,
@@ -262,11 +263,18 @@ pub(super) fn rate_control(r: &Reader) -> Option<Option<CaCongestion>> {
             "0 cycles: the timer lowers the indices every CCTI_Timer, at least one cycle".into()
         })
     });
-    let step = r.size("node.cct_step", "512B");
+    let step = r.size("node.cct_step", "2KB");
+    let limiters = r.uint_in(
+        "node.rate_limiters",
+        Some(LIMITERS as u64),
+        (1, 4096),
+        "queue pairs an HCA can slow at once",
+    );
     Some(Some(CaCongestion {
         ccti_increase: increase? as u16,
         ccti_limit: limit? as u16,
         ccti_timer: timer?,
         ipd_step: step?,
+        limiters: limiters? as u16,
     }))
 }

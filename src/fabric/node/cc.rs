@@ -21,6 +21,17 @@ pub struct CaCongestion {
     /// The table is linear: entry i delays a queue pair's next packet by `i * ipd_step` cycles
     /// after the end of its last one.
     pub ipd_step: u64,
+    /// Rate limiters per HCA: queue pairs it can slow at once. A BECN for another destination
+    /// while every limiter still slows its own is dropped and counted.
+    #[serde(default = "default_limiters")]
+    pub limiters: u16,
+}
+
+/// Rate limiters per HCA by default.
+pub const LIMITERS: u16 = 64;
+
+fn default_limiters() -> u16 {
+    LIMITERS
 }
 
 impl CaCongestion {
@@ -30,10 +41,6 @@ impl CaCongestion {
         ccti as u64 * self.ipd_step
     }
 }
-
-/// Queue pairs a source can slow at once (its rate limiter entries): a BECN for another
-/// destination while every entry still slows its own is dropped and counted.
-pub const LIMITERS: usize = 64;
 
 /// CNPs a destination holds waiting for its link: a FECN beyond them is not answered (counted).
 pub const CNP_QUEUE: usize = 32;
@@ -52,7 +59,8 @@ struct Limiter {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct NodeCc {
     cfg: CaCongestion,
-    limiters: heapless::Vec<Limiter, LIMITERS>,
+    /// At most `cfg.limiters`, room made when built (stepping allocates nothing).
+    limiters: Vec<Limiter>,
     /// Sources to send a CNP to, oldest first.
     cnps: heapless::Vec<u32, CNP_QUEUE>,
 }
@@ -61,7 +69,7 @@ impl NodeCc {
     pub(super) fn new(cfg: CaCongestion) -> Self {
         NodeCc {
             cfg,
-            limiters: heapless::Vec::new(),
+            limiters: Vec::with_capacity(cfg.limiters as usize),
             cnps: heapless::Vec::new(),
         }
     }
@@ -103,7 +111,10 @@ impl NodeCc {
                         self.limiters[k] = fresh;
                         k
                     }
-                    None if self.limiters.push(fresh).is_ok() => self.limiters.len() - 1,
+                    None if self.limiters.len() < self.cfg.limiters as usize => {
+                        self.limiters.push(fresh);
+                        self.limiters.len() - 1
+                    }
                     None => return false,
                 }
             }

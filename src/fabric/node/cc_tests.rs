@@ -10,6 +10,7 @@ fn cfg() -> CaCongestion {
         ccti_limit: 10,
         ccti_timer: 100,
         ipd_step: 4,
+        limiters: LIMITERS,
     }
 }
 
