@@ -366,7 +366,9 @@ fn fcfs_cases() -> Vec<Case> {
 
 /// FECN marking on the default fat tree under ARN+AFI (every eligible packet over a low
 /// threshold) and under FA (every second one, half the ports marking as victims): the leaf with
-/// the hot spot and a spine, for the whole run.
+/// the hot spot and a spine, for the whole run; and the whole of InfiniBand congestion control
+/// (one-flit CNPs through the switches, sources slowed) at the hot spot's leaf, with 32 KB
+/// buffers.
 fn fecn_cases() -> Vec<Case> {
     const ARN: &[&str] = &["switch.cc_threshold=15", "switch.cc_marking_rate=0"];
     const FA: &[&str] = &[
@@ -377,8 +379,17 @@ fn fecn_cases() -> Vec<Case> {
         "switch.cc_marking_rate=1",
         "switch.cc_victim_mask=0x55",
     ];
+    // One-flit CNPs size the descriptor pool by the buffer's flits: 32 KB keeps the build small.
+    const CCA: &[&str] = &[
+        "switch.buffer=32KB",
+        "rate_control=ib_cca",
+        "switch.cc_marking_rate=0",
+        "node.ccti_timer=5us",
+        "node.ccti_increase=4",
+    ];
     let mut cases = some_switches("default", ARN, "fecn", "switch ", &[1, 4], 8);
     cases.extend(some_switches("default", FA, "fecn_fa", "switch ", &[1], 8));
+    cases.extend(some_switches("default", CCA, "ib_cca", "switch ", &[1], 8));
     cases
 }
 

@@ -89,3 +89,28 @@ fn infiniband_congestion_control_keys() {
         s.warnings
     );
 }
+
+/// Under D-mod-K the in-order check numbers packets in 32 bits; under InfiniBand congestion
+/// control a node also numbers a CNP per packet it receives, so a run half as long reaches the
+/// limit.
+#[test]
+fn cnps_count_in_the_packet_ids_of_the_in_order_check() {
+    let long = |cca: bool| {
+        let mut set = vec![
+            "routing=\"dmodk\"".to_string(),
+            "sim_time=\"128s\"".into(),
+            "bin=\"1s\"".into(),
+        ];
+        if cca {
+            set.push("rate_control=\"ib_cca\"".into());
+        }
+        Scenario::from_text("s.toml", SMALL, &set)
+    };
+    assert!(long(false).is_ok());
+    let e = long(true).unwrap_err().0;
+    let e = e
+        .iter()
+        .find(|e| e.key.as_deref() == Some("sim_time"))
+        .expect("sim_time");
+    assert!(e.message.contains("beyond 2^32 ids"), "{e}");
+}

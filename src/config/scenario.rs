@@ -377,7 +377,7 @@ impl Scenario {
         if let (Some(flows), Some(sim), Some(n), Some(RoutingMode::DModK)) =
             (&flows, sim_cycles, nodes, routing)
         {
-            packet_ids(&doc, (flows, phase), sim, n, mtu.unwrap_or(64));
+            packet_ids(&doc, (flows, phase), sim, n, (mtu.unwrap_or(64), ib_cca));
         }
         if let (Some(flows), Some((sw, mtu, _))) = (&flows, &switch) {
             let vcs = sw.queuing.regular_vcs();
@@ -522,9 +522,16 @@ fn smallest_message_packet(program: &crate::replay::Program, flit_bytes: u32, mt
 
 /// Under D-mod-K the in-order check tells the packets of a flow apart by their 32-bit id
 /// (sequence number times nodes plus source), so a run must make fewer than 2^32 ids. A node
-/// injects at most one flit per cycle and holds at most its send memory ahead.
-fn packet_ids(doc: &Document, flows: AllFlows<'_>, sim: u64, nodes: u32, mtu: u64) {
-    let per_node = sim / smallest_packet(flows, mtu) + SOURCE_QUEUE as u64;
+/// injects at most one flit per cycle and holds at most its send memory ahead; under InfiniBand
+/// congestion control it also numbers one CNP per packet it receives.
+fn packet_ids(
+    doc: &Document,
+    flows: AllFlows<'_>,
+    sim: u64,
+    nodes: u32,
+    (mtu, ib_cca): (u64, bool),
+) {
+    let per_node = (sim / smallest_packet(flows, mtu)) * (1 + ib_cca as u64) + SOURCE_QUEUE as u64;
     if (per_node + 1) * nodes as u64 > u32::MAX as u64 {
         doc.fail::<()>(
             "sim_time",
