@@ -10,7 +10,16 @@ use crate::fabric::topology::Endpoint;
 pub fn lines(s: &Scenario, ranks: usize, threads: usize) -> Vec<String> {
     let t = &s.topology;
     let stages: Vec<u8> = t.switches.iter().map(|s| s.stage).collect();
-    let split = Partition::new(&stages, ranks, threads);
+    // A switch weighs its ports and its end nodes (as a run deals them out).
+    let mut weights: Vec<u32> = t.switches.iter().map(|s| s.ports as u32).collect();
+    for (a, b) in &t.links {
+        if let (Endpoint::Switch { sw, .. }, Endpoint::Node(_))
+        | (Endpoint::Node(_), Endpoint::Switch { sw, .. }) = (a, b)
+        {
+            weights[*sw as usize] += 1;
+        }
+    }
+    let split = Partition::new(&stages, &weights, ranks, threads);
     let rank_of = |e: &Endpoint| match *e {
         Endpoint::Switch { sw, .. } => Some(split.rank_of_switch(sw as usize)),
         Endpoint::Node(_) => None,
@@ -36,7 +45,8 @@ pub fn lines(s: &Scenario, ranks: usize, threads: usize) -> Vec<String> {
     }
     let how = match ranks {
         1 => format!("switch s in part s mod {}", split.parts),
-        _ => "each stage's switches in contiguous runs, one per rank".to_string(),
+        _ => "each stage's switches in contiguous runs, one per rank, balanced by ports and end nodes"
+            .to_string(),
     };
     let mut out = vec![format!(
         "on {ranks} MPI ranks of {threads} thread(s): {} parts, {how}",
@@ -74,7 +84,7 @@ mod tests {
         assert_eq!(
             lines(&s, 2, 1),
             [
-                "on 2 MPI ranks of 1 thread(s): 2 parts, each stage's switches in contiguous runs, one per rank",
+                "on 2 MPI ranks of 1 thread(s): 2 parts, each stage's switches in contiguous runs, one per rank, balanced by ports and end nodes",
                 "  rank 0: parts 0..1, 4 switches, 24 ports, 8 end nodes",
                 "  rank 1: parts 1..2, 4 switches, 24 ports, 8 end nodes",
                 "  cables between switches: 16, 8 of them between ranks (50.0 %)",

@@ -136,22 +136,28 @@ fn every_switch_of_a_16_vc_fabric_matches_the_event_engine() {
     assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
 }
 
-/// FA with escape routes on the irregular fabric near saturation, half of the packets allowed to
-/// route adaptively, two and three routing options: packets take adaptive options, and some
-/// leave them for their escape route; every switch equals its cycle-engine twin.
+/// Every switch of the irregular fabric under FA with escape routes, near saturation, half of
+/// the packets allowed to route adaptively, with `more` settings: its lockstep with its
+/// cycle-engine twin, each switch stepping over 1,000 cycles.
+fn irregular16_under_fa(more: &[&str]) {
+    let mut sets = vec![
+        "routing=\"fa\"",
+        "routing_engine=\"fa_updn\"",
+        "traffic.load=0.9",
+        "traffic.adaptive_share=0.5",
+    ];
+    sets.extend_from_slice(more);
+    let cycles = lockstep_all("irregular16", &sets).unwrap_or_else(|e| panic!("{more:?}: {e}"));
+    assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
+}
+
+/// FA on the irregular fabric with two and three routing options: packets take adaptive
+/// options, and some leave them for their escape route; every switch equals its cycle-engine
+/// twin.
 #[test]
 fn every_switch_of_an_irregular_fabric_under_fa_matches_the_event_engine() {
-    for options in ["2", "3"] {
-        let sets = [
-            "routing=\"fa\"",
-            "routing_engine=\"fa_updn\"",
-            &format!("fa_options={options}"),
-            "traffic.load=0.9",
-            "traffic.adaptive_share=0.5",
-            "sim_time=\"1ms\"",
-        ];
-        let cycles = lockstep_all("irregular16", &sets).unwrap_or_else(|e| panic!("{e}"));
-        assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
+    for options in ["fa_options=2", "fa_options=3"] {
+        irregular16_under_fa(&[options, "sim_time=\"1ms\""]);
     }
 }
 
@@ -163,16 +169,7 @@ fn every_switch_under_fcfs_arbitration_matches_the_event_engine() {
     let fcfs = "switch.output_arbitration=\"fcfs\"";
     let cycles = lockstep_all("default", &[fcfs]).unwrap_or_else(|e| panic!("{e}"));
     assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
-    let sets = [
-        fcfs,
-        "routing=\"fa\"",
-        "routing_engine=\"fa_updn\"",
-        "traffic.load=0.9",
-        "traffic.adaptive_share=0.5",
-        "sim_time=\"300us\"",
-    ];
-    let cycles = lockstep_all("irregular16", &sets).unwrap_or_else(|e| panic!("{e}"));
-    assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
+    irregular16_under_fa(&[fcfs, "sim_time=\"300us\""]);
 }
 
 /// InfiniBand congestion control's FECN marking at every output, on `default` under ARN+AFI
@@ -197,20 +194,14 @@ fn every_switch_under_fecn_marking_matches_the_event_engine() {
         let cycles = lockstep_all("default", sets).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
         assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
     }
-    let sets = [
+    irregular16_under_fa(&[
         "rate_control=\"ib_cca\"",
         "node.ccti_timer=\"5us\"",
         "node.ccti_increase=4",
         "switch.cc_marking_rate=1",
         "switch.cc_packet_size=0",
-        "routing=\"fa\"",
-        "routing_engine=\"fa_updn\"",
-        "traffic.load=0.9",
-        "traffic.adaptive_share=0.5",
         "sim_time=\"300us\"",
-    ];
-    let cycles = lockstep_all("irregular16", &sets).unwrap_or_else(|e| panic!("{e}"));
-    assert!(cycles.iter().all(|&c| c > 1_000), "{cycles:?}");
+    ]);
 }
 
 mod random_fabrics {

@@ -473,31 +473,24 @@ impl<const V: usize> EndNode<V> {
             // Sunk at line rate: the packet frees one flit per cycle from now to its tail.
             self.freed.start_stream(f.pkt.vc as usize, f.pkt.len);
         }
-        if let Some(rx) = self.rx
-            && rx.end() == now
-            && self.cc_received(&rx.pkt, now)
-        {
-            // A CNP: the HCA takes it.
-            self.freed.stop_stream(rx.pkt.vc as usize);
-            self.flits_in[rx.pkt.vc as usize] += rx.pkt.len as u64;
-            self.rx = None;
-        }
-        if let Some(rx) = self.rx
-            && rx.end() == now
-        {
+        // A tail: the link's VC is free of the packet; a CNP the HCA takes (`cc_received`), a
+        // data packet is delivered.
+        if let Some(rx) = self.rx.filter(|rx| rx.end() == now) {
             let pkt = rx.pkt;
             self.freed.stop_stream(pkt.vc as usize);
             self.flits_in[pkt.vc as usize] += pkt.len as u64;
-            self.stats.delivered_flits += pkt.len as u64;
-            self.stats.delivered_packets += 1;
-            self.stats.delivered_adapted += pkt.adapted() as u64;
-            let lat = now - pkt.injected;
-            self.stats.latency_sum += lat;
-            self.stats.latency_max = self.stats.latency_max.max(lat);
             self.rx = None;
-            self.replay_received(&pkt, now);
-            self.phase_received(&pkt, now);
-            delivered = Some(pkt);
+            if !self.cc_received(&pkt, now) {
+                self.stats.delivered_flits += pkt.len as u64;
+                self.stats.delivered_packets += 1;
+                self.stats.delivered_adapted += pkt.adapted() as u64;
+                let lat = now - pkt.injected;
+                self.stats.latency_sum += lat;
+                self.stats.latency_max = self.stats.latency_max.max(lat);
+                self.replay_received(&pkt, now);
+                self.phase_received(&pkt, now);
+                delivered = Some(pkt);
+            }
         }
         self.generate(now);
         self.phase_post(now);

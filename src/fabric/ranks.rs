@@ -1,12 +1,13 @@
 //! The processes one fabric is stepped on (MPI ranks): what they tell each other. The event
 //! engine's parts are dealt out over the ranks (`docs/distributed.md`); each rank steps its own
 //! parts on its threads and, at every window boundary, hands the events its parts filed for
-//! another rank's ports to that rank ([`Ranks::exchange`]) and agrees with all on the window's
-//! looks (one [`Ranks::min`]). Counters, the end of a trace replay or phase, the invariants and a
+//! another rank's ports to that rank and agrees with all on the window's looks, in the same
+//! messages ([`grid::exchange`]). Counters, the end of a trace replay or phase, the invariants and a
 //! breach found on one rank are agreed the same way, so that every rank holds the whole fabric's
 //! answers and rank 0 writes the outputs of one process. State kept for the split; it models no
 //! hardware.
 
+pub mod grid;
 #[cfg(test)]
 pub(crate) mod local;
 #[cfg(feature = "mpi")]
@@ -30,9 +31,10 @@ pub trait Ranks: Send + Sync {
     fn min(&self, v: &mut [u64]);
     /// Replaces each element by its sum over the ranks (wrapping).
     fn sum(&self, v: &mut [u64]);
-    /// Sends `out[r]` to rank `r` (this rank's own list is left alone) and returns what every
-    /// other rank sent this one, by rank (an empty list from a rank with nothing for it).
-    fn exchange(&self, out: &[Vec<u64>]) -> Vec<Vec<u64>>;
+    /// Sends `out[i]` to rank `peers[i]` and returns what each of `peers` sent this one, in
+    /// order: every rank calls it, each with peers that name it among theirs (a round of
+    /// [`grid::exchange`]).
+    fn swap(&self, peers: &[usize], out: &[Vec<u64>]) -> Vec<Vec<u64>>;
     /// Every rank's `mine`, by rank.
     fn gather(&self, mine: &[u64]) -> Vec<Vec<u64>>;
 }
@@ -73,9 +75,11 @@ pub fn all(r: &dyn Ranks, yes: bool) -> bool {
 /// `parts·r/n .. parts·(r+1)/n`, each end node in the part of the switch it is cabled to. In
 /// one process switch `s` is in part `s mod parts` (the parts' work balanced: a split by
 /// locality stepped slower on threads, `docs/performance.md`). Over several ranks each stage's
-/// switches, in their order, are dealt out in contiguous runs, one per rank (so a rank holds the
-/// same share of every stage, and a fat tree's lower stages keep their subtrees together), and
-/// within a rank by index over its parts.
+/// switches, in their order, are dealt out in contiguous runs, one per rank (a fat tree's lower
+/// stages keep their subtrees together, a Dragonfly its groups), stage after stage, each run's
+/// length chosen so that the ranks' loads so far (a switch weighing its ports and end nodes) come
+/// nearest an equal share: a rank given more of one stage is given less of the next. Within a
+/// rank, switches go to its parts by their place in their stage.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Partition {
     /// Parts in all.
@@ -91,28 +95,23 @@ pub const MOST_PARTS: usize = 128;
 
 impl Partition {
     /// The split of a fabric whose switches are in stages `stages` (0 where stages do not apply)
-    /// over `ranks` ranks of `threads` threads.
-    pub fn new(stages: &[u8], ranks: usize, threads: usize) -> Self {
+    /// and weigh `weights` (ports and end nodes) over `ranks` ranks of `threads` threads.
+    pub fn new(stages: &[u8], weights: &[u32], ranks: usize, threads: usize) -> Self {
         let switches = stages.len();
         let parts = (threads * ranks).clamp(1, switches.clamp(1, MOST_PARTS));
         let first = |r: usize| parts * r / ranks;
         let of_switch = if ranks == 1 {
             (0..switches).map(|s| (s % parts) as u8).collect()
         } else {
-            // Each switch's place in its stage, and the stages' sizes.
+            let rank_of = balanced_runs(stages, weights, ranks);
+            // Each switch's place in its stage.
             let mut size = [0usize; 256];
-            let place: Vec<usize> = stages
-                .iter()
-                .map(|&st| {
-                    size[st as usize] += 1;
-                    size[st as usize] - 1
-                })
-                .collect();
             (0..switches)
                 .map(|s| {
-                    let r = place[s] * ranks / size[stages[s] as usize];
-                    let own = first(r)..first(r + 1);
-                    (own.start + place[s] % own.len().max(1)) as u8
+                    let place = size[stages[s] as usize];
+                    size[stages[s] as usize] += 1;
+                    let own = first(rank_of[s])..first(rank_of[s] + 1);
+                    (own.start + place % own.len().max(1)) as u8
                 })
                 .collect()
         };
@@ -140,6 +139,52 @@ impl Partition {
     pub fn rank_of_switch(&self, s: usize) -> usize {
         self.rank_of_part[self.part_of_switch(s)]
     }
+}
+
+/// Per switch, its rank: each stage (lowest first) cut into one contiguous run per rank, the run
+/// of ranks `0..=r` ending where their load, earlier stages included, comes nearest
+/// `(r + 1) / ranks` of the load dealt out so far (the first such end, never before the run of
+/// rank `r - 1` ends).
+fn balanced_runs(stages: &[u8], weights: &[u32], ranks: usize) -> Vec<usize> {
+    let mut rank_of = vec![0; stages.len()];
+    let mut load = vec![0u64; ranks];
+    let mut dealt = 0u64;
+    let mut levels: Vec<u8> = stages.to_vec();
+    levels.sort_unstable();
+    levels.dedup();
+    for st in levels {
+        let members: Vec<usize> = (0..stages.len()).filter(|&s| stages[s] == st).collect();
+        // prefix[k]: the weight of the stage's first k switches.
+        let prefix: Vec<u64> = std::iter::once(0)
+            .chain(members.iter().scan(0u64, |w, &s| {
+                *w += u64::from(weights[s]);
+                Some(*w)
+            }))
+            .collect();
+        dealt += prefix[members.len()];
+        let (mut before, mut from) = (0u64, 0usize);
+        for (r, rank_load) in load.iter_mut().enumerate() {
+            before += *rank_load;
+            // How far ranks 0..=r's load is from their share with the stage's first k switches
+            // (scaled by `ranks`).
+            let off =
+                |k: usize| ((before + prefix[k]) * ranks as u64).abs_diff(dealt * (r as u64 + 1));
+            let mut to = from;
+            if r + 1 == ranks {
+                to = members.len();
+            } else {
+                while to < members.len() && off(to + 1) < off(to) {
+                    to += 1;
+                }
+            }
+            for &s in &members[from..to] {
+                rank_of[s] = r;
+            }
+            *rank_load += prefix[to] - prefix[from];
+            from = to;
+        }
+    }
+    rank_of
 }
 
 static WORLD: OnceLock<Arc<dyn Ranks>> = OnceLock::new();
@@ -223,7 +268,13 @@ impl<const V: usize> super::Fabric<V> {
     /// How its switches are dealt out to `ranks` ranks of its threads.
     pub(super) fn partition_over(&self, ranks: usize) -> Partition {
         let stages: Vec<u8> = self.switches.iter().map(|s| s.stage()).collect();
-        Partition::new(&stages, ranks, self.pool.threads())
+        let mut weights: Vec<u32> = self.switches.iter().map(|s| s.ports() as u32).collect();
+        for end in &self.ends {
+            if let (super::Far::Node(_), super::Far::Switch { sw, .. }) = end {
+                weights[*sw as usize] += 1;
+            }
+        }
+        Partition::new(&stages, &weights, ranks, self.pool.threads())
     }
 
     /// The ranks it is split over, when it is.
@@ -399,32 +450,67 @@ mod tests {
 
     #[test]
     fn the_parts_go_to_the_ranks_in_contiguous_runs() {
-        // Two stages of 10 switches on 3 ranks of 2 threads.
+        // Two stages of 10 switches of one weight on 3 ranks of 2 threads.
         let stages: Vec<u8> = [[1u8; 10], [2; 10]].concat();
-        let p = Partition::new(&stages, 3, 2);
+        let p = Partition::new(&stages, &[1; 20], 3, 2);
         assert_eq!(p.parts, 6);
         assert_eq!(p.rank_of_part, [0, 0, 1, 1, 2, 2]);
         assert_eq!(
             [p.parts_of(0), p.parts_of(1), p.parts_of(2)],
             [0..2, 2..4, 4..6]
         );
-        // Each stage in runs of 4, 3 and 3 switches; within a rank by index over its parts.
+        // The first stage in runs of 3, 4 and 3 (10/3 and 20/3 nearest 3 and 7); the second
+        // evens the loads out: 4, 2 and 4, so that the ranks hold 7, 6 and 7.
         let ranks: Vec<usize> = (0..20).map(|s| p.rank_of_switch(s)).collect();
-        assert_eq!(ranks[..10], [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]);
-        assert_eq!(ranks[10..], ranks[..10]);
+        assert_eq!(ranks[..10], [0, 0, 0, 1, 1, 1, 1, 2, 2, 2]);
+        assert_eq!(ranks[10..], [0, 0, 0, 0, 1, 1, 2, 2, 2, 2]);
+        // Within a rank by place in the stage over its parts.
         assert_eq!(p.part_of_switch(0), 0);
         assert_eq!(p.part_of_switch(1), 1);
         assert_eq!(p.part_of_switch(4), 2);
+        // Stages that divide evenly: equal runs, each rank the same share of every stage.
+        let even = Partition::new(&stages, &[1; 20], 2, 1);
+        let halves: Vec<usize> = (0..20).map(|s| even.rank_of_switch(s)).collect();
+        assert_eq!(halves, [[0; 5], [1; 5], [0; 5], [1; 5]].concat());
         // In one process, switch s in part s mod parts.
-        let one = Partition::new(&stages, 1, 4);
+        let one = Partition::new(&stages, &[1; 20], 1, 4);
         assert_eq!(one.part_of_switch(9), 1);
         // More ranks than switches would leave a rank none: at most one part per switch.
-        let few = Partition::new(&[0; 3], 2, 2);
+        let few = Partition::new(&[0; 3], &[1; 3], 2, 2);
         assert_eq!(
             (few.parts, few.parts_of(0), few.parts_of(1)),
             (3, 0..1, 1..3)
         );
-        assert_eq!(Partition::new(&[0; 1000], 1, 200).parts, MOST_PARTS);
+        assert_eq!(
+            Partition::new(&[0; 1000], &[1; 1000], 1, 200).parts,
+            MOST_PARTS
+        );
+    }
+
+    /// Configuration 1's shape (72 leaves of 12 ports and 6 end nodes, 72 middle and 36 top
+    /// switches of 12 ports) on 64 ranks: every rank within one switch of its share.
+    #[test]
+    fn many_ranks_share_a_fat_tree_evenly() {
+        let stages: Vec<u8> = [[0u8; 72], [1; 72]]
+            .concat()
+            .into_iter()
+            .chain([2; 36])
+            .collect();
+        let weights: Vec<u32> = (0..180).map(|s| if s < 72 { 18 } else { 12 }).collect();
+        let p = Partition::new(&stages, &weights, 64, 1);
+        let mut load = [0u32; 64];
+        for s in 0..180 {
+            load[p.rank_of_switch(s)] += weights[s];
+        }
+        let mean = 2592.0 / 64.0;
+        let most = *load.iter().max().unwrap() as f64;
+        assert!(most <= mean + 18.0, "{load:?}");
+        assert!(load.iter().all(|&l| l > 0));
+        // Each stage still in contiguous runs.
+        for st in [0..72, 72..144, 144..180] {
+            let r: Vec<usize> = st.map(|s| p.rank_of_switch(s)).collect();
+            assert!(r.windows(2).all(|w| w[0] <= w[1]), "{r:?}");
+        }
     }
 
     #[test]

@@ -60,8 +60,8 @@ fn split(name: &str, set: &[String], threads: &[usize]) -> Vec<String> {
 }
 
 /// The scenario `name` with `set`, run in one process and split over 2 ranks of 2 threads, 3 of 1,
-/// and 2 asking for 2 and 1 threads (both then step on 1): every rank ends with what the one
-/// process ends with.
+/// 4 of 1 (a grid of 2 x 2: events crossing in two rounds), and 2 asking for 2 and 1 threads
+/// (both then step on 1): every rank ends with what the one process ends with.
 fn same_on_ranks(name: &str, set: &[&str]) -> String {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let s = crate::cli::scenarios::load(name, &set).unwrap();
@@ -69,7 +69,7 @@ fn same_on_ranks(name: &str, set: &[&str]) -> String {
         &s,
         &run_whole(&s, &Stepping::new(1, &Stop::never())).unwrap(),
     );
-    for threads in [&[2, 2][..], &[1, 1, 1], &[2, 1]] {
+    for threads in [&[2, 2][..], &[1, 1, 1], &[1, 1, 1, 1], &[2, 1]] {
         for (rank, got) in split(name, &set, threads).iter().enumerate() {
             assert_eq!(
                 *got, one,

@@ -365,19 +365,18 @@ impl Split<'_> {
         let sent: usize = out.iter().map(|w| w.len() / crossing::WORDS).sum();
         self.events.fetch_add(sent as u64, Ordering::Relaxed);
         self.windows.fetch_add(1, Ordering::Relaxed);
-        for words in self.ranks.exchange(&out) {
-            for w in words.chunks_exact(crossing::WORDS) {
-                let (q, c) = Crossing::decode(w);
-                lock(&mail[q as usize][parity]).push(c);
-            }
-        }
         let mut agreed = [
             set.next.load(Ordering::Relaxed),
             !set.progress.load(Ordering::Relaxed),
             u64::from(!set.stuck.load(Ordering::Relaxed)),
             set.stop.load(Ordering::Relaxed),
         ];
-        self.ranks.min(&mut agreed);
+        for words in ranks::grid::exchange(self.ranks, &out, &mut agreed) {
+            for w in words.chunks_exact(crossing::WORDS) {
+                let (q, c) = Crossing::decode(w);
+                lock(&mail[q as usize][parity]).push(c);
+            }
+        }
         set.next.store(agreed[0], Ordering::Relaxed);
         set.progress.store(!agreed[1], Ordering::Relaxed);
         set.stuck.store(agreed[2] == 0, Ordering::Relaxed);

@@ -188,17 +188,23 @@ impl<const V: usize> EndNode<V> {
         }
         self.heads.list = self.scan_heads(now);
         self.heads.from = now;
-        self.heads.until = if self.isolating(now) {
-            self.arn
+        // Nothing isolates until an entry is added.
+        self.heads.until = self.isolation_ends(now);
+    }
+
+    /// While isolating in cycle `now`, the first cycle an ARN entry expires after it (when the
+    /// channels' heads may change); `u64::MAX` when nothing isolates.
+    fn isolation_ends(&self, now: u64) -> u64 {
+        match self.isolating(now) {
+            true => self
+                .arn
                 .iter()
                 .filter(|e| e.expires > now)
                 .map(|e| e.expires)
                 .min()
-                .unwrap_or(u64::MAX)
-        } else {
-            // Nothing isolates until an entry is added.
-            u64::MAX
-        };
+                .unwrap_or(u64::MAX),
+            false => u64::MAX,
+        }
     }
 
     /// A packet was appended to the send memory in cycle `now`: it heads its channel if the
@@ -422,14 +428,7 @@ impl<const V: usize> EndNode<V> {
         }
         let until = match free {
             // The scan holds until an ARN entry expires (or is added: that wakes the node).
-            Some(_) if self.isolating(now + 1) => self
-                .arn
-                .iter()
-                .filter(|e| e.expires > now + 1)
-                .map(|e| e.expires)
-                .min()
-                .unwrap_or(u64::MAX),
-            Some(_) => u64::MAX,
+            Some(_) => self.isolation_ends(now + 1),
             None => self.heads.until,
         }
         .min(release);

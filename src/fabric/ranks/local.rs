@@ -94,24 +94,28 @@ impl Ranks for LocalRanks {
         }
     }
 
-    fn exchange(&self, out: &[Vec<u64>]) -> Vec<Vec<u64>> {
-        // Each rank's lists, one after another, each after its length.
-        let mine: Vec<u64> = out
+    fn swap(&self, peers: &[usize], out: &[Vec<u64>]) -> Vec<Vec<u64>> {
+        // Each rank's lists for every rank, one after another, each after its length (empty for
+        // a rank not its peer).
+        let mut mine = Vec::new();
+        for r in 0..self.hub.size {
+            let list = peers
+                .iter()
+                .position(|&p| p == r)
+                .map_or(&[][..], |i| &out[i][..]);
+            mine.push(list.len() as u64);
+            mine.extend_from_slice(list);
+        }
+        let all = self.gather(&mine);
+        peers
             .iter()
-            .flat_map(|l| std::iter::once(l.len() as u64).chain(l.iter().copied()))
-            .collect();
-        self.gather(&mine)
-            .into_iter()
-            .enumerate()
-            .map(|(from, words)| {
+            .map(|&from| {
+                let words = &all[from];
                 let mut at = 0;
                 for _ in 0..self.rank {
                     at += 1 + words[at] as usize;
                 }
-                match from == self.rank {
-                    true => Vec::new(),
-                    false => words[at + 1..at + 1 + words[at] as usize].to_vec(),
-                }
+                words[at + 1..at + 1 + words[at] as usize].to_vec()
             })
             .collect()
     }
@@ -162,23 +166,20 @@ mod tests {
                         r.min(&mut m);
                         let mut t = [me, 1];
                         r.sum(&mut t);
-                        let out: Vec<Vec<u64>> = (0..3).map(|to| vec![me * 10 + to]).collect();
-                        (m, t, r.exchange(&out))
+                        let peers: Vec<usize> = (0..3).filter(|&p| p != r.rank()).collect();
+                        let out: Vec<Vec<u64>> =
+                            peers.iter().map(|&to| vec![me * 10 + to as u64]).collect();
+                        (m, t, peers.clone(), r.swap(&peers, &out))
                     })
                 })
                 .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        for (me, (m, t, ex)) in got.into_iter().enumerate() {
+        for (me, (m, t, peers, ex)) in got.into_iter().enumerate() {
             assert_eq!(m, [8, 0]);
             assert_eq!(t, [3, 3]);
-            for (from, l) in ex.iter().enumerate() {
-                let want = if from == me {
-                    vec![]
-                } else {
-                    vec![from as u64 * 10 + me as u64]
-                };
-                assert_eq!(*l, want);
+            for (from, l) in peers.iter().zip(&ex) {
+                assert_eq!(*l, vec![*from as u64 * 10 + me as u64]);
             }
         }
     }

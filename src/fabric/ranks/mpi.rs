@@ -1,7 +1,7 @@
 //! The ranks of an MPI job (rsmpi over Open MPI), behind the `mpi` feature: reductions and
-//! gatherings are MPI's collectives on the world communicator; a window's events go to each
-//! other rank as one non-blocking message (empty ones included, so a receiver waits for exactly
-//! one message from every rank). MPI is called only from the thread that initialised it, the one
+//! gatherings are MPI's collectives on the world communicator; each round of a window's
+//! exchange is one non-blocking message to each peer (empty ones included, so a receiver waits
+//! for exactly one message from each peer). MPI is called only from the thread that initialised it, the one
 //! stepping the rank's first part.
 
 use super::Ranks;
@@ -66,25 +66,24 @@ impl Ranks for MpiRanks {
             .all_reduce_into(&mine[..], v, SystemOperation::sum());
     }
 
-    fn exchange(&self, out: &[Vec<u64>]) -> Vec<Vec<u64>> {
-        let mut got = vec![Vec::new(); self.size];
+    fn swap(&self, peers: &[usize], out: &[Vec<u64>]) -> Vec<Vec<u64>> {
+        let mut got = vec![Vec::new(); peers.len()];
         mpi::request::scope(|scope| {
-            let sends: Vec<_> = (0..self.size)
-                .filter(|&r| r != self.rank)
-                .map(|r| {
+            let sends: Vec<_> = peers
+                .iter()
+                .zip(out)
+                .map(|(&r, m)| {
                     self.world
                         .process_at_rank(r as i32)
-                        .immediate_send_with_tag(scope, &out[r][..], EVENTS)
+                        .immediate_send_with_tag(scope, &m[..], EVENTS)
                 })
                 .collect();
-            for (r, list) in got.iter_mut().enumerate() {
-                if r != self.rank {
-                    *list = self
-                        .world
-                        .process_at_rank(r as i32)
-                        .receive_vec_with_tag::<u64>(EVENTS)
-                        .0;
-                }
+            for (&r, m) in peers.iter().zip(&mut got) {
+                *m = self
+                    .world
+                    .process_at_rank(r as i32)
+                    .receive_vec_with_tag::<u64>(EVENTS)
+                    .0;
             }
             for s in sends {
                 s.wait();
