@@ -516,9 +516,7 @@ impl<const V: usize> EndNode<V> {
             && let Some((i, from_afc)) = self.pick(now)
         {
             let mut pkt = self.take(i, now);
-            if let Some(cc) = self.cc.as_deref_mut() {
-                cc.started((pkt.dlid >> self.lmc) as u32, pkt.len, now);
-            }
+            self.cc_started(&pkt, now);
             if from_afc {
                 // The header keeps the original VC; the packet travels in the AFC.
                 pkt.flags |= PacketFlags::ADAPTED;

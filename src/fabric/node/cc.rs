@@ -133,14 +133,17 @@ impl NodeCc {
     }
 
     /// A packet of `len` flits to `dest` starts in cycle `now`: its queue pair's next one waits
-    /// for its tail and the delay of its index.
-    pub(super) fn started(&mut self, dest: u32, len: u16, now: u64) {
+    /// for its tail and the delay of its index. Whether a limiter slows the queue pair (it is
+    /// then held back from the next cycle).
+    pub(super) fn started(&mut self, dest: u32, len: u16, now: u64) -> bool {
         let cfg = self.cfg;
-        if let Some(k) = self.limiters.iter().position(|l| l.dest == dest) {
-            let l = self.limiters[k];
-            let delay = cfg.ipd(self.ccti(&l, now));
-            self.limiters[k].next = now + len as u64 + delay;
-        }
+        let Some(k) = self.limiters.iter().position(|l| l.dest == dest) else {
+            return false;
+        };
+        let l = self.limiters[k];
+        let delay = cfg.ipd(self.ccti(&l, now));
+        self.limiters[k].next = now + len as u64 + delay;
+        true
     }
 
     /// Whether the queue pair to `dest` may not start a packet in cycle `now`.
@@ -207,6 +210,16 @@ impl<const V: usize> EndNode<V> {
             }
         }
         false
+    }
+
+    /// Data packet `pkt` starts in cycle `now` under congestion control: a queue pair a limiter
+    /// slows is held back from the next cycle, which changes the channel heads.
+    pub(super) fn cc_started(&mut self, pkt: &Packet, now: u64) {
+        if let Some(cc) = self.cc.as_deref_mut()
+            && cc.started((pkt.dlid >> self.lmc) as u32, pkt.len, now)
+        {
+            self.forget_heads();
+        }
     }
 
     /// The CNP to start in cycle `now`, if one waits and its VC has a credit: one flit, BECN

@@ -108,10 +108,7 @@ fn a_slowed_queue_pair_is_spaced_by_its_delay_and_holds_back_no_other() {
             continue;
         };
         let pkt = node.take(i, now);
-        node.cc
-            .as_deref_mut()
-            .unwrap()
-            .started(pkt.dlid as u32, pkt.len, now);
+        node.cc_started(&pkt, now);
         starts.push((now, pkt.dlid));
         free_at = now + pkt.len as u64;
     }
@@ -125,8 +122,8 @@ fn a_slowed_queue_pair_is_spaced_by_its_delay_and_holds_back_no_other() {
     lone.post(3, 8, 0, (PacketFlags::default(), 0), 0);
     lone.cc_received(&becn, 0);
     let (i, _) = lone.pick(0).expect("free at first");
-    lone.take(i, 0);
-    lone.cc.as_deref_mut().unwrap().started(3, 8, 0);
+    let first = lone.take(i, 0);
+    lone.cc_started(&first, 0);
     lone.post(3, 8, 1, (PacketFlags::default(), 0), 0);
     assert_eq!(lone.pick(8), None);
     assert_eq!(lone.start_possible(8), 8 + 12);

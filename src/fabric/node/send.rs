@@ -146,13 +146,25 @@ impl<const V: usize> EndNode<V> {
     }
 
     /// The oldest queued packet of each channel it would leave on in cycle `now`, in posting
-    /// order: (channel, place in the send memory, isolated).
+    /// order, among the queue pairs free to start (congestion control holds back those its rate
+    /// limiters slow): (channel, place in the send memory, isolated).
     pub(super) fn scan_heads(&self, now: u64) -> Heads {
-        self.scan_heads_where(now, |_| true)
+        let lmc = self.lmc;
+        match self.cc.as_deref().filter(|c| c.holds_any(now)) {
+            Some(cc) => self.scan_heads_where(now, |p| !cc.holds((p.dlid >> lmc) as u32, now)),
+            None => self.scan_heads_where(now, |_| true),
+        }
     }
 
-    /// [`EndNode::scan_heads`] among the packets `free` lets start (congestion control holds
-    /// back the queue pairs its rate limiters slow).
+    /// Whether congestion control holds back `pkt`'s queue pair in cycle `now`.
+    #[inline]
+    fn held(&self, pkt: &Packet, now: u64) -> bool {
+        self.cc
+            .as_deref()
+            .is_some_and(|cc| cc.holds((pkt.dlid >> self.lmc) as u32, now))
+    }
+
+    /// [`EndNode::scan_heads`] among the packets `free` lets start.
     fn scan_heads_where(&self, now: u64, free: impl Fn(&Packet) -> bool) -> Heads {
         let keys = self.live_keys(now);
         let afc = self.params.afc().unwrap_or(0);
@@ -188,8 +200,13 @@ impl<const V: usize> EndNode<V> {
         }
         self.heads.list = self.scan_heads(now);
         self.heads.from = now;
-        // Nothing isolates until an entry is added.
-        self.heads.until = self.isolation_ends(now);
+        // Nothing isolates until an entry is added; a queue pair held back is free again at
+        // its limiter's release.
+        let release = self
+            .cc
+            .as_deref()
+            .map_or(u64::MAX, |cc| cc.next_release(now));
+        self.heads.until = self.isolation_ends(now).min(release);
     }
 
     /// While isolating in cycle `now`, the first cycle an ARN entry expires after it (when the
@@ -219,7 +236,7 @@ impl<const V: usize> EndNode<V> {
             return;
         };
         let (ch, iso) = self.channel(&p, &self.live_keys(now));
-        if !self.heads.list.iter().any(|h| h.0 == ch) {
+        if !self.held(&p, now) && !self.heads.list.iter().any(|h| h.0 == ch) {
             let _ = self.heads.list.push((ch, i as u16, iso));
         }
     }
@@ -232,20 +249,8 @@ impl<const V: usize> EndNode<V> {
     /// The packet to start in cycle `now`, if any: its place in the send memory and whether it
     /// leaves in the AFC.
     pub(super) fn pick(&mut self, now: u64) -> Option<(usize, bool)> {
-        if let Some(heads) = self.free_heads(now) {
-            return self.choose(&heads, now);
-        }
         self.refresh_heads(now);
         self.choose(&self.heads.list, now)
-    }
-
-    /// Under congestion control with some queue pair held back in cycle `now`: the oldest packet
-    /// of each channel among those of the queue pairs free to start (scanned: the channel heads
-    /// kept for speed ignore the rate limiters). `None` when nothing is held back.
-    fn free_heads(&self, now: u64) -> Option<Heads> {
-        let cc = self.cc.as_deref().filter(|c| c.holds_any(now))?;
-        let lmc = self.lmc;
-        Some(self.scan_heads_where(now, |p| !cc.holds((p.dlid >> lmc) as u32, now)))
     }
 
     /// Of the channel heads `heads`, the packet to start in cycle `now` (see [`EndNode::pick`]).
@@ -292,6 +297,7 @@ impl<const V: usize> EndNode<V> {
                     .iter()
                     .enumerate()
                     .skip(i + 1)
+                    .filter(|(_, p)| !self.held(p, now))
                     .map(|(j, p)| (j, self.channel(p, &keys)))
                     .find(|&(_, (c, _))| c == ch);
                 if let Some((j, (_, iso))) = next {
@@ -417,21 +423,12 @@ impl<const V: usize> EndNode<V> {
     /// credits coming back at their current rate reach a channel head's length. Not later than
     /// the next expiry of a live ARN entry (the entries decide which channel a packet takes).
     pub(super) fn start_possible(&mut self, now: u64) -> u64 {
-        // Congestion control: a CNP waiting, or queue pairs held back until some cycle.
-        let (cnp, release) = match self.cc.as_deref() {
-            Some(cc) => (cc.cnp_due(), cc.next_release(now)),
-            None => (None, u64::MAX),
-        };
-        let free = self.free_heads(now + 1);
-        if free.is_none() {
-            self.refresh_heads(now + 1);
-        }
-        let until = match free {
-            // The scan holds until an ARN entry expires (or is added: that wakes the node).
-            Some(_) => self.isolation_ends(now + 1),
-            None => self.heads.until,
-        }
-        .min(release);
+        // The heads hold until an ARN entry expires or a held queue pair is free again (an entry
+        // added or a packet posted or started wakes the node).
+        self.refresh_heads(now + 1);
+        let until = self.heads.until;
+        // Congestion control: a CNP waiting goes first.
+        let cnp = self.cc.as_deref().and_then(|cc| cc.cnp_due());
         let fit = |vc: u8, len: u16| {
             let have = self.credits.credits(vc as usize, now);
             if have >= len {
@@ -442,9 +439,9 @@ impl<const V: usize> EndNode<V> {
                 rate => now + 1 + ((len - have) as u64).div_ceil(rate),
             }
         };
-        let heads = free.as_ref().unwrap_or(&self.heads.list);
         let cnp = cnp.map_or(u64::MAX, |dest| fit(self.vc_to(dest), 1));
-        heads
+        self.heads
+            .list
             .iter()
             .map(|&(ch, i, _)| fit(ch, self.queue.get(i as usize).map_or(0, |p| p.len)))
             .min()
