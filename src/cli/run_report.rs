@@ -49,11 +49,13 @@ pub(super) fn report(s: &Scenario, e: &Ended, out: &Path) -> Result<(), Failure>
     );
     if let Some(x) = e.exchanged {
         crate::errln!(
-            "arnsim: rank 0 of {}: {} windows, {} events ({} bytes) sent to the other ranks, {:.2} s exchanging and waiting",
+            "arnsim: rank 0 of {}: {} windows, {} events ({} bytes) for the other ranks, sent in {} messages ({} bytes), {:.2} s exchanging and waiting",
             e.ranks,
             x.windows,
             x.events,
             x.bytes(),
+            x.messages,
+            x.words * 8,
             x.seconds
         );
     }

@@ -21,12 +21,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What one rank of a split fabric has exchanged with the others: the windows ended together,
-/// the events sent to other ranks (each [`crossing::WORDS`] words), and the seconds spent
-/// exchanging and agreeing (waiting for the slowest rank included).
+/// the events its parts filed for other ranks (each [`crossing::WORDS`] words), the messages it
+/// sent and their words (the grid's rounds: events it passes on for its row included, with the
+/// lists' lengths and the agreed words), and the seconds spent exchanging and agreeing (waiting
+/// for the slowest rank included).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Exchanged {
     pub windows: u64,
     pub events: u64,
+    #[serde(default)]
+    pub messages: u64,
+    #[serde(default)]
+    pub words: u64,
     pub seconds: f64,
 }
 
@@ -273,6 +279,8 @@ impl<const V: usize> EventEngine<V> {
             rank_of: &self.rank_of,
             windows: AtomicU64::new(0),
             events: AtomicU64::new(0),
+            messages: AtomicU64::new(0),
+            words: AtomicU64::new(0),
             nanos: AtomicU64::new(0),
         });
         pool.broadcast(&|k| {
@@ -309,6 +317,8 @@ impl<const V: usize> EventEngine<V> {
             let e = &mut self.exchanged;
             e.windows += x.windows.load(Ordering::Relaxed);
             e.events += x.events.load(Ordering::Relaxed);
+            e.messages += x.messages.load(Ordering::Relaxed);
+            e.words += x.words.load(Ordering::Relaxed);
             e.seconds += x.nanos.load(Ordering::Relaxed) as f64 * 1e-9;
         }
         if let Some(r) = &self.ranks {
@@ -342,6 +352,8 @@ struct Split<'a> {
     rank_of: &'a [usize],
     windows: AtomicU64,
     events: AtomicU64,
+    messages: AtomicU64,
+    words: AtomicU64,
     nanos: AtomicU64,
 }
 
@@ -371,7 +383,10 @@ impl Split<'_> {
             u64::from(!set.stuck.load(Ordering::Relaxed)),
             set.stop.load(Ordering::Relaxed),
         ];
-        for words in ranks::grid::exchange(self.ranks, &out, &mut agreed) {
+        let got = ranks::grid::exchange(self.ranks, &out, &mut agreed);
+        self.messages.fetch_add(got.messages, Ordering::Relaxed);
+        self.words.fetch_add(got.words, Ordering::Relaxed);
+        for words in got.from {
             for w in words.chunks_exact(crossing::WORDS) {
                 let (q, c) = Crossing::decode(w);
                 lock(&mail[q as usize][parity]).push(c);

@@ -41,14 +41,24 @@ impl Grid {
     }
 }
 
-/// Sends `out[r]` to each other rank `r` and returns what each rank sent this one, by rank (this
-/// rank's own list empty); replaces each element of `agree` by its least value over the ranks.
+/// What one exchange brought this rank, and what it sent.
+pub struct Exchange {
+    /// What each rank sent this one, by rank (this rank's own list empty).
+    pub from: Vec<Vec<u64>>,
+    /// Messages this rank sent.
+    pub messages: u64,
+    /// Their words.
+    pub words: u64,
+}
+
+/// Sends `out[r]` to each other rank `r` and returns what each rank sent this one; replaces each
+/// element of `agree` by its least value over the ranks.
 /// Collective. Round one goes along the rows: to each rank of its row a rank sends its `agree`
 /// and its lists for the ranks of that rank's column. Round two goes along the columns: to each
 /// rank of its column it sends the least `agree` of its row and the lists its row holds for it,
 /// by source. A list reaches its rank after two messages at most; empty lists travel as their
 /// length, so a rank always waits for exactly one message from each peer.
-pub fn exchange(r: &dyn Ranks, out: &[Vec<u64>], agree: &mut [u64]) -> Vec<Vec<u64>> {
+pub fn exchange(r: &dyn Ranks, out: &[Vec<u64>], agree: &mut [u64]) -> Exchange {
     let g = Grid::of(r.size());
     let me = r.rank();
     let (row, col) = (me / g.cols, me % g.cols);
@@ -68,6 +78,7 @@ pub fn exchange(r: &dyn Ranks, out: &[Vec<u64>], agree: &mut [u64]) -> Vec<Vec<u
         .map(|c| g.at(row, c))
         .collect();
     let sent: Vec<Vec<u64>> = row_peers.iter().map(|&p| for_column(p % g.cols)).collect();
+    let mut words = sent.iter().map(Vec::len).sum::<usize>();
     let mut got = swap(r, &row_peers, &sent);
     // What my row holds for my column: by source column, by destination row.
     let mut held = vec![Vec::new(); g.cols];
@@ -89,6 +100,7 @@ pub fn exchange(r: &dyn Ranks, out: &[Vec<u64>], agree: &mut [u64]) -> Vec<Vec<u
         .map(|i| g.at(i, col))
         .collect();
     let sent: Vec<Vec<u64>> = col_peers.iter().map(|&p| for_row(p / g.cols)).collect();
+    words += sent.iter().map(Vec::len).sum::<usize>();
     let mut got = swap(r, &col_peers, &sent);
     got.push(for_row(row));
     let mut from = vec![Vec::new(); g.rows * g.cols];
@@ -98,7 +110,11 @@ pub fn exchange(r: &dyn Ranks, out: &[Vec<u64>], agree: &mut [u64]) -> Vec<Vec<u
             from[g.at(src_row, c)] = list;
         }
     }
-    from
+    Exchange {
+        from,
+        messages: g.peers() as u64,
+        words: words as u64,
+    }
 }
 
 /// One round with `peers` (none: no messages).
@@ -172,8 +188,9 @@ mod tests {
                                 })
                                 .collect();
                             let mut agree = [50 - me, me + 7, u64::MAX];
-                            let from = exchange(&**r, &out, &mut agree);
-                            (from, agree)
+                            let got = exchange(&**r, &out, &mut agree);
+                            assert_eq!(got.messages as usize, Grid::of(size).peers());
+                            (got.from, agree)
                         })
                     })
                     .collect();
