@@ -4,6 +4,7 @@
 
 use crate::config::Scenario;
 use crate::fabric::ranks::Partition;
+use crate::fabric::ranks::grid::Grid;
 use crate::fabric::topology::Endpoint;
 
 /// The lines `arnsim check --ranks ranks --threads threads` prints.
@@ -63,6 +64,21 @@ pub fn lines(s: &Scenario, ranks: usize, threads: usize) -> Vec<String> {
         "  cables between switches: {between}, {cut} of them between ranks ({:.1} %)",
         100.0 * cut as f64 / between.max(1) as f64
     ));
+    if ranks > 1 {
+        // The busiest rank's ports and end nodes over the mean: the run's pace is its pace.
+        let load: Vec<usize> = per.iter().map(|&(_, ports, nodes)| ports + nodes).collect();
+        let mean = load.iter().sum::<usize>() as f64 / ranks as f64;
+        let g = Grid::of(ranks);
+        out.push(format!(
+            "  busiest rank: {} ports and end nodes, {:.2} x the mean; events exchanged over a {} x {} grid of ranks, {} message{} a window per rank",
+            load.iter().max().copied().unwrap_or(0),
+            load.iter().max().copied().unwrap_or(0) as f64 / mean.max(1.0),
+            g.rows,
+            g.cols,
+            g.peers(),
+            if g.peers() == 1 { "" } else { "s" }
+        ));
+    }
     if (0..ranks).any(|r| split.parts_of(r).is_empty()) {
         out.push(format!(
             "  refused: {ranks} ranks for {} switches (at most one rank per switch)",
@@ -88,6 +104,7 @@ mod tests {
                 "  rank 0: parts 0..1, 4 switches, 24 ports, 8 end nodes",
                 "  rank 1: parts 1..2, 4 switches, 24 ports, 8 end nodes",
                 "  cables between switches: 16, 8 of them between ranks (50.0 %)",
+                "  busiest rank: 32 ports and end nodes, 1.00 x the mean; events exchanged over a 1 x 2 grid of ranks, 1 message a window per rank",
             ]
         );
         let one = lines(&s, 1, 2);
@@ -105,6 +122,12 @@ mod tests {
         assert_eq!(
             l[3],
             "  cables between switches: 90, 28 of them between ranks (31.1 %)"
+        );
+        // Configuration 1 on 64 ranks: balanced to one switch, 14 peers each.
+        let c1 = crate::cli::scenarios::load("paper/config1_h10", &[]).unwrap();
+        assert_eq!(
+            lines(&c1, 64, 1).last().unwrap(),
+            "  busiest rank: 48 ports and end nodes, 1.19 x the mean; events exchanged over a 8 x 8 grid of ranks, 14 messages a window per rank"
         );
         let too_many = lines(&s, 9, 1);
         assert!(
