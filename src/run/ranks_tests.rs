@@ -27,35 +27,21 @@ pub(super) fn ended_text(s: &Scenario, e: &Ended) -> String {
 /// The scenario `name` with `set` run on as many ranks as `threads` says, rank `r` asking for
 /// `threads[r]` threads (each loads the scenario, as MPI ranks do): what each rank ended with.
 fn split(name: &str, set: &[String], threads: &[usize]) -> Vec<String> {
-    let job = LocalRanks::job(threads.len());
     let stop = Stop::never();
-    std::thread::scope(|scope| {
-        let runs: Vec<_> = job
-            .iter()
-            .zip(threads)
-            .map(|(r, &threads)| {
-                let stop = &stop;
-                scope.spawn(move || {
-                    r.as_rank(|| {
-                        let r: Arc<dyn crate::fabric::ranks::Ranks> = r.clone();
-                        let s = crate::cli::scenarios::load(name, set).unwrap();
-                        let how = Stepping {
-                            ranks: Some(&r),
-                            ..Stepping::new(threads, stop)
-                        };
-                        crate::with_lanes!(s.params.switch.vcs(), |V| {
-                            let mut run = Run::<V>::new(&s, &how).unwrap();
-                            let (mine, all) =
-                                (run.fabric().local_nodes().count(), s.topology.nodes);
-                            assert!(mine < all as usize, "a rank steps {mine} of {all} nodes");
-                            while run.step_chunk().unwrap() {}
-                            ended_text(&s, &run.finish().unwrap())
-                        })
-                    })
-                })
-            })
-            .collect();
-        runs.into_iter().map(|h| h.join().unwrap()).collect()
+    LocalRanks::each(threads.len(), |r| {
+        let r: Arc<dyn crate::fabric::ranks::Ranks> = r.clone();
+        let s = crate::cli::scenarios::load(name, set).unwrap();
+        let how = Stepping {
+            ranks: Some(&r),
+            ..Stepping::new(threads[r.rank()], &stop)
+        };
+        crate::with_lanes!(s.params.switch.vcs(), |V| {
+            let mut run = Run::<V>::new(&s, &how).unwrap();
+            let (mine, all) = (run.fabric().local_nodes().count(), s.topology.nodes);
+            assert!(mine < all as usize, "a rank steps {mine} of {all} nodes");
+            while run.step_chunk().unwrap() {}
+            ended_text(&s, &run.finish().unwrap())
+        })
     })
 }
 

@@ -174,27 +174,16 @@ mod tests {
     #[test]
     fn every_list_reaches_its_rank_and_every_rank_agrees() {
         for size in [1, 2, 3, 4, 6, 9, 12] {
-            let job = LocalRanks::job(size);
-            let got: Vec<_> = std::thread::scope(|s| {
-                let hs: Vec<_> = job
-                    .iter()
-                    .map(|r| {
-                        s.spawn(move || {
-                            let me = r.rank() as u64;
-                            // Rank `me` sends rank `to` `(me + to) % 3` words (some empty).
-                            let out: Vec<Vec<u64>> = (0..size as u64)
-                                .map(|to| {
-                                    (0..(me + to) % 3).map(|i| me * 100 + to * 10 + i).collect()
-                                })
-                                .collect();
-                            let mut agree = [50 - me, me + 7, u64::MAX];
-                            let got = exchange(&**r, &out, &mut agree);
-                            assert_eq!(got.messages as usize, Grid::of(size).peers());
-                            (got.from, agree)
-                        })
-                    })
+            let got = LocalRanks::each(size, |r| {
+                let me = r.rank() as u64;
+                // Rank `me` sends rank `to` `(me + to) % 3` words (some empty).
+                let out: Vec<Vec<u64>> = (0..size as u64)
+                    .map(|to| (0..(me + to) % 3).map(|i| me * 100 + to * 10 + i).collect())
                     .collect();
-                hs.into_iter().map(|h| h.join().unwrap()).collect()
+                let mut agree = [50 - me, me + 7, u64::MAX];
+                let got = exchange(&**r, &out, &mut agree);
+                assert_eq!(got.messages as usize, Grid::of(size).peers());
+                (got.from, agree)
             });
             for (me, (from, agree)) in got.into_iter().enumerate() {
                 assert_eq!(agree, [51 - size as u64, 7, u64::MAX], "{size} ranks");

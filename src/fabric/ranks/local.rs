@@ -51,6 +51,20 @@ impl LocalRanks {
 }
 
 impl LocalRanks {
+    /// Runs `f` as each rank of a job of `size`, each on a thread of its own: what each returned,
+    /// by rank.
+    pub(crate) fn each<T: Send>(size: usize, f: impl Fn(&Arc<LocalRanks>) -> T + Sync) -> Vec<T> {
+        let job = LocalRanks::job(size);
+        let f = &f;
+        std::thread::scope(|s| {
+            let hs: Vec<_> = job
+                .iter()
+                .map(|r| s.spawn(move || r.as_rank(|| f(r))))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
     /// Runs `f` as this rank: a panic in it makes the other ranks' collective operations panic
     /// rather than wait for this one (as MPI's abort ends a job).
     pub(crate) fn as_rank<T>(&self, f: impl FnOnce() -> T) -> T {
@@ -155,25 +169,15 @@ mod tests {
 
     #[test]
     fn threads_as_ranks_reduce_and_exchange() {
-        let job = LocalRanks::job(3);
-        let got: Vec<_> = std::thread::scope(|s| {
-            let hs: Vec<_> = job
-                .iter()
-                .map(|r| {
-                    s.spawn(move || {
-                        let me = r.rank() as u64;
-                        let mut m = [10 - me, me];
-                        r.min(&mut m);
-                        let mut t = [me, 1];
-                        r.sum(&mut t);
-                        let peers: Vec<usize> = (0..3).filter(|&p| p != r.rank()).collect();
-                        let out: Vec<Vec<u64>> =
-                            peers.iter().map(|&to| vec![me * 10 + to as u64]).collect();
-                        (m, t, peers.clone(), r.swap(&peers, &out))
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        let got = LocalRanks::each(3, |r| {
+            let me = r.rank() as u64;
+            let mut m = [10 - me, me];
+            r.min(&mut m);
+            let mut t = [me, 1];
+            r.sum(&mut t);
+            let peers: Vec<usize> = (0..3).filter(|&p| p != r.rank()).collect();
+            let out: Vec<Vec<u64>> = peers.iter().map(|&to| vec![me * 10 + to as u64]).collect();
+            (m, t, peers.clone(), r.swap(&peers, &out))
         });
         for (me, (m, t, peers, ex)) in got.into_iter().enumerate() {
             assert_eq!(m, [8, 0]);
