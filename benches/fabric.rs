@@ -37,6 +37,7 @@ fn six_ary_three_tree() -> Fabric<FEW_VCS> {
         routing_engine: None,
         routing_phases: Default::default(),
         ca_congestion: None,
+        qcn_reaction: None,
     };
     let topo = Topology::kary_ntree(6, 3);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

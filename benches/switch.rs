@@ -25,6 +25,7 @@ fn loaded_switch(mode: RoutingMode) -> Fabric<FEW_VCS> {
         routing_engine: None,
         routing_phases: Default::default(),
         ca_congestion: None,
+        qcn_reaction: None,
     };
     let topo = Topology::kary_ntree(12, 1);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

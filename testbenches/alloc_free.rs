@@ -11,11 +11,12 @@
 use arnsim::cli::scenarios;
 use arnsim::config::TimeBase;
 use arnsim::cycle::compare::Replay;
-use arnsim::fabric::node::{CaCongestion, Destination, Flow, SendMemory};
+use arnsim::fabric::node::{CaCongestion, Destination, Flow, QcnReaction, RATE_ONE, SendMemory};
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Engine, Fabric, FabricParams};
 use arnsim::replay::{Mapping, Replayer};
 use arnsim::switch::fecn::FecnMarking;
+use arnsim::switch::qcn::QcnPoint;
 use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 use arnsim::wire::link::{FEW_VCS, MAX_VCS};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -172,6 +173,29 @@ fn main() {
             ccti_limit: 40,
             ccti_timer: 500,
             ipd_step: 4,
+            limiters: 16,
+        });
+        oks.push(steady_state::<FEW_VCS>(
+            name, &topo, params, &flows, 2, engine,
+        ));
+    }
+    // QCN: congestion points sampling every packet over a low equilibrium, CNMs queued and
+    // passed on through the switches, the sources' reaction points, on both engines.
+    for (engine, name) in [(Engine::Cycle, "cycle, qcn"), (Engine::Event, "event, qcn")] {
+        let (topo, mut params, flows) = loaded_fabric(RoutingMode::DModK);
+        params.switch.qcn = QcnPoint {
+            qeq: 8,
+            w: 2,
+            sample: 1,
+        };
+        params.qcn_reaction = Some(QcnReaction {
+            gd: 512,
+            bc_limit: 64,
+            timer: 500,
+            fast_recovery: 5,
+            r_ai: RATE_ONE / 2000,
+            r_hai: RATE_ONE / 200,
+            min_rate: RATE_ONE / 1000,
             limiters: 16,
         });
         oks.push(steady_state::<FEW_VCS>(
@@ -343,6 +367,7 @@ fn loaded_fabric(mode: RoutingMode) -> (Topology, FabricParams, Vec<Vec<Flow>>) 
         routing_engine: None,
         routing_phases: Default::default(),
         ca_congestion: None,
+        qcn_reaction: None,
     };
     let topo = Topology::kary_ntree(3, 2);
     let flows: Vec<Vec<Flow>> = (0..topo.nodes)

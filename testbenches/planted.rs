@@ -1,7 +1,7 @@
 //! Planted bugs in the event engine: each is written into a copy of the sources, the copy is
 //! built, and the lockstep against the cycle engine (`src/cycle/tests.rs`: every switch of
 //! `default`, `figure4`, a 16-VC `default`, `irregular16` under FA, `default` and `irregular16`
-//! arbitrating first come, first served and marking FECN, and random small fabrics,
+//! arbitrating first come, first served, marking FECN and under QCN, and random small fabrics,
 //! each switch against its cycle-engine twin and each link between two switches) must fail,
 //! naming the cycle, port and signal where the bug first shows. A bug the lockstep does not catch
 //! fails this test.
@@ -99,6 +99,12 @@ const BUGS: &[Bug] = &[
         file: "src/fabric/event/output_port.rs",
         find: "if a.out as u16 == port && a.len > 0 && a.start + 1 < now {",
         replace: "if a.out as u16 == port && a.len > 0 && a.start < now {",
+    },
+    Bug {
+        name: "QCN: a port's notification lane sends its next CNM a cycle late",
+        file: "src/fabric/event/qcn.rs",
+        find: "let leave = q.free[lane].max(now + 1);",
+        replace: "let leave = q.free[lane].max(now + 2);",
     },
 ];
 

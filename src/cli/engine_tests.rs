@@ -213,6 +213,55 @@ fn both_engines_write_the_same_bytes_under_infiniband_congestion_control() {
     }
 }
 
+/// IEEE 802.1Qau (congestion points at every output, CNMs upstream through the switches, the
+/// sources' reaction points) on the hot-spot fat tree under D-mod-K and ARN+AFI, and on the
+/// irregular fabric under FA, with a low equilibrium and short timers so that rates fall and
+/// recover within the run: the same bytes on both engines, and every run slowed sources.
+#[test]
+fn both_engines_write_the_same_bytes_under_qcn() {
+    let (_tmp, base) = crate::scratch::folder("engines-qcn");
+    let qcn = [
+        "rate_control=qcn",
+        "switch.qcn_qeq=4KB",
+        "switch.qcn_sample=8KB",
+        "node.qcn_timer=5us",
+        "node.qcn_bc_limit=16KB",
+    ]
+    .map(String::from);
+    let mut dmodk = qcn.to_vec();
+    dmodk.push("routing=dmodk".into());
+    same_bytes(&base, "default", &dmodk, true);
+    let mut fa = qcn.to_vec();
+    fa.extend(
+        [
+            "routing=fa",
+            "routing_engine=fa_updn",
+            "traffic.adaptive_share=0.5",
+            "sim_time=300us",
+            "traffic.load=0.9",
+        ]
+        .map(String::from),
+    );
+    same_bytes(&base, "irregular16", &fa, false);
+    // Two threads: CNMs cross between the parts.
+    let two = base.join("threads2");
+    run_or_fail(Engine::Event, 2, "irregular16", &fa, &two, None).expect("two threads");
+    assert!(
+        outputs(&two) == outputs(&base.join("irregular16/event")),
+        "two threads differ"
+    );
+    for name in ["default", "irregular16"] {
+        let text =
+            std::fs::read_to_string(base.join(name).join("event/summary.json")).expect("summary");
+        let s: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let got = s["qcn"]["cnms_received_by_nodes"].as_u64();
+        assert!(
+            got.is_some_and(|n| n > 20),
+            "{name}: {got:?} CNMs at the sources"
+        );
+    }
+}
+
 /// Sixteen VCs per port (DBBM over 15 regular VCs and the AFC, ARN+AFI) on the default 4-ary
 /// 2-tree: the run, its waveform dump included, is the same on both engines.
 #[test]

@@ -387,6 +387,9 @@ pub struct Summary {
     /// InfiniBand congestion control at the HCAs (absent without `rate_control = "ib_cca"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion_control: Option<CcSummary>,
+    /// IEEE 802.1Qau (absent without `rate_control = "qcn"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcn: Option<QcnSummary>,
     /// A communication phase: its flows (absent without a phase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase_flows: Option<u64>,
@@ -406,6 +409,19 @@ pub struct Summary {
     /// The MPI trace the nodes replayed, when they did (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplaySummary>,
+}
+
+/// What QCN's congestion and reaction points did in a run (`docs/qcn.md`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct QcnSummary {
+    /// Congestion notifications the switches' congestion points made.
+    pub cnms_made: u64,
+    /// Notifications the switches dropped (a port's queue full).
+    pub cnms_dropped_by_switches: u64,
+    /// Notifications that reached their sources.
+    pub cnms_received_by_nodes: u64,
+    /// Notifications the sources dropped, every rate limiter slowing another flow.
+    pub cnms_dropped_by_nodes: u64,
 }
 
 /// What the HCAs' congestion control did in a run (`docs/ib_cc.md`).
@@ -470,7 +486,7 @@ fn round_robin() -> String {
 
 impl Summary {
     /// How a plot names the run: its routing mode and queuing scheme, its output arbitration
-    /// when not round robin, and `ib_cca` under InfiniBand congestion control.
+    /// when not round robin, and `ib_cca` or `qcn` under source congestion control.
     pub fn label(&self) -> String {
         let mut label = match self.output_arbitration.as_str() {
             "round_robin" | "" => format!("{} + {}", self.routing, self.queuing),
@@ -478,6 +494,9 @@ impl Summary {
         };
         if self.congestion_control.is_some() {
             label.push_str(" + ib_cca");
+        }
+        if self.qcn.is_some() {
+            label.push_str(" + qcn");
         }
         label
     }
@@ -544,6 +563,14 @@ mod tests {
         assert_eq!(s.label(), "dmodk + 1q + ib_cca");
         s.output_arbitration = "fcfs".into();
         assert_eq!(s.label(), "dmodk + 1q + fcfs + ib_cca");
+        s.congestion_control = None;
+        s.qcn = Some(QcnSummary {
+            cnms_made: 1,
+            cnms_dropped_by_switches: 0,
+            cnms_received_by_nodes: 1,
+            cnms_dropped_by_nodes: 0,
+        });
+        assert_eq!(s.label(), "dmodk + 1q + fcfs + qcn");
     }
 
     #[test]

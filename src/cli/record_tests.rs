@@ -177,3 +177,58 @@ fn a_recorded_switch_replays_on_the_cycle_engine_and_a_corrupted_recording_is_re
     let e = replay(&bad, None).unwrap_err();
     assert!(e.contains(&format!("bad.rec:{}:", line + 1)), "{e}");
 }
+
+/// A switch of a QCN run (its congestion points sampling, CNMs queued at its ports and passed
+/// on): its recording carries the congestion point settings and the CNMs both ways, and replays
+/// on the cycle engine.
+#[test]
+fn a_switch_under_qcn_is_recorded_with_its_cnms_and_replays() {
+    let (_tmp, base) = crate::scratch::folder("record-qcn");
+    let out = base.join("out");
+    let set: Vec<String> = [
+        "sim_time=120us",
+        "routing=\"dmodk\"",
+        "rate_control=\"qcn\"",
+        "switch.qcn_qeq=\"1KB\"",
+        "switch.qcn_sample=\"4KB\"",
+    ]
+    .map(String::from)
+    .to_vec();
+    // The hot node's leaf, whose congestion points see the hot spot.
+    let rec = RecordRequest {
+        switch: "s1_1".into(),
+        from: None,
+        to: None,
+    };
+    run(
+        "default",
+        Some(out.clone()),
+        &set,
+        None,
+        Some(rec),
+        &How::new(1, &Stop::never()),
+    )
+    .unwrap();
+    let file = out.join("s1_1.rec");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("\nparam qcn_qeq 16 qcn_w 2 qcn_sample 64\n"),
+        "header"
+    );
+    let cnms = |side: &str| {
+        text.lines()
+            .filter(|l| l.contains(side) && l.contains(" Q "))
+            .count()
+    };
+    assert!(cnms(" O ") > 10, "{} CNMs sent upstream", cnms(" O "));
+    replay(&file, None).unwrap();
+    // A CNM dropped from the recording is a mismatch where the twin sends it.
+    let first = text
+        .lines()
+        .find(|l| l.contains(" O ") && l.contains(" Q "))
+        .unwrap();
+    let cut = base.join("cut.rec");
+    std::fs::write(&cut, text.replacen(&format!("{first}\n"), "", 1)).unwrap();
+    let e = replay(&cut, None).unwrap_err();
+    assert!(e.contains("out_cnm"), "{e}");
+}

@@ -3,7 +3,7 @@
 //! ended, the replay's finish cycles, the phase's flow ends); and a phase's `flows.csv`.
 
 use super::interrupt::signal_name;
-use super::outputs::{CcSummary, ReplaySummary, Summary, rounded};
+use super::outputs::{CcSummary, QcnSummary, ReplaySummary, Summary, rounded};
 use crate::config::Scenario;
 use crate::run::{Ended, Stopped};
 
@@ -78,6 +78,12 @@ pub(super) fn summary(s: &Scenario, overrides: &[String], end: &Ended) -> Summar
             cnps_sent: t.nodes.cnps_sent,
             becns_received: t.nodes.becns_received,
             becns_dropped: t.nodes.becns_dropped,
+        }),
+        qcn: s.params.qcn_reaction.map(|_| QcnSummary {
+            cnms_made: t.switches.cnms_made,
+            cnms_dropped_by_switches: t.switches.cnms_dropped,
+            cnms_received_by_nodes: t.nodes.cnms_received,
+            cnms_dropped_by_nodes: t.nodes.cnms_dropped,
         }),
         phase_flows: end.phase_ends.as_ref().map(|e| e.len() as u64),
         phase_flows_ended: end

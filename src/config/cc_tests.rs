@@ -46,7 +46,11 @@ fn infiniband_congestion_control_keys() {
             "switch.cc_packet_size",
             "8 bits",
         ),
-        ("rate_control=\"qcn\"", "rate_control", "none, ib_cca"),
+        (
+            "rate_control=\"dcqcn\"",
+            "rate_control",
+            "none, ib_cca, qcn",
+        ),
     ];
     for (set_, key, why) in refused {
         let e = Scenario::from_text("s.toml", SMALL, &set(&[set_]))

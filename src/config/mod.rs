@@ -4,6 +4,7 @@
 pub mod document;
 pub mod errors;
 mod keys;
+mod qcn_keys;
 mod reader;
 mod routing_phases;
 pub mod scenario;
@@ -29,6 +30,8 @@ mod fuzz_tests;
 mod limit_tests;
 #[cfg(test)]
 mod phase_refusal_tests;
+#[cfg(test)]
+mod qcn_tests;
 #[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]

@@ -56,6 +56,29 @@ impl Reader<'_> {
         self.quantity(key, default, example, |t| self.tb.flits(t))
     }
 
+    /// A rate below the link's (`5Mb/s`, `1Gb/s`), `default` when absent, as a fraction of the
+    /// link rate in units of `one`; refused at 0 and above the link rate.
+    pub(super) fn rate(&self, key: &str, default: &str, one: u32) -> Option<u32> {
+        let example = "a rate with its unit, such as `50Mb/s` or `1Gb/s`";
+        let link = self.tb.link_gbps;
+        self.quantity(key, default, example, |t| {
+            let gbps = TimeBase::parse_rate(t)?;
+            let units = (gbps / link * one as f64).round();
+            if !(gbps > 0.0 && units >= 1.0) {
+                return Err(UnitError(format!(
+                    "`{t}` is no rate a limiter can keep (above 0)"
+                )));
+            }
+            if units > one as f64 {
+                return Err(UnitError(format!(
+                    "`{t}` is above the link rate ({link} Gb/s)"
+                )));
+            }
+            Ok(units as u64)
+        })
+        .map(|u| u as u32)
+    }
+
     /// The size of a phase flow in bytes, 1 B to 2^40 B; `what` says what it is, when missing.
     pub(super) fn flow_bytes(&self, key: &str, what: &str) -> Option<u64> {
         if !self.doc.has(key) {

@@ -326,8 +326,9 @@ impl Scenario {
             }
         }
         let rate_control = switch_keys::rate_control(&r);
-        let ib_cca = matches!(rate_control, Some(Some(_)));
-        let switch = switch_keys::read(&r, routing, queuing, ib_cca);
+        let ib_cca = rate_control.as_ref().is_some_and(|c| c.ca.is_some());
+        let qcn = rate_control.as_ref().is_some_and(|c| c.qcn.is_some());
+        let switch = switch_keys::read(&r, routing, queuing, ib_cca, qcn);
         let mtu = switch.as_ref().map(|s| s.1);
         let traffic = traffic_keys::read(&r, nodes, mtu, sim_cycles, seed);
 
@@ -410,7 +411,10 @@ impl Scenario {
             Some(traffic),
             Some(flows),
             Some(watchdog),
-            Some(ca_congestion),
+            Some(switch_keys::RateControl {
+                ca: ca_congestion,
+                qcn: qcn_reaction,
+            }),
         ) = (
             seed,
             sim_cycles,
@@ -463,6 +467,7 @@ impl Scenario {
             routing_phases: std::sync::Arc::new(routing_phases),
             adaptive_share: traffic.adaptive_share,
             ca_congestion,
+            qcn_reaction,
         };
         Ok(Scenario {
             name,

@@ -2,9 +2,10 @@
 //! timer settings, each range-checked against the register or table that holds it (16 VCs per
 //! port, 16-bit credit counters, 24-bit timers, a 64-entry CAM).
 
+use super::qcn_keys;
 use super::scenario::Reader;
 use super::units::MAX_CYCLES;
-use crate::fabric::node::{CaCongestion, LIMITERS};
+use crate::fabric::node::{CaCongestion, LIMITERS, QcnReaction};
 use crate::switch::fecn::{FecnMarking, OPENSM_MARKING_RATE, OPENSM_PACKET_SIZE, OPENSM_THRESHOLD};
 use crate::switch::{OutputArbitration, QueuingScheme, RoutingMode, SwitchParams};
 use crate::wire::link::MAX_VCS;
@@ -38,6 +39,7 @@ pub(super) fn read(
     routing: Option<RoutingMode>,
     queuing: Option<QueuingScheme>,
     ib_cca: bool,
+    qcn: bool,
 ) -> Option<(SwitchParams, u64, u16)> {
     let doc = r.doc;
     let mtu = r.size("switch.mtu", "4KB").filter(|&m| {
@@ -144,6 +146,7 @@ pub(super) fn read(
         )
         .map(|n| OutputArbitration::named(&n).expect("a listed name"));
     let cc = fecn_keys(r, ib_cca);
+    let cp = qcn_keys::point(r, qcn);
     let (vc_cap, node_vc) = (vc_cap?, node_vc?);
     let pct = |p: f64| ((p * vc_cap as f64) / 100.0).floor() as u16;
     let switch = SwitchParams {
@@ -163,6 +166,7 @@ pub(super) fn read(
         adapted_refresh,
         arbitration: arbitration?,
         fecn: cc?.marking(vc_cap as u16, r.tb.flit_bytes),
+        qcn: cp?,
     };
     debug_assert!(MAX_CYCLES > max24);
     Some((switch, mtu?, node_vc as u16))
@@ -225,26 +229,38 @@ fn fecn_keys(r: &Reader, ib_cca: bool) -> Option<FecnKeys> {
     })
 }
 
-/// `rate_control`: `none` (the default) or `ib_cca`, InfiniBand congestion control, whose HCA
+/// The HCAs' halves of source congestion control: at most one of them is on.
+pub(super) struct RateControl {
+    /// InfiniBand congestion control (`rate_control = "ib_cca"`).
+    pub ca: Option<CaCongestion>,
+    /// IEEE 802.1Qau's reaction points (`rate_control = "qcn"`).
+    pub qcn: Option<QcnReaction>,
+}
+
+/// `rate_control`: `none` (the default), `ib_cca`, InfiniBand congestion control, whose HCA
 /// settings are `node.ccti_increase`, `node.ccti_limit`, `node.ccti_timer`, `node.cct_step` and
-/// `node.rate_limiters` (ignored otherwise). The outer `None` is a key in error.
-pub(super) fn rate_control(r: &Reader) -> Option<Option<CaCongestion>> {
+/// `node.rate_limiters` (ignored otherwise), or `qcn`, IEEE 802.1Qau (`qcn_keys`). The outer
+/// `None` is a key in error.
+pub(super) fn rate_control(r: &Reader) -> Option<RateControl> {
     let doc = r.doc;
-    let name = r.choice("rate_control", Some("none"), &["none", "ib_cca"])?;
+    let name = r.choice("rate_control", Some("none"), &["none", "ib_cca", "qcn"])?;
+    let qcn = qcn_keys::reaction(r, name == "qcn")?;
     if name != "ib_cca" {
-        for key in [
+        let keys = [
             "node.ccti_increase",
             "node.ccti_limit",
             "node.ccti_timer",
             "node.cct_step",
             "node.rate_limiters",
-        ] {
+        ];
+        let keys = if qcn.is_some() { &keys[..4] } else { &keys[..] };
+        for key in keys {
             doc.ignore(
                 key,
                 "it sets InfiniBand congestion control, and `rate_control` is not `ib_cca`",
             );
         }
-        return Some(None);
+        return Some(RateControl { ca: None, qcn });
     }
     let limit = r.uint_in(
         "node.ccti_limit",
@@ -270,11 +286,15 @@ pub(super) fn rate_control(r: &Reader) -> Option<Option<CaCongestion>> {
         (1, 4096),
         "queue pairs an HCA can slow at once",
     );
-    Some(Some(CaCongestion {
+    let ca = CaCongestion {
         ccti_increase: increase? as u16,
         ccti_limit: limit? as u16,
         ccti_timer: timer?,
         ipd_step: step?,
         limiters: limiters? as u16,
-    }))
+    };
+    Some(RateControl {
+        ca: Some(ca),
+        qcn: None,
+    })
 }

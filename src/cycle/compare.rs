@@ -98,6 +98,13 @@ pub fn first_difference(cycle: u64, p: usize, want: &PortOut, got: &PortOut) -> 
             format!("{:?}", got.arn),
         ));
     }
+    if want.cnm != got.cnm {
+        return Some(m(
+            format!("out_cnm[{p}]"),
+            format!("{:?}", want.cnm),
+            format!("{:?}", got.cnm),
+        ));
+    }
     None
 }
 

@@ -103,6 +103,7 @@ impl<const V: usize> PortWires<V> {
         let mut p = PortIn {
             flit: self.flits.flit(head),
             arn: back.and_then(|b| b.arn).map(|a| ArnInfo { port: 0, ..a }),
+            cnm: back.and_then(|b| b.cnm),
             ..PortIn::default()
         };
         self.back.credits(back, &mut p.credit);
@@ -115,6 +116,7 @@ impl<const V: usize> PortWires<V> {
         let mut p = PortOut {
             flit: self.flits.flit(head),
             arn: back.and_then(|b| b.arn),
+            cnm: back.and_then(|b| b.cnm),
             ..PortOut::default()
         };
         self.back.credits(back, &mut p.credit);

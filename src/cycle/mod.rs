@@ -40,6 +40,7 @@ pub mod input_port_ctrl;
 pub mod link_adapter;
 pub mod output_port;
 pub mod port;
+mod qcn;
 mod routing_stage;
 mod step;
 
@@ -53,6 +54,7 @@ use heapless::Deque;
 use input_port_ctrl::{ArrivalWrite, InputPortCtrl, RouteWrite};
 use output_port::{OutputPort, Root, Tx};
 pub use port::{LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
+pub use qcn::CNM_FIFO_DEPTH;
 
 /// Depth of the queue of processARN commands.
 pub const ARN_CMD_DEPTH: usize = 64;
@@ -92,6 +94,8 @@ struct Writes {
     escapes: Vec<u16>,
     /// Per input, the VCs whose head requests the output arbitrating (scratch of `transmit`).
     requests: Vec<u128>,
+    /// The notification path's (QCN).
+    cnm: qcn::CnmWrites,
 }
 
 /// Every register of a switch, the programmed LFT and the cycle count aside: what a clock edge
@@ -106,6 +110,7 @@ pub struct Registers {
     cmds: Deque<(ArnInfo, bool), ARN_CMD_DEPTH>,
     arn_seq: u32,
     rng: SplitMix64,
+    cnm: qcn::CnmUnit,
 }
 
 /// One switch, stepped one clock cycle at a time.
@@ -128,6 +133,8 @@ pub struct CycleSwitch {
     arn_seq: u32,
     /// `lfsr_q` of oblivious routing.
     rng: SplitMix64,
+    /// QCN's congestion points and notification path.
+    cnm: qcn::CnmUnit,
     stats: SwitchStats,
     /// The cycle being stepped (for events and faults).
     cycle: u64,
@@ -183,7 +190,9 @@ impl CycleSwitch {
                 grants: vec![None; ports],
                 escapes: vec![0; ports * ports],
                 requests: vec![0; ports],
+                cnm: qcn::CnmWrites::new(ports),
             },
+            cnm: qcn::CnmUnit::new(ports),
             inputs,
             outputs,
             lft,
@@ -210,6 +219,7 @@ impl CycleSwitch {
             cmds: self.cmds.clone(),
             arn_seq: self.arn_seq,
             rng: self.rng.clone(),
+            cnm: self.cnm.clone(),
         }
     }
 
@@ -335,12 +345,13 @@ impl CycleSwitch {
         self.outputs[port].root.is_some()
     }
 
-    /// Whether nothing is held: no packet, no ARN waiting, no packet being sent.
+    /// Whether nothing is held: no packet, no ARN or CNM waiting, no packet being sent.
     pub fn is_idle(&self) -> bool {
         self.inputs
             .iter()
             .all(|i| i.packets() == 0 && i.arns_waiting() == 0)
             && self.outputs.iter().all(|o| o.tx.is_none())
+            && self.cnm.waiting() == 0
     }
 
     /// What an output's waveform shows.

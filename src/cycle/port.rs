@@ -7,7 +7,7 @@
 //! link. Its output side is what the switch drives ([`PortOut`]): a flit on the output link, and
 //! the credits and ARN it sends back upstream on the reverse direction of the input link.
 
-use crate::wire::{ArnInfo, Packet};
+use crate::wire::{ArnInfo, Cnm, Packet};
 
 /// Largest number of VCs per port (InfiniBand's data VLs 0 to 15).
 pub const MAX_LINK_VCS: usize = 16;
@@ -62,6 +62,10 @@ pub struct PortIn {
     /// `arn_valid_i`, `arn_i`: an ARN arriving on the reverse direction of the output link (its
     /// `port` field is ignored: the receiver fills it).
     pub arn: Option<ArnInfo>,
+    /// `cnm_valid_i`, `cnm_i`: a QCN congestion notification arriving on the reverse direction
+    /// of the output link.
+    #[serde(default)]
+    pub cnm: Option<Cnm>,
 }
 
 /// What one port of the switch drives in one cycle.
@@ -73,4 +77,8 @@ pub struct PortOut {
     pub credit: [u8; MAX_LINK_VCS],
     /// `arn_valid_o`, `arn_o`: an ARN sent upstream on the reverse direction of the input link.
     pub arn: Option<ArnInfo>,
+    /// `cnm_valid_o`, `cnm_o`: a QCN congestion notification sent upstream on the reverse
+    /// direction of the input link.
+    #[serde(default)]
+    pub cnm: Option<Cnm>,
 }

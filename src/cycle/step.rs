@@ -36,6 +36,7 @@ impl CycleSwitch {
         self.receive_arns(now, inp, obs);
         self.process_arn(now, obs);
         self.route(now, obs);
+        self.notify(inp, out);
         self.receive_flits(inp)?;
         self.transmit(inp, out)?;
         // 6. The oldest waiting ARN of each input goes upstream.
@@ -234,6 +235,7 @@ impl CycleSwitch {
         for i in 0..ports {
             self.inputs[i].apply_arn(self.w.arn_push[i], self.w.arn_pop[i], self.params.arn_gap);
         }
+        self.commit_cnms();
         self.cycle += 1;
     }
 }

@@ -93,6 +93,7 @@ impl Links {
                 flit: d.flit,
                 credit: d.credit,
                 arn: d.arn.map(|a| crate::wire::ArnInfo { port: 0, ..a }),
+                cnm: d.cnm,
             };
             if ins[p] != arrived {
                 return Err(format!(
@@ -204,6 +205,33 @@ fn every_switch_under_fecn_marking_matches_the_event_engine() {
     ]);
 }
 
+/// IEEE 802.1Qau on `default` under D-mod-K and ARN+AFI, and on the irregular fabric under FA:
+/// congestion points sampling every packet over a low equilibrium (CNMs queueing at ports, some
+/// dropped) or every 16 KB, the sources' limiters on short timers; every switch, CNMs included,
+/// equals its cycle-engine twin.
+#[test]
+fn every_switch_under_qcn_matches_the_event_engine() {
+    let qcn = [
+        "rate_control=\"qcn\"",
+        "switch.qcn_qeq=\"1KB\"",
+        "node.qcn_timer=\"2us\"",
+        "node.qcn_bc_limit=\"8KB\"",
+    ];
+    for (routing, sample) in [("dmodk", "64B"), ("arn_afi", "16KB")] {
+        let mut sets = qcn.to_vec();
+        let (r, n) = (
+            format!("routing=\"{routing}\""),
+            format!("switch.qcn_sample=\"{sample}\""),
+        );
+        sets.extend([r.as_str(), n.as_str()]);
+        let cycles = lockstep_all("default", &sets).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
+        assert!(cycles.iter().all(|&c| c > 10_000), "{cycles:?}");
+    }
+    let mut sets = qcn.to_vec();
+    sets.extend(["switch.qcn_sample=\"256B\"", "sim_time=\"300us\""]);
+    irregular16_under_fa(&sets);
+}
+
 mod random_fabrics {
     use super::lockstep_all;
     use proptest::prelude::*;
@@ -226,7 +254,7 @@ mod random_fabrics {
         /// Small fabrics (k-ary n-trees and the custom figure-4 fabric) with random routing
         /// modes, queuing schemes and their VC counts (1 to 16 VCs per port), loads, link
         /// latencies, buffers, seeds, output arbitrations, FECN marking settings and the HCAs'
-        /// congestion control: every
+        /// congestion control (InfiniBand's or QCN's): every
         /// switch of the event engine
         /// equals its cycle-engine twin in every cycle.
         #[test]
@@ -242,7 +270,7 @@ mod random_fabrics {
             arbitration in prop::sample::select(vec!["round_robin", "fcfs"]),
             cc_threshold in prop::sample::select(vec![0u8, 0, 9, 15]),
             cc_rate in 0u16..4,
-            ib_cca in prop::bool::ANY,
+            rate_control in prop::sample::select(vec!["none", "ib_cca", "qcn"]),
         ) {
             let mut sets = vec![
                 format!("routing=\"{routing}\""),
@@ -258,12 +286,22 @@ mod random_fabrics {
                 "switch.cc_packet_size=0".to_string(),
             ];
             // The HCAs' half: CNPs in the fabric and sources slowed.
-            if ib_cca && cc_threshold != 0 {
+            if rate_control == "ib_cca" && cc_threshold != 0 {
                 sets.extend([
                     "rate_control=\"ib_cca\"".to_string(),
                     "node.ccti_timer=\"2us\"".to_string(),
                     "node.ccti_increase=3".to_string(),
                     "node.cct_step=\"64B\"".to_string(),
+                ]);
+            }
+            // QCN: congestion points over a low equilibrium, CNMs upstream, sources slowed.
+            if rate_control == "qcn" {
+                sets.extend([
+                    "rate_control=\"qcn\"".to_string(),
+                    "switch.qcn_qeq=\"512B\"".to_string(),
+                    "switch.qcn_sample=\"2KB\"".to_string(),
+                    "node.qcn_timer=\"2us\"".to_string(),
+                    "node.qcn_bc_limit=\"4KB\"".to_string(),
                 ]);
             }
             // `1q` has one regular VC; with the AFC under AFI at most 15, for 16 VCs in all.

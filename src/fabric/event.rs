@@ -33,6 +33,7 @@ mod input_port_ctrl;
 mod nodes;
 mod output_port;
 mod parts;
+mod qcn;
 mod record;
 mod record_words;
 mod routing_stage;
@@ -286,6 +287,8 @@ pub struct EventCore<const V: usize> {
     /// arrival for the next one, (routing cycle, flat output, flits): the outputs' queues count
     /// them from the cycle after their routing (`output_port::queued_for`).
     routed_now: Vec<(u64, u32, u16)>,
+    /// QCN's congestion points and notification lanes, when on (`event/qcn.rs`).
+    qcn: Option<Box<qcn::QcnState>>,
 }
 
 impl<const V: usize> EventCore<V> {
@@ -426,6 +429,7 @@ impl<const V: usize> EventCore<V> {
             || self.routes_due(now)
             || !self.backs_due[(now & 1) as usize].is_empty()
             || self.arn.as_ref().is_some_and(|a| a.busy())
+            || self.qcn.as_ref().is_some_and(|q| q.busy(now))
     }
 
     /// Steps cycle `now`: under ARN routing the detectors and the ARNs arriving; the routing
@@ -438,13 +442,15 @@ impl<const V: usize> EventCore<V> {
             self.process_cmds(env, now);
         }
         self.route_stage(env, now)?;
+        self.notify(env, &list, now);
         for ev in &list {
             match ev.kind {
                 Kind::Head => self.head_arrives(env, ev.unit, ev.arg, now)?,
                 Kind::Output => self.visit_output(env, ev.unit, now),
                 Kind::CreditsStart | Kind::CreditsStop => self.credits_arrive(ev, now)?,
                 Kind::Node => self.step_node(env, ev.unit, now)?,
-                Kind::Arn | Kind::Detect => {}
+                Kind::CnmOut => self.cnm_leaves(ev, now),
+                Kind::Arn | Kind::Detect | Kind::Cnm => {}
             }
         }
         self.cal.give_back(now, list);

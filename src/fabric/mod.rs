@@ -276,6 +276,9 @@ impl<const V: usize> Fabric<V> {
             if let Some(cc) = params.ca_congestion {
                 node.set_congestion_control(cc);
             }
+            if let Some(q) = params.qcn_reaction {
+                node.set_qcn(q);
+            }
             nodes.push(node);
         }
         // Units: switches 0..ns, then nodes; each channel names who receives in each direction.

@@ -181,6 +181,8 @@ pub struct EndNode<const V: usize> {
     /// InfiniBand congestion control's HCA half, when on (`node::cc`).
     #[serde(default)]
     cc: Option<Box<cc::NodeCc>>,
+    /// IEEE 802.1Qau's reaction points, when on (`node::qcn`).
+    qcn: Option<Box<qcn::NodeQcn>>,
     /// The SL of its packets to each destination, when the routing engine chooses SLs per path
     /// (the subnet manager's answer to the HCA's path queries); otherwise the queuing scheme's.
     #[serde(skip)]
@@ -246,6 +248,7 @@ impl<const V: usize> EndNode<V> {
             replay: None,
             phase: None,
             cc: None,
+            qcn: None,
             path_sls: None,
         }
     }
@@ -449,6 +452,9 @@ impl<const V: usize> EndNode<V> {
             // A corrupted return path shows in the credit conservation check.
             let ok = self.credits.arrive(b, now).is_ok();
             debug_assert!(ok, "node {}: credit return streams out of step", self.id);
+            if let Some(c) = b.cnm {
+                self.qcn_received(c, now);
+            }
             if let Some(info) = b.arn {
                 self.stats.arns_received += 1;
                 if self.consume_arns {
@@ -563,6 +569,9 @@ impl<const V: usize> EndNode<V> {
 
 mod cc;
 mod phase;
+mod qcn;
+#[cfg(test)]
+mod qcn_tests;
 mod replay;
 mod send;
 mod skip;
@@ -571,6 +580,7 @@ mod stats;
 
 pub use cc::{CNP_QUEUE, CaCongestion, LIMITERS};
 pub use phase::{NodePhase, Receiving};
+pub use qcn::{QcnReaction, RATE_ONE};
 pub use replay::NodeReplay;
 pub use send::{QP_DEPTH, SendMemory};
 pub use stats::NodeStats;

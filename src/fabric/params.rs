@@ -38,6 +38,9 @@ pub struct FabricParams {
     /// InfiniBand congestion control's HCA half (`rate_control = "ib_cca"`), when on.
     #[serde(default)]
     pub ca_congestion: Option<node::CaCongestion>,
+    /// IEEE 802.1Qau's reaction points at the HCAs (`rate_control = "qcn"`), when on.
+    #[serde(default)]
+    pub qcn_reaction: Option<node::QcnReaction>,
 }
 
 /// Totals over the fabric.

@@ -342,6 +342,10 @@ reduce!(
         packets_adapted,
         packets_escaped,
         packets_marked,
+        cnms_made,
+        cnms_received,
+        cnms_sent,
+        cnms_dropped,
         arn_commands_dropped,
         flits_sent,
         packets_sent
@@ -368,7 +372,9 @@ reduce!(
         fecns_unanswered,
         cnps_sent,
         becns_received,
-        becns_dropped
+        becns_dropped,
+        cnms_received,
+        cnms_dropped
     ],
     [latency_max]
 );

@@ -109,6 +109,10 @@ impl<const V: usize> RigStimulus<V> {
                     let k = back_at(&mut st, t, p);
                     st.backs[k].2.arn = Some(a);
                 }
+                if let Some(c) = i.cnm {
+                    let k = back_at(&mut st, t, p);
+                    st.backs[k].2.cnm = Some(c);
+                }
             }
             st.heads_out += outs.iter().filter(|o| o.flit.valid && o.flit.head).count() as u64;
             next = t + 1;

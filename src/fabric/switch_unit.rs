@@ -189,6 +189,7 @@ impl<const V: usize> CycleUnit<V> {
         }
         for (i, b) in self.backs.iter_mut().enumerate() {
             b.arn = self.outs[i].arn;
+            b.cnm = self.outs[i].cnm;
             if !b.is_empty() {
                 link.send_back(now, w.in_ch[i], *b);
             }

@@ -25,6 +25,7 @@ pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
         routing_engine: None,
         routing_phases: Default::default(),
         ca_congestion: None,
+        qcn_reaction: None,
     }
 }
 

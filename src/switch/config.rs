@@ -293,6 +293,9 @@ pub struct SwitchParams {
     /// InfiniBand congestion control's FECN marking at the outputs (off by default).
     #[serde(default)]
     pub fecn: super::fecn::FecnMarking,
+    /// IEEE 802.1Qau's congestion points at the outputs (off by default).
+    #[serde(default)]
+    pub qcn: super::qcn::QcnPoint,
 }
 
 impl SwitchParams {
@@ -360,6 +363,7 @@ impl SwitchParams {
             adapted_refresh: true,
             arbitration: OutputArbitration::RoundRobin,
             fecn: Default::default(),
+            qcn: Default::default(),
         };
         p.max_packets = packet_slots(p.vcs(), vc_capacity, 1);
         p

@@ -88,6 +88,18 @@ pub struct SwitchStats {
     /// Packets an output marked with FECN (InfiniBand congestion control).
     #[serde(default)]
     pub packets_marked: u64,
+    /// QCN: congestion notifications the outputs' congestion points made.
+    #[serde(default)]
+    pub cnms_made: u64,
+    /// QCN: congestion notifications that arrived from downstream.
+    #[serde(default)]
+    pub cnms_received: u64,
+    /// QCN: congestion notifications sent upstream (made here or passed on).
+    #[serde(default)]
+    pub cnms_sent: u64,
+    /// QCN: congestion notifications dropped, their port's queue full.
+    #[serde(default)]
+    pub cnms_dropped: u64,
     /// processARN commands dropped because the command queue was full.
     pub arn_commands_dropped: u64,
     /// Flits sent on output links.
@@ -107,6 +119,10 @@ impl SwitchStats {
         self.packets_adapted += x.packets_adapted;
         self.packets_escaped += x.packets_escaped;
         self.packets_marked += x.packets_marked;
+        self.cnms_made += x.cnms_made;
+        self.cnms_received += x.cnms_received;
+        self.cnms_sent += x.cnms_sent;
+        self.cnms_dropped += x.cnms_dropped;
         self.arn_commands_dropped += x.arn_commands_dropped;
         self.flits_sent += x.flits_sent;
         self.packets_sent += x.packets_sent;

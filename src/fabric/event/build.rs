@@ -141,6 +141,7 @@ impl<const V: usize> EventCore<V> {
             first_root: (u64::MAX, 0),
             escapes_due: Vec::new(),
             routed_now: Vec::with_capacity(n as usize),
+            qcn: None,
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may
@@ -150,6 +151,9 @@ impl<const V: usize> EventCore<V> {
             + p.link_latency as usize
             + 1;
         core.slots.reserve(owned * per_input);
+        if p.switch.qcn.on() {
+            core.qcn = Some(Box::new(qcn::QcnState::new(n as usize)));
+        }
         if p.switch.routing.uses_arn() {
             core.arn = Some(Box::new(arn::ArnState::new(f, n as usize, owned)));
         }

@@ -28,6 +28,11 @@ pub enum Kind {
     Arn,
     /// The congestion detector of switch output `unit` (flat index) is evaluated.
     Detect,
+    /// A QCN congestion notification reaches switch output `unit` (flat index) from downstream;
+    /// `arg` and `vc` carry it (`event/qcn.rs`).
+    Cnm,
+    /// A QCN congestion notification leaves switch port `unit` (flat index) upstream.
+    CnmOut,
 }
 
 /// One event (12 bytes of payload besides its kind).
@@ -82,7 +87,11 @@ impl Calendar {
     /// Files `ev` for cycle `at` (after the cycle being processed).
     #[inline(always)]
     pub fn push(&mut self, at: u64, ev: Ev) {
-        debug_assert!(at > self.now || (at == self.now && self.now == 0));
+        debug_assert!(
+            at > self.now || (at == self.now && self.now == 0),
+            "{ev:?} at {at} now {}",
+            self.now
+        );
         if at - self.now < HORIZON {
             self.wheel[(at % HORIZON) as usize].push(ev);
         } else {

@@ -20,7 +20,7 @@ pub(super) struct Crossing {
 /// Words a crossing takes between ranks.
 pub(super) const WORDS: usize = 7;
 
-const KINDS: [Kind; 7] = [
+const KINDS: [Kind; 9] = [
     Kind::Head,
     Kind::Output,
     Kind::CreditsStart,
@@ -28,6 +28,8 @@ const KINDS: [Kind; 7] = [
     Kind::Node,
     Kind::Arn,
     Kind::Detect,
+    Kind::Cnm,
+    Kind::CnmOut,
 ];
 
 impl Crossing {
@@ -104,7 +106,7 @@ mod tests {
     proptest! {
         #[test]
         fn a_crossing_goes_between_ranks_whole(
-            at: u64, kind in 0usize..7, vc: u8, count: u8, unit: u32, arg: u32,
+            at: u64, kind in 0usize..9, vc: u8, count: u8, unit: u32, arg: u32,
             injected: u64, id: u32, src: u16, dlid: u16, len: u16, sl: u8, pvc: u8, orig: u8,
             flags: u8, flow: u16, dest: u16, port: u8, avc: u8, arn_id: u32, root: u8, part in 0u8..128,
         ) {

@@ -384,13 +384,13 @@ impl<const V: usize> EventCore<V> {
         self.escapes_due = due;
     }
 
-    /// FECN: the flits queued for flat output `out` at the start of cycle `now`, summed over its
+    /// FECN and QCN: the flits queued for flat output `out` at the start of cycle `now`, summed over its
     /// inputs as the cycle engine's VOQ registers hold them: the packets routed there, less the
     /// flits still due of the one arriving, the flits of the one leaving already gone, and the
     /// packets routed in `now` or later (they count from the cycle after their routing; under
     /// D-mod-K a head is placed at its arrival, a cycle before its routing, and a one-flit
     /// packet's input may have a new head by then, so they are listed apart, `routed_now`).
-    fn queued_for(&self, out: u32, now: u64) -> u32 {
+    pub(super) fn queued_for(&self, out: u32, now: u64) -> u32 {
         let Place { port, ports, .. } = self.ins[out as usize].place;
         let base = out - port as u32;
         let t = now.saturating_sub(1);

@@ -183,4 +183,20 @@ impl<const V: usize> EventCore<V> {
             LinkLog::back(list, now, j).arn = Some(info);
         }
     }
+
+    /// A CNM reaches flat output `j` in `now` (`arriving`), or flat input `j` sends one
+    /// upstream in `now`.
+    #[inline(always)]
+    pub(super) fn note_cnm(&mut self, j: u32, c: crate::wire::Cnm, now: u64, arriving: bool) {
+        if self.rec.is_some()
+            && let Some(r) = self.log_of(j)
+        {
+            let list = if arriving {
+                &mut r.backs_in
+            } else {
+                &mut r.backs_out
+            };
+            LinkLog::back(list, now, j).cnm = Some(c);
+        }
+    }
 }

@@ -6,8 +6,8 @@
 use super::record::PortRecords;
 use super::*;
 use crate::fabric::ranks::{bytes_to_words, words_to_bytes};
-use crate::wire::ArnInfo;
 use crate::wire::packet::PacketFlags;
+use crate::wire::{ArnInfo, Cnm};
 
 /// One port's records in one cycle: (switch, cycle, port, received, sent).
 type PortCycle<const V: usize> = (u32, u64, usize, PortRecords<V>, PortRecords<V>);
@@ -67,6 +67,7 @@ fn encode_back<const V: usize>(b: &Backward<V>, w: &mut Vec<u64>) {
         ]),
         None => w.extend([0, 0]),
     }
+    w.push(b.cnm.map_or(0, |c| 1 | c.bits() << 1));
 }
 
 /// Reads the words of [`encode_port`] back, appending each port's records to `out`.
@@ -112,6 +113,8 @@ fn decode_back<const V: usize>(next: &mut impl FnMut() -> u64) -> Backward<V> {
         arn_id: id as u32,
         root_info: (a >> 40) as u8,
     });
+    let c = next();
+    b.cnm = (c & 1 == 1).then(|| Cnm::of_bits(c >> 1));
     b
 }
 
@@ -218,8 +221,9 @@ mod tests {
             any::<[u32; 16]>(),
             any::<[u8; 16]>(),
             proptest::option::of((any::<u16>(), any::<[u8; 3]>(), any::<u32>())),
+            proptest::option::of((any::<u16>(), any::<u16>(), 1u8..64)),
         )
-            .prop_map(|(start, start_flits, stop, arn)| Backward {
+            .prop_map(|(start, start_flits, stop, arn, cnm)| Backward {
                 start,
                 start_flits,
                 stop,
@@ -230,6 +234,7 @@ mod tests {
                     arn_id,
                     root_info: b[2],
                 }),
+                cnm: cnm.map(|(src, dest, fb)| Cnm { src, dest, fb }),
             })
     }
 

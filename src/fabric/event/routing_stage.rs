@@ -234,9 +234,10 @@ impl<const V: usize> EventCore<V> {
         let q = self.voq(flat, i, pkt.vc as usize);
         self.enqueue(q, k);
         self.ins[input as usize].arrival.out = out;
-        if sp.fecn.on() {
+        if sp.fecn.on() || sp.qcn.on() {
             self.routed_now.push((r, flat, pkt.len));
         }
+        self.note_routed(r, input, flat, k);
         if self.arn.is_some() {
             let hot = self.voq_flits(flat, i) > sp.hcdth as u32;
             self.det_stale(flat, r + 1, hot);

@@ -42,6 +42,29 @@ impl CaCongestion {
     }
 }
 
+/// What the send scheduler reads of a source's per-destination rate limiters, InfiniBand CC's
+/// ([`NodeCc`]) or QCN's reaction points (`node::qcn`).
+pub(super) trait Limiters {
+    /// Whether the queue pair to `dest` may not start a packet in cycle `now`.
+    fn holds(&self, dest: u32, now: u64) -> bool;
+    /// Whether some queue pair may not start a packet in cycle `now`.
+    fn holds_any(&self, now: u64) -> bool;
+    /// The first cycle after `now` in which a queue pair held in `now` may start again.
+    fn next_release(&self, now: u64) -> u64;
+}
+
+impl Limiters for NodeCc {
+    fn holds(&self, dest: u32, now: u64) -> bool {
+        NodeCc::holds(self, dest, now)
+    }
+    fn holds_any(&self, now: u64) -> bool {
+        NodeCc::holds_any(self, now)
+    }
+    fn next_release(&self, now: u64) -> u64 {
+        NodeCc::next_release(self, now)
+    }
+}
+
 /// CNPs a destination holds waiting for its link: a FECN beyond them is not answered (counted).
 pub const CNP_QUEUE: usize = 32;
 
@@ -215,9 +238,13 @@ impl<const V: usize> EndNode<V> {
     /// Data packet `pkt` starts in cycle `now` under congestion control: a queue pair a limiter
     /// slows is held back from the next cycle, which changes the channel heads.
     pub(super) fn cc_started(&mut self, pkt: &Packet, now: u64) {
-        if let Some(cc) = self.cc.as_deref_mut()
-            && cc.started((pkt.dlid >> self.lmc) as u32, pkt.len, now)
-        {
+        let dest = (pkt.dlid >> self.lmc) as u32;
+        let slowed = match (self.cc.as_deref_mut(), self.qcn.as_deref_mut()) {
+            (Some(cc), _) => cc.started(dest, pkt.len, now),
+            (None, Some(q)) => q.started(dest, pkt.len, now),
+            (None, None) => false,
+        };
+        if slowed {
             self.forget_heads();
         }
     }

@@ -150,7 +150,7 @@ impl<const V: usize> EndNode<V> {
     /// limiters slow): (channel, place in the send memory, isolated).
     pub(super) fn scan_heads(&self, now: u64) -> Heads {
         let lmc = self.lmc;
-        match self.cc.as_deref().filter(|c| c.holds_any(now)) {
+        match self.limiters().filter(|c| c.holds_any(now)) {
             Some(cc) => self.scan_heads_where(now, |p| !cc.holds((p.dlid >> lmc) as u32, now)),
             None => self.scan_heads_where(now, |_| true),
         }
@@ -159,8 +159,7 @@ impl<const V: usize> EndNode<V> {
     /// Whether congestion control holds back `pkt`'s queue pair in cycle `now`.
     #[inline]
     fn held(&self, pkt: &Packet, now: u64) -> bool {
-        self.cc
-            .as_deref()
+        self.limiters()
             .is_some_and(|cc| cc.holds((pkt.dlid >> self.lmc) as u32, now))
     }
 
@@ -202,10 +201,7 @@ impl<const V: usize> EndNode<V> {
         self.heads.from = now;
         // Nothing isolates until an entry is added; a queue pair held back is free again at
         // its limiter's release.
-        let release = self
-            .cc
-            .as_deref()
-            .map_or(u64::MAX, |cc| cc.next_release(now));
+        let release = self.limiters().map_or(u64::MAX, |cc| cc.next_release(now));
         self.heads.until = self.isolation_ends(now).min(release);
     }
 

@@ -42,6 +42,12 @@ pub struct NodeStats {
     /// Congestion control: BECNs dropped, every rate limiter slowing another queue pair.
     #[serde(default)]
     pub becns_dropped: u64,
+    /// QCN: congestion notifications the HCA received.
+    #[serde(default)]
+    pub cnms_received: u64,
+    /// QCN: congestion notifications dropped, every rate limiter slowing another flow.
+    #[serde(default)]
+    pub cnms_dropped: u64,
 }
 
 impl NodeStats {
@@ -63,6 +69,8 @@ impl NodeStats {
         self.cnps_sent += x.cnps_sent;
         self.becns_received += x.becns_received;
         self.becns_dropped += x.becns_dropped;
+        self.cnms_received += x.cnms_received;
+        self.cnms_dropped += x.cnms_dropped;
         self.packets_adapted += x.packets_adapted;
     }
 }

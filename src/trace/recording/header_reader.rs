@@ -22,16 +22,18 @@ enum HeaderLine {
     Routing,
     Arn,
     Fecn,
+    Qcn,
     Span,
 }
 
 impl HeaderLine {
-    const ALL: [HeaderLine; 6] = [
+    const ALL: [HeaderLine; 7] = [
         HeaderLine::Switch,
         HeaderLine::Sizes,
         HeaderLine::Routing,
         HeaderLine::Arn,
         HeaderLine::Fecn,
+        HeaderLine::Qcn,
         HeaderLine::Span,
     ];
 
@@ -45,6 +47,7 @@ impl HeaderLine {
                 HeaderLine::Routing,
                 HeaderLine::Arn,
                 HeaderLine::Fecn,
+                HeaderLine::Qcn,
             ]
             .into_iter()
             .find(|l| words.get(1).is_some_and(|k| l.keys().contains(k))),
@@ -83,6 +86,7 @@ impl HeaderLine {
                 "fecn_min_len",
                 "fecn_victims",
             ],
+            HeaderLine::Qcn => &["qcn_qeq", "qcn_w", "qcn_sample"],
             HeaderLine::Span => &["from", "to"],
         }
     }
@@ -104,6 +108,7 @@ impl HeaderLine {
             HeaderLine::Routing => ("param routing", "the routing mode"),
             HeaderLine::Arn => ("param arn_entries", "the ARN and detector parameters"),
             HeaderLine::Fecn => ("param fecn_threshold", "the FECN marking settings"),
+            HeaderLine::Qcn => ("param qcn_qeq", "the QCN congestion point settings"),
             HeaderLine::Span => ("from", "the cycles recorded"),
         }
     }
@@ -331,6 +336,12 @@ impl<R: BufRead> RecordingReader<R> {
                             format!("{p}:{n}: key `fecn_victims`: not a hexadecimal mask")
                         })?;
                     }
+                    HeaderLine::Qcn => {
+                        let q = &mut h.params.qcn;
+                        q.qeq = k.get("qcn_qeq")?;
+                        q.w = k.get("qcn_w")?;
+                        q.sample = k.get("qcn_sample")?;
+                    }
                     HeaderLine::Span => {
                         h.from = k.get("from")?;
                         h.to = k.get("to")?;
@@ -402,7 +413,7 @@ impl<R: BufRead> RecordingReader<R> {
                 "param" => {
                     return Err(format!(
                         "{p}:{n}: a `param` line must start with `ports`, `routing`, \
-                         `arn_entries` or `fecn_threshold`, not `{}`",
+                         `arn_entries`, `fecn_threshold` or `qcn_qeq`, not `{}`",
                         w.get(1).unwrap_or(&"")
                     ));
                 }
@@ -412,9 +423,10 @@ impl<R: BufRead> RecordingReader<R> {
         let at = |line: HeaderLine| header_lines.get(&line).copied();
         let end_line = me.line;
         let h = &mut me.header;
-        // Recordings made before switches marked FECN have no FECN line: they mark nothing.
+        // Recordings made before switches marked FECN (or sampled for QCN) have no FECN (QCN)
+        // line: they mark (sample) nothing.
         for line in HeaderLine::ALL {
-            if at(line).is_none() && line != HeaderLine::Fecn {
+            if at(line).is_none() && !matches!(line, HeaderLine::Fecn | HeaderLine::Qcn) {
                 let (spelled, what) = line.spelled();
                 return Err(format!(
                     "{path}:{end_line}: the header has no `{spelled}` line ({what})"

@@ -126,6 +126,14 @@ impl RecordingHeader {
             "param fecn_threshold {} fecn_rate {} fecn_min_len {} fecn_victims {:x}",
             m.threshold, m.rate, m.min_len, m.victims
         )?;
+        if p.qcn.on() {
+            let q = &p.qcn;
+            writeln!(
+                w,
+                "param qcn_qeq {} qcn_w {} qcn_sample {}",
+                q.qeq, q.w, q.sample
+            )?;
+        }
         for (port, cap) in wi.out_capacity.iter().enumerate() {
             writeln!(w, "out_capacity {port} {cap}")?;
         }
@@ -175,6 +183,9 @@ pub fn write_frame(w: &mut impl Write, t: u64, ins: &[PortIn], outs: &[PortOut])
                 a.dest, a.vc, a.arn_id, a.root_info
             )?;
         }
+        if let Some(c) = i.cnm {
+            writeln!(w, "{t} I {p} Q {} {} {}", c.src, c.dest, c.fb)?;
+        }
     }
     for (p, o) in outs.iter().enumerate() {
         if o.flit.valid {
@@ -189,6 +200,9 @@ pub fn write_frame(w: &mut impl Write, t: u64, ins: &[PortIn], outs: &[PortOut])
                 "{t} O {p} A {} {} {} {} {}",
                 a.dest, a.port, a.vc, a.arn_id, a.root_info
             )?;
+        }
+        if let Some(c) = o.cnm {
+            writeln!(w, "{t} O {p} Q {} {} {}", c.src, c.dest, c.fb)?;
         }
     }
     Ok(())

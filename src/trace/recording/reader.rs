@@ -226,14 +226,15 @@ impl<R: BufRead> RecordingReader<R> {
             }
             Ok(q)
         };
-        // `F` has 11 fields after the kind, `C` 2, an input's `A` 4 and an output's 5.
+        // `F` has 11 fields after the kind, `C` 2, an input's `A` 4 and an output's 5, `Q` 3.
         let kind = w.get(3).copied().unwrap_or("");
         let fields = match kind {
             "F" => 11,
             "C" => 2,
             "A" if input => 4,
             "A" => 5,
-            _ => return Err(format!("{path}:{n}: the kind must be `F`, `C` or `A`")),
+            "Q" => 3,
+            _ => return Err(format!("{path}:{n}: the kind must be `F`, `C`, `A` or `Q`")),
         };
         field_count(path, n, &w[3..], fields)?;
         let (pin, pout) = (&mut self.ins[p], &mut self.outs[p]);
@@ -287,6 +288,24 @@ impl<R: BufRead> RecordingReader<R> {
                     return twice(&format!("credit line for VC {v}"));
                 }
                 *slot = c;
+            }
+            "Q" => {
+                let fb: u8 = field(path, n, &w, 6)?;
+                if !(1..=crate::switch::qcn::FB_MAX).contains(&fb) {
+                    return Err(format!(
+                        "{path}:{n}: CNM feedback {fb}: |Fb| is 1 to 63 (field 7)"
+                    ));
+                }
+                let cnm = crate::wire::Cnm {
+                    src: field(path, n, &w, 4)?,
+                    dest: field(path, n, &w, 5)?,
+                    fb,
+                };
+                let slot = if input { &mut pin.cnm } else { &mut pout.cnm };
+                if slot.is_some() {
+                    return twice("CNM");
+                }
+                *slot = Some(cnm);
             }
             _ => {
                 let at = if input { 5 } else { 6 };

@@ -6,7 +6,7 @@
 //! A record carries one count per VC lane; how many lanes is the fabric's const parameter `V`:
 //! 4 for the paper's schemes, 16 for up to InfiniBand's 16 VLs.
 
-use crate::wire::ArnInfo;
+use crate::wire::{ArnInfo, Cnm};
 
 /// Largest number of VCs per port: InfiniBand's 16 data VLs (regular VCs of the queuing scheme
 /// plus the AFC under AFI).
@@ -58,6 +58,9 @@ pub struct Backward<const V: usize> {
     pub stop: [u8; V],
     /// An ARN travelling upstream, out of band of the data VCs.
     pub arn: Option<ArnInfo>,
+    /// A QCN congestion notification travelling upstream, out of band too.
+    #[serde(default)]
+    pub cnm: Option<Cnm>,
 }
 
 impl<const V: usize> Default for Backward<V> {
@@ -68,6 +71,7 @@ impl<const V: usize> Default for Backward<V> {
             start_flits: [0; V],
             stop: [0; V],
             arn: None,
+            cnm: None,
         }
     }
 }
@@ -76,6 +80,7 @@ impl<const V: usize> Backward<V> {
     /// Whether this carries nothing.
     pub fn is_empty(&self) -> bool {
         self.arn.is_none()
+            && self.cnm.is_none()
             && self.start.iter().all(|&c| c == 0)
             && self.stop.iter().all(|&c| c == 0)
     }
