@@ -47,6 +47,26 @@ const CASES: &[Case] = &[
         scenario: "default",
         args: &["--set", "sim_time=30us", "--record-switch", "s1_3"],
     },
+    // QCN: CNMs crossing between the ranks on the links' return directions, a recorded leaf
+    // switch of the hot node on rank 1 carrying them.
+    Case {
+        label: "default_qcn",
+        scenario: "default",
+        args: &[
+            "--set",
+            "sim_time=100us",
+            "--set",
+            "routing=dmodk",
+            "--set",
+            "rate_control=qcn",
+            "--set",
+            "switch.qcn_qeq=4KB",
+            "--set",
+            "switch.qcn_sample=8KB",
+            "--record-switch",
+            "s1_1",
+        ],
+    },
     Case {
         label: "dragonfly72_d3r",
         scenario: "dragonfly72",

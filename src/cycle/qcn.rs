@@ -68,7 +68,9 @@ impl CycleSwitch {
     pub(super) fn notify(&mut self, inp: &[PortIn], out: &mut [PortOut]) {
         let cp: QcnPoint = self.params.qcn;
         self.w.cnm.push.clear();
-        self.w.cnm.cp.copy_from_slice(&self.cnm.cp);
+        if cp.on() {
+            self.w.cnm.cp.copy_from_slice(&self.cnm.cp);
+        }
         for p in inp {
             if let Some(c) = p.cnm {
                 self.stats.cnms_received += 1;
@@ -118,7 +120,9 @@ impl CycleSwitch {
     /// The clock edge of the notification path.
     pub(super) fn commit_cnms(&mut self) {
         let u = &mut self.cnm;
-        u.cp.copy_from_slice(&self.w.cnm.cp);
+        if self.params.qcn.on() {
+            u.cp.copy_from_slice(&self.w.cnm.cp);
+        }
         for (p, f) in u.fifo.iter_mut().enumerate() {
             if self.w.cnm.pop[p] {
                 f.pop_front();

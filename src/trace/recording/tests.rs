@@ -177,6 +177,29 @@ fn the_fecn_line_sets_the_marking_registers_or_leaves_them_off() {
     );
 }
 
+/// A header without the QCN line samples nothing; with it, the congestion points' registers;
+/// a value wider than its register is refused with its line and key.
+#[test]
+fn the_qcn_line_sets_the_congestion_points_or_leaves_them_off() {
+    use crate::switch::qcn::QcnPoint;
+    let read = |text: String| {
+        RecordingReader::open("h.rec", Cursor::new(text.into_bytes())).map(|r| r.header.params.qcn)
+    };
+    assert_eq!(read(header()), Ok(QcnPoint::default()));
+    let line = "param qcn_qeq 528 qcn_w 2 qcn_sample 2400\nout_capacity 0";
+    let on = header().replacen("out_capacity 0", line, 1);
+    let want = QcnPoint {
+        qeq: 528,
+        w: 2,
+        sample: 2400,
+    };
+    assert_eq!(read(on.clone()), Ok(want));
+    let e = read(on.replace("qcn_w 2", "qcn_w 300")).unwrap_err();
+    assert!(e.contains("h.rec:6: key `qcn_w`: `300`"), "{e}");
+    let e = read(on.replace(" qcn_sample 2400", "")).unwrap_err();
+    assert!(e.contains("h.rec:6") && e.contains("qcn_sample"), "{e}");
+}
+
 #[test]
 fn a_recording_that_is_not_lines_of_text_is_refused_with_its_line() {
     let e = open(&vec![0u8; 3 << 20]).unwrap_err();
@@ -324,6 +347,7 @@ fn a_port_signal_wider_than_its_register_or_given_twice_in_a_cycle_is_refused() 
     let flit = "3 I 0 F 1 1 1 0 7 1 1 64 0 1 5\n";
     assert_eq!(frame(flit), Ok(()));
     assert_eq!(frame("3 I 0 A 1 0 9 2\n3 O 1 A 1 0 1 9 2\n"), Ok(()));
+    assert_eq!(frame("3 I 0 Q 4 9 63\n3 O 1 Q 4 9 1\n"), Ok(()));
     let cases = [
         (
             flit.replace("F 1 1", "F 5 1"),
@@ -380,6 +404,21 @@ fn a_port_signal_wider_than_its_register_or_given_twice_in_a_cycle_is_refused() 
             "h.rec:11: ARN port 2 of a 2-port switch (field 6)",
         ),
         ("3 I 0 F 1 1 1 0 7\n".into(), "h.rec:11: field 10 of"),
+        (
+            "3 O 1 Q 4 9 0\n".into(),
+            "h.rec:11: CNM feedback 0: |Fb| is 1 to 63",
+        ),
+        ("3 I 0 Q 4 9 64\n".into(), "h.rec:11: CNM feedback 64"),
+        ("3 I 0 Q 70000 9 5\n".into(), "h.rec:11: field 5 of"),
+        ("3 I 0 Q 4 9\n".into(), "h.rec:11: field 7 of"),
+        (
+            "3 O 1 Q 4 9 5\n3 O 1 Q 4 9 5\n".into(),
+            "h.rec:12: output 1 has a second CNM in cycle 3",
+        ),
+        (
+            "3 O 1 X 4 9 5\n".into(),
+            "h.rec:11: the kind must be `F`, `C`, `A` or `Q`",
+        ),
     ];
     for (body, want) in cases {
         let e = frame(&body).unwrap_err();
