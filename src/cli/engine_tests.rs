@@ -34,6 +34,13 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// The event engine's `summary.json` of the [`same_bytes`] run of `name` under `base`.
+fn event_summary(base: &Path, name: &str) -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(base.join(name).join("event/summary.json")).expect("summary");
+    serde_json::from_str(&text).expect("json")
+}
+
 fn run_threads(engine: Engine, threads: usize, name: &str, set: &[String], dir: &Path, dump: bool) {
     let waves = dump.then(|| WaveRequest {
         vcd: Some(dir.join("fabric.vcd")),
@@ -205,9 +212,7 @@ fn both_engines_write_the_same_bytes_under_infiniband_congestion_control() {
     same_bytes(&base, "kary6_uniform", &dmodk, false);
     // Every run slowed sources.
     for name in ["default", "irregular16", "kary6_uniform"] {
-        let text =
-            std::fs::read_to_string(base.join(name).join("event/summary.json")).expect("summary");
-        let s: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let s = event_summary(&base, name);
         let becns = s["congestion_control"]["becns_received"].as_u64();
         assert!(becns.is_some_and(|b| b > 100), "{name}: {becns:?} BECNs");
     }
@@ -251,9 +256,7 @@ fn both_engines_write_the_same_bytes_under_qcn() {
         "two threads differ"
     );
     for name in ["default", "irregular16"] {
-        let text =
-            std::fs::read_to_string(base.join(name).join("event/summary.json")).expect("summary");
-        let s: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let s = event_summary(&base, name);
         let got = s["qcn"]["cnms_received_by_nodes"].as_u64();
         assert!(
             got.is_some_and(|n| n > 20),

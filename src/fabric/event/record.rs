@@ -172,22 +172,20 @@ impl<const V: usize> EventCore<V> {
         now: u64,
         arriving: bool,
     ) {
-        if self.rec.is_some()
-            && let Some(r) = self.log_of(j)
-        {
-            let list = if arriving {
-                &mut r.backs_in
-            } else {
-                &mut r.backs_out
-            };
-            LinkLog::back(list, now, j).arn = Some(info);
-        }
+        self.note_back(j, now, arriving, |b| b.arn = Some(info));
     }
 
     /// A CNM reaches flat output `j` in `now` (`arriving`), or flat input `j` sends one
     /// upstream in `now`.
     #[inline(always)]
     pub(super) fn note_cnm(&mut self, j: u32, c: crate::wire::Cnm, now: u64, arriving: bool) {
+        self.note_back(j, now, arriving, |b| b.cnm = Some(c));
+    }
+
+    /// Writes `set` into the return record flat port `j` takes in (`arriving`) or sends in
+    /// `now`, if its switch is recorded.
+    #[inline(always)]
+    fn note_back(&mut self, j: u32, now: u64, arriving: bool, set: impl FnOnce(&mut Backward<V>)) {
         if self.rec.is_some()
             && let Some(r) = self.log_of(j)
         {
@@ -196,7 +194,7 @@ impl<const V: usize> EventCore<V> {
             } else {
                 &mut r.backs_out
             };
-            LinkLog::back(list, now, j).cnm = Some(c);
+            set(LinkLog::back(list, now, j));
         }
     }
 }

@@ -42,8 +42,22 @@ impl CaCongestion {
     }
 }
 
-/// What the send scheduler reads of a source's per-destination rate limiters, InfiniBand CC's
-/// ([`NodeCc`]) or QCN's reaction points (`node::qcn`).
+/// A rate limiter entry as the send scheduler reads it: the queue pair it is for (by
+/// destination) and the first cycle that queue pair's next packet may start.
+pub(super) trait Hold {
+    fn dest(&self) -> u32;
+    fn next(&self) -> u64;
+}
+
+/// A source's table of per-destination rate limiters, InfiniBand CC's ([`NodeCc`]) or QCN's
+/// reaction points (`node::qcn`).
+pub(super) trait Table {
+    type Entry: Hold;
+    /// The entries in use.
+    fn entries(&self) -> &[Self::Entry];
+}
+
+/// What the send scheduler reads of a source's rate limiters, the same for every [`Table`].
 pub(super) trait Limiters {
     /// Whether the queue pair to `dest` may not start a packet in cycle `now`.
     fn holds(&self, dest: u32, now: u64) -> bool;
@@ -53,15 +67,42 @@ pub(super) trait Limiters {
     fn next_release(&self, now: u64) -> u64;
 }
 
-impl Limiters for NodeCc {
+impl<T: Table> Limiters for T {
+    #[inline]
     fn holds(&self, dest: u32, now: u64) -> bool {
-        NodeCc::holds(self, dest, now)
+        self.entries()
+            .iter()
+            .any(|l| l.dest() == dest && l.next() > now)
     }
+
+    #[inline]
     fn holds_any(&self, now: u64) -> bool {
-        NodeCc::holds_any(self, now)
+        self.entries().iter().any(|l| l.next() > now)
     }
+
     fn next_release(&self, now: u64) -> u64 {
-        NodeCc::next_release(self, now)
+        self.entries()
+            .iter()
+            .map(|l| l.next())
+            .filter(|&n| n > now)
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+}
+
+impl Hold for Limiter {
+    fn dest(&self) -> u32 {
+        self.dest
+    }
+    fn next(&self) -> u64 {
+        self.next
+    }
+}
+
+impl Table for NodeCc {
+    type Entry = Limiter;
+    fn entries(&self) -> &[Limiter] {
+        &self.limiters
     }
 }
 
@@ -71,7 +112,7 @@ pub const CNP_QUEUE: usize = 32;
 /// One rate limiter entry: the queue pair to `dest` is at index `ccti` as of timer tick `tick`
 /// (cycle `tick * CCTI_Timer`), and its next packet may start from cycle `next`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Limiter {
+pub(super) struct Limiter {
     dest: u32,
     ccti: u16,
     tick: u64,
@@ -167,28 +208,6 @@ impl NodeCc {
         let delay = cfg.ipd(self.ccti(&l, now));
         self.limiters[k].next = now + len as u64 + delay;
         true
-    }
-
-    /// Whether the queue pair to `dest` may not start a packet in cycle `now`.
-    #[inline]
-    pub(super) fn holds(&self, dest: u32, now: u64) -> bool {
-        self.limiters.iter().any(|l| l.dest == dest && l.next > now)
-    }
-
-    /// Whether some queue pair may not start a packet in cycle `now`.
-    #[inline]
-    pub(super) fn holds_any(&self, now: u64) -> bool {
-        self.limiters.iter().any(|l| l.next > now)
-    }
-
-    /// The first cycle after `now` in which a queue pair held in `now` may start again.
-    pub(super) fn next_release(&self, now: u64) -> u64 {
-        self.limiters
-            .iter()
-            .filter(|l| l.next > now)
-            .map(|l| l.next)
-            .min()
-            .unwrap_or(u64::MAX)
     }
 
     /// A packet marked FECN from `src` arrived: a CNP to it waits. False when the CNPs waiting

@@ -7,8 +7,8 @@
 //! (CR halves its distance to TR), then active increase (TR grows by `R_AI`), then hyper-active
 //! increase (TR grows by multiples of `R_HAI`). A limiter is released when CR is back at line
 //! rate. The flow is the queue pair: the model's HCA has one queue pair per destination, so the
-//! limiters are kept per destination, in a table like InfiniBand CC's (`node::cc`), whose methods
-//! `holds`, `holds_any`, `next_release` and `started` this table offers with the same meaning.
+//! limiters are kept per destination, in a table like InfiniBand CC's (`node::cc`): the send
+//! scheduler reads both through `cc::Table`, and `started` means the same in both.
 //!
 //! Where this departs from the standard:
 //! - The byte counter and timer periods are not randomised (the standard draws them from 85% to
@@ -20,7 +20,7 @@
 //! - A CNM beyond the table's limiters (all slowing other flows) is dropped.
 
 use super::EndNode;
-use super::cc::Limiters;
+use super::cc::{Hold, Limiters, Table};
 use crate::wire::Cnm;
 
 /// The line rate in rate units: one flit per cycle. Rates are fractions of it.
@@ -56,7 +56,7 @@ pub struct QcnReaction {
 /// One rate limiter: the queue pair to `dest`, slowed while `active`, its next packet may start
 /// from cycle `next` (which holds even after the limiter is released, until it passes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Limiter {
+pub(super) struct Limiter {
     dest: u32,
     active: bool,
     /// CR, the current rate.
@@ -234,28 +234,6 @@ impl NodeQcn {
         true
     }
 
-    /// Whether the queue pair to `dest` may not start a packet in cycle `now`.
-    #[inline]
-    pub(super) fn holds(&self, dest: u32, now: u64) -> bool {
-        self.limiters.iter().any(|l| l.dest == dest && l.next > now)
-    }
-
-    /// Whether some queue pair may not start a packet in cycle `now`.
-    #[inline]
-    pub(super) fn holds_any(&self, now: u64) -> bool {
-        self.limiters.iter().any(|l| l.next > now)
-    }
-
-    /// The first cycle after `now` in which a queue pair held in `now` may start again.
-    pub(super) fn next_release(&self, now: u64) -> u64 {
-        self.limiters
-            .iter()
-            .filter(|l| l.next > now)
-            .map(|l| l.next)
-            .min()
-            .unwrap_or(u64::MAX)
-    }
-
     /// The current rate of the active limiter of `dest`, as of its last event (not advanced in
     /// time); `None` when no limiter slows it.
     pub(super) fn rate(&self, dest: u32) -> Option<u32> {
@@ -274,15 +252,19 @@ impl NodeQcn {
     }
 }
 
-impl Limiters for NodeQcn {
-    fn holds(&self, dest: u32, now: u64) -> bool {
-        NodeQcn::holds(self, dest, now)
+impl Hold for Limiter {
+    fn dest(&self) -> u32 {
+        self.dest
     }
-    fn holds_any(&self, now: u64) -> bool {
-        NodeQcn::holds_any(self, now)
+    fn next(&self) -> u64 {
+        self.next
     }
-    fn next_release(&self, now: u64) -> u64 {
-        NodeQcn::next_release(self, now)
+}
+
+impl Table for NodeQcn {
+    type Entry = Limiter;
+    fn entries(&self) -> &[Limiter] {
+        &self.limiters
     }
 }
 

@@ -1,5 +1,6 @@
 //! Directed tests of the QCN reaction point against hand-computed rates and spacings.
 
+use super::cc::Limiters;
 use super::qcn::{NodeQcn, QcnReaction, RATE_ONE};
 
 /// Gd = 1/128 (a cut of |Fb| x 8192 / 2^20 of the rate: cr x 63 / 128 at |Fb| = 63), F = 5,
