@@ -143,6 +143,11 @@ module input_port_ctrl
   input  logic [15:0]      dep_sent_i     [P],
   input  logic [SlotW-1:0] rd_slot_i      [P],
   output desc_t            rd_desc_o      [P],
+  // The packet the routing stage places in a VOQ this cycle, its output and descriptor (the
+  // QCN congestion points sample it).
+  output logic             route_valid_o,
+  output logic [7:0]       route_out_o,
+  output desc_t            route_desc_o,
   // Flits stored over all VCs (status).
   output logic [31:0]      buffered_o
 );
@@ -159,7 +164,8 @@ module input_port_ctrl
   // outputs arbitrate and mark FECN.
   assign unused_cfg = ^{cfg_i.id, cfg_i.stage, cfg_i.up_ports, cfg_i.seed, cfg_i.queuing,
                         cfg_i.qvcs, cfg_i.qarg, cfg_i.fcfs, cfg_i.fecn_threshold,
-                        cfg_i.fecn_rate, cfg_i.fecn_min_len, cfg_i.fecn_victims};
+                        cfg_i.fecn_rate, cfg_i.fecn_min_len, cfg_i.fecn_victims,
+                        cfg_i.qcn_qeq, cfg_i.qcn_w, cfg_i.qcn_sample};
 
   // ---------------------------------------------------------------------------------------------
   // Registers.
@@ -290,6 +296,9 @@ module input_port_ctrl
   assign rt_desc = desc_q[SIdxW'(rt_slot_q)];
   assign rt_vc   = VcW'(rt_desc.vc);
   assign rt_oi   = PortW'(rt_out);
+  assign route_valid_o = rt_routed;
+  assign route_out_o   = rt_out;
+  assign route_desc_o  = rt_desc;
 
   routing_stage #(
     .P(P), .V(V), .Lmc(Lmc), .AdaptiveTh(AdaptiveTh), .OutCaps(OutCaps)

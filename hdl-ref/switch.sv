@@ -9,7 +9,8 @@
 //   arriving on the reverse direction of output p (its port field is ignored: p is used).
 //   out_flit_*_o[p] is the flit leaving on output p, out_credit_o[p][vc] the credits input p
 //   frees (one per flit of that VC that left it, over all outputs), out_arn_*_o[p] the ARN
-//   input p sends upstream. Every output is combinational from the registers and this cycle's
+//   input p sends upstream; in_cnm_*_i[p] a QCN CNM arriving on the reverse direction of output
+//   p, out_cnm_*_o[p] the CNM sent upstream by input p (cnm_unit.sv). Every output is combinational from the registers and this cycle's
 //   inputs; the registers take the cycle's writes at the rising edge.
 // - One cycle, in the order the decisions feed each other (src/cycle/mod.rs):
 //   1. each output's congestion detector evaluates; a declared root files a processARN command
@@ -40,7 +41,7 @@
 //   SL); reset maps every SL to the VL of the same number. Written like the LFT, after reset
 //   while the links are idle (m_sl2vl_write_idle).
 // - Configuration (cfg_i, switch_pkg::cfg_t): routing mode, queuing scheme, id, stage, up ports,
-//   seed, adapted refresh, FCFS arbitration. Like the LFT it is what the subnet manager
+//   seed, adapted refresh, FCFS arbitration, FECN marking, QCN congestion points. Like the LFT it is what the subnet manager
 //   programs; it is an input held constant from before reset is released (m_cfg_stable), so one
 //   build of the switch serves every switch of a fabric and every routing mode, and it takes
 //   effect at reset.
@@ -55,7 +56,7 @@
 //   buffer's flits per VC of output p in bits [16p+15:16p].
 // - Entries (1..64), Ttl, ArnGap of the ARN machinery, CmdDepth of the processARN queue;
 //   Hcdth, Lcdth, Fcth, Crt of the detectors; AdaptiveTh (flits).
-// Twin: src/cycle/mod.rs, src/cycle/step.rs
+// Twin: src/cycle/mod.rs, src/cycle/step.rs, src/cycle/qcn.rs
 module switch
   import switch_pkg::*;
 #(
@@ -105,6 +106,8 @@ module switch
   input  logic [7:0]    in_credit_i     [P][V],
   input  logic [P-1:0]  in_arn_valid_i,
   input  arn_t          in_arn_i        [P],
+  input  logic [P-1:0]  in_cnm_valid_i,
+  input  cnm_t          in_cnm_i        [P],
   // What each port drives.
   output logic [P-1:0]  out_flit_valid_o,
   output logic [3:0]    out_flit_vc_o   [P],
@@ -113,7 +116,9 @@ module switch
   output desc_t         out_flit_desc_o [P],
   output logic [7:0]    out_credit_o    [P][V],
   output logic [P-1:0]  out_arn_valid_o,
-  output arn_t          out_arn_o       [P]
+  output arn_t          out_arn_o       [P],
+  output logic [P-1:0]  out_cnm_valid_o,
+  output cnm_t          out_cnm_o       [P]
 );
   localparam logic [7:0]  Afc     = 8'(V - 1);
   localparam int unsigned CmdW    = $clog2(CmdDepth);
@@ -141,6 +146,9 @@ module switch
   logic [3:0]       det_nvc    [P][P];
   desc_t            rd_desc    [P][P];
   logic [31:0]      buffered   [P];
+  logic [P-1:0]     route_valid;
+  logic [7:0]       route_out  [P];
+  desc_t            route_desc [P];
   // Per input: routing-stage requests and answers.
   logic             lk_en      [P];
   logic [15:0]      lk_dest    [P];
@@ -317,6 +325,9 @@ module switch
       .dep_sent_i     (dep_sent),
       .rd_slot_i      (tx_slot),
       .rd_desc_o      (rd_desc[i]),
+      .route_valid_o  (route_valid[i]),
+      .route_out_o    (route_out[i]),
+      .route_desc_o   (route_desc[i]),
       .buffered_o     (buffered[i])
     );
   end
@@ -433,6 +444,25 @@ module switch
       alt_port[r] = best;
     end
   end
+
+  // ---------------------------------------------------------------------------------------------
+  // QCN: the congestion points and the notification path (cnm_unit.sv).
+  cnm_unit #(.P(P), .Lmc(Lmc), .Rows(Rows)) u_cnm (
+    .clk_i,
+    .rst_ni,
+    .qeq_i           (cfg_i.qcn_qeq),
+    .w_i             (cfg_i.qcn_w),
+    .sample_i        (cfg_i.qcn_sample),
+    .lft_i           (lft_q),
+    .route_valid_i   (route_valid),
+    .route_out_i     (route_out),
+    .route_desc_i    (route_desc),
+    .voq_occ_i       (voq_occ),
+    .in_cnm_valid_i,
+    .in_cnm_i,
+    .out_cnm_valid_o,
+    .out_cnm_o
+  );
 
   // ---------------------------------------------------------------------------------------------
   // Oblivious routing: the inputs that draw, in ascending order.

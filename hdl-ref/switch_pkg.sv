@@ -7,18 +7,21 @@
 //   declared from flags down to injected.
 // - arn_t: an ARN control flit, 72 bits, LSB first as in src/wire/arn.rs: dest 16, port 8, vc 8,
 //   arn_id 32, root_info 8.
+// - cnm_t: a QCN congestion notification, 40 bits, LSB first as in src/wire/cnm.rs: src 16,
+//   dest 16, fb 8.
 // - cfg_t: the configuration registers of one switch, programmed (like the LFT) before traffic
 //   and held while the links run: routing mode and queuing scheme (RtDModK .. RtFa,
 //   QuOneQ .. QuFlow2Sl, numbered in the order of src/switch/config.rs), the scheme's regular
 //   VCs and argument, the switch's id, stage and up ports, the seed of oblivious routing, and
 //   whether adapted packets refresh ARN-table entries upstream; whether the outputs
 //   arbitrate first come, first served (OutputArbitration::Fcfs) rather than round robin; the
-//   outputs' FECN marking settings (src/switch/fecn.rs, FecnMarking; threshold 0: off).
+//   outputs' FECN marking settings (src/switch/fecn.rs, FecnMarking; threshold 0: off); the
+//   QCN congestion points' settings (src/switch/qcn.rs, QcnPoint; Qeq 0: off).
 // - scheme_vc: the regular VC of a packet to end node dst (QueuingScheme::vc_for);
 //   splitmix_mix: the output function of SplitMix64 (src/blocks/rng.rs) on a state already
 //   advanced by the golden gamma.
 // Twin: src/switch/config.rs (RoutingMode, QueuingScheme), src/wire/packet.rs,
-// src/wire/arn.rs, src/blocks/rng.rs
+// src/wire/arn.rs, src/wire/cnm.rs, src/blocks/rng.rs
 package switch_pkg;
 
   typedef struct packed {
@@ -56,7 +59,16 @@ package switch_pkg;
     logic [15:0] fecn_rate;        // FECN: eligible packets left unmarked between two marks
     logic [15:0] fecn_min_len;     // FECN: shorter packets are never marked
     logic [63:0] fecn_victims;     // FECN: bit p, output p marks even as a victim
+    logic [31:0] qcn_qeq;          // QCN: the congestion points' Qeq (flits); 0 off
+    logic [7:0]  qcn_w;            // QCN: the weight w of the queue's growth
+    logic [31:0] qcn_sample;       // QCN: flits joining an output's queue between two samples
   } cfg_t;
+
+  typedef struct packed {
+    logic [7:0]  fb;
+    logic [15:0] dest;
+    logic [15:0] src;
+  } cnm_t;
 
   // Port number of an unprogrammed LFT entry and of "no route".
   localparam logic [7:0] NoRoute = 8'hFF;

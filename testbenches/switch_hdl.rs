@@ -6,14 +6,17 @@
 //!   on the cycle engine, for each of the seven routing modes on a 4-port switch with 2 VCs
 //!   (1,000,000 cycles) and on a 12-port switch with 4 VCs (300,000 cycles, or
 //!   `ARNSIM_SWITCH_HDL_P12_CYCLES`), three of them (ARN and FA on 4 ports, Adaptive-Th on 12)
-//!   arbitrating first come, first served (under AFI the scheme's regular VCs and the AFC; the
-//!   modes without AFI use two or four regular VCs of DBBM, vFtree or Flow2SL).
+//!   arbitrating first come, first served, three marking FECN, and two (Adaptive-Th on 4 ports,
+//!   Oblivious on 12) with QCN congestion points and CNMs arriving (under AFI the scheme's
+//!   regular VCs and the AFC; the modes without AFI use two or four regular VCs of DBBM, vFtree
+//!   or Flow2SL).
 //! - In situ, recorded while the fabric runs on the event engine: every switch of `default` and
 //!   of `figure4` for the whole run, three routers of `dragonfly72` with the VL raised after the
 //!   global hop, three switches of `default` under FA, two under first come, first served
-//!   arbitration, and the first congestion-root switch of configuration 1 under
-//!   H10 with ARN+AFI (hot spot at 10 us, CRT 20 us) from reset, less than 100 us before its root
-//!   is detected, to 500 us after.
+//!   arbitration, two marking FECN under ARN+AFI and one under FA, one under InfiniBand
+//!   congestion control, two under QCN (CNMs in and out), and the first congestion-root switch
+//!   of configuration 1 under H10 with ARN+AFI (hot spot at 10 us, CRT 20 us) from reset, less
+//!   than 100 us before its root is detected, to 500 us after.
 //!
 //! The switch's configuration (routing mode, scheme, id, stage, up ports, seed) is an input of
 //! `switch.sv`, so the model is built once per parameter set (ports, VCs, buffers, thresholds):
@@ -84,8 +87,13 @@ fn random_case(ports: u64, routing: &str, scheme: &[&str], cycles: u64, seed: u6
     } else {
         ""
     };
+    let qcn = if scheme.contains(&"--qcn") {
+        "_qcn"
+    } else {
+        ""
+    };
     Case {
-        name: format!("random_p{ports}_v{vcs}_{routing}{fcfs}{fecn}"),
+        name: format!("random_p{ports}_v{vcs}_{routing}{fcfs}{fecn}{qcn}"),
         weight: ports * cycles,
         make: Box::new(move |out: &Path| {
             let out = out.to_string_lossy().into_owned();
@@ -131,7 +139,16 @@ fn random_cases() -> Vec<Case> {
         random_case(
             4,
             "adaptive_th",
-            &["--queuing", "flow2sl", "--qvcs", "2", "--qarg", "16"],
+            &[
+                "--queuing",
+                "flow2sl",
+                "--qvcs",
+                "2",
+                "--qarg",
+                "16",
+                "--qcn",
+                "6:2:10",
+            ],
             m,
             13,
         ),
@@ -195,6 +212,8 @@ fn random_cases() -> Vec<Case> {
                 "6",
                 "--sl2vl",
                 "30",
+                "--qcn",
+                "10:2:24",
             ],
             m12,
             22,
@@ -393,6 +412,18 @@ fn fecn_cases() -> Vec<Case> {
     cases
 }
 
+/// IEEE 802.1Qau on the default fat tree under ARN+AFI (congestion points with Qeq 2 KB, a
+/// sample every 16 KB, CNMs routed upstream through the switches to the sources' reaction
+/// points): the leaf with the hot spot and a spine, for the whole run.
+fn qcn_cases() -> Vec<Case> {
+    const QCN: &[&str] = &[
+        "rate_control=qcn",
+        "switch.qcn_qeq=2KB",
+        "switch.qcn_sample=16KB",
+    ];
+    some_switches("default", QCN, "qcn", "switch ", &[1, 4], 8)
+}
+
 /// The first congestion-root switch of configuration 1 under H10, from reset to 500 us after its
 /// root is detected.
 fn config1_root_case() -> Case {
@@ -528,6 +559,7 @@ fn main() {
     cases.extend(fa_cases());
     cases.extend(fcfs_cases());
     cases.extend(fecn_cases());
+    cases.extend(qcn_cases());
     cases.push(config1_root_case());
     cases.retain(|c| c.name.contains(&filter));
     cases.sort_by_key(|c| std::cmp::Reverse(c.weight));

@@ -7,7 +7,8 @@
 //! at which recording cycle. A bug that is not caught, or whose text to alter is not found
 //! exactly once, fails the test. Two recordings: a 4-port ARN+AFI switch for most bugs, and an
 //! FA one (escape queues) with two regular VCs, remapped SL-to-VL entries, first come, first
-//! served arbitration and FECN marking for the bugs in the tables, in FA, in FCFS and in FECN. The
+//! served arbitration, FECN marking and QCN congestion points for the bugs in the tables, in FA,
+//! in FCFS, in FECN and in QCN. The
 //! unaltered copy replays each with 0 mismatches, so every failure is the bug's.
 //!
 //! The models are built with `ARNSIM_HDL_OPT=-O0` (the replays are short, the builds dominate;
@@ -180,11 +181,34 @@ const BUGS: &[Bug] = &[
         }],
         sl2vl: true,
     },
+    Bug {
+        slug: "qcn_qold_stuck",
+        name: "QCN: a congestion point's Qold never takes the sampled queue (the queue's growth \
+               read against reset)",
+        edits: &[Edit {
+            file: "cnm_unit.sv",
+            find: "cp_qold_d[o] = q;",
+            replace: "cp_qold_d[o] = qold;",
+        }],
+        sl2vl: true,
+    },
+    Bug {
+        slug: "cnm_to_destination",
+        name: "QCN: CNMs queued at the port toward the sampled packet's destination, not its \
+               source",
+        edits: &[Edit {
+            file: "cnm_unit.sv",
+            find: "port = port_of(cand[c].src, lft_i);",
+            replace: "port = port_of(cand[c].dest >> Lmc, lft_i);",
+        }],
+        sl2vl: true,
+    },
 ];
 
 /// A 4-port FA switch (escape queues) with two regular VCs (DBBM), 30 % of its SL-to-VL
-/// entries remapped, first come, first served arbitration and FECN marking (queue threshold 8
-/// flits, every second eligible packet, ports 0 and 2 marking as victims; the same build
+/// entries remapped, first come, first served arbitration, FECN marking (queue threshold 8
+/// flits, every second eligible packet, ports 0 and 2 marking as victims) and QCN congestion
+/// points (Qeq 6 flits, w 2, a sample every 10 flits, CNMs arriving); the same build
 /// parameters as
 /// [`RECORDING`]'s; `switch_hdl` replays the like of it on the unaltered switch with 0
 /// mismatches).
@@ -207,6 +231,8 @@ const SL2VL_RECORDING: &[&str] = &[
     "fcfs",
     "--fecn",
     "8:1:2:5",
+    "--qcn",
+    "6:2:10",
 ];
 
 /// The recording every case replays (`random_link.rs` options, `--out` added).

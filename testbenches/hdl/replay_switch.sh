@@ -105,6 +105,7 @@ srcs=(
     "$root/hdl-ref/routing_stage.sv"
     "$root/hdl-ref/input_port_ctrl.sv"
     "$root/hdl-ref/output_port.sv"
+    "$root/hdl-ref/cnm_unit.sv"
     "$root/hdl-ref/switch.sv"
     "$root/testbenches/hdl/tb_switch.sv"
     "$root/testbenches/hdl/tb_switch_main.cpp"

@@ -6,7 +6,7 @@
 // parameter set: testbenches/hdl/replay_switch.sh reads them from the recording's header); the
 // header is checked against them and a recording made for other parameters is refused. The
 // switch's configuration (routing mode, queuing scheme, id, stage, up ports, seed, adapted
-// refresh, output arbitration, FECN marking) is not a parameter: the testbench drives cfg_i from
+// refresh, output arbitration, FECN marking, QCN congestion points) is not a parameter: the testbench drives cfg_i from
 // the header before reset, so one build replays every switch of a fabric and every routing mode.
 //
 // Time base (testbenches/hdl/tb_switch_main.cpp): the first rising edge has rst_ni low; after
@@ -57,16 +57,18 @@ module tb_switch
   logic           sl2vl_wr_en;
   logic [7:0]     sl2vl_wr_out, sl2vl_wr_in;
   logic [3:0]     sl2vl_wr_sl, sl2vl_wr_vl;
-  logic [P-1:0]   in_flit_valid, in_flit_head, in_flit_tail, in_arn_valid;
+  logic [P-1:0]   in_flit_valid, in_flit_head, in_flit_tail, in_arn_valid, in_cnm_valid;
   logic [3:0]     in_flit_vc   [P];
   desc_t          in_flit_desc [P];
   logic [7:0]     in_credit    [P][V];
   arn_t           in_arn       [P];
-  logic [P-1:0]   out_flit_valid, out_flit_head, out_flit_tail, out_arn_valid;
+  cnm_t           in_cnm       [P];
+  logic [P-1:0]   out_flit_valid, out_flit_head, out_flit_tail, out_arn_valid, out_cnm_valid;
   logic [3:0]     out_flit_vc   [P];
   desc_t          out_flit_desc [P];
   logic [7:0]     out_credit    [P][V];
   arn_t           out_arn       [P];
+  cnm_t           out_cnm       [P];
 
   switch #(
     .P(P), .V(V), .Cap(Cap), .Pool(Pool), .Lmc(Lmc), .Rows(Rows), .OutCaps(OutCaps),
@@ -92,6 +94,8 @@ module tb_switch
     .in_credit_i      (in_credit),
     .in_arn_valid_i   (in_arn_valid),
     .in_arn_i         (in_arn),
+    .in_cnm_valid_i   (in_cnm_valid),
+    .in_cnm_i         (in_cnm),
     .out_flit_valid_o (out_flit_valid),
     .out_flit_vc_o    (out_flit_vc),
     .out_flit_head_o  (out_flit_head),
@@ -99,7 +103,9 @@ module tb_switch
     .out_flit_desc_o  (out_flit_desc),
     .out_credit_o     (out_credit),
     .out_arn_valid_o  (out_arn_valid),
-    .out_arn_o        (out_arn)
+    .out_arn_o        (out_arn),
+    .out_cnm_valid_o  (out_cnm_valid),
+    .out_cnm_o        (out_cnm)
   );
 
   // ---------------------------------------------------------------------------------------------
@@ -258,6 +264,14 @@ arn_entries line", path);
         cfg.fecn_rate      = 16'(b);
         cfg.fecn_min_len   = 16'(c);
         cfg.fecn_victims   = fecn_victims;
+      end else if (starts(line, "param qcn_qeq")) begin
+        // A recording without this line (congestion points off) samples nothing.
+        n = $sscanf(line, "param qcn_qeq %d qcn_w %d qcn_sample %d", a, b, c);
+        if (n != 3 || a < 0 || b < 0 || b > 255 || c < 0)
+          $fatal(1, "%s: unreadable QCN line: %s", path, line);
+        cfg.qcn_qeq    = 32'(a);
+        cfg.qcn_w      = 8'(b);
+        cfg.qcn_sample = 32'(c);
       end else if (starts(line, "out_capacity")) begin
         n = $sscanf(line, "out_capacity %d %d", a, b);
         check("out_capacity", longint'(b), longint'(OutCaps[16*a +: 16]));
@@ -272,20 +286,21 @@ arn_entries line", path);
   // ---------------------------------------------------------------------------------------------
   // The recording: cycle lines, parsed by the driver (tb_switch_line in tb_switch_main.cpp: one
   // line per call, its numbers in f[0..15]: cycle, 0 input / 1 output, port, kind 0 flit,
-  // 1 credits, 2 ARN, 3 the end line, then the kind's fields in file order). pf holds the first
+  // 1 credits, 2 ARN, 3 the end line, 4 CNM, then the kind's fields in file order). pf holds the first
   // line of a later cycle.
   import "DPI-C" function int tb_switch_line(output longint f[16]);
-  localparam longint KindFlit = 0, KindCredit = 1, KindArn = 2, KindEnd = 3;
+  localparam longint KindFlit = 0, KindCredit = 1, KindArn = 2, KindEnd = 3, KindCnm = 4;
   longint      pf [16];
   logic        pend_valid = 1'b0;
   longint      pend_t;
   logic        at_end = 1'b0;
   // What the switch must drive in the cycle being compared.
-  logic [P-1:0] exp_flit_valid, exp_flit_head, exp_flit_tail, exp_arn_valid;
+  logic [P-1:0] exp_flit_valid, exp_flit_head, exp_flit_tail, exp_arn_valid, exp_cnm_valid;
   logic [3:0]   exp_flit_vc   [P];
   desc_t        exp_flit_desc [P];
   logic [7:0]   exp_credit    [P][V];
   arn_t         exp_arn       [P];
+  cnm_t         exp_cnm       [P];
 
   // A head's descriptor from a flit line's fields (vc, head, tail, injected, id, src, dlid, len,
   // sl, orig_vc, flags from f[4]); a body flit's fields are all 0.
@@ -300,12 +315,14 @@ arn_entries line", path);
   task automatic load_cycle(longint t);
     int           st, p, vc;
     logic         out;
-    logic [P-1:0] fv, fh, ft, av;
+    logic [P-1:0] fv, fh, ft, av, cv;
     logic [3:0]   fvc  [P];
     desc_t        fd_d [P];
     logic [7:0]   cred [P][V];
     arn_t         arn  [P];
+    cnm_t         cnm  [P];
     fv = '0;
+    cv = '0;
     fh = '0;
     ft = '0;
     av = '0;
@@ -313,6 +330,8 @@ arn_entries line", path);
       fvc[i]  = '0;
       fd_d[i] = '0;
       arn[i]  = '0;
+      cnm[i]  = '0;
+      exp_cnm[i] = '0;
       for (int v = 0; v < V; v++) cred[i][v] = '0;
       exp_flit_vc[i]   = '0;
       exp_flit_desc[i] = '0;
@@ -323,6 +342,7 @@ arn_entries line", path);
     exp_flit_head  = '0;
     exp_flit_tail  = '0;
     exp_arn_valid  = '0;
+    exp_cnm_valid  = '0;
     forever begin
       if (!pend_valid) begin
         st = tb_switch_line(pf);
@@ -369,6 +389,15 @@ arn_entries line", path);
           exp_arn[p]       = '{root_info: 8'(pf[8]), arn_id: 32'(pf[7]), vc: 8'(pf[6]),
                                port: 8'(pf[5]), dest: 16'(pf[4])};
         end
+      end else if (pf[3] == KindCnm) begin
+        // src, dest, fb.
+        if (!out) begin
+          cv[p]  = 1'b1;
+          cnm[p] = '{fb: 8'(pf[6]), dest: 16'(pf[5]), src: 16'(pf[4])};
+        end else begin
+          exp_cnm_valid[p] = 1'b1;
+          exp_cnm[p]       = '{fb: 8'(pf[6]), dest: 16'(pf[5]), src: 16'(pf[4])};
+        end
       end else begin
         $fatal(1, "%s: cycle %0d: a line after the end line", path, t);
       end
@@ -381,6 +410,8 @@ arn_entries line", path);
     in_credit     <= cred;
     in_arn_valid  <= av;
     in_arn        <= arn;
+    in_cnm_valid  <= cv;
+    in_cnm        <= cnm;
   endtask
 
   // ---------------------------------------------------------------------------------------------
@@ -451,6 +482,16 @@ arn_entries line", path);
           report(t, p, "out_arn.root_info", 176'(exp_arn[p].root_info),
                  176'(out_arn[p].root_info));
       end
+      if (out_cnm_valid[p] != exp_cnm_valid[p]) begin
+        report(t, p, "out_cnm_valid", 176'(exp_cnm_valid[p]), 176'(out_cnm_valid[p]));
+      end else if (exp_cnm_valid[p] && out_cnm[p] != exp_cnm[p]) begin
+        if (out_cnm[p].src != exp_cnm[p].src)
+          report(t, p, "out_cnm.src", 176'(exp_cnm[p].src), 176'(out_cnm[p].src));
+        if (out_cnm[p].dest != exp_cnm[p].dest)
+          report(t, p, "out_cnm.dest", 176'(exp_cnm[p].dest), 176'(out_cnm[p].dest));
+        if (out_cnm[p].fb != exp_cnm[p].fb)
+          report(t, p, "out_cnm.fb", 176'(exp_cnm[p].fb), 176'(out_cnm[p].fb));
+      end
     end
   endtask
 
@@ -474,10 +515,12 @@ arn_entries line", path);
       in_flit_head  <= '0;
       in_flit_tail  <= '0;
       in_arn_valid  <= '0;
+      in_cnm_valid  <= '0;
       for (int i = 0; i < P; i++) begin
         in_flit_vc[i]   <= '0;
         in_flit_desc[i] <= '0;
         in_arn[i]       <= '0;
+        in_cnm[i]       <= '0;
         for (int v = 0; v < V; v++) in_credit[i][v] <= '0;
       end
       mismatches = 0;

@@ -149,6 +149,9 @@ int tb_switch_line(long long* f) {
         } else if (kind == 'A') {
             f[3] = 2;
             fields = dir == 'O' ? 5 : 4;
+        } else if (kind == 'Q') {
+            f[3] = 4;
+            fields = 3;
         } else {
             return bad();
         }

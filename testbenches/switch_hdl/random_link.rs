@@ -13,7 +13,10 @@
 //! the SL-to-VL tables (output, input, SL of a regular VC) given a random regular VL instead of
 //! VL = SL [0], `--arbitration round_robin|fcfs` [round_robin], `--fecn T:R:L:M` FECN marking's
 //! queue threshold, rate, shortest packet (flits) and hexadecimal victim mask, with one packet in
-//! eight arriving marked already [off], `--out FILE` [switch.rec].
+//! eight arriving marked already [off], `--qcn QEQ:W:SAMPLE` the QCN congestion points' Qeq, w
+//! and sample interval (flits), with a well-formed CNM arriving on each output 20 times in 1,000
+//! cycles, and in one phase in four 500 times, for the hot spot's source when there is one
+//! [off], `--out FILE` [switch.rec].
 //!
 //! The switch is a fat-tree switch: its low half of ports goes down, one end node per port, the
 //! high half goes up; the LFT routes a local node to its port on every option and a remote node
@@ -27,11 +30,12 @@ use arnsim::blocks::LftBanks;
 use arnsim::blocks::rng::SplitMix64;
 use arnsim::cycle::{CycleSwitch, LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
 use arnsim::switch::fecn::FecnMarking;
+use arnsim::switch::qcn::QcnPoint;
 use arnsim::switch::{
     OutputArbitration, QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring,
 };
 use arnsim::trace::recording::{RecordingHeader, write_frame};
-use arnsim::wire::{ArnInfo, Packet, PacketFlags};
+use arnsim::wire::{ArnInfo, Cnm, Packet, PacketFlags};
 use std::collections::VecDeque;
 use std::io::Write as _;
 
@@ -57,6 +61,7 @@ pub struct Opts {
     adapted_refresh: bool,
     arbitration: OutputArbitration,
     fecn: FecnMarking,
+    qcn: QcnPoint,
     arn_rate: u64,
     out_cap_spread: bool,
     sl2vl: u64,
@@ -85,6 +90,7 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
         adapted_refresh: true,
         arbitration: OutputArbitration::RoundRobin,
         fecn: FecnMarking::default(),
+        qcn: QcnPoint::default(),
         arn_rate: 3,
         out_cap_spread: false,
         sl2vl: 0,
@@ -132,6 +138,17 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
                     rate: num(r)? as u16,
                     min_len: num(l)? as u16,
                     victims: u64::from_str_radix(m, 16).map_err(|_| format!("--fecn {v}"))?,
+                };
+            }
+            "--qcn" => {
+                let f: Vec<&str> = v.split(':').collect();
+                let [q, w, n] = f[..] else {
+                    return Err(format!("--qcn {v}: QEQ:W:SAMPLE"));
+                };
+                o.qcn = QcnPoint {
+                    qeq: num(q)? as u32,
+                    w: num(w)? as u8,
+                    sample: num(n)? as u32,
                 };
             }
             "--arn-rate" => o.arn_rate = num(v)?,
@@ -210,6 +227,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
     params.adapted_refresh = o.adapted_refresh;
     params.arbitration = o.arbitration;
     params.fecn = o.fecn;
+    params.qcn = o.qcn;
     let vcs = params.vcs();
     // Every VC full of one-flit packets, one packet leaving per output, one arriving.
     params.max_packets = vcs * o.vc_capacity as usize + p + 1;
@@ -274,6 +292,9 @@ pub fn record(args: &[&str]) -> Result<String, String> {
     let mut next_id = 1u32;
     let mut arn_id = 0x0100_0000u32;
     let mut hot: Option<u32> = None;
+    // Under QCN, phases in which CNMs for one source arrive on every output, filling the queue
+    // of the port toward it (CNMs dropped).
+    let mut storm = false;
 
     let file = std::fs::File::create(&o.out).map_err(|e| format!("{}: {e}", o.out))?;
     let mut w = std::io::BufWriter::new(file);
@@ -292,12 +313,13 @@ pub fn record(args: &[&str]) -> Result<String, String> {
 
     let mut inp = vec![PortIn::default(); p];
     let mut out = vec![PortOut::default(); p];
-    let (mut flits_in, mut flits_out, mut arns_out) = (0u64, 0u64, 0u64);
+    let (mut flits_in, mut flits_out, mut arns_out, mut cnms_out) = (0u64, 0u64, 0u64, 0u64);
     for t in 0..o.cycles {
         // Phases: a hot spot (one remote or local node many senders aim at) and the drain rate
         // of every far buffer change every 3000 cycles.
         if t % 3000 == 0 {
             hot = (rng.below(3) > 0).then(|| rng.below(nodes as u64) as u32);
+            storm = params.qcn.on() && rng.below(4) == 0;
             for r in receivers.iter_mut() {
                 r.drain = [100, 95, 70, 40][rng.below(4) as usize];
             }
@@ -426,6 +448,19 @@ pub fn record(args: &[&str]) -> Result<String, String> {
                 };
                 inp[port].arn = Some(info);
             }
+            // Under QCN, a CNM now and then from a congestion point downstream, for any source.
+            inp[port].cnm = None;
+            if params.qcn.on() && rng.below(1000) < if storm { 500 } else { 20 } {
+                let src = match hot {
+                    Some(h) if storm => h as u64,
+                    _ => rng.below(nodes as u64),
+                };
+                inp[port].cnm = Some(Cnm {
+                    src: src as u16,
+                    dest: (rng.below(nodes as u64) as u16) << o.lmc,
+                    fb: 1 + rng.below(63) as u8,
+                });
+            }
         }
         if let Err(f) = sw.step(&inp, &mut out, &mut ()) {
             return Err(format!("cycle {t}: port {}: {}", f.port, f.what));
@@ -433,6 +468,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
         write_frame(&mut w, t, &inp, &out).map_err(|e| format!("{}: {e}", o.out))?;
         flits_in += inp.iter().filter(|x| x.flit.valid).count() as u64;
         arns_out += out.iter().filter(|x| x.arn.is_some()).count() as u64;
+        cnms_out += out.iter().filter(|x| x.cnm.is_some()).count() as u64;
         for (i, x) in out.iter().enumerate() {
             if x.flit.valid {
                 flits_out += 1;
@@ -452,8 +488,13 @@ pub fn record(args: &[&str]) -> Result<String, String> {
     w.flush().expect("write");
     let st = sw.stats();
     Ok(format!(
-        "{} cycles, {flits_in} flits in, {flits_out} flits out, {arns_out} ARNs out, {} roots, \
-         {} adapted, {} consumed",
-        o.cycles, st.roots_detected, st.packets_adapted, st.arns_consumed
+        "{} cycles, {flits_in} flits in, {flits_out} flits out, {arns_out} ARNs out, {cnms_out} \
+         CNMs out ({} made, {} dropped), {} roots, {} adapted, {} consumed",
+        o.cycles,
+        st.cnms_made,
+        st.cnms_dropped,
+        st.roots_detected,
+        st.packets_adapted,
+        st.arns_consumed
     ))
 }

@@ -1,0 +1,205 @@
+`include "arnsim_assert.svh"
+
+// IEEE 802.1Qau in the switch: a congestion point at every output and the notification path
+// that carries congestion notification messages (CNMs) upstream to the sampled packets' sources.
+//
+// Contract
+// - Congestion point of output o (cp_left_q[o], cp_qold_q[o]; on while qeq_i != 0, else
+//   the registers hold their reset value 0): every packet an input's routing stage places in a
+//   VOQ for o this cycle (route_valid_i[i], route_out_i[i] == o) joins o's queue, in input order.
+//   A packet of len flits with cp_left <= len is sampled and reloads cp_left with sample_i;
+//   any other counts cp_left down by len. A sample computes, from the flits
+//   queued for o at the start of the cycle (Q: voq_occ_i[o][*] summed) and the queue of the
+//   sample before (Qold, then set to Q), Fb = -((Q - Qeq) + w (Q - Qold)); a negative Fb makes a
+//   CNM {src: the packet's source, dest: its DLID, fb: ceil(|Fb| * 63 / ((1 + 2w) Qeq)),
+//   at most 63}.
+// - Notification path: the CNMs arriving on the outputs' reverse directions (in_cnm_*_i, port
+//   order), then the congestion points' (input order), are each queued at the port the LFT's
+//   option 0 gives the LID src << Lmc (lft_i, the switch's combinational copy), a port's queue
+//   holding CnmDepth; one whose LID is unrouted or beyond the ports, or whose queue is full
+//   after this cycle's departure, is dropped. Each port sends its oldest CNM upstream
+//   (out_cnm_*_o: from the registers), and it leaves at the clock edge.
+// - Synchronous active-low reset: the queues empty, the congestion points' registers 0.
+// Twin: src/cycle/qcn.rs (notify, queue_cnm, commit_cnms), src/switch/qcn.rs (arrive, feedback)
+module cnm_unit
+  import switch_pkg::*;
+#(
+  parameter  int unsigned P        = 4,
+  parameter  int unsigned Lmc      = 1,
+  parameter  int unsigned Rows     = 16,
+  localparam int unsigned Banks    = 1 << Lmc,
+  localparam int unsigned CnmDepth = 8,
+  localparam int unsigned PortW    = (P > 1) ? $clog2(P) : 1
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // The switch's configuration registers: Qeq (flits, 0: off), w, the sample interval (flits).
+  input  logic [31:0]        qeq_i,
+  input  logic [7:0]         w_i,
+  input  logic [31:0]        sample_i,
+  // The LFT's combinational copy (switch.sv's lft_q).
+  input  logic [8*Banks-1:0] lft_i          [Rows],
+  // Per input: the packet its routing stage places in a VOQ this cycle.
+  input  logic [P-1:0]       route_valid_i,
+  input  logic [7:0]         route_out_i    [P],
+  input  desc_t              route_desc_i   [P],
+  // Per input and output: the VOQ occupancy at the start of the cycle.
+  input  logic [15:0]        voq_occ_i      [P][P],
+  // CNMs arriving on, and leaving by, the reverse directions of the links.
+  input  logic [P-1:0]       in_cnm_valid_i,
+  input  cnm_t               in_cnm_i       [P],
+  output logic [P-1:0]       out_cnm_valid_o,
+  output cnm_t               out_cnm_o      [P]
+);
+  localparam int unsigned RowW = (Rows > 1) ? $clog2(Rows) : 1;
+  localparam int unsigned Cands = 2 * P;
+
+  logic qcn_on;
+  assign qcn_on = qeq_i != '0;
+
+  // ---------------------------------------------------------------------------------------------
+  // Registers.
+  logic [31:0] cp_left_q [P], cp_left_d [P];
+  logic [31:0] cp_qold_q [P], cp_qold_d [P];
+  cnm_t        fifo_q    [P][CnmDepth], fifo_d [P][CnmDepth];
+  logic [2:0]  rd_q      [P], rd_d [P];
+  logic [3:0]  cnt_q     [P], cnt_d [P];
+
+  // The oldest CNM of each port leaves upstream.
+  always_comb begin
+    for (int p = 0; p < P; p++) begin
+      out_cnm_valid_o[p] = cnt_q[p] != '0;
+      out_cnm_o[p]       = (cnt_q[p] != '0) ? fifo_q[p][rd_q[p]] : '0;
+    end
+  end
+
+  // The port option 0 of the LFT gives the LID of end node src (NoRoute when unrouted).
+  function automatic logic [7:0] port_of(logic [15:0] src, logic [8*Banks-1:0] lft [Rows]);
+    logic [15:0] lid;
+    lid = 16'(32'(src) << Lmc);
+    if ((32'(lid) >> Lmc) >= Rows) return NoRoute;
+    return lft[RowW'(32'(lid) >> Lmc)][7:0];
+  endfunction
+
+  // ---------------------------------------------------------------------------------------------
+  // This cycle's CNMs, in queuing order: arrivals (port order), then samples (input order).
+  logic [Cands-1:0] cand_valid;
+  cnm_t             cand      [Cands];
+  always_comb begin
+    logic [31:0]         left, qold, q;
+    logic signed [63:0]  fb, fb_max, quant;
+    logic [PortW-1:0]    o;
+    o          = '0;
+    left       = '0;
+    qold       = '0;
+    q          = '0;
+    fb         = '0;
+    fb_max     = '0;
+    quant      = '0;
+    cp_left_d  = cp_left_q;
+    cp_qold_d  = cp_qold_q;
+    cand_valid = '0;
+    for (int p = 0; p < P; p++) begin
+      cand_valid[p] = in_cnm_valid_i[p];
+      cand[p]       = in_cnm_i[p];
+      cand[P + p]   = '0;
+    end
+    if (qcn_on) begin
+      for (int i = 0; i < P; i++) begin
+        if (route_valid_i[i] && 32'(route_out_i[i]) < P) begin
+          o    = PortW'(route_out_i[i]);
+          left = cp_left_d[o];
+          if (left <= 32'(route_desc_i[i].len)) begin
+            cp_left_d[o] = sample_i;
+            q = '0;
+            for (int j = 0; j < P; j++) q = q + 32'(voq_occ_i[j][o]);
+            qold = cp_qold_d[o];
+            cp_qold_d[o] = q;
+            fb = -((64'(q) - 64'(qeq_i)) + 64'(w_i) * (64'(q) - 64'(qold)));
+            if (fb < 0) begin
+              fb_max = (64'd1 + 64'd2 * 64'(w_i)) * 64'(qeq_i);
+              quant  = (-fb * 64'sd63 + fb_max - 64'sd1) / fb_max;
+              if (quant > 64'sd63) quant = 64'sd63;
+              if (quant < 64'sd1) quant = 64'sd1;
+              cand_valid[P + i] = 1'b1;
+              cand[P + i]       = '{fb: 8'(quant), dest: route_desc_i[i].dlid,
+                                    src: route_desc_i[i].src};
+            end
+          end else begin
+            cp_left_d[o] = left - 32'(route_desc_i[i].len);
+          end
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // The queues at the clock edge: each port's oldest leaves (it was sent), then this cycle's
+  // CNMs join behind in order while their queue has room.
+  always_comb begin
+    logic [7:0]       port;
+    logic [PortW-1:0] pi;
+    port   = '0;
+    pi     = '0;
+    fifo_d = fifo_q;
+    for (int p = 0; p < P; p++) begin
+      rd_d[p]  = rd_q[p];
+      cnt_d[p] = cnt_q[p];
+      if (cnt_q[p] != '0) begin
+        rd_d[p]  = rd_q[p] + 3'd1;
+        cnt_d[p] = cnt_q[p] - 4'd1;
+      end
+    end
+    for (int c = 0; c < Cands; c++) begin
+      if (cand_valid[c]) begin
+        port = port_of(cand[c].src, lft_i);
+        pi   = PortW'(port);
+        if (32'(port) < P && 32'(cnt_d[pi]) < CnmDepth) begin
+          fifo_d[pi][rd_d[pi] + 3'(cnt_d[pi])] = cand[c];
+          cnt_d[pi] = cnt_d[pi] + 4'd1;
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      cp_left_q <= '{default: '0};
+      cp_qold_q <= '{default: '0};
+      rd_q      <= '{default: '0};
+      cnt_q     <= '{default: '0};
+    end else begin
+      if (qcn_on) begin
+        cp_left_q <= cp_left_d;
+        cp_qold_q <= cp_qold_d;
+      end
+      fifo_q <= fifo_d;
+      rd_q   <= rd_d;
+      cnt_q  <= cnt_d;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Checks.
+  logic [P-1:0] over_depth, fb_outside;
+  always_comb begin
+    for (int p = 0; p < P; p++) begin
+      over_depth[p] = 32'(cnt_q[p]) > CnmDepth;
+      fb_outside[p] = out_cnm_valid_o[p] && (out_cnm_o[p].fb == '0 || out_cnm_o[p].fb > 8'd63);
+    end
+  end
+  // A port's queue never holds more than CnmDepth CNMs.
+  `ASSERT_NEVER(a_cnm_queue_depth, |over_depth)
+  // A CNM sent upstream asks for some decrease, within 6 bits (the arrivals' too: m_cnm_fb).
+  `ASSERT_NEVER(a_cnm_fb_range, |fb_outside)
+  // The congestion points make CNMs only while they are on.
+  `ASSERT_NEVER(a_cnm_made_only_when_on, !qcn_on && |cand_valid[Cands-1:P])
+  // The CNMs arriving carry a feedback of 1 to 63.
+  logic [P-1:0] in_fb_outside;
+  always_comb begin
+    for (int p = 0; p < P; p++) begin
+      in_fb_outside[p] = in_cnm_valid_i[p] && (in_cnm_i[p].fb == '0 || in_cnm_i[p].fb > 8'd63);
+    end
+  end
+  `ASSUME(m_cnm_fb, !(|in_fb_outside))
+endmodule
