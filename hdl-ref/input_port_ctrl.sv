@@ -162,7 +162,7 @@ module input_port_ctrl
   logic unused_cfg;
   // The queuing scheme is the HCAs' SL policy: the switch reads the SL, not the scheme. The
   // outputs arbitrate and mark FECN.
-  assign unused_cfg = ^{cfg_i.id, cfg_i.stage, cfg_i.up_ports, cfg_i.seed, cfg_i.queuing,
+  assign unused_cfg = ^{cfg_i.id, cfg_i.stage, cfg_i.seed, cfg_i.queuing,
                         cfg_i.qvcs, cfg_i.qarg, cfg_i.fcfs, cfg_i.fecn_threshold,
                         cfg_i.fecn_rate, cfg_i.fecn_min_len, cfg_i.fecn_victims,
                         cfg_i.qcn_qeq, cfg_i.qcn_w, cfg_i.qcn_sample};
@@ -307,6 +307,8 @@ module input_port_ctrl
     .rst_ni,
     .routing_i         (cfg_i.routing),
     .adapted_refresh_i (cfg_i.adapted_refresh),
+    .up_ports_i        (cfg_i.up_ports),
+    .smodk_div_i       (cfg_i.smodk_div),
     .valid_i           (rt_valid_q),
     .desc_i            (rt_desc),
     .lft_ports_i       (lft_ports),

@@ -13,7 +13,9 @@
 //   Fa takes the adaptive option (1 and up) whose next VC has the most credits (out_cred_i), at
 //   least its length plus that output's escape half (res_o: the half, 0 otherwise); Arn(Afi) takes
 //   the alternative port of a consumed ARN-table entry, and a hit on a non-consumed entry sends an
-//   ARN upstream when may_send_arn_i (the entry's gap timer is out and the ARN FIFO has room). A
+//   ARN upstream when may_send_arn_i (the entry's gap timer is out and the ARN FIFO has room);
+//   SModK, when det_o is an up port (up_ports_i) and smodk_div_i is not 0, takes up port
+//   (src / smodk_div_i) mod (up ports) in ascending order (its deterministic route). A
 //   re-routed packet is marked adapted under AFI (flags_o). An adapted packet that hits a
 //   non-consumed entry refreshes it upstream when adapted_refresh_i.
 // - routed_o: out_o is a port below P; nvc_o is the next VC, the AFC (V - 1) for an adapted packet
@@ -39,6 +41,9 @@ module routing_stage
   // The switch's routing mode (Rt*) and whether adapted packets refresh entries upstream.
   input  logic [2:0]         routing_i,
   input  logic               adapted_refresh_i,
+  // S-mod-K: the switch's up ports and the source's divisor.
+  input  logic [63:0]        up_ports_i,
+  input  logic [31:0]        smodk_div_i,
   // The head held, its LFT read, and what the choice reads: VOQ counts, this input's SL-to-VL
   // column, the outputs' credits per VC.
   input  logic               valid_i,
@@ -92,7 +97,32 @@ module routing_stage
   logic [PortW-1:0] oi;
   // The stage reads the header fields it needs; the rest of the descriptor is not used here.
   logic           unused_desc;
-  assign unused_desc = ^{desc_i.injected, desc_i.id, desc_i.src, desc_i.sl[7:4]};
+  assign unused_desc = ^{desc_i.injected, desc_i.id, desc_i.sl[7:4]};
+
+  // S-mod-K: up port (src / smodk_div_i) mod n of the n up ports, in ascending order.
+  logic        sm_req;
+  logic [7:0]  sm_out;
+  always_comb begin
+    logic [6:0]  n_up, seen;
+    logic [31:0] k;
+    n_up   = '0;
+    seen   = '0;
+    k      = '0;
+    sm_out = NoRoute;
+    for (int p = 0; p < 64; p++) if (up_ports_i[p]) n_up = n_up + 7'd1;
+    sm_req = valid_i && !desc_i.flags[FlagAdapted] && det_o != NoRoute
+             && 32'(routing_i) == RtSModK && det_o < 8'd64 && up_ports_i[det_o[5:0]]
+             && smodk_div_i != '0;
+    if (sm_req) begin
+      k = (32'(desc_i.src) / smodk_div_i) % 32'(n_up);
+      for (int p = 0; p < 64; p++) begin
+        if (up_ports_i[p]) begin
+          if (32'(seen) == k) sm_out = 8'(p);
+          seen = seen + 7'd1;
+        end
+      end
+    end
+  end
 
   always_comb begin
     adapted_in = desc_i.flags[FlagAdapted];
@@ -172,6 +202,7 @@ module routing_stage
       if (rng_req_o) out_o = obl;
       if (at_req_o && at_alt_i != NoRoute) out_o = at_alt_i;
       if (fa_req && fa_out != NoRoute) out_o = fa_out;
+      if (sm_req) out_o = sm_out;
       if (uses_arn) begin
         if (lk_consumed_i && lk_alt_port_i != NoRoute) begin
           out_o = lk_alt_port_i;
@@ -210,7 +241,7 @@ module routing_stage
   `ASSERT(a_adapted_only_under_afi, !(flags_o[FlagAdapted] && !adapted_in) || afi)
   // A packet leaves by a route other than option 0 only when the mode re-routed it.
   `ASSERT(a_rerouted_by_mode, !(routed_o && out_o != det_o)
-                              || rng_req_o || at_req_o || fa_req || uses_arn)
+                              || rng_req_o || at_req_o || fa_req || uses_arn || sm_req)
   // An ARN is sent only on a hit of a non-consumed entry, with the gap out and room in the FIFO.
   `ASSERT(a_arn_on_hit, !arn_push_o || (lk_hit_i && !lk_consumed_i && may_send_arn_i))
 endmodule

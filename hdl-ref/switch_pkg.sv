@@ -10,7 +10,7 @@
 // - cnm_t: a QCN congestion notification, 40 bits, LSB first as in src/wire/cnm.rs: src 16,
 //   dest 16, fb 8.
 // - cfg_t: the configuration registers of one switch, programmed (like the LFT) before traffic
-//   and held while the links run: routing mode and queuing scheme (RtDModK .. RtFa,
+//   and held while the links run: routing mode and queuing scheme (RtDModK .. RtSModK,
 //   QuOneQ .. QuFlow2Sl, numbered in the order of src/switch/config.rs), the scheme's regular
 //   VCs and argument, the switch's id, stage and up ports, the seed of oblivious routing, and
 //   whether adapted packets refresh ARN-table entries upstream; whether the outputs
@@ -62,6 +62,7 @@ package switch_pkg;
     logic [31:0] qcn_qeq;          // QCN: the congestion points' Qeq (flits); 0 off
     logic [7:0]  qcn_w;            // QCN: the weight w of the queue's growth
     logic [31:0] qcn_sample;       // QCN: flits joining an output's queue between two samples
+    logic [31:0] smodk_div;        // S-mod-K: the source's divisor (0: not a fat-tree switch)
   } cfg_t;
 
   typedef struct packed {
@@ -86,6 +87,7 @@ package switch_pkg;
   localparam int unsigned RtArn           = 4;
   localparam int unsigned RtArnAfi        = 5;
   localparam int unsigned RtFa            = 6;
+  localparam int unsigned RtSModK         = 7;
 
   // Queuing schemes (cfg_t.queuing).
   localparam int unsigned QuOneQ    = 0;

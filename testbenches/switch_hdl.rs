@@ -3,8 +3,8 @@
 //! port output compared in every cycle.
 //!
 //! - Seeded random link traffic that obeys the protocol (`switch_hdl/random_link.rs`), recorded
-//!   on the cycle engine, for each of the seven routing modes on a 4-port switch with 2 VCs
-//!   (1,000,000 cycles) and on a 12-port switch with 4 VCs (300,000 cycles, or
+//!   on the cycle engine, for each of the eight routing modes on a 4-port switch with 2 VCs
+//!   (1,000,000 cycles) and, S-mod-K apart, on a 12-port switch with 4 VCs (300,000 cycles, or
 //!   `ARNSIM_SWITCH_HDL_P12_CYCLES`), three of them (ARN and FA on 4 ports, Adaptive-Th on 12)
 //!   arbitrating first come, first served, three marking FECN, and two (Adaptive-Th on 4 ports,
 //!   Oblivious on 12) with QCN congestion points and CNMs arriving (under AFI the scheme's
@@ -14,7 +14,8 @@
 //!   of `figure4` for the whole run, three routers of `dragonfly72` with the VL raised after the
 //!   global hop, three switches of `default` under FA, two under first come, first served
 //!   arbitration, two marking FECN under ARN+AFI and one under FA, one under InfiniBand
-//!   congestion control, two under QCN (CNMs in and out), and the first congestion-root switch
+//!   congestion control, two under QCN (CNMs in and out), two leaves under S-mod-K, and the
+//!   first congestion-root switch
 //!   of configuration 1 under H10 with ARN+AFI (hot spot at 10 us, CRT 20 us) from reset, less
 //!   than 100 us before its root is detected, to 500 us after.
 //!
@@ -191,6 +192,13 @@ fn random_cases() -> Vec<Case> {
             ],
             m,
             17,
+        ),
+        random_case(
+            4,
+            "smodk",
+            &["--queuing", "dbbm", "--qvcs", "2", "--smodk-div", "2"],
+            m,
+            18,
         ),
         // 12 ports, 4 VCs: three regular VCs and the AFC under AFI, four otherwise.
         random_case(
@@ -412,6 +420,12 @@ fn fecn_cases() -> Vec<Case> {
     cases
 }
 
+/// S-mod-K on the default fat tree: two leaves, for the whole run.
+fn smodk_cases() -> Vec<Case> {
+    const SMODK: &[&str] = &["routing=smodk"];
+    some_switches("default", SMODK, "smodk", "switch ", &[0, 1], 8)
+}
+
 /// IEEE 802.1Qau on the default fat tree under ARN+AFI (congestion points with Qeq 2 KB, a
 /// sample every 16 KB, CNMs routed upstream through the switches to the sources' reaction
 /// points): the leaf with the hot spot and a spine, for the whole run.
@@ -560,6 +574,7 @@ fn main() {
     cases.extend(fcfs_cases());
     cases.extend(fecn_cases());
     cases.extend(qcn_cases());
+    cases.extend(smodk_cases());
     cases.push(config1_root_case());
     cases.retain(|c| c.name.contains(&filter));
     cases.sort_by_key(|c| std::cmp::Reverse(c.weight));

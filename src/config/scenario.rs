@@ -246,6 +246,14 @@ impl Scenario {
 
         let topology = topology_keys::read(&r);
         let routing_engine = topology_keys::routing_engine(&r, topology.as_ref());
+        // S-mod-K divides the source by the up-port counts of a fat tree's levels.
+        if let (Some(RoutingMode::SModK), Some(t)) = (routing, topology.as_ref()) {
+            doc.holds("routing", t.xgft.is_some(), || {
+                "`smodk` routes fat trees (`topology.kind` `kary_ntree` or `rlft`): it divides \
+                 the source by the up-port counts of the tree's levels"
+                    .into()
+            });
+        }
         // A custom topology in error still declares its node count: the traffic keys are checked
         // against it, so that one run of `check` reports their errors too.
         let nodes =
@@ -458,7 +466,7 @@ impl Scenario {
             watchdog_cycles: watchdog,
             // A replayed packet's id names its message, not its place in its flow.
             // Under FA, the packets that take the deterministic route keep their order.
-            check_order: (routing == RoutingMode::DModK
+            check_order: (matches!(routing, RoutingMode::DModK | RoutingMode::SModK)
                 || (routing == RoutingMode::Fa && traffic.adaptive_share < 1.0))
                 && traffic.replay.is_none(),
             node_consumes_arns,

@@ -550,3 +550,19 @@ fn colored_tables_take_the_known_phases_or_are_refused_at_routing_engine() {
         "{e:?}"
     );
 }
+
+#[test]
+fn smodk_routes_fat_trees_and_its_flows_keep_their_order() {
+    let s = Scenario::from_text("s.toml", SMALL, &["routing=smodk".to_string()]).unwrap();
+    assert_eq!(s.params.switch.routing, RoutingMode::SModK);
+    assert!(
+        s.params.check_order,
+        "S-mod-K is deterministic: flows arrive in order"
+    );
+    let e = errs(DRAGONFLY, &["routing=smodk"]);
+    let e = e[0].to_string();
+    assert!(
+        e.contains("key `routing`") && e.contains("`smodk` routes fat trees"),
+        "{e}"
+    );
+}

@@ -58,6 +58,14 @@ impl StageInputs for Stage<'_> {
     fn rng(&mut self) -> &mut SplitMix64 {
         self.rng
     }
+
+    fn up_ports(&self) -> u64 {
+        self.wiring.up_ports
+    }
+
+    fn smodk_div(&self) -> u32 {
+        self.wiring.smodk_div
+    }
 }
 
 impl CycleSwitch {

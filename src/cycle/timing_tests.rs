@@ -79,6 +79,7 @@ pub(super) fn switch_of(mut params: SwitchParams, ports: usize, cap: u16) -> Cyc
         id: 0,
         stage: 1,
         up_ports: 0,
+        smodk_div: 0,
         in_ch: vec![0; ports],
         out_ch: vec![0; ports],
         out_capacity: vec![cap; ports],

@@ -224,6 +224,7 @@ impl<const V: usize> Fabric<V> {
                 }
             }
         }
+        let smodk_divs = subnet_manager::smodk_divisors(topo);
         let mut switches = Vec::with_capacity(ns);
         for (s, (spec, lft)) in topo.switches.iter().zip(tables).enumerate() {
             if in_ch[s].contains(&u32::MAX) {
@@ -240,6 +241,7 @@ impl<const V: usize> Fabric<V> {
                 id: s as u32,
                 stage: spec.stage,
                 up_ports: spec.up_ports,
+                smodk_div: smodk_divs.get(s).copied().unwrap_or(0),
                 in_ch: in_ch[s].clone(),
                 out_ch: out_ch[s].clone(),
                 out_capacity,

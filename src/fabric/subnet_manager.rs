@@ -345,6 +345,17 @@ pub fn minimal_ports(topo: &Topology, sw: u32, dest: u32) -> Vec<u16> {
 }
 
 /// Index of switch `sw` inside its level (switches are numbered level by level).
+/// Per switch, S-mod-K's divisor of the source (the product of the up-port counts of the levels
+/// below it, the `b_l` D-mod-K divides the destination by); all 0 off a fat tree.
+pub fn smodk_divisors(topo: &Topology) -> Vec<u32> {
+    if topo.xgft.is_none() {
+        return vec![0; topo.switches.len()];
+    }
+    (0..topo.switches.len() as u32)
+        .map(|sw| Minimal::at(topo, sw, index_in_level(topo, sw)).b_l)
+        .collect()
+}
+
 fn index_in_level(topo: &Topology, sw: u32) -> u32 {
     let l = topo.switches[sw as usize].stage;
     sw - topo.switches[..sw as usize]

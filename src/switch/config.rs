@@ -24,11 +24,18 @@ pub enum RoutingMode {
     /// adaptive, taken only while the adaptive half of the next VC has room for the packet;
     /// option 0 is the escape route (a deadlock-free routing), always allowed.
     Fa,
+    /// Deterministic S-mod-K on fat trees: a hop toward the roots takes the up port the
+    /// packet's source selects, up port `(source / smodk_div) mod (up ports)` in ascending order
+    /// (`smodk_div` the product of the up-port counts of the levels below, which the subnet
+    /// manager programs with the LFT; D-mod-K uses the destination the same way), a hop toward
+    /// the leaves option 0 (the one way down). The routing stage reads the source from the
+    /// header (`docs/routing_options.md` says what an InfiniBand fabric has instead).
+    SModK,
 }
 
 impl RoutingMode {
-    /// Every mode: the six of Rocher-Gonzalez et al. in their order, then FA.
-    pub const ALL: [RoutingMode; 7] = [
+    /// Every mode: the six of Rocher-Gonzalez et al. in their order, then FA and S-mod-K.
+    pub const ALL: [RoutingMode; 8] = [
         RoutingMode::DModK,
         RoutingMode::Oblivious,
         RoutingMode::AdaptiveTh,
@@ -36,6 +43,7 @@ impl RoutingMode {
         RoutingMode::Arn,
         RoutingMode::ArnAfi,
         RoutingMode::Fa,
+        RoutingMode::SModK,
     ];
 
     /// Whether adapted packets are marked and moved to the AFC.
@@ -50,7 +58,7 @@ impl RoutingMode {
 
     /// Whether sources ask for every routing option (DLID LSB set).
     pub fn multipath(self) -> bool {
-        self != RoutingMode::DModK
+        !matches!(self, RoutingMode::DModK | RoutingMode::SModK)
     }
 
     /// Whether packets wait in the adaptive or the escape half of a VC (FA).
@@ -59,7 +67,7 @@ impl RoutingMode {
     }
 
     /// Stable lower-case name (`dmodk`, `oblivious`, `adaptive_th`, `adaptive_th_afi`, `arn`,
-    /// `arn_afi`, `fa`).
+    /// `arn_afi`, `fa`, `smodk`).
     pub fn name(self) -> &'static str {
         match self {
             RoutingMode::DModK => "dmodk",
@@ -69,6 +77,7 @@ impl RoutingMode {
             RoutingMode::Arn => "arn",
             RoutingMode::ArnAfi => "arn_afi",
             RoutingMode::Fa => "fa",
+            RoutingMode::SModK => "smodk",
         }
     }
 

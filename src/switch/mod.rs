@@ -52,6 +52,9 @@ pub struct SwitchWiring {
     pub stage: u8,
     /// Bit p: port p goes up.
     pub up_ports: u64,
+    /// S-mod-K's divisor of the source at this switch (the product of the up-port counts of
+    /// the levels below; 0 off a fat tree).
+    pub smodk_div: u32,
     /// Per port: the channel whose flits arrive at this input (we send credits back on it).
     pub in_ch: Vec<u32>,
     /// Per port: the channel this output sends flits on (credits come back on it).

@@ -5,7 +5,8 @@
 //! a usable option; Adaptive-Th(AFI) takes the alternative with the most credits when the VOQ of
 //! option 0 is above the threshold (pseudo-code 3); ARN(AFI) takes the alternative of a consumed
 //! ARN-table entry, and a hit on a non-consumed one sends an ARN upstream; FA takes the adaptive
-//! option with the most credits beyond the escape half (Martínez et al., section 4.4).
+//! option with the most credits beyond the escape half (Martínez et al., section 4.4); S-mod-K
+//! takes, toward the roots, the up port its source selects.
 //!
 //! [`choose`] is that decision, called by the cycle engine (`src/cycle/routing_stage.rs`) and
 //! the event engine (`src/fabric/event/routing_stage.rs`), each reading its own state through
@@ -41,6 +42,10 @@ pub trait StageInputs {
     fn lookup(&self) -> ArnLookupResult;
     /// The switch's random stream (Oblivious).
     fn rng(&mut self) -> &mut SplitMix64;
+    /// The switch's up ports, bit p for port p (S-mod-K).
+    fn up_ports(&self) -> u64;
+    /// S-mod-K's divisor of the source (0: the switch does not route S-mod-K).
+    fn smodk_div(&self) -> u32;
 }
 
 /// The routing stage's decision for one head.
@@ -121,8 +126,37 @@ pub fn choose<S: StageInputs>(sp: &SwitchParams, pkt: &Packet, det: u8, s: &mut 
                 route.reserve = sp.escape_credits(s.capacity(fa));
             }
         }
+        RoutingMode::SModK => {
+            let up = s.up_ports();
+            if det < 64 && up >> det & 1 == 1 {
+                let p = smodk_port(up, s.smodk_div(), pkt.src);
+                if p != NO_ROUTE {
+                    // S-mod-K's port is the packet's deterministic route: not counted adapted.
+                    route.det = p;
+                    route.out = p;
+                }
+            }
+        }
     }
     route
+}
+
+/// S-mod-K's up port for a packet from end node `src` at a switch whose up ports are `up`:
+/// up port `(src / div) mod n` of the `n` in ascending order; `NO_ROUTE` without up ports or
+/// with `div` 0.
+#[inline]
+pub fn smodk_port(up: u64, div: u32, src: u16) -> u8 {
+    let n = up.count_ones();
+    if n == 0 || div == 0 {
+        return NO_ROUTE;
+    }
+    let mut k = (src as u32 / div) % n;
+    let mut rest = up;
+    while k > 0 {
+        rest &= rest - 1;
+        k -= 1;
+    }
+    rest.trailing_zeros() as u8
 }
 
 /// The ARN-table lookup of the head `pkt` (`lk_*_o`): by its destination's base LID and its VC,
@@ -232,4 +266,27 @@ pub fn fa_choice(
         }
     }
     best.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smodk_takes_the_up_port_its_source_selects() {
+        // Up ports 4 to 7: the source's low digit (div 1), its second digit (div 4).
+        let up = 0xF0;
+        let got: Vec<u8> = (0..8).map(|s| smodk_port(up, 1, s)).collect();
+        assert_eq!(got, [4, 5, 6, 7, 4, 5, 6, 7]);
+        let got: Vec<u8> = [0u16, 3, 4, 8, 12, 16]
+            .map(|s| smodk_port(up, 4, s))
+            .to_vec();
+        assert_eq!(got, [4, 4, 5, 6, 7, 4]);
+        // Up ports in ascending order wherever they sit; none, or no divisor: no route.
+        let got: Vec<u8> = (0..4).map(|s| smodk_port(0b1010_0100, 1, s)).collect();
+        assert_eq!(got, [2, 5, 7, 2]);
+        assert_eq!(smodk_port(0, 1, 3), NO_ROUTE);
+        assert_eq!(smodk_port(up, 0, 3), NO_ROUTE);
+        assert_eq!(smodk_port(1 << 63, 1, 9), 63);
+    }
 }

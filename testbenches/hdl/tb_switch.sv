@@ -130,6 +130,7 @@ module tb_switch
       "arn":             return RtArn;
       "arn_afi":         return RtArnAfi;
       "fa":              return RtFa;
+      "smodk":           return RtSModK;
       default:           return 99;
     endcase
   endfunction
@@ -204,8 +205,13 @@ arn_entries line", path);
         sl2vl_sl.push_back(c);
         sl2vl_vl.push_back(d);
       end else if (starts(line, "switch ")) begin
-        n = $sscanf(line, "switch %s id %d stage %d up_ports %h seed %d", name, a, b, up, seed);
-        if (n != 5 || b < 0 || b > 255) $fatal(1, "%s: unreadable switch line: %s", path, line);
+        // S-mod-K's divisor is written for S-mod-K only.
+        c = 0;
+        n = $sscanf(line, "switch %s id %d stage %d up_ports %h seed %d smodk_div %d", name, a, b,
+                    up, seed, c);
+        if (n < 5 || b < 0 || b > 255 || c < 0)
+          $fatal(1, "%s: unreadable switch line: %s", path, line);
+        cfg.smodk_div = 32'(c);
         cfg.id       = 32'(a);
         cfg.stage    = 8'(b);
         cfg.up_ports = up;
@@ -226,7 +232,7 @@ arn_entries line", path);
         aname = "round_robin";
         n = $sscanf(line, "param routing %s queuing %s qvcs %d qarg %d arbitration %s", rname,
                     qname, a, b, aname);
-        if (n < 4 || routing_code(rname) > RtFa || queuing_code(qname) > QuFlow2Sl
+        if (n < 4 || routing_code(rname) > RtSModK || queuing_code(qname) > QuFlow2Sl
             || a < 0 || a > 15 || b < 0 || b > 65535
             || (aname != "round_robin" && aname != "fcfs")) begin
           $fatal(1, "%s: unreadable routing line: %s", path, line);

@@ -16,7 +16,7 @@
 //! eight arriving marked already [off], `--qcn QEQ:W:SAMPLE` the QCN congestion points' Qeq, w
 //! and sample interval (flits), with a well-formed CNM arriving on each output 20 times in 1,000
 //! cycles, and in one phase in four 500 times, for the hot spot's source when there is one
-//! [off], `--out FILE` [switch.rec].
+//! [off], `--smodk-div D` S-mod-K's divisor of the source [1], `--out FILE` [switch.rec].
 //!
 //! The switch is a fat-tree switch: its low half of ports goes down, one end node per port, the
 //! high half goes up; the LFT routes a local node to its port on every option and a remote node
@@ -62,6 +62,7 @@ pub struct Opts {
     arbitration: OutputArbitration,
     fecn: FecnMarking,
     qcn: QcnPoint,
+    smodk_div: u32,
     arn_rate: u64,
     out_cap_spread: bool,
     sl2vl: u64,
@@ -91,6 +92,7 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
         arbitration: OutputArbitration::RoundRobin,
         fecn: FecnMarking::default(),
         qcn: QcnPoint::default(),
+        smodk_div: 1,
         arn_rate: 3,
         out_cap_spread: false,
         sl2vl: 0,
@@ -151,6 +153,7 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
                     sample: num(n)? as u32,
                 };
             }
+            "--smodk-div" => o.smodk_div = num(v)? as u32,
             "--arn-rate" => o.arn_rate = num(v)?,
             "--out-cap-spread" => o.out_cap_spread = num(v)? != 0,
             "--sl2vl" => o.sl2vl = num(v)?,
@@ -265,6 +268,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
         id: o.id,
         stage: o.stage,
         up_ports: up_mask,
+        smodk_div: o.smodk_div,
         in_ch: vec![0; p],
         out_ch: vec![0; p],
         out_capacity: out_caps,

@@ -101,10 +101,21 @@ impl<const V: usize> StageInputs for Stage<'_, '_, V> {
         let s = self.place().switch as usize;
         &mut self.core.rngs[s]
     }
+
+    #[inline(always)]
+    fn up_ports(&self) -> u64 {
+        self.unit().wiring().up_ports
+    }
+
+    #[inline(always)]
+    fn smodk_div(&self) -> u32 {
+        self.unit().wiring().smodk_div
+    }
 }
 
 impl<const V: usize> EventCore<V> {
-    /// The head in slot `k` reached flat input `input` in `now`: routed now (D-mod-K), or left
+    /// The head in slot `k` reached flat input `input` in `now`: routed now (D-mod-K, S-mod-K:
+    /// what they read does not change), or left
     /// for its switch's routing stage at the start of `now + 1`.
     #[inline(always)]
     pub(super) fn route_later(
@@ -114,7 +125,10 @@ impl<const V: usize> EventCore<V> {
         k: u32,
         now: u64,
     ) -> Result<(), Violation> {
-        if env.params.switch.routing == RoutingMode::DModK {
+        if matches!(
+            env.params.switch.routing,
+            RoutingMode::DModK | RoutingMode::SModK
+        ) {
             return self.route(env, input, k, now + 1);
         }
         let Place {

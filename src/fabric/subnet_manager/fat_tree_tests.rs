@@ -165,3 +165,64 @@ fn a_colored_table_lowers_nas_cg_contention_and_is_its_phases_alone() {
         &program_with(&t, RoutingEngine::Colored, &phases).unwrap(),
     );
 }
+
+/// The switches a packet from `s` to `d` crosses, each hop toward the roots taking S-mod-K's up
+/// port when `smodk`, else option 0 (D-mod-K's).
+fn path(topo: &Topology, r: &Routing, s: u32, d: u32, smodk: bool) -> Vec<u32> {
+    use crate::switch::routing_stage::smodk_port;
+    let divs = smodk_divisors(topo);
+    let peer: HashMap<Endpoint, Endpoint> = topo
+        .links
+        .iter()
+        .flat_map(|&(a, b)| [(a, b), (b, a)])
+        .collect();
+    let mut at = peer[&Endpoint::Node(s)];
+    let mut seen = Vec::new();
+    while let Endpoint::Switch { sw, .. } = at {
+        seen.push(sw);
+        let mut port = r.tables[sw as usize].options((d << r.lmc) as u16).ports[0];
+        let up = topo.switches[sw as usize].up_ports;
+        if smodk && up >> port & 1 == 1 {
+            port = smodk_port(up, divs[sw as usize], s as u16);
+        }
+        at = peer[&Endpoint::Switch {
+            sw,
+            port: port as u16,
+        }];
+        assert!(
+            seen.len() <= 2 * topo.stages() as usize,
+            "{s}->{d} is not minimal"
+        );
+    }
+    assert_eq!(at, Endpoint::Node(d), "{s}->{d} arrived elsewhere");
+    seen
+}
+
+#[test]
+fn smodk_routes_each_pair_over_dmodks_path_of_the_reverse_pair() {
+    // S-mod-K spreads by source what D-mod-K spreads by destination: the path from s to d is
+    // D-mod-K's from d to s, reversed, on full and slimmed trees.
+    for t in [
+        Topology::kary_ntree(4, 3),
+        Topology::xgft(&[4, 4, 4], &[1, 4, 2]),
+        Topology::xgft(&[8, 4], &[1, 4]),
+    ] {
+        let r = program(&t, RoutingEngine::Ftree).unwrap();
+        for s in 0..t.nodes {
+            for d in 0..t.nodes {
+                let mut back = path(&t, &r, d, s, false);
+                back.reverse();
+                assert_eq!(path(&t, &r, s, d, true), back, "{s}->{d}");
+            }
+        }
+    }
+    // And it differs from D-mod-K: from the 4 nodes of one leaf to one remote destination,
+    // D-mod-K takes one up port, S-mod-K four.
+    let t = Topology::kary_ntree(4, 2);
+    let r = program(&t, RoutingEngine::Ftree).unwrap();
+    let second = |smodk| -> std::collections::BTreeSet<u32> {
+        (0..4).map(|s| path(&t, &r, s, 12, smodk)[1]).collect()
+    };
+    assert_eq!(second(false).len(), 1);
+    assert_eq!(second(true).len(), 4);
+}

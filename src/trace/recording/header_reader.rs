@@ -58,7 +58,7 @@ impl HeaderLine {
     /// Its keys, in the order they are written.
     fn keys(self) -> &'static [&'static str] {
         match self {
-            HeaderLine::Switch => &["id", "stage", "up_ports", "seed"],
+            HeaderLine::Switch => &["id", "stage", "up_ports", "seed", "smodk_div"],
             HeaderLine::Sizes => &[
                 "ports",
                 "vcs",
@@ -193,6 +193,7 @@ impl<R: BufRead> RecordingReader<R> {
                     id: 0,
                     stage: 0,
                     up_ports: 0,
+                    smodk_div: 0,
                     in_ch: Vec::new(),
                     out_ch: Vec::new(),
                     out_capacity: Vec::new(),
@@ -251,6 +252,10 @@ impl<R: BufRead> RecordingReader<R> {
                             format!("{p}:{n}: key `up_ports`: not a hexadecimal mask")
                         })?;
                         h.seed = k.get("seed")?;
+                        // Written for S-mod-K only: 0 (not routing S-mod-K) without it.
+                        if k.pairs.contains_key("smodk_div") {
+                            h.wiring.smodk_div = k.get("smodk_div")?;
+                        }
                     }
                     HeaderLine::Sizes => {
                         ports = k.get("ports")?;

@@ -6,7 +6,7 @@ use crate::blocks::LftBanks;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::cycle::{LinkFlit, PortIn, PortOut};
 use crate::fabric::Fabric;
-use crate::switch::{QueuingScheme, SwitchParams, SwitchWiring};
+use crate::switch::{QueuingScheme, RoutingMode, SwitchParams, SwitchWiring};
 use std::io::{self, Write};
 
 mod header_reader;
@@ -85,11 +85,15 @@ impl RecordingHeader {
             QueuingScheme::PathSl { vcs } => (vcs as u32, 0),
         };
         writeln!(w, "{MAGIC}")?;
-        writeln!(
+        write!(
             w,
             "switch {} id {} stage {} up_ports {:x} seed {}",
             self.name, wi.id, wi.stage, wi.up_ports, self.seed
         )?;
+        if p.routing == RoutingMode::SModK {
+            write!(w, " smodk_div {}", wi.smodk_div)?;
+        }
+        writeln!(w)?;
         writeln!(
             w,
             "param ports {ports} vcs {} vc_capacity {} max_packets {} lmc {} banks {} rows {}",
