@@ -27,8 +27,8 @@
 //      (cfg_i.fcfs) only those with the oldest stamp request (a packet joining a FIFO takes
 //      the number of the next cycle, cyc_q + 1, as its stamp);
 //   6. each input sends upstream the credits of the flits that left it and its oldest ARN.
-//   The processARN queue (CmdDepth deep) takes this cycle's commands in filing order while it
-//   has room, then its front leaves if it was applied.
+//   The processARN queue (arn_cmd_queue.sv, CmdDepth deep) takes this cycle's commands in
+//   filing order while it has room, then its front leaves if it was applied.
 // - LFT: lft_wr_*_i writes one linear entry of every input's lft_banks and of the switch's own
 //   copy (lft_q below). lft_banks clears its memory during reset, so the table is written after
 //   reset is released, while the links are idle (m_lft_write_idle); a switch just out of reset
@@ -121,7 +121,6 @@ module switch
   output cnm_t          out_cnm_o       [P]
 );
   localparam logic [7:0]  Afc     = 8'(V - 1);
-  localparam int unsigned CmdW    = $clog2(CmdDepth);
   localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1;
 
   // The mode's features, from the configuration.
@@ -513,88 +512,28 @@ module switch
     arn_seq_d = seq;
   end
 
-  // Commands filed this cycle: the outputs' (port order), then the ARNs received (port order).
-  logic [2*P-1:0] cand_valid;
-  arn_t           cand       [2*P];
-  logic [2*P-1:0] cand_adapted;
-  always_comb begin
-    for (int o = 0; o < P; o++) begin
-      cand_valid[o]       = uses_arn && cmd_valid[o];
-      cand[o]             = cmd[o];
-      cand_adapted[o]     = cmd_adapted[o];
-      cand_valid[P + o]   = uses_arn && in_arn_valid_i[o];
-      cand[P + o]         = in_arn_i[o];
-      cand[P + o].port    = 8'(o);
-      cand_adapted[P + o] = 1'b0;
-    end
-  end
-
-  arn_t              cmdq_q [CmdDepth];
-  logic [CmdDepth-1:0] cmdq_adapted_q;
-  logic [CmdW-1:0]   cmd_rd_q;
-  logic [CmdW:0]     cmd_cnt_q, cmd_cnt_d;
+  // The processARN commands of this cycle (the outputs', then the ARNs received) and the queue
+  // (arn_cmd_queue.sv); the command applied now (pr_*), consumed when it names this stage.
   logic              pr_en, pr_adapted, pr_consumed;
   arn_t              pr;
+  arn_cmd_queue #(.P(P), .CmdDepth(CmdDepth)) u_cmdq (
+    .clk_i,
+    .rst_ni,
+    .uses_arn_i      (uses_arn),
+    .cmd_valid_i     (cmd_valid),
+    .cmd_i           (cmd),
+    .cmd_adapted_i   (cmd_adapted),
+    .in_arn_valid_i,
+    .in_arn_i,
+    .pr_en_o         (pr_en),
+    .pr_o            (pr),
+    .pr_adapted_o    (pr_adapted)
+  );
   always_comb begin
-    pr_en      = 1'b0;
-    pr         = '0;
-    pr_adapted = 1'b0;
-    if (uses_arn) begin
-      if (cmd_cnt_q != '0) begin
-        pr_en      = 1'b1;
-        pr         = cmdq_q[cmd_rd_q];
-        pr_adapted = cmdq_adapted_q[cmd_rd_q];
-      end else begin
-        for (int j = 2 * P - 1; j >= 0; j--) begin
-          if (cand_valid[j]) begin
-            pr_en      = 1'b1;
-            pr         = cand[j];
-            pr_adapted = cand_adapted[j];
-          end
-        end
-      end
-    end
-    pr_consumed      = pr_en && !pr_adapted && pr.root_info == cfg_i.stage;
-    alt_dest[P]      = pr.dest;
-    alt_vc[P]        = pr.vc;
-    alt_avoid[P]     = pr.port;
-  end
-
-  // The queue: this cycle's commands join in order while there is room (cand_pos: the place each
-  // one takes behind the queue's back), then the applied front leaves.
-  logic [CmdW:0]   cand_pos [2*P];
-  logic [2*P-1:0]  cand_we;
-  always_comb begin
-    cmd_cnt_d = cmd_cnt_q;
-    for (int j = 0; j < 2 * P; j++) begin
-      cand_pos[j] = cmd_cnt_d;
-      cand_we[j]  = cand_valid[j] && 32'(cmd_cnt_d) < CmdDepth;
-      if (cand_we[j]) cmd_cnt_d = cmd_cnt_d + 1'b1;
-    end
-    if (pr_en) cmd_cnt_d = cmd_cnt_d - 1'b1;
-  end
-  arn_t                cmdq_d [CmdDepth];
-  logic [CmdDepth-1:0] cmdq_adapted_d;
-  always_comb begin
-    cmdq_d         = cmdq_q;
-    cmdq_adapted_d = cmdq_adapted_q;
-    for (int j = 0; j < 2 * P; j++) begin
-      if (cand_we[j]) begin
-        cmdq_d[cmd_rd_q + cand_pos[j][CmdW-1:0]]         = cand[j];
-        cmdq_adapted_d[cmd_rd_q + cand_pos[j][CmdW-1:0]] = cand_adapted[j];
-      end
-    end
-  end
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      cmd_rd_q  <= '0;
-      cmd_cnt_q <= '0;
-    end else begin
-      cmdq_q         <= cmdq_d;
-      cmdq_adapted_q <= cmdq_adapted_d;
-      cmd_cnt_q      <= cmd_cnt_d;
-      cmd_rd_q       <= pr_en ? cmd_rd_q + 1'b1 : cmd_rd_q;
-    end
+    pr_consumed  = pr_en && !pr_adapted && pr.root_info == cfg_i.stage;
+    alt_dest[P]  = pr.dest;
+    alt_vc[P]    = pr.vc;
+    alt_avoid[P] = pr.port;
   end
 
   logic pr_hit, pr_evict, arn_full;

@@ -49,7 +49,7 @@
   `ASSERT_INIT(a_param_lft, Lmc <= 4 && Rows >= 1 && Rows <= 49152 && (Rows << Lmc) <= 65536)
   // ARN machinery: 1..64 entries, a TTL and a CRT of 24 bits, a power-of-two command queue.
   `ASSERT_INIT(a_param_arn, Entries >= 1 && Entries <= 64 && Ttl >= 1 && Ttl <= 24'hFF_FFFF
-                            && CmdDepth >= 2 && (1 << CmdW) == CmdDepth)
+                            && CmdDepth >= 2 && (1 << $clog2(CmdDepth)) == CmdDepth)
   `ASSERT_INIT(a_param_detector, Lcdth <= Hcdth && Hcdth <= 65535 && Fcth <= 65535 && Crt >= 1
                                  && Crt <= 24'hFF_FFFF && AdaptiveTh <= 65535)
   // Input contract.
@@ -87,5 +87,3 @@
   `ASSERT(a_credits_le_cap, &chk_credit_le_cap)
   // A flit leaves on one of the V VCs.
   `ASSERT(a_out_vc_in_range, &chk_out_vc_ok)
-  // The processARN queue never holds more than its depth.
-  `ASSERT(a_cmd_queue_depth, 32'(cmd_cnt_q) <= CmdDepth)

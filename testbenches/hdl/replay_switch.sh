@@ -106,6 +106,7 @@ srcs=(
     "$root/hdl-ref/input_port_ctrl.sv"
     "$root/hdl-ref/output_port.sv"
     "$root/hdl-ref/cnm_unit.sv"
+    "$root/hdl-ref/arn_cmd_queue.sv"
     "$root/hdl-ref/switch.sv"
     "$root/testbenches/hdl/tb_switch.sv"
     "$root/testbenches/hdl/tb_switch_main.cpp"
