@@ -31,6 +31,7 @@ fn six_ary_three_tree() -> Fabric<FEW_VCS> {
         seed: 1,
         watchdog_cycles: 100_000,
         check_order: false,
+        resequence: false,
         node_consumes_arns: true,
         node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,

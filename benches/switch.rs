@@ -19,6 +19,7 @@ fn loaded_switch(mode: RoutingMode) -> Fabric<FEW_VCS> {
         seed: 1,
         watchdog_cycles: 1_000_000,
         check_order: false,
+        resequence: false,
         node_consumes_arns: true,
         node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,

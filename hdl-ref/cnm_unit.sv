@@ -27,12 +27,22 @@ module cnm_unit
   parameter  int unsigned P        = 4,
   parameter  int unsigned Lmc      = 1,
   parameter  int unsigned Rows     = 16,
+  parameter  int unsigned SnEntries = 16,
+  parameter  int unsigned SnTtl    = 64,
   localparam int unsigned Banks    = 1 << Lmc,
   localparam int unsigned CnmDepth = 8,
+  localparam int unsigned SnDepth  = 16,
   localparam int unsigned PortW    = (P > 1) ? $clog2(P) : 1
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
+  // Snooped AR (the routing mode is RtSnoopAr): per input, the head its routing stage routes on
+  // the congestion table (its destination's base LID, its option 0) and the port chosen.
+  input  logic               snoop_i,
+  input  logic [P-1:0]       sn_req_i,
+  input  logic [15:0]        sn_dest_i      [P],
+  input  logic [7:0]         sn_det_i       [P],
+  output logic [7:0]         sn_out_o       [P],
   // The switch's configuration registers: Qeq (flits, 0: off), w, the sample interval (flits).
   input  logic [31:0]        qeq_i,
   input  logic [7:0]         w_i,
@@ -134,6 +144,151 @@ module cnm_unit
   end
 
   // ---------------------------------------------------------------------------------------------
+  // Snooped AR (src/switch/snoop.rs): the congestion table, looked up by the routing stages
+  // (0 .. P-1) and by this cycle's CNMs (P .. 3P-1), the snoop queue feeding it one CNM a cycle,
+  // and each input's round-robin pointer among congested options.
+  localparam int unsigned Lk = 3 * P;
+  typedef struct packed {
+    logic [15:0] dest;
+    logic [7:0]  port;
+    logic [5:0]  fb;
+    logic        is_local;
+  } snoop_t;
+  logic [15:0]  ct_dest [Lk];
+  logic [P-1:0] ct_mask [Lk];
+  snoop_t       sn_head;
+  logic         ct_hit, ct_full;
+  logic [$clog2(SnEntries + 1)-1:0] ct_count;
+  logic         sn_head_valid;
+  logic [Cands-1:0] absorbed, snooped;
+  logic [7:0]       cand_port [Cands];
+  // Its destination's options (the LFT row of dest | 1) and option 0 of its own row.
+  function automatic logic [8*Banks-1:0] row_of(logic [15:0] lid, logic [8*Banks-1:0] lft [Rows]);
+    if ((32'(lid) >> Lmc) >= Rows) return '1;
+    return lft[RowW'(32'(lid) >> Lmc)];
+  endfunction
+  function automatic logic [7:0] first_option(logic [15:0] lid, logic [8*Banks-1:0] lft [Rows]);
+    if ((32'(lid) >> Lmc) >= Rows) return NoRoute;
+    return lft[RowW'(32'(lid) >> Lmc)][7:0];
+  endfunction
+  function automatic logic [15:0] base_of(logic [15:0] dlid);
+    return 16'((32'(dlid) >> Lmc) << Lmc);
+  endfunction
+  // Bit p of a mask (0 for a port beyond P).
+  function automatic logic bit_of(logic [P-1:0] mask, logic [7:0] p);
+    for (int q = 0; q < P; q++) if (p == 8'(q)) return mask[q];
+    return 1'b0;
+  endfunction
+  // The first usable option below P not in mask, NoRoute when none.
+  function automatic logic [7:0] first_free(logic [8*Banks-1:0] row, logic [P-1:0] mask);
+    for (int b = 0; b < Banks; b++) begin
+      if (row[8*b +: 8] != NoRoute && 32'(row[8*b +: 8]) < P && !bit_of(mask, row[8*b +: 8]))
+        return row[8*b +: 8];
+    end
+    return NoRoute;
+  endfunction
+  // The port the switch routes the destination to now.
+  function automatic logic [7:0] current(logic [8*Banks-1:0] row, logic [P-1:0] mask,
+                                         logic [7:0] det);
+    return bit_of(mask, det) ? first_free(row, mask) : det;
+  endfunction
+  always_comb begin
+    for (int i = 0; i < P; i++) ct_dest[i] = sn_dest_i[i];
+    for (int p = 0; p < P; p++) ct_dest[P + p] = base_of(in_cnm_i[p].dest);
+    for (int i = 0; i < P; i++) ct_dest[2 * P + i] = base_of(route_desc_i[i].dlid);
+  end
+  congestion_table #(.Entries(SnEntries), .Lk(Lk), .Ports(P), .Ttl(SnTtl)) u_table (
+    .clk_i,
+    .rst_ni,
+    .lk_dest_i  (ct_dest),
+    .sn_en_i    (sn_head_valid),
+    .sn_dest_i  (sn_head.dest),
+    .sn_port_i  (sn_head.port),
+    .sn_fb_i    (sn_head.fb),
+    .sn_local_i (sn_head.is_local),
+    .lk_mask_o  (ct_mask),
+    .sn_hit_o   (ct_hit),
+    .sn_full_o  (ct_full),
+    .count_o    (ct_count)
+  );
+  // What the table says of the snoop and its occupancy are for the waves.
+  logic unused_ct;
+  assign unused_ct = ^{ct_hit, ct_full, ct_count};
+  // The routing stages' choices: the current port, else the options in turn from the pointer.
+  logic [3:0] rr_q [P], rr_d [P];
+  always_comb begin
+    logic [8*Banks-1:0] row;
+    logic [7:0]         cur, q;
+    logic               found;
+    int unsigned        b;
+    rr_d = rr_q;
+    for (int i = 0; i < P; i++) begin
+      row   = row_of(sn_dest_i[i] | 16'd1, lft_i);
+      cur   = current(row, ct_mask[i], sn_det_i[i]);
+      found = 1'b0;
+      b     = 0;
+      q     = NoRoute;
+      sn_out_o[i] = cur;
+      if (sn_req_i[i] && cur == NoRoute && sn_det_i[i] != NoRoute) begin
+        sn_out_o[i] = sn_det_i[i];
+        for (int k = 0; k < Banks; k++) begin
+          b = (32'(rr_q[i]) + 32'(k)) & (Banks - 1);
+          q = row[8*b +: 8];
+          if (!found && q != NoRoute && 32'(q) < P) begin
+            found       = 1'b1;
+            sn_out_o[i] = q;
+            rr_d[i]     = 4'((b + 1) & (Banks - 1));
+          end
+        end
+      end
+    end
+  end
+  // This cycle's CNMs: the port each names, whether it is snooped and whether it is absorbed.
+  always_comb begin
+    logic [8*Banks-1:0] row;
+    logic [7:0]         p, det;
+    logic [15:0]        dest;
+    logic               is_opt;
+    for (int c = 0; c < Cands; c++) begin
+      p    = (c < P) ? 8'(c) : route_out_i[c - P];
+      dest = base_of(cand[c].dest);
+      row  = row_of(dest | 16'd1, lft_i);
+      det  = first_option(cand[c].dest, lft_i);
+      is_opt = 1'b0;
+      for (int b = 0; b < Banks; b++) begin
+        if (row[8*b +: 8] != NoRoute && row[8*b +: 8] == p && 32'(p) < P) is_opt = 1'b1;
+      end
+      cand_port[c] = p;
+      snooped[c]   = snoop_i && cand_valid[c] && is_opt;
+      absorbed[c]  = snoop_i && cand_valid[c] && p != NoRoute
+                     && current(row, ct_mask[P + c], det) == p
+                     && first_free(row, ct_mask[P + c] | (P'(1) << p[PortW-1:0])) != NoRoute;
+    end
+  end
+  // The snoop queue: its oldest goes to the table at the clock edge, this cycle's join behind.
+  snoop_t     sn_fifo_q [SnDepth], sn_fifo_d [SnDepth];
+  logic [3:0] sn_rd_q, sn_rd_d;
+  logic [4:0] sn_cnt_q, sn_cnt_d;
+  always_comb begin
+    sn_head_valid = sn_cnt_q != '0;
+    sn_head       = sn_fifo_q[sn_rd_q];
+    sn_fifo_d     = sn_fifo_q;
+    sn_rd_d       = sn_rd_q;
+    sn_cnt_d      = sn_cnt_q;
+    if (sn_cnt_q != '0) begin
+      sn_rd_d  = sn_rd_q + 4'd1;
+      sn_cnt_d = sn_cnt_q - 5'd1;
+    end
+    for (int c = 0; c < Cands; c++) begin
+      if (snooped[c] && 32'(sn_cnt_d) < SnDepth) begin
+        sn_fifo_d[sn_rd_d + 4'(sn_cnt_d)] = '{dest: base_of(cand[c].dest), port: cand_port[c],
+                                               fb: cand[c].fb[5:0], is_local: c >= P};
+        sn_cnt_d = sn_cnt_d + 5'd1;
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
   // The queues at the clock edge: each port's oldest leaves (it was sent), then this cycle's
   // CNMs join behind in order while their queue has room.
   always_comb begin
@@ -151,7 +306,7 @@ module cnm_unit
       end
     end
     for (int c = 0; c < Cands; c++) begin
-      if (cand_valid[c]) begin
+      if (cand_valid[c] && !absorbed[c]) begin
         port = port_of(cand[c].src, lft_i);
         pi   = PortW'(port);
         if (32'(port) < P && 32'(cnt_d[pi]) < CnmDepth) begin
@@ -168,6 +323,9 @@ module cnm_unit
       cp_qold_q <= '{default: '0};
       rd_q      <= '{default: '0};
       cnt_q     <= '{default: '0};
+      sn_rd_q   <= '0;
+      sn_cnt_q  <= '0;
+      rr_q      <= '{default: '0};
     end else begin
       if (qcn_on) begin
         cp_left_q <= cp_left_d;
@@ -176,6 +334,10 @@ module cnm_unit
       fifo_q <= fifo_d;
       rd_q   <= rd_d;
       cnt_q  <= cnt_d;
+      sn_fifo_q <= sn_fifo_d;
+      sn_rd_q   <= sn_rd_d;
+      sn_cnt_q  <= sn_cnt_d;
+      rr_q      <= rr_d;
     end
   end
 

@@ -102,7 +102,7 @@ module input_port_ctrl
   input  logic [31:0]      lk_arn_id_i,
   input  logic [7:0]       lk_root_info_i,
   input  logic [7:0]       lk_alt_port_i,
-  // Routing stage: oblivious draw (k below n) and Adaptive-Th alternative.
+  // Routing stage: oblivious draw (k below n), Adaptive-Th alternative, snooped AR's port.
   output logic             rng_req_o,
   output logic [4:0]       rng_n_o,
   input  logic [4:0]       rng_k_i,
@@ -111,6 +111,10 @@ module input_port_ctrl
   output logic [7:0]       at_vc_o,
   output logic [7:0]       at_avoid_o,
   input  logic [7:0]       at_alt_i,
+  output logic             sn_req_o,
+  output logic [15:0]      sn_dest_o,
+  output logic [7:0]       sn_det_o,
+  input  logic [7:0]       sn_out_i,
   // FIFO heads per (VC, output).
   output logic             hd_valid_o     [V][P],
   output logic [SlotW-1:0] hd_slot_o      [V][P],
@@ -334,6 +338,10 @@ module input_port_ctrl
     .at_vc_o,
     .at_avoid_o,
     .at_alt_i,
+    .sn_req_o,
+    .sn_dest_o,
+    .sn_det_o,
+    .sn_out_i,
     .det_o             (rt_det),
     .routed_o          (rt_routed),
     .out_o             (rt_out),

@@ -15,7 +15,8 @@
 //   the alternative port of a consumed ARN-table entry, and a hit on a non-consumed entry sends an
 //   ARN upstream when may_send_arn_i (the entry's gap timer is out and the ARN FIFO has room);
 //   SModK, when det_o is an up port (up_ports_i) and smodk_div_i is not 0, takes up port
-//   (src / smodk_div_i) mod (up ports) in ascending order (its deterministic route). A
+//   (src / smodk_div_i) mod (up ports) in ascending order (its deterministic route); SnoopAr
+//   takes sn_out_i, the port cnm_unit.sv chooses on its congestion table (sn_req_o). A
 //   re-routed packet is marked adapted under AFI (flags_o). An adapted packet that hits a
 //   non-consumed entry refreshes it upstream when adapted_refresh_i.
 // - routed_o: out_o is a port below P; nvc_o is the next VC, the AFC (V - 1) for an adapted packet
@@ -39,7 +40,7 @@ module routing_stage
   input  logic               clk_i,
   input  logic               rst_ni,
   // The switch's routing mode (Rt*) and whether adapted packets refresh entries upstream.
-  input  logic [2:0]         routing_i,
+  input  logic [3:0]         routing_i,
   input  logic               adapted_refresh_i,
   // S-mod-K: the switch's up ports and the source's divisor.
   input  logic [63:0]        up_ports_i,
@@ -68,6 +69,11 @@ module routing_stage
   output logic               rng_req_o,
   output logic [4:0]         rng_n_o,
   input  logic [4:0]         rng_k_i,
+  // Snooped AR: the head's destination (base LID) and the port the notification path chooses.
+  output logic               sn_req_o,
+  output logic [15:0]        sn_dest_o,
+  output logic [7:0]         sn_det_o,
+  input  logic [7:0]         sn_out_i,
   output logic               at_req_o,
   output logic [15:0]        at_dest_o,
   output logic [7:0]         at_vc_o,
@@ -146,6 +152,9 @@ module routing_stage
                  && 32'(det_o) < P && 32'(voq_i[PortW'(det_o)]) > AdaptiveTh;
     at_dest_o  = base;
     at_vc_o    = desc_i.vc;
+    sn_req_o   = valid_i && !adapted_in && det_o != NoRoute && 32'(routing_i) == RtSnoopAr;
+    sn_dest_o  = base;
+    sn_det_o   = det_o;
     at_avoid_o = det_o;
   end
 
@@ -203,6 +212,7 @@ module routing_stage
       if (at_req_o && at_alt_i != NoRoute) out_o = at_alt_i;
       if (fa_req && fa_out != NoRoute) out_o = fa_out;
       if (sm_req) out_o = sm_out;
+      if (sn_req_o) out_o = sn_out_i;
       if (uses_arn) begin
         if (lk_consumed_i && lk_alt_port_i != NoRoute) begin
           out_o = lk_alt_port_i;
@@ -241,7 +251,8 @@ module routing_stage
   `ASSERT(a_adapted_only_under_afi, !(flags_o[FlagAdapted] && !adapted_in) || afi)
   // A packet leaves by a route other than option 0 only when the mode re-routed it.
   `ASSERT(a_rerouted_by_mode, !(routed_o && out_o != det_o)
-                              || rng_req_o || at_req_o || fa_req || uses_arn || sm_req)
+                              || rng_req_o || at_req_o || fa_req || uses_arn || sm_req
+                              || sn_req_o)
   // An ARN is sent only on a hit of a non-consumed entry, with the gap out and room in the FIFO.
   `ASSERT(a_arn_on_hit, !arn_push_o || (lk_hit_i && !lk_consumed_i && may_send_arn_i))
 endmodule

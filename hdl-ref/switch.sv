@@ -55,7 +55,8 @@
 //   VC (1..65535), Pool descriptors per input, Lmc (0..4) and Rows of the LFT, OutCaps: the far
 //   buffer's flits per VC of output p in bits [16p+15:16p].
 // - Entries (1..64), Ttl, ArnGap of the ARN machinery, CmdDepth of the processARN queue;
-//   Hcdth, Lcdth, Fcth, Crt of the detectors; AdaptiveTh (flits).
+//   Hcdth, Lcdth, Fcth, Crt of the detectors; AdaptiveTh (flits); SnEntries, SnTtl of snooped
+//   AR's congestion table (cnm_unit.sv).
 // Twin: src/cycle/mod.rs, src/cycle/step.rs, src/cycle/qcn.rs
 module switch
   import switch_pkg::*;
@@ -76,6 +77,8 @@ module switch
   parameter  int unsigned Fcth           = 12,
   parameter  int unsigned Crt            = 24,
   parameter  int unsigned AdaptiveTh     = 12,
+  parameter  int unsigned SnEntries      = 16,
+  parameter  int unsigned SnTtl          = 64,
   localparam int unsigned Banks          = 1 << Lmc,
   localparam int unsigned SlotW          = $clog2(Pool + 1),
   localparam int unsigned EIdxW          = (Entries > 1) ? $clog2(Entries) : 1,
@@ -167,6 +170,10 @@ module switch
   logic [7:0]       at_vc      [P];
   logic [7:0]       at_avoid   [P];
   logic [7:0]       at_alt     [P];
+  logic [P-1:0]     sn_req;
+  logic [15:0]      sn_dest    [P];
+  logic [7:0]       sn_det     [P];
+  logic [7:0]       sn_out     [P];
   // Per output.
   logic [15:0]      credits    [P][V];
   logic [PortW-1:0] tx_input   [P];
@@ -300,6 +307,10 @@ module switch
       .at_vc_o        (at_vc[i]),
       .at_avoid_o     (at_avoid[i]),
       .at_alt_i       (at_alt[i]),
+      .sn_req_o       (sn_req[i]),
+      .sn_dest_o      (sn_dest[i]),
+      .sn_det_o       (sn_det[i]),
+      .sn_out_i       (sn_out[i]),
       .hd_valid_o     (hd_valid[i]),
       .hd_slot_o      (hd_slot[i]),
       .hd_len_o       (hd_len[i]),
@@ -446,9 +457,14 @@ module switch
 
   // ---------------------------------------------------------------------------------------------
   // QCN: the congestion points and the notification path (cnm_unit.sv).
-  cnm_unit #(.P(P), .Lmc(Lmc), .Rows(Rows)) u_cnm (
+  cnm_unit #(.P(P), .Lmc(Lmc), .Rows(Rows), .SnEntries(SnEntries), .SnTtl(SnTtl)) u_cnm (
     .clk_i,
     .rst_ni,
+    .snoop_i         (32'(cfg_i.routing) == RtSnoopAr),
+    .sn_req_i        (sn_req),
+    .sn_dest_i       (sn_dest),
+    .sn_det_i        (sn_det),
+    .sn_out_o        (sn_out),
     .qeq_i           (cfg_i.qcn_qeq),
     .w_i             (cfg_i.qcn_w),
     .sample_i        (cfg_i.qcn_sample),

@@ -53,10 +53,13 @@
   `ASSERT_INIT(a_param_detector, Lcdth <= Hcdth && Hcdth <= 65535 && Fcth <= 65535 && Crt >= 1
                                  && Crt <= 24'hFF_FFFF && AdaptiveTh <= 65535)
   // Input contract.
-  // The configuration names a routing mode (every value of the 3-bit routing field and of the
-  // 2-bit queuing field names one), and the scheme's VCs (the regular ones plus the AFC under
+  // The configuration names a routing mode (RtDModK .. RtSnoopAr; every value of the 2-bit
+  // queuing field names a scheme), and the scheme's VCs (the regular ones plus the AFC under
   // AFI) are the V VCs of the build, and it holds while the switch runs.
-  `ASSUME(m_cfg_modes, 32'(cfg_i.routing) <= RtSModK)
+  `ASSUME(m_cfg_modes, 32'(cfg_i.routing) <= RtSnoopAr)
+  // Snooped AR's table: 1..32 entries, a TTL of 24 bits.
+  `ASSERT_INIT(a_param_snoop, SnEntries >= 1 && SnEntries <= 32 && SnTtl >= 1
+                              && SnTtl <= 24'hFF_FFFF)
   `ASSUME(m_cfg_vcs, V == ((32'(cfg_i.queuing) == QuOneQ || cfg_i.qvcs == '0) ? 32'd1
                                                                                 : 32'(cfg_i.qvcs))
                           + (afi ? 32'd1 : 32'd0))

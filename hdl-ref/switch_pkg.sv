@@ -10,7 +10,7 @@
 // - cnm_t: a QCN congestion notification, 40 bits, LSB first as in src/wire/cnm.rs: src 16,
 //   dest 16, fb 8.
 // - cfg_t: the configuration registers of one switch, programmed (like the LFT) before traffic
-//   and held while the links run: routing mode and queuing scheme (RtDModK .. RtSModK,
+//   and held while the links run: routing mode and queuing scheme (RtDModK .. RtSnoopAr,
 //   QuOneQ .. QuFlow2Sl, numbered in the order of src/switch/config.rs), the scheme's regular
 //   VCs and argument, the switch's id, stage and up ports, the seed of oblivious routing, and
 //   whether adapted packets refresh ARN-table entries upstream; whether the outputs
@@ -45,7 +45,7 @@ package switch_pkg;
   } arn_t;
 
   typedef struct packed {
-    logic [2:0]  routing;          // Rt*
+    logic [3:0]  routing;          // Rt*
     logic [1:0]  queuing;          // Qu*
     logic [4:0]  qvcs;             // regular VCs of the scheme (0 counts as 1)
     logic [15:0] qarg;             // vFtree: nodes per leaf; Flow2SL: nodes
@@ -88,6 +88,7 @@ package switch_pkg;
   localparam int unsigned RtArnAfi        = 5;
   localparam int unsigned RtFa            = 6;
   localparam int unsigned RtSModK         = 7;
+  localparam int unsigned RtSnoopAr       = 8;
 
   // Queuing schemes (cfg_t.queuing).
   localparam int unsigned QuOneQ    = 0;

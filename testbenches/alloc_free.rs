@@ -361,6 +361,7 @@ fn loaded_fabric(mode: RoutingMode) -> (Topology, FabricParams, Vec<Vec<Flow>>) 
         seed: 1,
         watchdog_cycles: 10_000,
         check_order: false,
+        resequence: false,
         node_consumes_arns: true,
         node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,

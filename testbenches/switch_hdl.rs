@@ -36,7 +36,7 @@ mod random_link;
 
 use cases::{
     config1_root_case, dragonfly_vl_hops_cases, fa_cases, fcfs_cases, fecn_cases, in_situ_cases,
-    qcn_cases, random_cases, smodk_cases,
+    qcn_cases, random_cases, smodk_cases, snoop_cases,
 };
 use jobs::{at_a_time, target};
 use std::path::{Path, PathBuf};
@@ -156,6 +156,7 @@ fn main() {
     cases.extend(fecn_cases());
     cases.extend(qcn_cases());
     cases.extend(smodk_cases());
+    cases.extend(snoop_cases());
     cases.push(config1_root_case());
     cases.retain(|c| c.name.contains(&filter));
     cases.sort_by_key(|c| std::cmp::Reverse(c.weight));

@@ -5,10 +5,11 @@
 //! replay must fail, by a mismatch (the first differing cycle, port, signal, expected and got
 //! values) or by a named assertion (`--assert`); the test reports which one caught each bug and
 //! at which recording cycle. A bug that is not caught, or whose text to alter is not found
-//! exactly once, fails the test. Two recordings: a 4-port ARN+AFI switch for most bugs, and an
+//! exactly once, fails the test. Three recordings: a 4-port ARN+AFI switch for most bugs, an
 //! FA one (escape queues) with two regular VCs, remapped SL-to-VL entries, first come, first
 //! served arbitration, FECN marking and QCN congestion points for the bugs in the tables, in FA,
-//! in FCFS, in FECN and in QCN. The
+//! in FCFS, in FECN and in QCN; a third, under snooped AR, for the bugs of the congestion table's
+//! use. The
 //! unaltered copy replays each with 0 mismatches, so every failure is the bug's.
 //!
 //! The models are built with `ARNSIM_HDL_OPT=-O0` (the replays are short, the builds dominate;
@@ -34,8 +35,7 @@ struct Edit {
     replace: &'static str,
 }
 
-/// One planted bug: its alterations, applied together, and whether it is replayed on
-/// [`SL2VL_RECORDING`] rather than [`RECORDING`].
+/// One planted bug: its alterations, applied together, and the recording it is replayed on.
 struct Bug {
     slug: &'static str,
     name: &'static str,
@@ -43,6 +43,31 @@ struct Bug {
     /// Replays the second recording (FA, SL-to-VL entries remapped).
     sl2vl: bool,
 }
+
+/// The bugs of snooped AR, replayed on [`SNOOP_RECORDING`].
+const SNOOP_BUGS: &[Bug] = &[
+    Bug {
+        slug: "snoop_absorbs_without_alternative",
+        name: "snooped AR: a CNM on the routed port absorbed even with every other option \
+               congested (the source is never slowed)",
+        edits: &[Edit {
+            file: "cnm_unit.sv",
+            find: "\n                     && first_free(row, ct_mask[P + c] | (P'(1) << p[PortW-1:0])) != NoRoute;",
+            replace: ";",
+        }],
+        sl2vl: false,
+    },
+    Bug {
+        slug: "snoop_rr_stuck",
+        name: "snooped AR: the round-robin pointer among congested options never moves",
+        edits: &[Edit {
+            file: "cnm_unit.sv",
+            find: "rr_d[i]     = 4'((b + 1) & (Banks - 1));",
+            replace: "rr_d[i]     = rr_q[i];",
+        }],
+        sl2vl: false,
+    },
+];
 
 /// A case: slug, name, alterations, and the recording with its writes before cycle 0.
 type Case<'a> = (&'a str, &'a str, &'a [Edit], &'a (PathBuf, u64));
@@ -235,6 +260,26 @@ const SL2VL_RECORDING: &[&str] = &[
     "6:2:10",
 ];
 
+/// A 4-port switch under snooped AR (1Q) with QCN congestion points (Qeq 6 flits, w 2, a sample
+/// every 10 flits, CNMs arriving) and a four-entry congestion table whose entries live 300
+/// cycles; `switch_hdl` replays the like of it (`random_p4_v2_snoop_ar_qcn`).
+const SNOOP_RECORDING: &[&str] = &[
+    "--ports",
+    "4",
+    "--routing",
+    "snoop_ar",
+    "--queuing",
+    "1q",
+    "--qcn",
+    "6:2:10",
+    "--snoop",
+    "4:300",
+    "--cycles",
+    "20000",
+    "--seed",
+    "2",
+];
+
 /// The recording every case replays (`random_link.rs` options, `--out` added).
 /// A 4-port ARN+AFI switch (1Q and the AFC), 20,000 cycles; ARNs come back on the outputs ten
 /// times as often as by default (3 in 100 cycles per output), so the ARN table has entries, some
@@ -412,18 +457,25 @@ fn main() {
     };
     let main_rec = record("random_p4_arn_afi.rec", RECORDING);
     let sl2vl_rec = record("random_p4_fa_sl2vl.rec", SL2VL_RECORDING);
+    let snoop_rec = record("random_p4_snoop_ar.rec", SNOOP_RECORDING);
 
     // The unaltered copy first (its replay of the main recording runs it whole, the longest),
     // on each recording.
     let cases: Vec<Case> = [
         ("pristine", "unaltered", &[][..], &main_rec),
         ("pristine_sl2vl", "unaltered", &[][..], &sl2vl_rec),
+        ("pristine_snoop", "unaltered", &[][..], &snoop_rec),
     ]
     .into_iter()
     .chain(BUGS.iter().map(|b| {
         let rec = if b.sl2vl { &sl2vl_rec } else { &main_rec };
         (b.slug, b.name, b.edits, rec)
     }))
+    .chain(
+        SNOOP_BUGS
+            .iter()
+            .map(|b| (b.slug, b.name, b.edits, &snoop_rec)),
+    )
     .collect();
     let results = at_a_time(2, &cases, |&(slug, _, edits, (rec, setup))| {
         let hdl = base.join(slug).join("hdl");

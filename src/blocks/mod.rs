@@ -15,6 +15,7 @@
 
 pub mod arn_table;
 pub mod congestion_detector;
+pub mod congestion_table;
 pub mod credit_counter;
 pub mod lft_banks;
 pub mod probe;
@@ -23,6 +24,7 @@ pub mod rr_arbiter;
 
 pub use arn_table::ArnTable;
 pub use congestion_detector::CongestionDetector;
+pub use congestion_table::CongestionTable;
 pub use credit_counter::CreditCounter;
 pub use lft_banks::LftBanks;
 pub use rr_arbiter::RrArbiter;

@@ -265,6 +265,41 @@ fn both_engines_write_the_same_bytes_under_qcn() {
     }
 }
 
+/// Snooped AR on QCN's notifications: on the default fat tree both engines write the same
+/// bytes, waveforms included, and on configuration 1's hot spot two threads write what one
+/// does; the switches absorbed notifications and rerouted around them, and the destinations
+/// resequenced what the rerouting reordered.
+#[test]
+fn both_engines_write_the_same_bytes_under_snooped_ar() {
+    let (_tmp, base) = crate::scratch::folder("engines-snoop");
+    let set = [
+        "rate_control=qcn",
+        "switch.qcn_qeq=4KB",
+        "switch.qcn_sample=8KB",
+        "node.qcn_timer=5us",
+        "node.qcn_bc_limit=16KB",
+        "routing=snoop_ar",
+    ]
+    .map(String::from);
+    same_bytes(&base, "default", &set, true);
+    let s = event_summary(&base, "default");
+    let snooped = &s["qcn"]["snooped"];
+    for key in [
+        "cnms_absorbed_by_switches",
+        "packets_rerouted",
+        "packets_resequenced",
+    ] {
+        let n = snooped[key].as_u64();
+        assert!(n.is_some_and(|n| n > 10), "{key}: {n:?}");
+    }
+    let mut hot = set.to_vec();
+    hot.extend(["sim_time=60us", "bin=10us"].map(String::from));
+    let (one, two) = (base.join("h10-1"), base.join("h10-2"));
+    run_or_fail(Engine::Event, 1, "paper/config1_h10", &hot, &one, None).expect("one thread");
+    run_or_fail(Engine::Event, 2, "paper/config1_h10", &hot, &two, None).expect("two threads");
+    assert!(outputs(&one) == outputs(&two), "two threads differ");
+}
+
 /// Sixteen VCs per port (DBBM over 15 regular VCs and the AFC, ARN+AFI) on the default 4-ary
 /// 2-tree: the run, its waveform dump included, is the same on both engines.
 #[test]

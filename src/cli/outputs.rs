@@ -422,6 +422,24 @@ pub struct QcnSummary {
     pub cnms_received_by_nodes: u64,
     /// Notifications the sources dropped, every rate limiter slowing another flow.
     pub cnms_dropped_by_nodes: u64,
+    /// Snooped AR (absent otherwise): what the congestion tables did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snooped: Option<SnoopSummary>,
+}
+
+/// What snooped AR's congestion tables did in a run (`docs/snoop_ar.md`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SnoopSummary {
+    /// Notifications the switches kept from their sources, rerouting around the port named.
+    pub cnms_absorbed_by_switches: u64,
+    /// Notifications lost to a congestion table, its snoop queue full.
+    pub snoops_dropped_by_switches: u64,
+    /// Packets rerouted off their deterministic port.
+    pub packets_rerouted: u64,
+    /// Packets that arrived after a later one of their flow and were resequenced (absent under
+    /// trace replay, whose packet ids name messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_resequenced: Option<u64>,
 }
 
 /// What the HCAs' congestion control did in a run (`docs/ib_cc.md`).
@@ -569,6 +587,7 @@ mod tests {
             cnms_dropped_by_switches: 0,
             cnms_received_by_nodes: 1,
             cnms_dropped_by_nodes: 0,
+            snooped: None,
         });
         assert_eq!(s.label(), "dmodk + 1q + fcfs + qcn");
     }

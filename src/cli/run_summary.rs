@@ -3,7 +3,7 @@
 //! ended, the replay's finish cycles, the phase's flow ends); and a phase's `flows.csv`.
 
 use super::interrupt::signal_name;
-use super::outputs::{CcSummary, QcnSummary, ReplaySummary, Summary, rounded};
+use super::outputs::{CcSummary, QcnSummary, ReplaySummary, SnoopSummary, Summary, rounded};
 use crate::config::Scenario;
 use crate::run::{Ended, Stopped};
 
@@ -84,6 +84,12 @@ pub(super) fn summary(s: &Scenario, overrides: &[String], end: &Ended) -> Summar
             cnms_dropped_by_switches: t.switches.cnms_dropped,
             cnms_received_by_nodes: t.nodes.cnms_received,
             cnms_dropped_by_nodes: t.nodes.cnms_dropped,
+            snooped: s.params.switch.snoop.on().then(|| SnoopSummary {
+                cnms_absorbed_by_switches: t.switches.cnms_absorbed,
+                snoops_dropped_by_switches: t.switches.snoops_dropped,
+                packets_rerouted: t.switches.packets_adapted,
+                packets_resequenced: s.params.resequence.then_some(t.nodes.packets_resequenced),
+            }),
         }),
         phase_flows: end.phase_ends.as_ref().map(|e| e.len() as u64),
         phase_flows_ended: end

@@ -98,3 +98,44 @@ fn qcn_keys_are_refused_at_their_key_and_ignored_without_qcn() {
     assert_eq!(s.params.qcn_reaction.unwrap().limiters, 9);
     assert!(!s.warnings.iter().any(|w| w.contains("rate_limiters")));
 }
+
+/// `routing = "snoop_ar"` takes QCN's notifications: refused at `routing` without them; its
+/// table's keys with their defaults (16 entries, 50 µs of 5.12 ns cycles), refused out of range
+/// and ignored under another routing; no order check but the destinations' resequencing count.
+#[test]
+fn snoop_ar_needs_qcn_and_reads_its_table_keys() {
+    let qcn = "rate_control=\"qcn\"";
+    let e = Scenario::from_text("s.toml", SMALL, &set(&["routing=snoop_ar"]))
+        .unwrap_err()
+        .0;
+    let e = e
+        .iter()
+        .find(|e| e.key.as_deref() == Some("routing"))
+        .expect("routing");
+    assert!(e.message.contains("rate_control = \"qcn\""), "{e}");
+    let s = Scenario::from_text("s.toml", SMALL, &set(&[qcn, "routing=snoop_ar"])).unwrap();
+    let t = s.params.switch.snoop;
+    assert_eq!((t.entries, t.ttl), (16, 9766));
+    assert!(!s.params.check_order && s.params.resequence);
+    for (set_, key, why) in [
+        (
+            "switch.snoop_entries=33",
+            "switch.snoop_entries",
+            "outside 1..=32",
+        ),
+        ("switch.snoop_ttl=\"1s\"", "switch.snoop_ttl", "24 bits"),
+    ] {
+        let e = Scenario::from_text("s.toml", SMALL, &set(&[qcn, "routing=snoop_ar", set_]))
+            .unwrap_err()
+            .0;
+        let e = e.iter().find(|e| e.key.as_deref() == Some(key)).expect(key);
+        assert!(e.message.contains(why), "{e}");
+    }
+    let s = Scenario::from_text("s.toml", SMALL, &set(&[qcn, "switch.snoop_entries=4"])).unwrap();
+    assert!(!s.params.switch.snoop.on() && !s.params.resequence);
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("switch.snoop_entries"))
+    );
+}

@@ -469,6 +469,7 @@ impl Scenario {
             check_order: (matches!(routing, RoutingMode::DModK | RoutingMode::SModK)
                 || (routing == RoutingMode::Fa && traffic.adaptive_share < 1.0))
                 && traffic.replay.is_none(),
+            resequence: routing == RoutingMode::SnoopAr && traffic.replay.is_none(),
             node_consumes_arns,
             node_send_memory,
             routing_engine: Some(routing_engine),

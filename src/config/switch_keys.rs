@@ -5,7 +5,9 @@
 use super::qcn_keys;
 use super::scenario::Reader;
 use super::units::MAX_CYCLES;
+use crate::blocks::congestion_table::MAX_ENTRIES as CONGESTION_TABLE_ENTRIES;
 use crate::fabric::node::{CaCongestion, LIMITERS, QcnReaction};
+use crate::switch::config::SnoopTable;
 use crate::switch::fecn::{FecnMarking, OPENSM_MARKING_RATE, OPENSM_PACKET_SIZE, OPENSM_THRESHOLD};
 use crate::switch::{OutputArbitration, QueuingScheme, RoutingMode, SwitchParams};
 use crate::wire::link::MAX_VCS;
@@ -147,6 +149,7 @@ pub(super) fn read(
         .map(|n| OutputArbitration::named(&n).expect("a listed name"));
     let cc = fecn_keys(r, ib_cca);
     let cp = qcn_keys::point(r, qcn);
+    let snoop = snoop_keys(r, routing, qcn, &timer);
     let (vc_cap, node_vc) = (vc_cap?, node_vc?);
     let pct = |p: f64| ((p * vc_cap as f64) / 100.0).floor() as u16;
     let switch = SwitchParams {
@@ -167,9 +170,47 @@ pub(super) fn read(
         arbitration: arbitration?,
         fecn: cc?.marking(vc_cap as u16, r.tb.flit_bytes),
         qcn: cp?,
+        snoop: snoop?,
     };
     debug_assert!(MAX_CYCLES > max24);
     Some((switch, mtu?, node_vc as u16))
+}
+
+/// Snooped AR's congestion table (`switch.snoop_entries`, `switch.snoop_ttl`), under
+/// `routing = "snoop_ar"`, which needs QCN's notifications (refused at `routing` without them).
+fn snoop_keys(
+    r: &Reader,
+    routing: Option<RoutingMode>,
+    qcn: bool,
+    timer: &dyn Fn(&str, &str) -> Option<u64>,
+) -> Option<SnoopTable> {
+    const KEYS: [&str; 2] = ["switch.snoop_entries", "switch.snoop_ttl"];
+    let doc = r.doc;
+    if routing != Some(RoutingMode::SnoopAr) {
+        for key in KEYS {
+            doc.ignore(
+                key,
+                "it sets snooped AR's table, and `routing` is not `snoop_ar`",
+            );
+        }
+        return Some(SnoopTable::default());
+    }
+    doc.holds("routing", qcn, || {
+        "`snoop_ar` reroutes on IEEE 802.1Qau's congestion notifications: set \
+         `rate_control = \"qcn\"`"
+            .into()
+    });
+    let entries = r.uint_in(
+        "switch.snoop_entries",
+        Some(16),
+        (1, CONGESTION_TABLE_ENTRIES as u64),
+        "congestion-table CAM entries",
+    );
+    let ttl = timer("switch.snoop_ttl", "50us");
+    Some(SnoopTable {
+        entries: entries? as u8,
+        ttl: ttl? as u32,
+    })
 }
 
 /// The switch's FECN marking keys, with the names of OpenSM's SwitchCongestionSetting.

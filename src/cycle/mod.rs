@@ -54,7 +54,7 @@ use heapless::Deque;
 use input_port_ctrl::{ArrivalWrite, InputPortCtrl, RouteWrite};
 use output_port::{OutputPort, Root, Tx};
 pub use port::{LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
-pub use qcn::CNM_FIFO_DEPTH;
+pub use qcn::{CNM_FIFO_DEPTH, SNOOP_FIFO_DEPTH};
 
 /// Depth of the queue of processARN commands.
 pub const ARN_CMD_DEPTH: usize = 64;
@@ -192,7 +192,7 @@ impl CycleSwitch {
                 requests: vec![0; ports],
                 cnm: qcn::CnmWrites::new(ports),
             },
-            cnm: qcn::CnmUnit::new(ports),
+            cnm: qcn::CnmUnit::new(ports, &params),
             inputs,
             outputs,
             lft,

@@ -5,17 +5,39 @@
 //! source's LID and queued at that port for the reverse direction of its input link, the oldest
 //! one a cycle per port.
 //!
+//! Under snooped AR the path also writes the switch's congestion table
+//! ([`crate::switch::snoop`]): each CNM, arriving or made, naming a port that is an option of its
+//! destination here joins the snoop queue (`sn_fifo_q`), whose oldest entry the table takes at
+//! each clock edge; a CNM the switch reroutes around is absorbed instead of queued upstream.
+//!
 //! In a cycle, the arrivals are queued first, by the port they arrive on, then the CNMs of the
 //! samples, by the input whose packet was sampled; a CNM finding its queue full (or its source
 //! unrouted) is dropped and counted. A queued CNM leaves from the cycle after it was queued.
 
 use super::*;
+use crate::blocks::CongestionTable;
+use crate::blocks::congestion_table::Snoop;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::switch::qcn::{QcnPoint, QcnRegs};
+use crate::switch::snoop::{absorbs, snoops};
 use crate::wire::Cnm;
 
 /// CNMs a port holds waiting for the reverse direction of its input link.
 pub const CNM_FIFO_DEPTH: usize = 8;
+/// Snooped notifications waiting for the congestion table.
+pub const SNOOP_FIFO_DEPTH: usize = 16;
+
+/// Snooped AR's part of the path: the congestion table, the queue of notifications waiting for
+/// it, and each input's round-robin pointer among congested options.
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(super) struct SnoopUnit {
+    /// `ct_*_q`.
+    pub(super) table: CongestionTable,
+    /// `sn_fifo_q`.
+    queue: Deque<Snoop, SNOOP_FIFO_DEPTH>,
+    /// `snoop_rr_q`, per input.
+    pub(super) rr: Vec<u8>,
+}
 
 /// The notification path's registers.
 #[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -24,6 +46,8 @@ pub struct CnmUnit {
     cp: Vec<QcnRegs>,
     /// Per port: the CNMs waiting to go upstream (`cnm_fifo_q`).
     fifo: Vec<Deque<Cnm, CNM_FIFO_DEPTH>>,
+    /// Snooped AR's congestion table, when the switch routes on it.
+    pub(super) snoop: Option<SnoopUnit>,
 }
 
 /// What the notification path writes at the clock edge.
@@ -35,20 +59,31 @@ pub(super) struct CnmWrites {
     push: heapless::Vec<(u8, Cnm), { 2 * MAX_PORTS }>,
     /// Per port, whether its oldest CNM left.
     pop: Vec<bool>,
+    /// The notifications snooped, in order.
+    snoops: heapless::Vec<Snoop, { 2 * MAX_PORTS }>,
 }
 
 impl CnmUnit {
     /// The reset state of a `ports`-port switch.
-    pub(super) fn new(ports: usize) -> Self {
+    pub(super) fn new(ports: usize, sp: &SwitchParams) -> Self {
         CnmUnit {
             cp: vec![QcnRegs::default(); ports],
             fifo: vec![Deque::new(); ports],
+            snoop: sp.snoop.on().then(|| SnoopUnit {
+                table: CongestionTable::new(sp.snoop.entries as usize, 1, ports, sp.snoop.ttl),
+                queue: Deque::new(),
+                rr: vec![0; ports],
+            }),
         }
     }
 
     /// CNMs waiting, over the ports.
     pub(super) fn waiting(&self) -> usize {
-        self.fifo.iter().map(|f| f.len()).sum()
+        let snooped = self
+            .snoop
+            .as_ref()
+            .map_or(0, |s| s.queue.len() + s.table.count());
+        self.fifo.iter().map(|f| f.len()).sum::<usize>() + snooped
     }
 }
 
@@ -58,6 +93,7 @@ impl CnmWrites {
             cp: vec![QcnRegs::default(); ports],
             push: heapless::Vec::new(),
             pop: vec![false; ports],
+            snoops: heapless::Vec::new(),
         }
     }
 }
@@ -68,13 +104,16 @@ impl CycleSwitch {
     pub(super) fn notify(&mut self, inp: &[PortIn], out: &mut [PortOut]) {
         let cp: QcnPoint = self.params.qcn;
         self.w.cnm.push.clear();
+        self.w.cnm.snoops.clear();
         if cp.on() {
             self.w.cnm.cp.copy_from_slice(&self.cnm.cp);
         }
-        for p in inp {
+        for (o, p) in inp.iter().enumerate() {
             if let Some(c) = p.cnm {
                 self.stats.cnms_received += 1;
-                self.queue_cnm(c);
+                if !self.snoop(o as u8, c, false) {
+                    self.queue_cnm(c);
+                }
             }
         }
         if cp.on() {
@@ -93,11 +132,14 @@ impl CycleSwitch {
                 let queue = self.inputs.iter().map(|c| c.voq_occupancy(o) as u32).sum();
                 if let Some(fb) = cp.feedback(queue, &mut self.w.cnm.cp[o]) {
                     self.stats.cnms_made += 1;
-                    self.queue_cnm(Cnm {
+                    let c = Cnm {
                         src: pkt.src,
                         dest: pkt.dlid,
                         fb,
-                    });
+                    };
+                    if !self.snoop(o as u8, c, true) {
+                        self.queue_cnm(c);
+                    }
                 }
             }
         }
@@ -105,6 +147,33 @@ impl CycleSwitch {
             o.cnm = self.cnm.fifo[p].front().copied();
             self.w.cnm.pop[p] = o.cnm.is_some();
         }
+    }
+
+    /// Snooped AR: the CNM `c` naming port `p` (arrived on it, or made by its congestion point
+    /// when `local`) joins the snoop queue when `p` is an option of its destination; whether the
+    /// switch absorbs it (on the table as registered).
+    fn snoop(&mut self, p: u8, c: Cnm, local: bool) -> bool {
+        let Some(u) = &self.cnm.snoop else {
+            return false;
+        };
+        let dest = self.params.base_lid(c.dest);
+        let row = self.lft.options(dest | 1);
+        if snoops(&row, self.ports, p) {
+            let s = Snoop {
+                dest,
+                port: p,
+                fb: c.fb,
+                local,
+            };
+            // Room for every port's arrival and every input's sample.
+            let _ = self.w.cnm.snoops.push(s);
+        }
+        let det = self.lft.options(c.dest).deterministic().unwrap_or(NO_ROUTE);
+        let kept = absorbs(&row, self.ports, u.table.mask(dest), det, p);
+        if kept {
+            self.stats.cnms_absorbed += 1;
+        }
+        kept
     }
 
     /// Queues `c` at the port the LFT gives its source's LID.
@@ -132,6 +201,15 @@ impl CycleSwitch {
         for &(p, c) in &self.w.cnm.push {
             if u.fifo[p as usize].push_back(c).is_err() {
                 self.stats.cnms_dropped += 1;
+            }
+        }
+        if let Some(s) = u.snoop.as_mut() {
+            let head = s.queue.pop_front();
+            s.table.edge(head);
+            for &sn in &self.w.cnm.snoops {
+                if s.queue.push_back(sn).is_err() {
+                    self.stats.snoops_dropped += 1;
+                }
             }
         }
     }

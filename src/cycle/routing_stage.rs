@@ -20,6 +20,7 @@ struct Stage<'a> {
     rng: &'a mut SplitMix64,
     i: usize,
     lookup: ArnLookupResult,
+    snoop: Option<&'a mut qcn::SnoopUnit>,
 }
 
 impl StageInputs for Stage<'_> {
@@ -66,6 +67,18 @@ impl StageInputs for Stage<'_> {
     fn smodk_div(&self) -> u32 {
         self.wiring.smodk_div
     }
+
+    fn congested(&self, dest: u16) -> u64 {
+        self.snoop.as_ref().map_or(0, |u| u.table.mask(dest))
+    }
+
+    fn snoop_rr(&mut self) -> &mut u8 {
+        &mut self
+            .snoop
+            .as_mut()
+            .expect("snooped AR has a congestion table")
+            .rr[self.i]
+    }
 }
 
 impl CycleSwitch {
@@ -106,6 +119,7 @@ impl CycleSwitch {
                 rng: &mut self.rng,
                 i,
                 lookup,
+                snoop: self.cnm.snoop.as_mut(),
             };
             let route = choose(&self.params, &pkt, det, &mut stage);
             let out = route.out;

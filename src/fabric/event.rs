@@ -38,6 +38,7 @@ mod record;
 mod record_words;
 mod routing_stage;
 mod sampler;
+mod snoop;
 #[cfg(test)]
 mod tests;
 mod view;
@@ -289,6 +290,8 @@ pub struct EventCore<const V: usize> {
     routed_now: Vec<(u64, u32, u16)>,
     /// QCN's congestion points and notification lanes, when on (`event/qcn.rs`).
     qcn: Option<Box<qcn::QcnState>>,
+    /// Snooped AR's congestion tables, when on (`event/snoop.rs`).
+    snoops: Option<Box<snoop::SnoopState>>,
 }
 
 impl<const V: usize> EventCore<V> {

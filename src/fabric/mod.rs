@@ -292,8 +292,7 @@ impl<const V: usize> Fabric<V> {
             channels[c].set_ends(unit(to), unit(from));
         }
         let arrivals = Arrivals::new(ns + topo.nodes as usize, params.link_latency);
-        let order = params
-            .check_order
+        let order = (params.check_order || params.resequence)
             .then(|| vec![u32::MAX; (topo.nodes as usize).pow(2)]);
         let mut params = params;
         params.switch = sp;

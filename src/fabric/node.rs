@@ -266,6 +266,11 @@ impl<const V: usize> EndNode<V> {
         self.path_sls = Some(path_sls);
     }
 
+    /// A packet delivered arrived after a later one of its flow: resequenced.
+    pub(crate) fn count_resequenced(&mut self) {
+        self.stats.packets_resequenced += 1;
+    }
+
     /// Counters, as of the last cycle stepped.
     pub fn stats(&self) -> NodeStats {
         let mut s = self.stats;

@@ -22,6 +22,10 @@ pub struct FabricParams {
     pub watchdog_cycles: u64,
     /// Check per-flow packet order (meaningful under deterministic routing only).
     pub check_order: bool,
+    /// Count the packets of a flow that arrive after a later one, which the destination
+    /// resequences (snooped AR, whose rerouting reorders flows), instead of stopping the run.
+    #[serde(default)]
+    pub resequence: bool,
     /// End nodes consume the ARNs that reach them and, under ARN+AFI, inject matching packets
     /// into the AFC (see `node`).
     pub node_consumes_arns: bool,

@@ -346,6 +346,8 @@ reduce!(
         cnms_received,
         cnms_sent,
         cnms_dropped,
+        cnms_absorbed,
+        snoops_dropped,
         arn_commands_dropped,
         flits_sent,
         packets_sent
@@ -364,6 +366,7 @@ reduce!(
         delivered_flits,
         delivered_packets,
         delivered_adapted,
+        packets_resequenced,
         latency_sum,
         arns_received,
         arns_consumed,

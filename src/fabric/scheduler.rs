@@ -161,17 +161,19 @@ impl PartLog {
 /// The `in_order` check of packet `pkt` delivered to node `n` in cycle `c`: no packet of a
 /// (source, destination) flow arrives after a later one. `order[flow]`: the sequence number of
 /// the flow's last packet; with `multipath_lid`, only the packets that asked for the
-/// deterministic route (DLID LSB clear) count.
+/// deterministic route (DLID LSB clear) count. Under `resequence` every packet counts, and
+/// whether it is one the destination resequences is the answer.
 pub(super) fn in_order(
     order: &mut [u32],
     nodes: usize,
     multipath_lid: bool,
+    resequence: bool,
     c: u64,
     n: u32,
     pkt: &Packet,
-) -> Result<(), Violation> {
-    if !order_counts(multipath_lid, pkt) {
-        return Ok(());
+) -> Result<bool, Violation> {
+    if !resequence && !order_counts(multipath_lid, pkt) {
+        return Ok(false);
     }
     in_order_of_flow(
         &mut order[pkt.src as usize * nodes + n as usize],
@@ -179,6 +181,7 @@ pub(super) fn in_order(
         c,
         n,
         pkt,
+        resequence,
     )
 }
 
@@ -189,16 +192,22 @@ pub(super) fn order_counts(multipath_lid: bool, pkt: &Packet) -> bool {
 }
 
 /// [`in_order`] given the flow's entry: the sequence number of its last packet delivered.
+/// Under `resequence`, a packet arriving after a later one is not a violation: whether it is
+/// one the destination resequences.
 pub(super) fn in_order_of_flow(
     last: &mut u32,
     nodes: usize,
     c: u64,
     n: u32,
     pkt: &Packet,
-) -> Result<(), Violation> {
+    resequence: bool,
+) -> Result<bool, Violation> {
     let seq = pkt.id / nodes as u32;
     let prev = *last;
     if prev != u32::MAX && seq <= prev {
+        if resequence {
+            return Ok(true);
+        }
         return Err(Violation {
             cycle: c,
             invariant: "in_order",
@@ -210,7 +219,7 @@ pub(super) fn in_order_of_flow(
         });
     }
     *last = seq;
-    Ok(())
+    Ok(false)
 }
 
 /// Whether unit `unit` has to be visited in the window `t0..t0 + w`: it is tapped, due, or
@@ -391,11 +400,18 @@ impl<const V: usize> Fabric<V> {
         if let Some(order) = self.order.as_mut() {
             let nodes = self.nodes.len();
             let multipath_lid = self.params.switch.lmc > 0;
+            let resequence = self.params.resequence;
+            let units = &mut self.nodes;
             in_cycle_order(
                 &self.logs,
                 |l| &l.delivered,
                 t0..last + 1,
-                |&(c, n, pkt)| in_order(order, nodes, multipath_lid, c, n, &pkt),
+                |&(c, n, pkt)| {
+                    if in_order(order, nodes, multipath_lid, resequence, c, n, &pkt)? {
+                        units[n as usize].count_resequenced();
+                    }
+                    Ok(())
+                },
             )?;
         }
         for log in &mut self.logs {

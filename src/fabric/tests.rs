@@ -19,6 +19,7 @@ pub(crate) fn small_params(routing: RoutingMode, seed: u64) -> FabricParams {
         seed,
         watchdog_cycles: 5000,
         check_order: routing == RoutingMode::DModK,
+        resequence: false,
         node_consumes_arns: true,
         node_send_memory: SendMemory::Shared,
         adaptive_share: 1.0,

@@ -6,6 +6,7 @@
 
 pub mod arn_table;
 pub mod congestion_detector;
+pub mod congestion_table;
 pub mod credit_counter;
 pub mod lft_banks;
 pub mod rr_arbiter;

@@ -31,11 +31,17 @@ pub enum RoutingMode {
     /// the leaves option 0 (the one way down). The routing stage reads the source from the
     /// header (`docs/routing_options.md` says what an InfiniBand fabric has instead).
     SModK,
+    /// Adaptive routing on snooped congestion notifications (Gusat et al.): a head leaves its
+    /// deterministic port for the first uncongested option while the switch's congestion table
+    /// marks the port congested for its destination (`crate::switch::snoop`). Needs QCN's
+    /// notifications.
+    SnoopAr,
 }
 
 impl RoutingMode {
-    /// Every mode: the six of Rocher-Gonzalez et al. in their order, then FA and S-mod-K.
-    pub const ALL: [RoutingMode; 8] = [
+    /// Every mode: the six of Rocher-Gonzalez et al. in their order, then FA, S-mod-K and
+    /// snooped AR.
+    pub const ALL: [RoutingMode; 9] = [
         RoutingMode::DModK,
         RoutingMode::Oblivious,
         RoutingMode::AdaptiveTh,
@@ -44,6 +50,7 @@ impl RoutingMode {
         RoutingMode::ArnAfi,
         RoutingMode::Fa,
         RoutingMode::SModK,
+        RoutingMode::SnoopAr,
     ];
 
     /// Whether adapted packets are marked and moved to the AFC.
@@ -67,7 +74,7 @@ impl RoutingMode {
     }
 
     /// Stable lower-case name (`dmodk`, `oblivious`, `adaptive_th`, `adaptive_th_afi`, `arn`,
-    /// `arn_afi`, `fa`, `smodk`).
+    /// `arn_afi`, `fa`, `smodk`, `snoop_ar`).
     pub fn name(self) -> &'static str {
         match self {
             RoutingMode::DModK => "dmodk",
@@ -78,6 +85,7 @@ impl RoutingMode {
             RoutingMode::ArnAfi => "arn_afi",
             RoutingMode::Fa => "fa",
             RoutingMode::SModK => "smodk",
+            RoutingMode::SnoopAr => "snoop_ar",
         }
     }
 
@@ -305,6 +313,28 @@ pub struct SwitchParams {
     /// IEEE 802.1Qau's congestion points at the outputs (off by default).
     #[serde(default)]
     pub qcn: super::qcn::QcnPoint,
+    /// Snooped AR's congestion table (off unless `routing = "snoop_ar"`).
+    #[serde(default)]
+    pub snoop: SnoopTable,
+}
+
+/// The size and timer of a switch's congestion table (snooped AR).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct SnoopTable {
+    /// Entries of the CAM; 0: no table.
+    pub entries: u8,
+    /// Cycles an entry stays congested after its last notification.
+    pub ttl: u32,
+}
+
+impl SnoopTable {
+    /// Whether the switch has a congestion table.
+    #[inline]
+    pub fn on(&self) -> bool {
+        self.entries != 0
+    }
 }
 
 impl SwitchParams {
@@ -373,6 +403,7 @@ impl SwitchParams {
             arbitration: OutputArbitration::RoundRobin,
             fecn: Default::default(),
             qcn: Default::default(),
+            snoop: Default::default(),
         };
         p.max_packets = packet_slots(p.vcs(), vc_capacity, 1);
         p

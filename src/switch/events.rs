@@ -100,6 +100,13 @@ pub struct SwitchStats {
     /// QCN: congestion notifications dropped, their port's queue full.
     #[serde(default)]
     pub cnms_dropped: u64,
+    /// Snooped AR: congestion notifications the switch kept from their sources, rerouting
+    /// their destination around the port they named.
+    #[serde(default)]
+    pub cnms_absorbed: u64,
+    /// Snooped AR: notifications lost to the congestion table, its snoop queue full.
+    #[serde(default)]
+    pub snoops_dropped: u64,
     /// processARN commands dropped because the command queue was full.
     pub arn_commands_dropped: u64,
     /// Flits sent on output links.
@@ -123,6 +130,8 @@ impl SwitchStats {
         self.cnms_received += x.cnms_received;
         self.cnms_sent += x.cnms_sent;
         self.cnms_dropped += x.cnms_dropped;
+        self.cnms_absorbed += x.cnms_absorbed;
+        self.snoops_dropped += x.snoops_dropped;
         self.arn_commands_dropped += x.arn_commands_dropped;
         self.flits_sent += x.flits_sent;
         self.packets_sent += x.packets_sent;

@@ -6,7 +6,8 @@
 //! option 0 is above the threshold (pseudo-code 3); ARN(AFI) takes the alternative of a consumed
 //! ARN-table entry, and a hit on a non-consumed one sends an ARN upstream; FA takes the adaptive
 //! option with the most credits beyond the escape half (Martínez et al., section 4.4); S-mod-K
-//! takes, toward the roots, the up port its source selects.
+//! takes, toward the roots, the up port its source selects; snooped AR leaves a port its
+//! congestion table marks congested for the destination (`super::snoop`).
 //!
 //! [`choose`] is that decision, called by the cycle engine (`src/cycle/routing_stage.rs`) and
 //! the event engine (`src/fabric/event/routing_stage.rs`), each reading its own state through
@@ -14,6 +15,7 @@
 //! with each engine.
 
 use super::config::{RoutingMode, SwitchParams};
+use super::snoop::snoop_choice;
 use crate::blocks::arn_table::{ArnLookup, ArnLookupResult};
 use crate::blocks::lft_banks::{LftOptions, NO_ROUTE};
 use crate::blocks::rng::SplitMix64;
@@ -46,6 +48,10 @@ pub trait StageInputs {
     fn up_ports(&self) -> u64;
     /// S-mod-K's divisor of the source (0: the switch does not route S-mod-K).
     fn smodk_div(&self) -> u32;
+    /// The ports the congestion table marks congested for destination `dest` (snooped AR).
+    fn congested(&self, dest: u16) -> u64;
+    /// This input's round-robin pointer among congested options (snooped AR).
+    fn snoop_rr(&mut self) -> &mut u8;
 }
 
 /// The routing stage's decision for one head.
@@ -135,6 +141,15 @@ pub fn choose<S: StageInputs>(sp: &SwitchParams, pkt: &Packet, det: u8, s: &mut 
                     route.det = p;
                     route.out = p;
                 }
+            }
+        }
+        RoutingMode::SnoopAr => {
+            let dest = sp.base_lid(pkt.dlid);
+            let mask = s.congested(dest);
+            if mask != 0 {
+                let row = s.options(dest | 1);
+                let ports = s.ports();
+                route.out = snoop_choice(&row, ports, mask, det, s.snoop_rr());
             }
         }
     }

@@ -3,6 +3,7 @@
 
 mod arn_table;
 mod congestion_detector;
+mod congestion_table;
 mod credit_counter;
 mod lft_banks;
 mod rr_arbiter;
@@ -23,6 +24,7 @@ pub fn all_cases(scale: f64) -> Vec<Case> {
     v.extend(lft_banks::cases(scale));
     v.extend(arn_table::cases(scale));
     v.extend(congestion_detector::cases(scale));
+    v.extend(congestion_table::cases(scale));
     v
 }
 
@@ -81,6 +83,13 @@ pub fn param_checks() -> Vec<(HdlConfig, &'static str)> {
                 ],
             ),
             "a_param_crt",
+        ),
+        (
+            cfg(
+                "congestion_table",
+                vec![("Entries", 33), ("Lk", 1), ("Ports", 8), ("Ttl", 8)],
+            ),
+            "a_param_entries",
         ),
     ]
 }

@@ -13,6 +13,7 @@
 #   param arn_entries E arn_ttl T arn_gap G hcdth H lcdth L fcth F crt C adaptive_threshold A
 #         adapted_refresh R                           -GEntries -GTtl -GArnGap -GHcdth -GLcdth
 #                                                     -GFcth -GCrt (at least 1) -GAdaptiveTh
+#   param snoop_entries E snoop_ttl T (snooped AR)    -GSnEntries -GSnTtl
 #   out_capacity p c (per port)                       -GOutCaps=1024'h... (port p in bits 16p+15:16p)
 # The rest of the header (the switch line: id, stage, up ports, seed; the routing line: mode,
 # scheme and its VCs, arbitration; adapted_refresh) is the switch's configuration, which the
@@ -57,6 +58,7 @@ gflags=$(awk '
                $3, $5, $7, $9, $11, $13, ($15 == 0 ? 1 : $15)
         printf "-GAdaptiveTh=%s ", $17
     }
+    $1 == "param" && $2 == "snoop_entries" { printf "-GSnEntries=%s -GSnTtl=%s ", $3, $5 }
     $1 == "out_capacity" { cap[$2] = $3 }
     $1 == "end-header" {
         hex = ""
@@ -105,6 +107,7 @@ srcs=(
     "$root/hdl-ref/routing_stage.sv"
     "$root/hdl-ref/input_port_ctrl.sv"
     "$root/hdl-ref/output_port.sv"
+    "$root/hdl-ref/congestion_table.sv"
     "$root/hdl-ref/cnm_unit.sv"
     "$root/hdl-ref/arn_cmd_queue.sv"
     "$root/hdl-ref/switch.sv"

@@ -41,7 +41,9 @@ module tb_switch
   parameter int unsigned   Lcdth          = 10,
   parameter int unsigned   Fcth           = 12,
   parameter int unsigned   Crt            = 24,
-  parameter int unsigned   AdaptiveTh     = 12
+  parameter int unsigned   AdaptiveTh     = 12,
+  parameter int unsigned   SnEntries      = 16,
+  parameter int unsigned   SnTtl          = 64
 ) (
   input logic clk_i,
   input logic rst_ni
@@ -73,7 +75,7 @@ module tb_switch
   switch #(
     .P(P), .V(V), .Cap(Cap), .Pool(Pool), .Lmc(Lmc), .Rows(Rows), .OutCaps(OutCaps),
     .Entries(Entries), .Ttl(Ttl), .ArnGap(ArnGap), .Hcdth(Hcdth), .Lcdth(Lcdth), .Fcth(Fcth),
-    .Crt(Crt), .AdaptiveTh(AdaptiveTh)
+    .Crt(Crt), .AdaptiveTh(AdaptiveTh), .SnEntries(SnEntries), .SnTtl(SnTtl)
   ) u_dut (
     .clk_i,
     .rst_ni,
@@ -131,6 +133,7 @@ module tb_switch
       "arn_afi":         return RtArnAfi;
       "fa":              return RtFa;
       "smodk":           return RtSModK;
+      "snoop_ar":        return RtSnoopAr;
       default:           return 99;
     endcase
   endfunction
@@ -232,13 +235,13 @@ arn_entries line", path);
         aname = "round_robin";
         n = $sscanf(line, "param routing %s queuing %s qvcs %d qarg %d arbitration %s", rname,
                     qname, a, b, aname);
-        if (n < 4 || routing_code(rname) > RtSModK || queuing_code(qname) > QuFlow2Sl
+        if (n < 4 || routing_code(rname) > RtSnoopAr || queuing_code(qname) > QuFlow2Sl
             || a < 0 || a > 15 || b < 0 || b > 65535
             || (aname != "round_robin" && aname != "fcfs")) begin
           $fatal(1, "%s: unreadable routing line: %s", path, line);
         end
         cfg.fcfs    = aname == "fcfs";
-        cfg.routing = 3'(routing_code(rname));
+        cfg.routing = 4'(routing_code(rname));
         cfg.queuing = 2'(queuing_code(qname));
         cfg.qvcs    = 5'(a);
         cfg.qarg    = 16'(b);
@@ -278,6 +281,12 @@ arn_entries line", path);
         cfg.qcn_qeq    = 32'(a);
         cfg.qcn_w      = 8'(b);
         cfg.qcn_sample = 32'(c);
+      end else if (starts(line, "param snoop_entries")) begin
+        // Snooped AR's table: its size and timer are the build's.
+        n = $sscanf(line, "param snoop_entries %d snoop_ttl %d", a, b);
+        if (n != 2) $fatal(1, "%s: unreadable snoop line: %s", path, line);
+        check("snoop_entries", longint'(a), longint'(SnEntries));
+        check("snoop_ttl", longint'(b), longint'(SnTtl));
       end else if (starts(line, "out_capacity")) begin
         n = $sscanf(line, "out_capacity %d %d", a, b);
         check("out_capacity", longint'(b), longint'(OutCaps[16*a +: 16]));

@@ -163,6 +163,15 @@ pub fn random_cases() -> Vec<Case> {
             m,
             18,
         ),
+        // Snooped AR: a four-entry table whose entries live 300 cycles, fed by the CNMs the
+        // switch makes and those arriving (storms of one source included).
+        random_case(
+            4,
+            "snoop_ar",
+            &["--queuing", "1q", "--qcn", "6:2:10", "--snoop", "4:300"],
+            m,
+            19,
+        ),
         // 12 ports, 4 VCs: three regular VCs and the AFC under AFI, four otherwise.
         random_case(
             12,
@@ -387,6 +396,18 @@ pub fn fecn_cases() -> Vec<Case> {
 pub fn smodk_cases() -> Vec<Case> {
     const SMODK: &[&str] = &["routing=smodk"];
     some_switches("default", SMODK, "smodk", "switch ", &[0, 1], 8)
+}
+
+/// Snooped AR on QCN's notifications on the default fat tree: the leaf with the hot spot and a
+/// spine, for the whole run.
+pub fn snoop_cases() -> Vec<Case> {
+    const SNOOP: &[&str] = &[
+        "rate_control=qcn",
+        "switch.qcn_qeq=4KB",
+        "switch.qcn_sample=8KB",
+        "routing=snoop_ar",
+    ];
+    some_switches("default", SNOOP, "snoop_ar", "switch ", &[1, 4], 8)
 }
 
 /// IEEE 802.1Qau on the default fat tree under ARN+AFI (congestion points with Qeq 2 KB, a

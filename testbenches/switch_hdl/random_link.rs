@@ -29,6 +29,7 @@
 use arnsim::blocks::LftBanks;
 use arnsim::blocks::rng::SplitMix64;
 use arnsim::cycle::{CycleSwitch, LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
+use arnsim::switch::config::SnoopTable;
 use arnsim::switch::fecn::FecnMarking;
 use arnsim::switch::qcn::QcnPoint;
 use arnsim::switch::{
@@ -62,6 +63,7 @@ pub struct Opts {
     arbitration: OutputArbitration,
     fecn: FecnMarking,
     qcn: QcnPoint,
+    snoop: SnoopTable,
     smodk_div: u32,
     arn_rate: u64,
     out_cap_spread: bool,
@@ -92,6 +94,7 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
         arbitration: OutputArbitration::RoundRobin,
         fecn: FecnMarking::default(),
         qcn: QcnPoint::default(),
+        snoop: Default::default(),
         smodk_div: 1,
         arn_rate: 3,
         out_cap_spread: false,
@@ -151,6 +154,16 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
                     qeq: num(q)? as u32,
                     w: num(w)? as u8,
                     sample: num(n)? as u32,
+                };
+            }
+            "--snoop" => {
+                let f: Vec<&str> = v.split(':').collect();
+                let [e, t] = f[..] else {
+                    return Err(format!("--snoop {v}: ENTRIES:TTL"));
+                };
+                o.snoop = SnoopTable {
+                    entries: num(e)? as u8,
+                    ttl: num(t)? as u32,
                 };
             }
             "--smodk-div" => o.smodk_div = num(v)? as u32,
@@ -231,6 +244,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
     params.arbitration = o.arbitration;
     params.fecn = o.fecn;
     params.qcn = o.qcn;
+    params.snoop = o.snoop;
     let vcs = params.vcs();
     // Every VC full of one-flit packets, one packet leaving per output, one arriving.
     params.max_packets = vcs * o.vc_capacity as usize + p + 1;
@@ -493,10 +507,11 @@ pub fn record(args: &[&str]) -> Result<String, String> {
     let st = sw.stats();
     Ok(format!(
         "{} cycles, {flits_in} flits in, {flits_out} flits out, {arns_out} ARNs out, {cnms_out} \
-         CNMs out ({} made, {} dropped), {} roots, {} adapted, {} consumed",
+         CNMs out ({} made, {} dropped, {} absorbed), {} roots, {} adapted, {} consumed",
         o.cycles,
         st.cnms_made,
         st.cnms_dropped,
+        st.cnms_absorbed,
         st.roots_detected,
         st.packets_adapted,
         st.arns_consumed

@@ -142,6 +142,7 @@ impl<const V: usize> EventCore<V> {
             escapes_due: Vec::new(),
             routed_now: Vec::with_capacity(n as usize),
             qcn: None,
+            snoops: None,
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may
@@ -153,6 +154,12 @@ impl<const V: usize> EventCore<V> {
         core.slots.reserve(owned * per_input);
         if p.switch.qcn.on() {
             core.qcn = Some(Box::new(qcn::QcnState::new(n as usize)));
+        }
+        if p.switch.snoop.on() {
+            let ports: Vec<usize> = f.switches.iter().map(|s| s.ports()).collect();
+            core.snoops = Some(Box::new(snoop::SnoopState::new(
+                &p.switch, &ports, n as usize,
+            )));
         }
         if p.switch.routing.uses_arn() {
             core.arn = Some(Box::new(arn::ArnState::new(f, n as usize, owned)));

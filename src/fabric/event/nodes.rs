@@ -155,16 +155,18 @@ impl<const V: usize> EventCore<V> {
         let Some(pkt) = delivered else {
             return Ok(());
         };
-        if !crate::fabric::scheduler::order_counts(env.params.switch.lmc > 0, &pkt) {
+        let resequence = env.params.resequence;
+        if !resequence && !crate::fabric::scheduler::order_counts(env.params.switch.lmc > 0, &pkt) {
             return Ok(());
         }
         // SAFETY: the entries of flows to node `n` belong to its part.
-        match unsafe { env.order(pkt.src as u32, n) } {
-            Some(last) => {
-                crate::fabric::scheduler::in_order_of_flow(last, env.node_count(), now, n, &pkt)
+        if let Some(last) = unsafe { env.order(pkt.src as u32, n) } {
+            let nodes = env.node_count();
+            if crate::fabric::scheduler::in_order_of_flow(last, nodes, now, n, &pkt, resequence)? {
+                node.count_resequenced();
             }
-            None => Ok(()),
         }
+        Ok(())
     }
 
     /// Writes the credit records the switch inputs facing this part's nodes send back in `now`.

@@ -82,7 +82,9 @@ impl<const V: usize> EventCore<V> {
             let (out, c) = q.arrivals[k];
             self.stats.cnms_received += 1;
             self.note_cnm(out, c, now, true);
-            self.queue_cnm(env, &mut q, out, c, now);
+            if !self.snoop(env, out, c, false, now) {
+                self.queue_cnm(env, &mut q, out, c, now);
+            }
         }
         let cp = env.params.switch.qcn;
         q.routed.sort_unstable_by_key(|r| (r.0, r.1));
@@ -103,7 +105,9 @@ impl<const V: usize> EventCore<V> {
                     dest: pkt.dlid,
                     fb,
                 };
-                self.queue_cnm(env, &mut q, out, c, now);
+                if !self.snoop(env, out, c, true, now) {
+                    self.queue_cnm(env, &mut q, out, c, now);
+                }
             }
         }
         q.routed.drain(..taken);

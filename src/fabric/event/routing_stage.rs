@@ -111,6 +111,26 @@ impl<const V: usize> StageInputs for Stage<'_, '_, V> {
     fn smodk_div(&self) -> u32 {
         self.unit().wiring().smodk_div
     }
+
+    #[inline(always)]
+    fn congested(&self, dest: u16) -> u64 {
+        // Brought to the start of `r` before the stage ran.
+        let s = self.place().switch as usize;
+        self.core
+            .snoops
+            .as_ref()
+            .map_or(0, |t| t.table_now(s).mask(dest))
+    }
+
+    #[inline(always)]
+    fn snoop_rr(&mut self) -> &mut u8 {
+        let t = self
+            .core
+            .snoops
+            .as_mut()
+            .expect("snooped AR has its tables");
+        &mut t.rr[self.input as usize]
+    }
 }
 
 impl<const V: usize> EventCore<V> {
@@ -212,6 +232,9 @@ impl<const V: usize> EventCore<V> {
             Some(_) => self.ins[input as usize].det,
             None => deterministic(&unit.lft().options(pkt.dlid), ports),
         };
+        if let Some(t) = self.snoops.as_mut() {
+            t.table_at(s as usize, r);
+        }
         let mut stage = Stage {
             core: self,
             env,

@@ -27,6 +27,10 @@ pub struct NodeStats {
     pub arns_consumed: u64,
     /// Packets injected into the AFC with the adapted bit set because they matched an entry.
     pub packets_adapted: u64,
+    /// Packets of a flow that arrived after a later one of the flow, which the node resequenced
+    /// (counted under snooped AR).
+    #[serde(default)]
+    pub packets_resequenced: u64,
     /// Congestion control: data packets that arrived marked with FECN.
     #[serde(default)]
     pub fecns_received: u64,
@@ -60,6 +64,7 @@ impl NodeStats {
         self.delivered_flits += x.delivered_flits;
         self.delivered_packets += x.delivered_packets;
         self.delivered_adapted += x.delivered_adapted;
+        self.packets_resequenced += x.packets_resequenced;
         self.latency_sum += x.latency_sum;
         self.latency_max = self.latency_max.max(x.latency_max);
         self.arns_received += x.arns_received;

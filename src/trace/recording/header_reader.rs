@@ -23,17 +23,19 @@ enum HeaderLine {
     Arn,
     Fecn,
     Qcn,
+    Snoop,
     Span,
 }
 
 impl HeaderLine {
-    const ALL: [HeaderLine; 7] = [
+    const ALL: [HeaderLine; 8] = [
         HeaderLine::Switch,
         HeaderLine::Sizes,
         HeaderLine::Routing,
         HeaderLine::Arn,
         HeaderLine::Fecn,
         HeaderLine::Qcn,
+        HeaderLine::Snoop,
         HeaderLine::Span,
     ];
 
@@ -48,6 +50,7 @@ impl HeaderLine {
                 HeaderLine::Arn,
                 HeaderLine::Fecn,
                 HeaderLine::Qcn,
+                HeaderLine::Snoop,
             ]
             .into_iter()
             .find(|l| words.get(1).is_some_and(|k| l.keys().contains(k))),
@@ -87,6 +90,7 @@ impl HeaderLine {
                 "fecn_victims",
             ],
             HeaderLine::Qcn => &["qcn_qeq", "qcn_w", "qcn_sample"],
+            HeaderLine::Snoop => &["snoop_entries", "snoop_ttl"],
             HeaderLine::Span => &["from", "to"],
         }
     }
@@ -109,6 +113,7 @@ impl HeaderLine {
             HeaderLine::Arn => ("param arn_entries", "the ARN and detector parameters"),
             HeaderLine::Fecn => ("param fecn_threshold", "the FECN marking settings"),
             HeaderLine::Qcn => ("param qcn_qeq", "the QCN congestion point settings"),
+            HeaderLine::Snoop => ("param snoop_entries", "snooped AR's congestion table"),
             HeaderLine::Span => ("from", "the cycles recorded"),
         }
     }
@@ -347,6 +352,19 @@ impl<R: BufRead> RecordingReader<R> {
                         q.w = k.get("qcn_w")?;
                         q.sample = k.get("qcn_sample")?;
                     }
+                    HeaderLine::Snoop => {
+                        let t = &mut h.params.snoop;
+                        t.entries = k.get("snoop_entries")?;
+                        t.ttl = k.get("snoop_ttl")?;
+                        let max = crate::blocks::congestion_table::MAX_ENTRIES as u8;
+                        if !(1..=max).contains(&t.entries) || t.ttl == 0 {
+                            return Err(format!(
+                                "{p}:{n}: `snoop_entries {} snoop_ttl {}`: the table has 1 to \
+                                 {max} entries and a TTL of at least one cycle",
+                                t.entries, t.ttl
+                            ));
+                        }
+                    }
                     HeaderLine::Span => {
                         h.from = k.get("from")?;
                         h.to = k.get("to")?;
@@ -418,7 +436,7 @@ impl<R: BufRead> RecordingReader<R> {
                 "param" => {
                     return Err(format!(
                         "{p}:{n}: a `param` line must start with `ports`, `routing`, \
-                         `arn_entries`, `fecn_threshold` or `qcn_qeq`, not `{}`",
+                         `arn_entries`, `fecn_threshold`, `qcn_qeq` or `snoop_entries`, not `{}`",
                         w.get(1).unwrap_or(&"")
                     ));
                 }
@@ -431,7 +449,9 @@ impl<R: BufRead> RecordingReader<R> {
         // Recordings made before switches marked FECN (or sampled for QCN) have no FECN (QCN)
         // line: they mark (sample) nothing.
         for line in HeaderLine::ALL {
-            if at(line).is_none() && !matches!(line, HeaderLine::Fecn | HeaderLine::Qcn) {
+            if at(line).is_none()
+                && !matches!(line, HeaderLine::Fecn | HeaderLine::Qcn | HeaderLine::Snoop)
+            {
                 let (spelled, what) = line.spelled();
                 return Err(format!(
                     "{path}:{end_line}: the header has no `{spelled}` line ({what})"

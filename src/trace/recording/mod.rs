@@ -138,6 +138,10 @@ impl RecordingHeader {
                 q.qeq, q.w, q.sample
             )?;
         }
+        if p.snoop.on() {
+            let t = &p.snoop;
+            writeln!(w, "param snoop_entries {} snoop_ttl {}", t.entries, t.ttl)?;
+        }
         for (port, cap) in wi.out_capacity.iter().enumerate() {
             writeln!(w, "out_capacity {port} {cap}")?;
         }

@@ -300,7 +300,7 @@ fn a_header_line_or_key_given_twice_unknown_or_inconsistent_is_refused_with_its_
         (
             "param ports 2",
             "param port 2",
-            "h.rec:3: a `param` line must start with `ports`, `routing`, `arn_entries`, `fecn_threshold` or `qcn_qeq`, not `port`",
+            "h.rec:3: a `param` line must start with `ports`, `routing`, `arn_entries`, `fecn_threshold`, `qcn_qeq` or `snoop_entries`, not `port`",
         ),
         (
             "switch s1_0 id",
