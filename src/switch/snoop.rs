@@ -38,10 +38,11 @@ fn first_free(row: &LftOptions, ports: usize, mask: u64) -> u8 {
 /// destination's multipath row); `NO_ROUTE` when every option is congested.
 #[inline]
 pub fn current_port(row: &LftOptions, ports: usize, mask: u64, det: u8) -> u8 {
-    if det == NO_ROUTE || (det as usize) < 64 && mask >> det & 1 == 0 {
-        det
-    } else {
+    let congested = (det as usize) < 64 && mask >> det & 1 == 1;
+    if congested {
         first_free(row, ports, mask)
+    } else {
+        det
     }
 }
 

@@ -1,15 +1,14 @@
 //! Cross-check cases of the ARN table.
 
-use super::scaled;
+use super::{first_difference, scaled};
 use crate::harness::case::{Case, Expect};
 use crate::harness::{HdlConfig, RtlAlteration};
 use arnsim::blocks::Block;
 use arnsim::blocks::arn_table::{
     ArnLookup, ArnProcess, ArnRemove, ArnTable, ArnTableIn, ArnTableOut, MAX_PORTS,
 };
-use arnsim::stimulus::Stimulus;
 use arnsim::stimulus::arn_table::RandomArnOps;
-use arnsim::trace::{TraceLine, Visit};
+use arnsim::trace::Visit;
 
 /// One HDL parameterisation: (Entries, Ports, Ttl).
 type Params = (usize, usize, u32);
@@ -297,34 +296,6 @@ impl Block for ExpiryBeatsRefresh {
     fn probe_regs(&self, v: &mut dyn Visit) {
         self.inner.probe_regs(v);
     }
-}
-
-/// The first cycle whose trace line (outputs and registers) differs between two blocks
-/// driven by the same stimulus.
-fn first_difference<A, B>(mut a: A, mut b: B, mut stim: impl Stimulus<ArnTableIn>) -> u64
-where
-    A: Block<In = ArnTableIn, Out = ArnTableOut>,
-    B: Block<In = ArnTableIn, Out = ArnTableOut>,
-{
-    a.reset();
-    b.reset();
-    let (mut la, mut lb) = (TraceLine::default(), TraceLine::default());
-    for c in 0..10_000_000 {
-        let inp = stim.next(c);
-        let (oa, ob) = (a.evaluate(&inp), b.evaluate(&inp));
-        la.clear();
-        lb.clear();
-        a.probe_outputs(&oa, &mut la);
-        a.probe_regs(&mut la);
-        b.probe_outputs(&ob, &mut lb);
-        b.probe_regs(&mut lb);
-        if la.line != lb.line {
-            return c;
-        }
-        a.commit();
-        b.commit();
-    }
-    panic!("the altered ARN table never differs from the real one");
 }
 
 /// Every cross-check case of the ARN table: three configurations, each with its directed cases

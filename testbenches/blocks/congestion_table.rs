@@ -1,15 +1,14 @@
 //! Cross-check cases of the congestion table (snooped AR).
 
-use super::scaled;
+use super::{first_difference, scaled};
 use crate::harness::case::{Case, Expect};
 use crate::harness::{HdlConfig, RtlAlteration};
 use arnsim::blocks::Block;
 use arnsim::blocks::congestion_table::{
     CongestionTable, CongestionTableIn, CongestionTableOut, Snoop,
 };
-use arnsim::stimulus::Stimulus;
 use arnsim::stimulus::congestion_table::RandomSnoops;
-use arnsim::trace::{TraceLine, Visit};
+use arnsim::trace::Visit;
 
 /// One HDL parameterisation: (Entries, Lk, Ports, Ttl).
 type Params = (usize, usize, usize, u32);
@@ -126,33 +125,6 @@ impl Block for HitRestarts {
     fn probe_regs(&self, v: &mut dyn Visit) {
         self.inner.probe_regs(v);
     }
-}
-
-/// The first cycle whose trace line differs between two blocks driven by one stimulus.
-fn first_difference<A, B>(mut a: A, mut b: B, mut stim: impl Stimulus<CongestionTableIn>) -> u64
-where
-    A: Block<In = CongestionTableIn, Out = CongestionTableOut>,
-    B: Block<In = CongestionTableIn, Out = CongestionTableOut>,
-{
-    a.reset();
-    b.reset();
-    let (mut la, mut lb) = (TraceLine::default(), TraceLine::default());
-    for c in 0..10_000_000 {
-        let inp = stim.next(c);
-        let (oa, ob) = (a.evaluate(&inp), b.evaluate(&inp));
-        la.clear();
-        lb.clear();
-        a.probe_outputs(&oa, &mut la);
-        a.probe_regs(&mut la);
-        b.probe_outputs(&ob, &mut lb);
-        b.probe_regs(&mut lb);
-        if la.line != lb.line {
-            return c;
-        }
-        a.commit();
-        b.commit();
-    }
-    panic!("the altered congestion table never differs from the real one");
 }
 
 /// Every cross-check case of the congestion table: three configurations with their directed

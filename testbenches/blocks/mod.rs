@@ -10,10 +10,41 @@ mod rr_arbiter;
 
 use crate::harness::HdlConfig;
 use crate::harness::case::Case;
+use arnsim::blocks::Block;
+use arnsim::stimulus::Stimulus;
+use arnsim::trace::TraceLine;
 
 /// Random cycles for a case whose nominal length is `cycles`, scaled by `scale`.
 pub fn scaled(cycles: u64, scale: f64) -> u64 {
     ((cycles as f64 * scale).round() as u64).max(1)
+}
+
+/// The first cycle whose trace line (outputs and registers) differs between two blocks driven by
+/// the same stimulus: where a deliberately altered block must be caught.
+pub fn first_difference<A, B>(mut a: A, mut b: B, mut stim: impl Stimulus<A::In>) -> u64
+where
+    A: Block,
+    B: Block<In = A::In, Out = A::Out>,
+{
+    a.reset();
+    b.reset();
+    let (mut la, mut lb) = (TraceLine::default(), TraceLine::default());
+    for c in 0..10_000_000 {
+        let inp = stim.next(c);
+        let (oa, ob) = (a.evaluate(&inp), b.evaluate(&inp));
+        la.clear();
+        lb.clear();
+        a.probe_outputs(&oa, &mut la);
+        a.probe_regs(&mut la);
+        b.probe_outputs(&ob, &mut lb);
+        b.probe_regs(&mut lb);
+        if la.line != lb.line {
+            return c;
+        }
+        a.commit();
+        b.commit();
+    }
+    panic!("the altered {} never differs from the real one", A::NAME);
 }
 
 /// Every case of every block.
