@@ -20,6 +20,7 @@ pub mod credit_counter;
 pub mod lft_banks;
 pub mod probe;
 pub mod rng;
+pub mod route_cache;
 pub mod rr_arbiter;
 
 pub use arn_table::ArnTable;

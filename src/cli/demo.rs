@@ -3,12 +3,16 @@
 
 use super::outputs::{Staged, make_folder};
 use crate::blocks::congestion_detector::DetectorConfig;
+use crate::blocks::congestion_table::CongestionTable;
+use crate::blocks::route_cache::RouteCache;
 use crate::blocks::{ArnTable, Block, CongestionDetector, CreditCounter, LftBanks, RrArbiter};
 use crate::stimulus::Stimulus;
 use crate::stimulus::arn_table::RandomArnOps;
 use crate::stimulus::congestion_detector::RandomCongestion;
+use crate::stimulus::congestion_table::RandomSnoops;
 use crate::stimulus::credit_counter::RandomCredits;
 use crate::stimulus::lft_banks::RandomLft;
+use crate::stimulus::route_cache::RandomFlows;
 use crate::stimulus::rr_arbiter::RandomRequests;
 use crate::trace::{
     BlockVcd, DETECTOR_STATES, VcdWindow, signals_of, states_path, write_block_gtkw,
@@ -167,6 +171,23 @@ pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
         "P=4, HCDTh=80, LCDTh=63, FCTh=15, CRT=16",
         r,
     )?;
+    let table = CongestionTable::new(8, 2, 8, 40);
+    let r = dump_block(
+        table,
+        RandomSnoops::new(2, 8, 40, seed),
+        cycles,
+        out,
+        CongestionTable::NAME,
+    );
+    row(CongestionTable::NAME, "Entries=8, Lk=2, Ports=8, Ttl=40", r)?;
+    let r = dump_block(
+        RouteCache::new(8),
+        RandomFlows::new(seed),
+        cycles,
+        out,
+        RouteCache::NAME,
+    );
+    row(RouteCache::NAME, "Entries=8", r)?;
     for f in files {
         f.commit()?;
     }
@@ -189,6 +210,8 @@ mod tests {
         "lft_banks.vcd",
         "arn_table.vcd",
         "congestion_detector.vcd",
+        "congestion_table.vcd",
+        "route_cache.vcd",
     ];
 
     #[test]
@@ -203,6 +226,8 @@ mod tests {
             "lft_banks",
             "arn_table",
             "congestion_detector",
+            "congestion_table",
+            "route_cache",
         ] {
             let v = std::fs::read_to_string(dir.join(format!("{b}.vcd"))).unwrap();
             assert!(v.contains(&format!("$scope module tb_{b} $end")), "{b}");
@@ -232,6 +257,8 @@ mod tests {
             "lft_banks",
             "arn_table",
             "congestion_detector",
+            "congestion_table",
+            "route_cache",
         ] {
             let g = std::fs::read_to_string(dir.join(format!("{b}.gtkw"))).unwrap();
             let v = std::fs::read_to_string(dir.join(format!("{b}.vcd"))).unwrap();
@@ -268,7 +295,7 @@ mod tests {
         assert_eq!(states, crate::trace::DETECTOR_STATES);
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
-            11,
+            15,
             "a VCD and a save file per block, the detector's state filter, no temporary file"
         );
         // An output folder that cannot be made changes nothing.

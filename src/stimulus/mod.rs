@@ -9,6 +9,7 @@ pub mod congestion_detector;
 pub mod congestion_table;
 pub mod credit_counter;
 pub mod lft_banks;
+pub mod route_cache;
 pub mod rr_arbiter;
 
 pub use crate::blocks::rng::SplitMix64;

@@ -6,6 +6,7 @@ mod congestion_detector;
 mod congestion_table;
 mod credit_counter;
 mod lft_banks;
+mod route_cache;
 mod rr_arbiter;
 
 use crate::harness::HdlConfig;
@@ -56,6 +57,7 @@ pub fn all_cases(scale: f64) -> Vec<Case> {
     v.extend(arn_table::cases(scale));
     v.extend(congestion_detector::cases(scale));
     v.extend(congestion_table::cases(scale));
+    v.extend(route_cache::cases(scale));
     v
 }
 
@@ -122,5 +124,6 @@ pub fn param_checks() -> Vec<(HdlConfig, &'static str)> {
             ),
             "a_param_entries",
         ),
+        (cfg("route_cache", vec![("Entries", 65)]), "a_param_entries"),
     ]
 }
