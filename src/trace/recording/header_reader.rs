@@ -458,6 +458,17 @@ impl<R: BufRead> RecordingReader<R> {
                 ));
             }
         }
+        // Snooped AR's table comes with its routing mode and only with it.
+        let snoop_ar = h.params.routing == RoutingMode::SnoopAr;
+        if snoop_ar != at(HeaderLine::Snoop).is_some() {
+            let n = at(HeaderLine::Snoop)
+                .or(at(HeaderLine::Routing))
+                .unwrap_or(end_line);
+            return Err(format!(
+                "{path}:{n}: the `param snoop_entries` line (snooped AR's congestion table) goes \
+                 with `routing snoop_ar` and only with it"
+            ));
+        }
         let size_line = at(HeaderLine::Sizes).unwrap_or(end_line);
         if let Some((key, why)) = h.params.out_of_range() {
             let n = match key {

@@ -200,6 +200,31 @@ fn the_qcn_line_sets_the_congestion_points_or_leaves_them_off() {
     assert!(e.contains("h.rec:6") && e.contains("qcn_sample"), "{e}");
 }
 
+/// Snooped AR's line sets the congestion table; it goes with `routing snoop_ar` and only with
+/// it, and a table the hardware cannot hold is refused with its line.
+#[test]
+fn the_snoop_line_goes_with_snooped_ar_and_only_with_it() {
+    let read = |text: String| {
+        RecordingReader::open("h.rec", Cursor::new(text.into_bytes())).map(|r| r.header.params)
+    };
+    let snoop_ar = header()
+        .replace("routing arn_afi", "routing snoop_ar")
+        .replace("vcs 2", "vcs 1");
+    let line = "param snoop_entries 8 snoop_ttl 500\nout_capacity 0";
+    let on = snoop_ar.replacen("out_capacity 0", line, 1);
+    let p = read(on.clone()).expect("a snooped-AR header");
+    assert_eq!((p.snoop.entries, p.snoop.ttl), (8, 500));
+    let e = read(snoop_ar).unwrap_err();
+    assert!(e.contains("h.rec:4") && e.contains("snoop_entries"), "{e}");
+    let e = read(header().replacen("out_capacity 0", line, 1)).unwrap_err();
+    assert!(e.contains("h.rec:6") && e.contains("only with it"), "{e}");
+    let e = read(on.replace("snoop_entries 8", "snoop_entries 40")).unwrap_err();
+    assert!(
+        e.contains("h.rec:6") && e.contains("1 to 32 entries"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_recording_that_is_not_lines_of_text_is_refused_with_its_line() {
     let e = open(&vec![0u8; 3 << 20]).unwrap_err();
