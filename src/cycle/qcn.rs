@@ -19,7 +19,7 @@ use crate::blocks::CongestionTable;
 use crate::blocks::congestion_table::Snoop;
 use crate::blocks::lft_banks::NO_ROUTE;
 use crate::switch::qcn::{QcnPoint, QcnRegs};
-use crate::switch::snoop::{absorbs, snoops};
+use crate::switch::snoop::on_cnm;
 use crate::wire::Cnm;
 
 /// CNMs a port holds waiting for the reverse direction of its input link.
@@ -156,20 +156,13 @@ impl CycleSwitch {
         let Some(u) = &self.cnm.snoop else {
             return false;
         };
-        let dest = self.params.base_lid(c.dest);
-        let row = self.lft.options(dest | 1);
-        if snoops(&row, self.ports, p) {
-            let s = Snoop {
-                dest,
-                port: p,
-                fb: c.fb,
-                local,
-            };
+        let (snoop, kept) = on_cnm(&self.params, &self.lft, self.ports, p, c, local, |d| {
+            u.table.mask(d)
+        });
+        if let Some(s) = snoop {
             // Room for every port's arrival and every input's sample.
             let _ = self.w.cnm.snoops.push(s);
         }
-        let det = self.lft.options(c.dest).deterministic().unwrap_or(NO_ROUTE);
-        let kept = absorbs(&row, self.ports, u.table.mask(dest), det, p);
         if kept {
             self.stats.cnms_absorbed += 1;
         }

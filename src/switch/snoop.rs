@@ -17,7 +17,11 @@
 //!
 //! The table read is the registered one: the writes of a cycle are seen from a later cycle.
 
+use super::SwitchParams;
+use crate::blocks::LftBanks;
+use crate::blocks::congestion_table::Snoop;
 use crate::blocks::lft_banks::{LftOptions, NO_ROUTE};
+use crate::wire::Cnm;
 
 /// Whether port `p` of a switch of `ports` ports is a usable option of `row`.
 #[inline]
@@ -81,6 +85,31 @@ pub fn absorbs(row: &LftOptions, ports: usize, mask: u64, det: u8, p: u8) -> boo
     p != NO_ROUTE
         && current_port(row, ports, mask, det) == p
         && first_free(row, ports, mask | 1 << (p as u64 & 63)) != NO_ROUTE
+}
+
+/// What a switch of `ports` ports whose LFT is `lft` does with the CNM `c` naming port `p`
+/// (arrived on it, or made by its congestion point when `local`), its congestion table read as
+/// registered through `mask(dest)`: the snoop to queue for the table, if `p` is an option of the
+/// destination, and whether the switch absorbs the CNM. Both engines call it.
+pub fn on_cnm(
+    sp: &SwitchParams,
+    lft: &LftBanks,
+    ports: usize,
+    p: u8,
+    c: Cnm,
+    local: bool,
+    mask: impl FnOnce(u16) -> u64,
+) -> (Option<Snoop>, bool) {
+    let dest = sp.base_lid(c.dest);
+    let row = lft.options(dest | 1);
+    let snoop = snoops(&row, ports, p).then_some(Snoop {
+        dest,
+        port: p,
+        fb: c.fb,
+        local,
+    });
+    let det = lft.options(c.dest).deterministic().unwrap_or(NO_ROUTE);
+    (snoop, absorbs(&row, ports, mask(dest), det, p))
 }
 
 #[cfg(test)]

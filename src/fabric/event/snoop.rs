@@ -11,7 +11,7 @@ use crate::blocks::CongestionTable;
 use crate::blocks::congestion_table::Snoop;
 use crate::cycle::SNOOP_FIFO_DEPTH;
 use crate::switch::SwitchParams;
-use crate::switch::snoop::{absorbs, snoops};
+use crate::switch::snoop::on_cnm;
 use crate::wire::Cnm;
 use std::collections::VecDeque;
 
@@ -96,25 +96,23 @@ impl<const V: usize> EventCore<V> {
             port,
             ports,
         } = self.ins[at as usize].place;
-        let sp = &env.params.switch;
-        let lft = env.switches[switch as usize].lft();
-        let dest = sp.base_lid(c.dest);
-        let row = lft.options(dest | 1);
-        let (s, p) = (switch as usize, port as u8);
-        let mask = sn.table_at(s, now).mask(dest);
-        if snoops(&row, ports as usize, p) {
-            let entry = Snoop {
-                dest,
-                port: p,
-                fb: c.fb,
-                local,
-            };
-            if !sn.queue(s, entry, now) {
-                self.stats.snoops_dropped += 1;
-            }
+        let s = switch as usize;
+        let lft = env.switches[s].lft();
+        let table = sn.table_at(s, now);
+        let (snoop, kept) = on_cnm(
+            &env.params.switch,
+            lft,
+            ports as usize,
+            port as u8,
+            c,
+            local,
+            |d| table.mask(d),
+        );
+        if let Some(entry) = snoop
+            && !sn.queue(s, entry, now)
+        {
+            self.stats.snoops_dropped += 1;
         }
-        let det = lft.options(c.dest).deterministic().unwrap_or(NO_ROUTE);
-        let kept = absorbs(&row, ports as usize, mask, det, p);
         if kept {
             self.stats.cnms_absorbed += 1;
         }
