@@ -4,15 +4,11 @@
 // that carries congestion notification messages (CNMs) upstream to the sampled packets' sources.
 //
 // Contract
-// - Congestion point of output o (cp_left_q[o], cp_qold_q[o]; on while qeq_i != 0, else
-//   the registers hold their reset value 0): every packet an input's routing stage places in a
-//   VOQ for o this cycle (route_valid_i[i], route_out_i[i] == o) joins o's queue, in input order.
-//   A packet of len flits with cp_left <= len is sampled and reloads cp_left with sample_i;
-//   any other counts cp_left down by len. A sample computes, from the flits
-//   queued for o at the start of the cycle (Q: voq_occ_i[o][*] summed) and the queue of the
-//   sample before (Qold, then set to Q), Fb = -((Q - Qeq) + w (Q - Qold)); a negative Fb makes a
-//   CNM {src: the packet's source, dest: its DLID, fb: ceil(|Fb| * 63 / ((1 + 2w) Qeq)),
-//   at most 63}.
+// - Congestion points (congestion_point, u_cp; on while qeq_i != 0): every packet an input's
+//   routing stage places in a VOQ this cycle (route_valid_i[i], route_out_i[i], its length)
+//   joins its output's queue, in input order, against the flits queued for each output at the
+//   start of the cycle (voq_occ_i[*][o] summed); a sample with a negative feedback makes a CNM
+//   {src: the packet's source, dest: its DLID, fb: the block's 6-bit |Fb|}.
 // - Notification path: the CNMs arriving on the outputs' reverse directions (in_cnm_*_i, port
 //   order), then the congestion points' (input order), are each queued at the port the LFT's
 //   option 0 gives the LID src << Lmc (lft_i, the switch's combinational copy), a port's queue
@@ -20,7 +16,7 @@
 //   after this cycle's departure, is dropped. Each port sends its oldest CNM upstream
 //   (out_cnm_*_o: from the registers), and it leaves at the clock edge.
 // - Synchronous active-low reset: the queues empty, the congestion points' registers 0.
-// Twin: src/cycle/qcn.rs (notify, queue_cnm, commit_cnms), src/switch/qcn.rs (arrive, feedback)
+// Twin: src/cycle/qcn.rs (notify, queue_cnm, commit_cnms), src/blocks/congestion_point.rs
 module cnm_unit
   import switch_pkg::*;
 #(
@@ -69,8 +65,6 @@ module cnm_unit
 
   // ---------------------------------------------------------------------------------------------
   // Registers.
-  logic [31:0] cp_left_q [P], cp_left_d [P];
-  logic [31:0] cp_qold_q [P], cp_qold_d [P];
   cnm_t        fifo_q    [P][CnmDepth], fifo_d [P][CnmDepth];
   logic [2:0]  rd_q      [P], rd_d [P];
   logic [3:0]  cnt_q     [P], cnt_d [P];
@@ -93,53 +87,43 @@ module cnm_unit
 
   // ---------------------------------------------------------------------------------------------
   // This cycle's CNMs, in queuing order: arrivals (port order), then samples (input order).
+  logic [31:0]  cp_queue [P];
+  logic [15:0]  cp_len   [P];
+  logic [P-1:0] cp_sampled, cp_cnm;
+  logic [5:0]   cp_fb    [P];
+  always_comb begin
+    for (int o = 0; o < P; o++) begin
+      cp_queue[o] = '0;
+      for (int j = 0; j < P; j++) cp_queue[o] = cp_queue[o] + 32'(voq_occ_i[j][o]);
+    end
+    for (int i = 0; i < P; i++) cp_len[i] = route_desc_i[i].len;
+  end
+  congestion_point #(.P(P)) u_cp (
+    .clk_i,
+    .rst_ni,
+    .qeq_i,
+    .w_i,
+    .sample_i,
+    .arr_valid_i (route_valid_i),
+    .arr_out_i   (route_out_i),
+    .arr_len_i   (cp_len),
+    .queue_i     (cp_queue),
+    .sampled_o   (cp_sampled),
+    .cnm_o       (cp_cnm),
+    .fb_o        (cp_fb)
+  );
+  // Which packets were sampled is for the waves.
+  logic unused_cp;
+  assign unused_cp = ^cp_sampled;
   logic [Cands-1:0] cand_valid;
   cnm_t             cand      [Cands];
   always_comb begin
-    logic [31:0]         left, qold, q;
-    logic signed [63:0]  fb, fb_max, quant;
-    logic [PortW-1:0]    o;
-    o          = '0;
-    left       = '0;
-    qold       = '0;
-    q          = '0;
-    fb         = '0;
-    fb_max     = '0;
-    quant      = '0;
-    cp_left_d  = cp_left_q;
-    cp_qold_d  = cp_qold_q;
-    cand_valid = '0;
     for (int p = 0; p < P; p++) begin
-      cand_valid[p] = in_cnm_valid_i[p];
-      cand[p]       = in_cnm_i[p];
-      cand[P + p]   = '0;
-    end
-    if (qcn_on) begin
-      for (int i = 0; i < P; i++) begin
-        if (route_valid_i[i] && 32'(route_out_i[i]) < P) begin
-          o    = PortW'(route_out_i[i]);
-          left = cp_left_d[o];
-          if (left <= 32'(route_desc_i[i].len)) begin
-            cp_left_d[o] = sample_i;
-            q = '0;
-            for (int j = 0; j < P; j++) q = q + 32'(voq_occ_i[j][o]);
-            qold = cp_qold_d[o];
-            cp_qold_d[o] = q;
-            fb = -((64'(q) - 64'(qeq_i)) + 64'(w_i) * (64'(q) - 64'(qold)));
-            if (fb < 0) begin
-              fb_max = (64'd1 + 64'd2 * 64'(w_i)) * 64'(qeq_i);
-              quant  = (-fb * 64'sd63 + fb_max - 64'sd1) / fb_max;
-              if (quant > 64'sd63) quant = 64'sd63;
-              if (quant < 64'sd1) quant = 64'sd1;
-              cand_valid[P + i] = 1'b1;
-              cand[P + i]       = '{fb: 8'(quant), dest: route_desc_i[i].dlid,
-                                    src: route_desc_i[i].src};
-            end
-          end else begin
-            cp_left_d[o] = left - 32'(route_desc_i[i].len);
-          end
-        end
-      end
+      cand_valid[p]     = in_cnm_valid_i[p];
+      cand[p]           = in_cnm_i[p];
+      cand_valid[P + p] = cp_cnm[p];
+      cand[P + p]       = cp_cnm[p] ? '{fb: 8'(cp_fb[p]), dest: route_desc_i[p].dlid,
+                                        src: route_desc_i[p].src} : '0;
     end
   end
 
@@ -319,18 +303,12 @@ module cnm_unit
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      cp_left_q <= '{default: '0};
-      cp_qold_q <= '{default: '0};
       rd_q      <= '{default: '0};
       cnt_q     <= '{default: '0};
       sn_rd_q   <= '0;
       sn_cnt_q  <= '0;
       rr_q      <= '{default: '0};
     end else begin
-      if (qcn_on) begin
-        cp_left_q <= cp_left_d;
-        cp_qold_q <= cp_qold_d;
-      end
       fifo_q <= fifo_d;
       rd_q   <= rd_d;
       cnt_q  <= cnt_d;

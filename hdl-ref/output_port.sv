@@ -20,11 +20,10 @@
 //   winner is popped from its FIFO (gnt_*_o) and its head leaves next cycle. Under FCFS
 //   (fcfs_i) a request stands only if its head's stamp (hd_stamp_i, taken joining its FIFO) is
 //   the oldest of the requests' (stamp_older); the arbiters choose among those.
-// - FECN marking (fecn_thr_i != 0; InfiniBand congestion control): a grant is eligible when the
-//   flits queued for this output (voq_occ_i summed) reach fecn_thr_i, the packet is at least
-//   fecn_len_i flits, and no valid head lacks the credits to request unless fecn_victim_i; an
-//   eligible grant finding mark_cnt_q at 0 is marked (its head flit leaves with flags bit
-//   FlagFecn) and reloads it with fecn_rate_i, any other counts it down.
+// - FECN marking (fecn_marker, u_fecn; fecn_thr_i != 0; InfiniBand congestion control): each
+//   grant is offered to the marker with the flits queued for this output (voq_occ_i summed),
+//   the packet's length and whether some valid head lacks the credits to request (a victim); a
+//   marked packet's head flit leaves with flags bit FlagFecn.
 // - Congestion detection (uses_arn_i only; otherwise the detector sees empty VOQs and stays
 //   idle): the detector watches every input's VOQ for this output
 //   and the head of its fullest VC (head_fc = credits of that head's next VC). A declaration
@@ -134,8 +133,6 @@ module output_port
   logic [15:0]      tx_len_q, tx_len_d;
   logic [15:0]      tx_sent_q, tx_sent_d;
   logic             tx_fecn_q, tx_fecn_d;
-  // mark_cnt_q: FECN marking's counter.
-  logic [15:0]      mark_cnt_q, mark_cnt_d;
   // root_q.
   logic             root_valid_q, root_valid_d;
   arn_t             root_q, root_d;
@@ -275,12 +272,29 @@ module output_port
     queue = '0;
     for (int i = 0; i < P; i++) queue = queue + 23'(voq_occ_i[i]);
   end
+  fecn_marker u_fecn (
+    .clk_i,
+    .rst_ni,
+    .thr_i     (fecn_thr_i),
+    .rate_i    (fecn_rate_i),
+    .min_len_i (fecn_len_i),
+    .victim_i  (fecn_victim_i),
+    .gnt_i     (gnt_valid_o),
+    .queue_i   (32'(queue)),
+    .short_i   (short_head),
+    .len_i     (hd_len_i[in_idx][vc_idx[in_idx]]),
+    .elig_o    (fecn_elig),
+    .mark_o    (fecn_mark)
+  );
+  // Whether the grant was eligible is for the waves.
+  logic unused_fecn;
+  assign unused_fecn = fecn_elig;
 
   // The grant, and the next packet being sent.
   logic [VcW-1:0] g_vc;
+  assign gnt_valid_o = finishing && in_valid;
   always_comb begin
     g_vc        = vc_idx[in_idx];
-    gnt_valid_o = finishing && in_valid;
     gnt_input_o = in_idx;
     gnt_vc_o    = 4'(g_vc);
     tx_valid_d  = tx_valid_q;
@@ -291,11 +305,6 @@ module output_port
     tx_len_d    = tx_len_q;
     tx_sent_d   = tx_sent_q;
     tx_fecn_d   = tx_fecn_q;
-    mark_cnt_d  = mark_cnt_q;
-    fecn_elig   = gnt_valid_o && fecn_thr_i != '0 && queue >= 23'(fecn_thr_i)
-                  && hd_len_i[in_idx][g_vc] >= fecn_len_i && (!short_head || fecn_victim_i);
-    fecn_mark   = fecn_elig && mark_cnt_q == '0;
-    if (fecn_elig) mark_cnt_d = fecn_mark ? fecn_rate_i : mark_cnt_q - 16'd1;
     if (tx_valid_q) begin
       tx_sent_d = tx_sent_q + 16'd1;
       if (tail) tx_valid_d = 1'b0;
@@ -393,7 +402,6 @@ module output_port
       tx_len_q     <= '0;
       tx_sent_q    <= '0;
       tx_fecn_q    <= 1'b0;
-      mark_cnt_q   <= '0;
       root_valid_q <= 1'b0;
       root_q       <= '0;
       refresh_q    <= '0;
@@ -406,7 +414,6 @@ module output_port
       tx_len_q     <= tx_len_d;
       tx_sent_q    <= tx_sent_d;
       tx_fecn_q    <= tx_fecn_d;
-      mark_cnt_q   <= mark_cnt_d;
       root_valid_q <= root_valid_d;
       root_q       <= root_d;
       refresh_q    <= refresh_d;

@@ -15,8 +15,8 @@
 //   VCs and argument, the switch's id, stage and up ports, the seed of oblivious routing, and
 //   whether adapted packets refresh ARN-table entries upstream; whether the outputs
 //   arbitrate first come, first served (OutputArbitration::Fcfs) rather than round robin; the
-//   outputs' FECN marking settings (src/switch/fecn.rs, FecnMarking; threshold 0: off); the
-//   QCN congestion points' settings (src/switch/qcn.rs, QcnPoint; Qeq 0: off).
+//   outputs' FECN marking settings (src/blocks/fecn_marker.rs, FecnMarking; threshold 0: off); the
+//   QCN congestion points' settings (src/blocks/congestion_point.rs, QcnPoint; Qeq 0: off).
 // - scheme_vc: the regular VC of a packet to end node dst (QueuingScheme::vc_for);
 //   splitmix_mix: the output function of SplitMix64 (src/blocks/rng.rs) on a state already
 //   advanced by the golden gamma.

@@ -8,6 +8,8 @@
 //! rounds) allocates nothing from its first cycle to its last rank's finish (after the first
 //! cycle, in which a thread pool starts its workers), on both engines.
 
+use arnsim::blocks::congestion_point::QcnPoint;
+use arnsim::blocks::fecn_marker::FecnMarking;
 use arnsim::cli::scenarios;
 use arnsim::config::TimeBase;
 use arnsim::cycle::compare::Replay;
@@ -15,8 +17,6 @@ use arnsim::fabric::node::{CaCongestion, Destination, Flow, QcnReaction, RATE_ON
 use arnsim::fabric::topology::Topology;
 use arnsim::fabric::{Engine, Fabric, FabricParams};
 use arnsim::replay::{Mapping, Replayer};
-use arnsim::switch::fecn::FecnMarking;
-use arnsim::switch::qcn::QcnPoint;
 use arnsim::switch::{QueuingScheme, RoutingMode, SwitchParams, packet_slots};
 use arnsim::wire::link::{FEW_VCS, MAX_VCS};
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -200,9 +200,9 @@ const BUGS: &[Bug] = &[
         name: "FECN: the victim mask read inverted (victims mark where they must not, and not \
                where they must)",
         edits: &[Edit {
-            file: "output_port.sv",
-            find: "(!short_head || fecn_victim_i)",
-            replace: "(!short_head || !fecn_victim_i)",
+            file: "fecn_marker.sv",
+            find: "(!short_i || victim_i)",
+            replace: "(!short_i || !victim_i)",
         }],
         sl2vl: true,
     },
@@ -211,9 +211,9 @@ const BUGS: &[Bug] = &[
         name: "QCN: a congestion point's Qold never takes the sampled queue (the queue's growth \
                read against reset)",
         edits: &[Edit {
-            file: "cnm_unit.sv",
-            find: "cp_qold_d[o] = q;",
-            replace: "cp_qold_d[o] = qold;",
+            file: "congestion_point.sv",
+            find: "qold_d[o]    = q;",
+            replace: "qold_d[o]    = qold;",
         }],
         sl2vl: true,
     },

@@ -15,8 +15,10 @@
 
 pub mod arn_table;
 pub mod congestion_detector;
+pub mod congestion_point;
 pub mod congestion_table;
 pub mod credit_counter;
+pub mod fecn_marker;
 pub mod lft_banks;
 pub mod probe;
 pub mod rng;
@@ -25,8 +27,10 @@ pub mod rr_arbiter;
 
 pub use arn_table::ArnTable;
 pub use congestion_detector::CongestionDetector;
+pub use congestion_point::CongestionPoint;
 pub use congestion_table::CongestionTable;
 pub use credit_counter::CreditCounter;
+pub use fecn_marker::FecnMarker;
 pub use lft_banks::LftBanks;
 pub use rr_arbiter::RrArbiter;
 

@@ -6,11 +6,14 @@ use crate::blocks::congestion_detector::DetectorConfig;
 use crate::blocks::congestion_table::CongestionTable;
 use crate::blocks::route_cache::RouteCache;
 use crate::blocks::{ArnTable, Block, CongestionDetector, CreditCounter, LftBanks, RrArbiter};
+use crate::blocks::{CongestionPoint, FecnMarker};
 use crate::stimulus::Stimulus;
 use crate::stimulus::arn_table::RandomArnOps;
 use crate::stimulus::congestion_detector::RandomCongestion;
+use crate::stimulus::congestion_point::RandomArrivals;
 use crate::stimulus::congestion_table::RandomSnoops;
 use crate::stimulus::credit_counter::RandomCredits;
+use crate::stimulus::fecn_marker::RandomGrants;
 use crate::stimulus::lft_banks::RandomLft;
 use crate::stimulus::route_cache::RandomFlows;
 use crate::stimulus::rr_arbiter::RandomRequests;
@@ -188,6 +191,22 @@ pub fn run(out: &Path, cycles: u64, seed: u64) -> Result<(), String> {
         RouteCache::NAME,
     );
     row(RouteCache::NAME, "Entries=8", r)?;
+    let r = dump_block(
+        CongestionPoint::new(8),
+        RandomArrivals::new(8, seed),
+        cycles,
+        out,
+        CongestionPoint::NAME,
+    );
+    row(CongestionPoint::NAME, "P=8", r)?;
+    let r = dump_block(
+        FecnMarker::default(),
+        RandomGrants::new(seed),
+        cycles,
+        out,
+        FecnMarker::NAME,
+    );
+    row(FecnMarker::NAME, "(one output)", r)?;
     for f in files {
         f.commit()?;
     }
@@ -212,6 +231,8 @@ mod tests {
         "congestion_detector.vcd",
         "congestion_table.vcd",
         "route_cache.vcd",
+        "congestion_point.vcd",
+        "fecn_marker.vcd",
     ];
 
     #[test]
@@ -228,6 +249,8 @@ mod tests {
             "congestion_detector",
             "congestion_table",
             "route_cache",
+            "congestion_point",
+            "fecn_marker",
         ] {
             let v = std::fs::read_to_string(dir.join(format!("{b}.vcd"))).unwrap();
             assert!(v.contains(&format!("$scope module tb_{b} $end")), "{b}");
@@ -259,6 +282,8 @@ mod tests {
             "congestion_detector",
             "congestion_table",
             "route_cache",
+            "congestion_point",
+            "fecn_marker",
         ] {
             let g = std::fs::read_to_string(dir.join(format!("{b}.gtkw"))).unwrap();
             let v = std::fs::read_to_string(dir.join(format!("{b}.vcd"))).unwrap();
@@ -295,7 +320,7 @@ mod tests {
         assert_eq!(states, crate::trace::DETECTOR_STATES);
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
-            15,
+            19,
             "a VCD and a save file per block, the detector's state filter, no temporary file"
         );
         // An output folder that cannot be made changes nothing.

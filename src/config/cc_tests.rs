@@ -9,7 +9,7 @@ use super::*;
 /// refused at their key, and the HCA keys without `ib_cca` are ignored with a warning.
 #[test]
 fn infiniband_congestion_control_keys() {
-    use crate::switch::fecn::FecnMarking;
+    use crate::blocks::fecn_marker::FecnMarking;
     let s = Scenario::from_text("s.toml", SMALL, &[]).unwrap();
     assert!(!s.params.switch.fecn.on() && s.params.ca_congestion.is_none());
     let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();

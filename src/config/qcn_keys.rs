@@ -3,8 +3,8 @@
 //! the standard's name with its default (`docs/qcn.md`).
 
 use super::scenario::Reader;
+use crate::blocks::congestion_point::QcnPoint;
 use crate::fabric::node::{LIMITERS, QcnReaction, RATE_ONE};
-use crate::switch::qcn::QcnPoint;
 
 /// The keys of the congestion points.
 const CP_KEYS: [&str; 3] = ["switch.qcn_qeq", "switch.qcn_w", "switch.qcn_sample"];

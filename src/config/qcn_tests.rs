@@ -3,7 +3,7 @@
 
 use super::tests::SMALL;
 use super::*;
-use crate::switch::qcn::QcnPoint;
+use crate::blocks::congestion_point::QcnPoint;
 
 fn set(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()

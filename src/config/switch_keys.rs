@@ -6,9 +6,11 @@ use super::qcn_keys;
 use super::scenario::Reader;
 use super::units::MAX_CYCLES;
 use crate::blocks::congestion_table::MAX_ENTRIES as CONGESTION_TABLE_ENTRIES;
+use crate::blocks::fecn_marker::{
+    FecnMarking, OPENSM_MARKING_RATE, OPENSM_PACKET_SIZE, OPENSM_THRESHOLD,
+};
 use crate::fabric::node::{CaCongestion, LIMITERS, QcnReaction};
 use crate::switch::config::SnoopTable;
-use crate::switch::fecn::{FecnMarking, OPENSM_MARKING_RATE, OPENSM_PACKET_SIZE, OPENSM_THRESHOLD};
 use crate::switch::{OutputArbitration, QueuingScheme, RoutingMode, SwitchParams};
 use crate::wire::link::MAX_VCS;
 

@@ -4,7 +4,7 @@
 //! in the downstream credits (virtual cut-through; under FCFS only those whose head joined its
 //! FIFO first, by the 32-bit stamp it took), the packet being sent one flit per cycle from
 //! head to tail (its head marked FECN when the output's InfiniBand congestion control says so,
-//! [`FecnMarking`](crate::switch::fecn::FecnMarking)), the congestion detector of the output and its root register. The switch's
+//! [`FecnMarking`](crate::blocks::fecn_marker::FecnMarking)), the congestion detector of the output and its root register. The switch's
 //! phase 5 (`CycleSwitch::transmit`: sending and arbitration) is here too; the detector's phase
 //! is in `detection.rs`.
 
@@ -34,7 +34,7 @@ pub struct Tx {
     /// Flits sent so far.
     pub sent: u16,
     /// Its head leaves with FECN (InfiniBand congestion control,
-    /// [`FecnMarking`](crate::switch::fecn::FecnMarking)).
+    /// [`FecnMarking`](crate::blocks::fecn_marker::FecnMarking)).
     #[serde(default)]
     pub fecn: bool,
 }

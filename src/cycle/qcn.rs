@@ -16,9 +16,9 @@
 
 use super::*;
 use crate::blocks::CongestionTable;
+use crate::blocks::congestion_point::{QcnPoint, QcnRegs};
 use crate::blocks::congestion_table::Snoop;
 use crate::blocks::lft_banks::NO_ROUTE;
-use crate::switch::qcn::{QcnPoint, QcnRegs};
 use crate::switch::snoop::on_cnm;
 use crate::wire::Cnm;
 

@@ -106,7 +106,7 @@ struct Tx {
     vc: u8,
     next_vc: u8,
     start: u64,
-    /// Its head leaves with FECN (`switch::fecn`).
+    /// Its head leaves with FECN (`blocks::fecn_marker`).
     fecn: bool,
 }
 
@@ -128,7 +128,7 @@ struct OutPort<const V: usize> {
     wake: u64,
     /// The last cycle it was visited.
     last: u64,
-    /// FECN marking's counter (`switch::fecn`).
+    /// FECN marking's counter (`blocks::fecn_marker`).
     mark_count: u16,
 }
 

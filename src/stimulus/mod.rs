@@ -6,8 +6,10 @@
 
 pub mod arn_table;
 pub mod congestion_detector;
+pub mod congestion_point;
 pub mod congestion_table;
 pub mod credit_counter;
+pub mod fecn_marker;
 pub mod lft_banks;
 pub mod route_cache;
 pub mod rr_arbiter;

@@ -309,10 +309,10 @@ pub struct SwitchParams {
     pub arbitration: OutputArbitration,
     /// InfiniBand congestion control's FECN marking at the outputs (off by default).
     #[serde(default)]
-    pub fecn: super::fecn::FecnMarking,
+    pub fecn: crate::blocks::fecn_marker::FecnMarking,
     /// IEEE 802.1Qau's congestion points at the outputs (off by default).
     #[serde(default)]
-    pub qcn: super::qcn::QcnPoint,
+    pub qcn: crate::blocks::congestion_point::QcnPoint,
     /// Snooped AR's congestion table (off unless `routing = "snoop_ar"`).
     #[serde(default)]
     pub snoop: SnoopTable,

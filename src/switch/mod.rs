@@ -2,8 +2,8 @@
 //! reports ([`events`]), its cabling ([`SwitchWiring`]), the output ports' SL-to-VL tables
 //! ([`sl_to_vl`]), the credit counters of an output in closed form ([`output_credits`]), the
 //! routing stage's choices among an LFT entry's options ([`routing_stage`]) and when a
-//! congestion detector next has to be evaluated ([`detection`]) and InfiniBand congestion
-//! control's FECN marking at an output ([`fecn`]) and IEEE 802.1Qau's congestion point ([`qcn`]), and adaptive routing on snooped notifications ([`snoop`]).
+//! congestion detector next has to be evaluated ([`detection`]) and adaptive routing on snooped
+//! notifications ([`snoop`]).
 //!
 //! The switch itself has three views, held equal cycle by cycle: `hdl-ref/switch.sv`, the cycle
 //! engine (`src/cycle/`, module for module as the HDL) and the event engine
@@ -13,9 +13,7 @@
 pub mod config;
 mod detection;
 mod events;
-pub mod fecn;
 pub mod output_credits;
-pub mod qcn;
 pub mod routing_stage;
 pub mod sl_to_vl;
 pub mod snoop;

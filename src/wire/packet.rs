@@ -16,7 +16,7 @@ bitflags! {
         /// index at the destination node (`fabric::node::replay`).
         const MESSAGE = 1 << 2;
         /// InfiniBand's forward explicit congestion notification: a switch output over its
-        /// congestion threshold marked the packet (`switch::fecn`, IBTA annex A10).
+        /// congestion threshold marked the packet (`blocks::fecn_marker`, IBTA annex A10).
         const FECN = 1 << 3;
         /// InfiniBand's backward explicit congestion notification: the packet is a congestion
         /// notification packet (CNP) a destination sent back to the source of a packet that

@@ -3,8 +3,10 @@
 
 mod arn_table;
 mod congestion_detector;
+mod congestion_point;
 mod congestion_table;
 mod credit_counter;
+mod fecn_marker;
 mod lft_banks;
 mod route_cache;
 mod rr_arbiter;
@@ -58,6 +60,8 @@ pub fn all_cases(scale: f64) -> Vec<Case> {
     v.extend(congestion_detector::cases(scale));
     v.extend(congestion_table::cases(scale));
     v.extend(route_cache::cases(scale));
+    v.extend(congestion_point::cases(scale));
+    v.extend(fecn_marker::cases(scale));
     v
 }
 
@@ -125,5 +129,6 @@ pub fn param_checks() -> Vec<(HdlConfig, &'static str)> {
             "a_param_entries",
         ),
         (cfg("route_cache", vec![("Entries", 65)]), "a_param_entries"),
+        (cfg("congestion_point", vec![("P", 65)]), "a_param_ports"),
     ]
 }

@@ -22,16 +22,6 @@ module tb_arn_table #(
 
   // Names of the columns of one unpacked array of n elements, each preceded by a space when
   // the header is not empty yet.
-  function automatic string columns(string head, string name, int unsigned n);
-    string s, idx;
-    s = head;
-    for (int unsigned i = 0; i < n; i++) begin
-      idx = $sformatf("%0d", i);
-      s = {s, (s.len() == 0) ? "" : " ", name, "[", idx, "]"};
-    end
-    return s;
-  endfunction
-
   function automatic string trace_header();
     string s;
     s = columns("", "lk_hit_o", Ports);

@@ -3,6 +3,7 @@
 // - +trace=FILE: written here: the header line TRACE_HEADER (at the reset edge), then one line
 //   per cycle.
 // - cycle_q counts cycles since reset, as the Rust VCD's cycle_q does.
+// - columns(head, name, n) appends the trace header's columns name[0] .. name[n-1] to head.
 // The including module defines TRACE_HEADER, reads its stimulus at each rising edge into
 // the DUT input registers (non-blocking, so the DUT samples the previous values), and writes
 // its trace line at the same edge from pre-edge values.
@@ -37,3 +38,13 @@
     $fclose(stim_fd);
     $fclose(trace_fd);
   end
+
+  function automatic string columns(string head, string name, int unsigned n);
+    string s, col_idx;
+    s = head;
+    for (int unsigned i = 0; i < n; i++) begin
+      col_idx = $sformatf("%0d", i);
+      s = {s, (s.len() == 0) ? "" : " ", name, "[", col_idx, "]"};
+    end
+    return s;
+  endfunction

@@ -18,16 +18,6 @@ module tb_congestion_table #(
   localparam int unsigned CntW  = $clog2(Entries + 1);
   localparam int unsigned NumIn = Lk + 5;
 
-  function automatic string columns(string head, string name, int unsigned n);
-    string s, idx;
-    s = head;
-    for (int unsigned i = 0; i < n; i++) begin
-      idx = $sformatf("%0d", i);
-      s = {s, (s.len() == 0) ? "" : " ", name, "[", idx, "]"};
-    end
-    return s;
-  endfunction
-
   function automatic string trace_header();
     string s;
     s = columns("", "lk_mask_o", Lk);

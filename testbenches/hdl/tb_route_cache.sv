@@ -13,16 +13,6 @@ module tb_route_cache #(
 );
   localparam int unsigned CntW = $clog2(Entries + 1);
 
-  function automatic string columns(string head, string name, int unsigned n);
-    string s, idx;
-    s = head;
-    for (int unsigned i = 0; i < n; i++) begin
-      idx = $sformatf("%0d", i);
-      s = {s, (s.len() == 0) ? "" : " ", name, "[", idx, "]"};
-    end
-    return s;
-  endfunction
-
   function automatic string trace_header();
     string s;
     s = "lk_hit_o lk_port_o cmd_hit_o cmd_full_o count_o";

@@ -27,11 +27,11 @@
 //! cycles after it frees them; now and then a well-formed ARN comes back on an output.
 
 use arnsim::blocks::LftBanks;
+use arnsim::blocks::congestion_point::QcnPoint;
+use arnsim::blocks::fecn_marker::FecnMarking;
 use arnsim::blocks::rng::SplitMix64;
 use arnsim::cycle::{CycleSwitch, LinkFlit, MAX_LINK_VCS, PortIn, PortOut};
 use arnsim::switch::config::SnoopTable;
-use arnsim::switch::fecn::FecnMarking;
-use arnsim::switch::qcn::QcnPoint;
 use arnsim::switch::{
     OutputArbitration, QueuingScheme, RoutingMode, SlToVl, SwitchParams, SwitchWiring,
 };

@@ -213,7 +213,7 @@ impl<const V: usize> EventCore<V> {
     /// less the flit sent now on `sending_vc`): the grant, whether some head was not ready, and
     /// under FA (`FA`) whether adaptive heads short of room in their next VC's adaptive half
     /// left for their escape routes (after the grant, [`EventCore::escape_heads`]). Under FECN
-    /// marking the grant is marked by `switch::fecn` with the output's `queue` at the start of
+    /// marking the grant is marked by `blocks::fecn_marker` with the output's `queue` at the start of
     /// the cycle and whether some ready head lacked the credits to request.
     fn arbitrate<const FA: bool>(
         &mut self,

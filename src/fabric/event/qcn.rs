@@ -11,8 +11,8 @@
 //! queued (a cycle or more ahead, as other parts take their events).
 
 use super::*;
+use crate::blocks::congestion_point::QcnRegs;
 use crate::cycle::CNM_FIFO_DEPTH;
-use crate::switch::qcn::QcnRegs;
 use crate::wire::Cnm;
 
 /// A part's congestion points and notification lanes.

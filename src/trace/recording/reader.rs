@@ -291,7 +291,7 @@ impl<R: BufRead> RecordingReader<R> {
             }
             "Q" => {
                 let fb: u8 = field(path, n, &w, 6)?;
-                if !(1..=crate::switch::qcn::FB_MAX).contains(&fb) {
+                if !(1..=crate::blocks::congestion_point::FB_MAX).contains(&fb) {
                     return Err(format!(
                         "{path}:{n}: CNM feedback {fb}: |Fb| is 1 to 63 (field 7)"
                     ));

@@ -152,7 +152,7 @@ fn the_routing_line_names_the_arbitration_or_leaves_round_robin() {
 /// switches marked FECN) marks nothing; a value beyond its register is refused at its key.
 #[test]
 fn the_fecn_line_sets_the_marking_registers_or_leaves_them_off() {
-    use crate::switch::fecn::FecnMarking;
+    use crate::blocks::fecn_marker::FecnMarking;
     let read = |text: String| {
         RecordingReader::open("h.rec", Cursor::new(text.into_bytes())).map(|r| r.header.params.fecn)
     };
@@ -181,7 +181,7 @@ fn the_fecn_line_sets_the_marking_registers_or_leaves_them_off() {
 /// a value wider than its register is refused with its line and key.
 #[test]
 fn the_qcn_line_sets_the_congestion_points_or_leaves_them_off() {
-    use crate::switch::qcn::QcnPoint;
+    use crate::blocks::congestion_point::QcnPoint;
     let read = |text: String| {
         RecordingReader::open("h.rec", Cursor::new(text.into_bytes())).map(|r| r.header.params.qcn)
     };
