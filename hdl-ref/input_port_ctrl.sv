@@ -14,7 +14,8 @@
 // - Routing stage (the cycle after the head arrived; the LFT read is ready): routing_stage.sv
 //   decides the output, next VC and adapted flag by the mode, with the switch's answers (the
 //   oblivious draw, Adaptive-Th's alternative, the ARN-table lookup), and the ARN sent upstream
-//   (sendARN: at most one per entry per ArnGap cycles, while the 8-deep ARN FIFO has room). The
+//   (sendARN: at most one per entry per ArnGap cycles, while the 8-deep ARN FIFO has room;
+//   arn_sender holds the FIFO and the entries' gap timers). The
 //   routed packet joins the FIFO of (its VC, its output) at the clock edge, with its next VC; FA
 //   records the escape half (res_q) and option 0 (esc_q); a packet with no usable route stays
 //   unrouted.
@@ -156,8 +157,6 @@ module input_port_ctrl
   output logic [31:0]      buffered_o
 );
   localparam logic [SlotW-1:0] Nil       = '1;
-  localparam int unsigned      FifoDepth = 8;
-  localparam logic [31:0]      GapLoad   = (ArnGap > 0) ? 32'(ArnGap - 1) : 32'd0;
 
   // The mode's features, from the configuration.
   logic uses_arn;
@@ -201,11 +200,6 @@ module input_port_ctrl
   logic [15:0]     rx_left_q, rx_left_d;
   logic            rt_valid_q;
   logic [SlotW-1:0] rt_slot_q;
-  // ARN FIFO and the gap timer of each ARN-table entry.
-  arn_t            af_q     [FifoDepth];
-  logic [2:0]      af_rd_q, af_rd_d;
-  logic [3:0]      af_cnt_q, af_cnt_d;
-  logic [31:0]     gap_q    [Entries], gap_d [Entries];
 
   // ---------------------------------------------------------------------------------------------
   // LFT: the head's DLID read now, its options shown next cycle to the routing stage.
@@ -294,7 +288,7 @@ module input_port_ctrl
   logic [7:0]     rt_det, rt_out, rt_flags;
   logic [3:0]     rt_nvc;
   logic [15:0]    rt_res;
-  logic           rt_routed, arn_push;
+  logic           rt_routed, arn_push, may_send_arn;
   logic [PortW-1:0] rt_oi;
   arn_t           arn_push_info;
   assign rt_desc = desc_q[SIdxW'(rt_slot_q)];
@@ -329,7 +323,7 @@ module input_port_ctrl
     .lk_arn_id_i,
     .lk_root_info_i,
     .lk_alt_port_i,
-    .may_send_arn_i    (gap_q[lk_idx_i] == '0 && af_cnt_q != 4'(FifoDepth)),
+    .may_send_arn_i    (may_send_arn),
     .rng_req_o,
     .rng_n_o,
     .rng_k_i,
@@ -350,6 +344,18 @@ module input_port_ctrl
     .res_o             (rt_res),
     .arn_push_o        (arn_push),
     .arn_o             (arn_push_info)
+  );
+
+  // The ARN FIFO and the gap timer of each ARN-table entry; the ARN sent upstream.
+  arn_sender #(.Entries(Entries), .ArnGap(ArnGap)) u_arn (
+    .clk_i,
+    .rst_ni,
+    .idx_i       (lk_idx_i),
+    .may_send_o  (may_send_arn),
+    .push_i      (arn_push),
+    .push_arn_i  (arn_push_info),
+    .arn_valid_o,
+    .arn_o
   );
 
   // ---------------------------------------------------------------------------------------------
@@ -380,7 +386,7 @@ module input_port_ctrl
   end
 
   // ---------------------------------------------------------------------------------------------
-  // Next state of the counts, FIFO ends, packet arriving and ARN FIFO.
+  // Next state of the counts, FIFO ends and packet arriving.
   // FA's escapes of this cycle, output by output and VC by VC: the slot, the tail it is linked
   // behind (Nil: it heads its new FIFO), its escape route and next VC there.
   logic [SlotW-1:0] es_slot [P][V], es_prev [P][V];
@@ -481,21 +487,9 @@ module input_port_ctrl
         end
       end
     end
-    // ARN FIFO: the push joins at the back, the front leaves when sent.
-    af_rd_d  = af_rd_q;
-    af_cnt_d = af_cnt_q;
-    if (arn_push) af_cnt_d = af_cnt_d + 4'd1;
-    if (arn_valid_o) begin
-      af_rd_d  = af_rd_q + 3'd1;
-      af_cnt_d = af_cnt_d - 4'd1;
-    end
-    for (int e = 0; e < Entries; e++) begin
-      gap_d[e] = (gap_q[e] != '0) ? gap_q[e] - 32'd1 : '0;
-    end
-    if (arn_push) gap_d[lk_idx_i] = GapLoad;
   end
 
-  // Upstream: one credit per flit that left this cycle, per VC; the oldest ARN.
+  // Upstream: one credit per flit that left this cycle, per VC.
   always_comb begin
     buffered_o = '0;
     for (int v = 0; v < V; v++) buffered_o = buffered_o + 32'(occ_q[v]);
@@ -505,8 +499,6 @@ module input_port_ctrl
         if (dep_valid_i[o] && 32'(dep_vc_i[o]) == v) credit_o[v] = credit_o[v] + 8'd1;
       end
     end
-    arn_valid_o = af_cnt_q != '0 || arn_push;
-    arn_o       = (af_cnt_q != '0) ? af_q[af_rd_q] : (arn_push ? arn_push_info : '0);
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -582,9 +574,6 @@ module input_port_ctrl
       rx_left_q  <= '0;
       rt_valid_q <= 1'b0;
       rt_slot_q  <= '0;
-      af_rd_q    <= '0;
-      af_cnt_q   <= '0;
-      gap_q      <= '{default: '0};
     end else begin
       head_q     <= head_d;
       tail_q     <= tail_d;
@@ -596,9 +585,6 @@ module input_port_ctrl
       rx_left_q  <= rx_left_d;
       rt_valid_q <= head_we;
       rt_slot_q  <= head_we ? free_slot : rt_slot_q;
-      af_rd_q    <= af_rd_d;
-      af_cnt_q   <= af_cnt_d;
-      gap_q      <= gap_d;
       // Routing stage: the header's adapted bit; a routed packet joins its FIFO.
       if (rt_valid_q) begin
         // An unrouted packet keeps its header as it came.
@@ -630,8 +616,6 @@ module input_port_ctrl
       for (int o = 0; o < P; o++) begin
         if (dep_valid_i[o] && dep_tail_i[o]) used_q[SIdxW'(dep_slot_i[o])] <= 1'b0;
       end
-      // ARN FIFO.
-      if (arn_push) af_q[af_rd_q + af_cnt_q[2:0]] <= arn_push_info;
     end
   end
 

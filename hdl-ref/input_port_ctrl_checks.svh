@@ -90,8 +90,6 @@
   `ASSERT(a_flits_conserved, &chk_flits_conserved)
   // Routed flits never outnumber the buffered ones.
   `ASSERT(a_voq_le_occ, chk_voq_le_occ)
-  // The ARN FIFO never holds more than its depth.
-  `ASSERT(a_arn_fifo_depth, 32'(af_cnt_q) <= FifoDepth)
   // The routing stage holds a head only in the cycle after it arrived.
   `ASSERT(a_route_after_head, rt_valid_q == $past(head_we))
   // The routing stage routes only a held packet.

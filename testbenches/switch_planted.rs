@@ -130,12 +130,11 @@ const BUGS: &[Bug] = &[
         edits: &[
             Edit {
                 file: "input_port_ctrl.sv",
-                find: "  // Upstream: one credit per flit that left this cycle, per VC; the oldest ARN.\n",
+                find: "  // Upstream: one credit per flit that left this cycle, per VC.\n",
                 replace: "  logic [P-1:0] late_dep_q;\n  logic [3:0]   late_vc_q [P];\n  \
                           always_ff @(posedge clk_i) begin\n    late_dep_q <= dep_valid_i;\n    \
                           late_vc_q  <= dep_vc_i;\n  end\n  \
-                          // Upstream: one credit per flit that left this cycle, per VC; the \
-                          oldest ARN.\n",
+                          // Upstream: one credit per flit that left this cycle, per VC.\n",
             },
             Edit {
                 file: "input_port_ctrl.sv",
@@ -149,9 +148,9 @@ const BUGS: &[Bug] = &[
         slug: "arn_gap_short",
         name: "ARN gap timer one short",
         edits: &[Edit {
-            file: "input_port_ctrl.sv",
-            find: "if (arn_push) gap_d[lk_idx_i] = GapLoad;",
-            replace: "if (arn_push) gap_d[lk_idx_i] = (GapLoad != '0) ? GapLoad - 32'd1 : '0;",
+            file: "arn_sender.sv",
+            find: "if (push_i) gap_d[idx_i] = GapLoad;",
+            replace: "if (push_i) gap_d[idx_i] = (GapLoad != '0) ? GapLoad - 32'd1 : '0;",
         }],
         sl2vl: false,
     },

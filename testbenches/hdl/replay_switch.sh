@@ -105,6 +105,7 @@ srcs=(
     "$root/hdl-ref/lft_banks.sv"
     "$root/hdl-ref/rr_arbiter.sv"
     "$root/hdl-ref/routing_stage.sv"
+    "$root/hdl-ref/arn_sender.sv"
     "$root/hdl-ref/input_port_ctrl.sv"
     "$root/hdl-ref/fecn_marker.sv"
     "$root/hdl-ref/output_port.sv"
