@@ -116,6 +116,9 @@ module input_port_ctrl
   output logic [15:0]      sn_dest_o,
   output logic [7:0]       sn_det_o,
   input  logic [7:0]       sn_out_i,
+  // Routing stage: whether flow routing routes the head, and its port (flow_unit.sv).
+  output logic             fl_req_o,
+  input  logic [7:0]       fl_out_i,
   // FIFO heads per (VC, output).
   output logic             hd_valid_o     [V][P],
   output logic [SlotW-1:0] hd_slot_o      [V][P],
@@ -336,6 +339,8 @@ module input_port_ctrl
     .sn_dest_o,
     .sn_det_o,
     .sn_out_i,
+    .fl_req_o,
+    .fl_out_i,
     .det_o             (rt_det),
     .routed_o          (rt_routed),
     .out_o             (rt_out),
@@ -598,7 +603,8 @@ module input_port_ctrl
       if (head_we) begin
         used_q[SIdxW'(free_slot)]   <= 1'b1;
         routed_q[SIdxW'(free_slot)] <= 1'b0;
-        desc_q[SIdxW'(free_slot)]   <= '{flags: flit_desc_i.flags, orig_vc: flit_desc_i.orig_vc,
+        desc_q[SIdxW'(free_slot)]   <= '{cid: flit_desc_i.cid, flags: flit_desc_i.flags,
+                                         orig_vc: flit_desc_i.orig_vc,
                                          vc: 8'(flit_vc_i), sl: flit_desc_i.sl,
                                          len: flit_desc_i.len, dlid: flit_desc_i.dlid,
                                          src: flit_desc_i.src, id: flit_desc_i.id,

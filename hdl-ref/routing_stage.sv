@@ -16,7 +16,9 @@
 //   ARN upstream when may_send_arn_i (the entry's gap timer is out and the ARN FIFO has room);
 //   SModK, when det_o is an up port (up_ports_i) and smodk_div_i is not 0, takes up port
 //   (src / smodk_div_i) mod (up ports) in ascending order (its deterministic route); SnoopAr
-//   takes sn_out_i, the port cnm_unit.sv chooses on its congestion table (sn_req_o). A
+//   takes sn_out_i, the port cnm_unit.sv chooses on its congestion table (sn_req_o); Flow takes
+//   fl_out_i, the port flow_unit.sv chooses (its route cache, or for a setup packet its port
+//   selection unit). A
 //   re-routed packet is marked adapted under AFI (flags_o). An adapted packet that hits a
 //   non-consumed entry refreshes it upstream when adapted_refresh_i.
 // - routed_o: out_o is a port below P; nvc_o is the next VC, the AFC (V - 1) for an adapted packet
@@ -74,6 +76,10 @@ module routing_stage
   output logic [15:0]        sn_dest_o,
   output logic [7:0]         sn_det_o,
   input  logic [7:0]         sn_out_i,
+  // Flow routing: the head it routes (held, not adapted, with a default port, under RtFlow) and
+  // the port flow_unit.sv chooses for it (its route cache, its port selection unit).
+  output logic               fl_req_o,
+  input  logic [7:0]         fl_out_i,
   output logic               at_req_o,
   output logic [15:0]        at_dest_o,
   output logic [7:0]         at_vc_o,
@@ -103,7 +109,7 @@ module routing_stage
   logic [PortW-1:0] oi;
   // The stage reads the header fields it needs; the rest of the descriptor is not used here.
   logic           unused_desc;
-  assign unused_desc = ^{desc_i.injected, desc_i.id, desc_i.sl[7:4]};
+  assign unused_desc = ^{desc_i.injected, desc_i.id, desc_i.sl[7:4], desc_i.cid};
 
   // S-mod-K: up port (src / smodk_div_i) mod n of the n up ports, in ascending order.
   logic        sm_req;
@@ -153,6 +159,7 @@ module routing_stage
     at_dest_o  = base;
     at_vc_o    = desc_i.vc;
     sn_req_o   = valid_i && !adapted_in && det_o != NoRoute && 32'(routing_i) == RtSnoopAr;
+    fl_req_o   = valid_i && !adapted_in && det_o != NoRoute && 32'(routing_i) == RtFlow;
     sn_dest_o  = base;
     sn_det_o   = det_o;
     at_avoid_o = det_o;
@@ -213,6 +220,7 @@ module routing_stage
       if (fa_req && fa_out != NoRoute) out_o = fa_out;
       if (sm_req) out_o = sm_out;
       if (sn_req_o) out_o = sn_out_i;
+      if (fl_req_o) out_o = fl_out_i;
       if (uses_arn) begin
         if (lk_consumed_i && lk_alt_port_i != NoRoute) begin
           out_o = lk_alt_port_i;
@@ -252,7 +260,7 @@ module routing_stage
   // A packet leaves by a route other than option 0 only when the mode re-routed it.
   `ASSERT(a_rerouted_by_mode, !(routed_o && out_o != det_o)
                               || rng_req_o || at_req_o || fa_req || uses_arn || sm_req
-                              || sn_req_o)
+                              || sn_req_o || fl_req_o)
   // An ARN is sent only on a hit of a non-consumed entry, with the gap out and room in the FIFO.
   `ASSERT(a_arn_on_hit, !arn_push_o || (lk_hit_i && !lk_consumed_i && may_send_arn_i))
 endmodule

@@ -47,6 +47,7 @@
 //   effect at reset.
 // - Oblivious routing draws from SplitMix64 (state reset to seed ^ id * golden gamma):
 //   below(n) is the high 64 bits of next * n; the inputs that draw do so in ascending order.
+// - Flow routing (RtFlow): the inputs' route caches and the port selection unit (flow_unit.sv).
 // - Synchronous active-low reset.
 // Assertions in switch_checks.svh (included at the end of the module) and in the port modules;
 // hdl-ref/arnsim_assert.svh has the macros.
@@ -56,8 +57,9 @@
 //   buffer's flits per VC of output p in bits [16p+15:16p].
 // - Entries (1..64), Ttl, ArnGap of the ARN machinery, CmdDepth of the processARN queue;
 //   Hcdth, Lcdth, Fcth, Crt of the detectors; AdaptiveTh (flits); SnEntries, SnTtl of snooped
-//   AR's congestion table (cnm_unit.sv).
-// Twin: src/cycle/mod.rs, src/cycle/step.rs, src/cycle/qcn.rs
+//   AR's congestion table (cnm_unit.sv); PrcEntries (1..64) of each input's route cache
+//   (flow_unit.sv).
+// Twin: src/cycle/mod.rs, src/cycle/step.rs, src/cycle/qcn.rs, src/cycle/flow.rs
 module switch
   import switch_pkg::*;
 #(
@@ -79,6 +81,7 @@ module switch
   parameter  int unsigned AdaptiveTh     = 12,
   parameter  int unsigned SnEntries      = 16,
   parameter  int unsigned SnTtl          = 64,
+  parameter  int unsigned PrcEntries     = 16,
   localparam int unsigned Banks          = 1 << Lmc,
   localparam int unsigned SlotW          = $clog2(Pool + 1),
   localparam int unsigned EIdxW          = (Entries > 1) ? $clog2(Entries) : 1,
@@ -174,6 +177,8 @@ module switch
   logic [15:0]      sn_dest    [P];
   logic [7:0]       sn_det     [P];
   logic [7:0]       sn_out     [P];
+  logic [P-1:0]     fl_req;
+  logic [7:0]       fl_out     [P];
   // Per output.
   logic [15:0]      credits    [P][V];
   logic [PortW-1:0] tx_input   [P];
@@ -311,6 +316,8 @@ module switch
       .sn_dest_o      (sn_dest[i]),
       .sn_det_o       (sn_det[i]),
       .sn_out_i       (sn_out[i]),
+      .fl_req_o       (fl_req[i]),
+      .fl_out_i       (fl_out[i]),
       .hd_valid_o     (hd_valid[i]),
       .hd_slot_o      (hd_slot[i]),
       .hd_len_o       (hd_len[i]),
@@ -477,6 +484,17 @@ module switch
     .in_cnm_i,
     .out_cnm_valid_o,
     .out_cnm_o
+  );
+
+  // Flow routing: the route caches and the port selection unit (flow_unit.sv).
+  flow_unit #(.P(P), .Lmc(Lmc), .Rows(Rows), .PrcEntries(PrcEntries)) u_flow (
+    .clk_i,
+    .rst_ni,
+    .on_i          (32'(cfg_i.routing) == RtFlow),
+    .lft_i         (lft_q),
+    .route_desc_i  (route_desc),
+    .fl_req_i      (fl_req),
+    .fl_out_o      (fl_out)
   );
 
   // ---------------------------------------------------------------------------------------------

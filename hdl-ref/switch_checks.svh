@@ -7,7 +7,7 @@
   logic [31:0] chk_credits_out;
   logic [P-1:0] chk_credit_le_cap;
   logic [P-1:0][3:0] chk_out_vc;
-  logic [P-1:0][175:0] chk_out_desc;
+  logic [P-1:0][$bits(desc_t)-1:0] chk_out_desc;
   logic [P-1:0][71:0] chk_out_arn;
   logic [P-1:0][8*V-1:0] chk_out_credit;
   logic [P-1:0] chk_out_vc_ok;
@@ -53,10 +53,10 @@
   `ASSERT_INIT(a_param_detector, Lcdth <= Hcdth && Hcdth <= 65535 && Fcth <= 65535 && Crt >= 1
                                  && Crt <= 24'hFF_FFFF && AdaptiveTh <= 65535)
   // Input contract.
-  // The configuration names a routing mode (RtDModK .. RtSnoopAr; every value of the 2-bit
+  // The configuration names a routing mode (RtDModK .. RtFlow; every value of the 2-bit
   // queuing field names a scheme), and the scheme's VCs (the regular ones plus the AFC under
   // AFI) are the V VCs of the build, and it holds while the switch runs.
-  `ASSUME(m_cfg_modes, 32'(cfg_i.routing) <= RtSnoopAr)
+  `ASSUME(m_cfg_modes, 32'(cfg_i.routing) <= RtFlow)
   // Snooped AR's table: 1..32 entries, a TTL of 24 bits.
   `ASSERT_INIT(a_param_snoop, SnEntries >= 1 && SnEntries <= 32 && SnTtl >= 1
                               && SnTtl <= 24'hFF_FFFF)

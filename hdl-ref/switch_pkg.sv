@@ -1,16 +1,17 @@
 // Types and pure functions shared by switch.sv, input_port_ctrl.sv and output_port.sv.
 //
 // Contract
-// - desc_t: the packet descriptor of a head flit, 176 bits, LSB first as in docs/recording.md:
+// - desc_t: the packet descriptor of a head flit, 192 bits, LSB first as in docs/recording.md:
 //   injected 64, id 32, src 16, dlid 16, len 16, sl 8, vc 8, orig_vc 8, flags 8 (bit 0 adapted,
-//   bit 1 hot-spot traffic). A packed struct lists its first member at the MSB, so the fields are
-//   declared from flags down to injected.
+//   1 hot-spot traffic, 2 MPI message, 3 FECN, 4 BECN, 5 setup, 6 teardown, 7 acknowledgement),
+//   cid 16 (flow routing's connection identifier). A packed struct lists its first member at the
+//   MSB, so the fields are declared from cid down to injected.
 // - arn_t: an ARN control flit, 72 bits, LSB first as in src/wire/arn.rs: dest 16, port 8, vc 8,
 //   arn_id 32, root_info 8.
 // - cnm_t: a QCN congestion notification, 40 bits, LSB first as in src/wire/cnm.rs: src 16,
 //   dest 16, fb 8.
 // - cfg_t: the configuration registers of one switch, programmed (like the LFT) before traffic
-//   and held while the links run: routing mode and queuing scheme (RtDModK .. RtSnoopAr,
+//   and held while the links run: routing mode and queuing scheme (RtDModK .. RtFlow,
 //   QuOneQ .. QuFlow2Sl, numbered in the order of src/switch/config.rs), the scheme's regular
 //   VCs and argument, the switch's id, stage and up ports, the seed of oblivious routing, and
 //   whether adapted packets refresh ARN-table entries upstream; whether the outputs
@@ -25,6 +26,7 @@
 package switch_pkg;
 
   typedef struct packed {
+    logic [15:0] cid;
     logic [7:0]  flags;
     logic [7:0]  orig_vc;
     logic [7:0]  vc;
@@ -78,6 +80,9 @@ package switch_pkg;
   localparam int unsigned FlagAdapted = 0;
   // Flags bit of a packet marked by an output over its congestion threshold (FECN).
   localparam int unsigned FlagFecn = 3;
+  // Flags bits of flow routing's setup and teardown packets.
+  localparam int unsigned FlagSetup    = 5;
+  localparam int unsigned FlagTeardown = 6;
 
   // Routing modes (cfg_t.routing).
   localparam int unsigned RtDModK         = 0;
@@ -89,6 +94,7 @@ package switch_pkg;
   localparam int unsigned RtFa            = 6;
   localparam int unsigned RtSModK         = 7;
   localparam int unsigned RtSnoopAr       = 8;
+  localparam int unsigned RtFlow          = 9;
 
   // Queuing schemes (cfg_t.queuing).
   localparam int unsigned QuOneQ    = 0;

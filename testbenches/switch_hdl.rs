@@ -3,8 +3,9 @@
 //! port output compared in every cycle.
 //!
 //! - Seeded random link traffic that obeys the protocol (`switch_hdl/random_link.rs`), recorded
-//!   on the cycle engine, for each of the eight routing modes on a 4-port switch with 2 VCs
-//!   (1,000,000 cycles) and, S-mod-K apart, on a 12-port switch with 4 VCs (300,000 cycles, or
+//!   on the cycle engine, for each of the ten routing modes on a 4-port switch with 2 VCs
+//!   (1,000,000 cycles) and, S-mod-K, snooped AR and flow routing apart, on a 12-port switch
+//!   with 4 VCs (300,000 cycles, or
 //!   `ARNSIM_SWITCH_HDL_P12_CYCLES`), three of them (ARN and FA on 4 ports, Adaptive-Th on 12)
 //!   arbitrating first come, first served, three marking FECN, and two (Adaptive-Th on 4 ports,
 //!   Oblivious on 12) with QCN congestion points and CNMs arriving (under AFI the scheme's
@@ -14,7 +15,8 @@
 //!   of `figure4` for the whole run, three routers of `dragonfly72` with the VL raised after the
 //!   global hop, three switches of `default` under FA, two under first come, first served
 //!   arbitration, two marking FECN under ARN+AFI and one under FA, one under InfiniBand
-//!   congestion control, two under QCN (CNMs in and out), two leaves under S-mod-K, and the
+//!   congestion control, two under QCN (CNMs in and out), two leaves under S-mod-K, two leaves of
+//!   `phases16` under flow routing (setups, teardowns, acknowledgements), and the
 //!   first congestion-root switch
 //!   of configuration 1 under H10 with ARN+AFI (hot spot at 10 us, CRT 20 us) from reset, less
 //!   than 100 us before its root is detected, to 500 us after.
@@ -35,8 +37,8 @@ mod jobs;
 mod random_link;
 
 use cases::{
-    config1_root_case, dragonfly_vl_hops_cases, fa_cases, fcfs_cases, fecn_cases, in_situ_cases,
-    qcn_cases, random_cases, smodk_cases, snoop_cases,
+    config1_root_case, dragonfly_vl_hops_cases, fa_cases, fcfs_cases, fecn_cases, flow_cases,
+    in_situ_cases, qcn_cases, random_cases, smodk_cases, snoop_cases,
 };
 use jobs::{at_a_time, target};
 use std::path::{Path, PathBuf};
@@ -157,6 +159,7 @@ fn main() {
     cases.extend(qcn_cases());
     cases.extend(smodk_cases());
     cases.extend(snoop_cases());
+    cases.extend(flow_cases());
     cases.push(config1_root_case());
     cases.retain(|c| c.name.contains(&filter));
     cases.sort_by_key(|c| std::cmp::Reverse(c.weight));

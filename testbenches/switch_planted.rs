@@ -5,11 +5,11 @@
 //! replay must fail, by a mismatch (the first differing cycle, port, signal, expected and got
 //! values) or by a named assertion (`--assert`); the test reports which one caught each bug and
 //! at which recording cycle. A bug that is not caught, or whose text to alter is not found
-//! exactly once, fails the test. Three recordings: a 4-port ARN+AFI switch for most bugs, an
+//! exactly once, fails the test. Four recordings: a 4-port ARN+AFI switch for most bugs, an
 //! FA one (escape queues) with two regular VCs, remapped SL-to-VL entries, first come, first
 //! served arbitration, FECN marking and QCN congestion points for the bugs in the tables, in FA,
 //! in FCFS, in FECN and in QCN; a third, under snooped AR, for the bugs of the congestion table's
-//! use. The
+//! use; a fourth, under flow routing, for the bugs of the route caches and port selection. The
 //! unaltered copy replays each with 0 mismatches, so every failure is the bug's.
 //!
 //! The models are built with `ARNSIM_HDL_OPT=-O0` (the replays are short, the builds dominate;
@@ -64,6 +64,31 @@ const SNOOP_BUGS: &[Bug] = &[
             file: "cnm_unit.sv",
             find: "rr_d[i]     = 4'((b + 1) & (Banks - 1));",
             replace: "rr_d[i]     = rr_q[i];",
+        }],
+        sl2vl: false,
+    },
+];
+
+/// The bugs of flow routing, replayed on [`FLOW_RECORDING`].
+const FLOW_BUGS: &[Bug] = &[
+    Bug {
+        slug: "flow_psu_tie_to_alternate",
+        name: "flow routing: the port selection unit breaks a tie with the default port toward \
+               the alternate",
+        edits: &[Edit {
+            file: "flow_unit.sv",
+            find: "if (f < best_f) begin",
+            replace: "if (f <= best_f) begin",
+        }],
+        sl2vl: false,
+    },
+    Bug {
+        slug: "flow_teardown_keeps_entry",
+        name: "flow routing: a teardown leaves its flow's route-cache entry",
+        edits: &[Edit {
+            file: "flow_unit.sv",
+            find: "flags[FlagTeardown]) begin\n        cmd_op[i] = OpErase;",
+            replace: "flags[FlagTeardown]) begin\n        cmd_op[i] = OpIdle;",
         }],
         sl2vl: false,
     },
@@ -279,6 +304,28 @@ const SNOOP_RECORDING: &[&str] = &[
     "2",
 ];
 
+/// A 4-port switch under flow routing (DBBM over two VCs, first come, first served) with
+/// four-entry route caches, setups and teardowns of four connections per pair;
+/// `switch_hdl` replays the like of it (`random_p4_v2_flow_fcfs`).
+const FLOW_RECORDING: &[&str] = &[
+    "--ports",
+    "4",
+    "--routing",
+    "flow",
+    "--queuing",
+    "dbbm",
+    "--qvcs",
+    "2",
+    "--route-cache",
+    "4",
+    "--arbitration",
+    "fcfs",
+    "--cycles",
+    "20000",
+    "--seed",
+    "2",
+];
+
 /// The recording every case replays (`random_link.rs` options, `--out` added).
 /// A 4-port ARN+AFI switch (1Q and the AFC), 20,000 cycles; ARNs come back on the outputs ten
 /// times as often as by default (3 in 100 cycles per output), so the ARN table has entries, some
@@ -457,6 +504,7 @@ fn main() {
     let main_rec = record("random_p4_arn_afi.rec", RECORDING);
     let sl2vl_rec = record("random_p4_fa_sl2vl.rec", SL2VL_RECORDING);
     let snoop_rec = record("random_p4_snoop_ar.rec", SNOOP_RECORDING);
+    let flow_rec = record("random_p4_flow.rec", FLOW_RECORDING);
 
     // The unaltered copy first (its replay of the main recording runs it whole, the longest),
     // on each recording.
@@ -464,6 +512,7 @@ fn main() {
         ("pristine", "unaltered", &[][..], &main_rec),
         ("pristine_sl2vl", "unaltered", &[][..], &sl2vl_rec),
         ("pristine_snoop", "unaltered", &[][..], &snoop_rec),
+        ("pristine_flow", "unaltered", &[][..], &flow_rec),
     ]
     .into_iter()
     .chain(BUGS.iter().map(|b| {
@@ -474,6 +523,11 @@ fn main() {
         SNOOP_BUGS
             .iter()
             .map(|b| (b.slug, b.name, b.edits, &snoop_rec)),
+    )
+    .chain(
+        FLOW_BUGS
+            .iter()
+            .map(|b| (b.slug, b.name, b.edits, &flow_rec)),
     )
     .collect();
     let results = at_a_time(2, &cases, |&(slug, _, edits, (rec, setup))| {

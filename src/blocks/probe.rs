@@ -28,7 +28,7 @@ pub trait Visit {
     /// One signal and its current value (bits above `width` are zero).
     fn signal(&mut self, sig: Sig<'_>, value: u128);
 
-    /// A signal wider than 128 bits (129 to 256, such as the switch's 176-bit packet
+    /// A signal wider than 128 bits (129 to 256, such as the switch's 192-bit packet
     /// descriptor): bits 0 to 127 in `low`, the bits above in `high`. Visitors that keep only
     /// names and widths take the default, which hands `low` to [`Visit::signal`]; visitors that
     /// record values implement it.

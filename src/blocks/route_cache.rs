@@ -124,10 +124,7 @@ impl RouteCache {
     /// The port stored for `g`, if any: a lookup.
     #[inline]
     pub fn port(&self, g: Gcid) -> Option<u8> {
-        self.slots()
-            .iter()
-            .find(|e| e.valid && e.gcid == g)
-            .map(|e| e.port)
+        lookup(self.slots(), g)
     }
 
     /// Valid entries.
@@ -136,8 +133,18 @@ impl RouteCache {
     }
 }
 
-/// The next state of `slots` for `cmd`: (found its GCID, an insert found no room).
-fn next_state(slots: &mut [RouteCacheEntry], cmd: RouteCacheCmd) -> (bool, bool) {
+/// The port `slots` hold for `g`, if any (`lk_port_o` on `lk_hit_o`).
+#[inline]
+pub fn lookup(slots: &[RouteCacheEntry], g: Gcid) -> Option<u8> {
+    slots
+        .iter()
+        .find(|e| e.valid && e.gcid == g)
+        .map(|e| e.port)
+}
+
+/// The next state of `slots` for `cmd`: (found its GCID, an insert found no room). What the
+/// block does at the clock edge, for an engine that keeps the entries itself.
+pub fn next_state(slots: &mut [RouteCacheEntry], cmd: RouteCacheCmd) -> (bool, bool) {
     let find = |s: &[RouteCacheEntry], g: Gcid| s.iter().position(|e| e.valid && e.gcid == g);
     match cmd {
         RouteCacheCmd::Idle => (false, false),

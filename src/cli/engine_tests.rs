@@ -398,6 +398,17 @@ fn both_engines_write_the_same_bytes_under_every_mode_and_scheme() {
         // The injection schemes, which wait for the node's transmitter.
         ("phases16", &["node.injection=ps", "traffic.permutations=3"]),
         ("phases16", &["node.injection=svc", "routing=oblivious"]),
+        // Flow routing: setups, teardowns and their acknowledgements, with route caches of two
+        // entries (often full) and periodic selection.
+        (
+            "phases16",
+            &[
+                "routing=flow",
+                "traffic.permutations=3",
+                "switch.route_cache_entries=2",
+                "node.injection=ps",
+            ],
+        ),
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
         let set = with_routing(set);
@@ -457,6 +468,7 @@ fn the_event_engine_writes_the_same_bytes_on_any_number_of_threads() {
         H10_ARN_AFI,
         ("phases16", &["routing=oblivious"]),
         ("phases16", &["node.injection=ps"]),
+        ("phases16", &["routing=flow", "traffic.permutations=2"]),
     ];
     for (k, (name, set)) in runs.iter().enumerate() {
         let set = with_routing(set);

@@ -5,15 +5,24 @@
 use super::interrupt::Stop;
 use super::run::{How, run};
 use crate::config::Scenario;
+use crate::fabric::Engine;
 use crate::run::{Stepping, run_whole};
 use crate::traffic::phase::permutation_flows;
 use std::path::Path;
 
 /// Runs `name` (a bundled scenario or a file) with `set` into `dir`.
 fn run_into(name: &str, set: &[&str], dir: &Path) {
+    run_on(name, set, dir, Engine::default());
+}
+
+/// [`run_into`] on `engine`.
+fn run_on(name: &str, set: &[&str], dir: &Path, engine: Engine) {
     let stop = Stop::never();
     let how = How {
-        step: Stepping::new(1, &stop),
+        step: Stepping {
+            engine,
+            ..Stepping::new(1, &stop)
+        },
         quiet: true,
     };
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
@@ -159,4 +168,81 @@ fn a_run_without_a_phase_writes_no_flows_csv() {
     assert!(!dir.join("flows.csv").exists());
     let s = summary(&dir);
     assert!(s.get("phase_completion_us").is_none() && s.get("phase_flows").is_none());
+}
+
+/// Birk and Zdornov's figure 1 (`birk_figure1`): the flows' ends in units of one flow's time at
+/// line rate, `T` (1 MB at 100 Gb/s).
+fn figure1_ends(set: &[&str], rate: Option<f64>) -> Vec<f64> {
+    let (_tmp, dir) = crate::scratch::folder("birk_figure1");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read_to_string(root.join("scenarios/birk_figure1.toml")).unwrap();
+    if let Some(r) = rate {
+        text = text.replace("bytes = \"1MB\"", &format!("bytes = \"1MB\"\nrate = {r}"));
+    }
+    let file = dir.join("figure1.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    run_into(file.to_str().unwrap(), set, &out);
+    let t = 1_048_576.0 * 8.0 / 100e9 * 1e6;
+    flows_csv(&out).iter().map(|r| r.4.unwrap() / t).collect()
+}
+
+#[test]
+fn birk_figure_1_spreads_congestion_under_round_robin_and_saa_rates_reach_the_bound() {
+    // Round robin: f5 and f6 (the last two rows) get 1/3 of the root and end at 3 T; f1 to f4
+    // share the victim link at 1/6 each until then, and end at 5 T, where 4 T would do.
+    let ends = figure1_ends(&[], None);
+    assert_eq!(ends.len(), 6);
+    for (k, &e) in ends.iter().enumerate() {
+        let want = if k >= 4 { 3.0 } else { 5.0 };
+        assert!(
+            (e - want).abs() < 0.1,
+            "flow {}: {e:.3} T, the paper {want} T",
+            k + 1
+        );
+    }
+    // SAA's rates (W_f = 4 on every flow's path: r = 1/4) end every flow at 4 T, the bound.
+    let ends = figure1_ends(&[], Some(0.25));
+    for (k, &e) in ends.iter().enumerate() {
+        assert!(
+            (e - 4.0).abs() < 0.02,
+            "flow {}: {e:.3} T at rate 1/4",
+            k + 1
+        );
+    }
+}
+
+#[test]
+fn flow_routing_sets_up_every_flow_and_spreads_a_permutation() {
+    let (_tmp, dir) = crate::scratch::folder("phases16_flow");
+    let one = ["traffic.permutations=1"];
+    let run = |routing: &str, engine: Engine| {
+        let out = dir.join(format!("{routing}_{engine:?}"));
+        run_on(
+            "phases16",
+            &[one[0], &format!("routing={routing}")],
+            &out,
+            engine,
+        );
+        out
+    };
+    let (dmodk, flow) = (run("dmodk", Engine::Event), run("flow", Engine::Event));
+    let (d, f) = (summary(&dmodk), summary(&flow));
+    let flows = flows_csv(&flow);
+    assert!(flows.iter().all(|r| r.4.is_some()), "every flow ends");
+    // Each flow's setup and teardown, and their acknowledgements, are packets of their own.
+    let packets = |s: &serde_json::Value| s["packets_delivered"].as_u64().unwrap();
+    assert_eq!(packets(&f), packets(&d) + 4 * flows.len() as u64);
+    // D-mod-K puts two flows of the permutation on one link; the setups spread them.
+    let phase = |s: &serde_json::Value| s["phase_completion_us"].as_f64().unwrap();
+    assert!(
+        phase(&f) < 0.6 * phase(&d),
+        "flow routing {} us, D-mod-K {} us",
+        phase(&f),
+        phase(&d)
+    );
+    // The cycle engine computes the same phase.
+    let cycle = run("flow", Engine::Cycle);
+    let read = |d: &Path| std::fs::read(d.join("flows.csv")).unwrap();
+    assert_eq!(read(&cycle), read(&flow));
 }

@@ -39,6 +39,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ),
     ("phases16", include_str!("../../scenarios/phases16.toml")),
     (
+        "birk_figure1",
+        include_str!("../../scenarios/birk_figure1.toml"),
+    ),
+    (
         "rlft40_uniform",
         include_str!("../../scenarios/rlft40_uniform.toml"),
     ),

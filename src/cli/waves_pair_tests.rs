@@ -132,8 +132,8 @@ fn the_merged_dump_shows_each_rust_row_above_its_hdl_row_named_by_model_and_port
     // The whole window on opening, no row dropped, rows named apart, binary or decimal.
     let rows = check_fabric_save_file(&gtkw, &vcd, None);
     // Clock and recording cycle of each model, then per port, inputs and outputs: valid, VC,
-    // head, tail, 10 descriptor fields, 2 VCs of credits, ARN valid, 5 ARN fields.
-    assert_eq!(rows.len(), 2 * 2 + 4 * 2 * 2 * (4 + 10 + 2 + 1 + 5));
+    // head, tail, 11 descriptor fields, 2 VCs of credits, ARN valid, 5 ARN fields.
+    assert_eq!(rows.len(), 2 * 2 + 4 * 2 * 2 * (4 + 11 + 2 + 1 + 5));
     for pair in rows.chunks(2) {
         let (r, h) = (shown_name(&pair[0]), shown_name(&pair[1]));
         let rest = r.strip_prefix("rust/").unwrap_or_else(|| panic!("{r}"));
@@ -167,7 +167,7 @@ fn the_merged_dump_shows_each_rust_row_above_its_hdl_row_named_by_model_and_port
         let desc = format!("tb_switch.u_dut.out_flit_desc_o[{p}]");
         for (t, dlid) in merged.window(&format!("rust.{name}"), 0, u64::MAX) {
             let full = merged.value_at(&format!("rust.{desc}"), t).unwrap();
-            assert_eq!(dlid, &full[176 - 128..176 - 112], "{name} at {t}");
+            assert_eq!(dlid, &full[192 - 128..192 - 112], "{name} at {t}");
             assert_eq!(merged.value_at(&format!("hdl.{name}"), t), Some(dlid));
         }
     }

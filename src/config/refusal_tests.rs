@@ -235,7 +235,7 @@ fn every_error_is_reported_unknown_keys_first_with_a_suggestion() {
             "s.toml:8: key `traffic.load`: 2 is not a load between 0 and 1",
             "s.toml:9: key `traffic.message`: `4` has no unit; write a size such as `4KB` or `64B`",
             "s.toml: key `sim_time`: missing (a time such as `10ms`)",
-            "--set: key `routing`: `fast` is not one of dmodk, oblivious, adaptive_th, adaptive_th_afi, arn, arn_afi, fa, smodk, snoop_ar",
+            "--set: key `routing`: `fast` is not one of dmodk, oblivious, adaptive_th, adaptive_th_afi, arn, arn_afi, fa, smodk, snoop_ar, flow",
         ]
     );
     let text = format!("{}\n", shown.join("\n"));

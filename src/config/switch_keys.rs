@@ -9,8 +9,9 @@ use crate::blocks::congestion_table::MAX_ENTRIES as CONGESTION_TABLE_ENTRIES;
 use crate::blocks::fecn_marker::{
     FecnMarking, OPENSM_MARKING_RATE, OPENSM_PACKET_SIZE, OPENSM_THRESHOLD,
 };
+use crate::blocks::route_cache::MAX_ENTRIES;
 use crate::fabric::node::{CaCongestion, LIMITERS, QcnReaction};
-use crate::switch::config::SnoopTable;
+use crate::switch::config::{DEFAULT_ROUTE_CACHE_ENTRIES, SnoopTable};
 use crate::switch::{OutputArbitration, QueuingScheme, RoutingMode, SwitchParams};
 use crate::wire::link::MAX_VCS;
 
@@ -152,6 +153,7 @@ pub(super) fn read(
     let cc = fecn_keys(r, ib_cca);
     let cp = qcn_keys::point(r, qcn);
     let snoop = snoop_keys(r, routing, qcn, &timer);
+    let route_cache = route_cache_keys(r, routing);
     let (vc_cap, node_vc) = (vc_cap?, node_vc?);
     let pct = |p: f64| ((p * vc_cap as f64) / 100.0).floor() as u16;
     let switch = SwitchParams {
@@ -173,9 +175,29 @@ pub(super) fn read(
         fecn: cc?.marking(vc_cap as u16, r.tb.flit_bytes),
         qcn: cp?,
         snoop: snoop?,
+        route_cache_entries: route_cache? as usize,
     };
     debug_assert!(MAX_CYCLES > max24);
     Some((switch, mtu?, node_vc as u16))
+}
+
+/// Flow routing's route caches (`switch.route_cache_entries`, 1 to 64, 16 by default), under
+/// `routing = "flow"`.
+fn route_cache_keys(r: &Reader, routing: Option<RoutingMode>) -> Option<u64> {
+    const KEY: &str = "switch.route_cache_entries";
+    if routing != Some(RoutingMode::Flow) {
+        r.doc.ignore(
+            KEY,
+            "it sizes flow routing's route caches, and `routing` is not `flow`",
+        );
+        return Some(DEFAULT_ROUTE_CACHE_ENTRIES as u64);
+    }
+    r.uint_in(
+        KEY,
+        Some(DEFAULT_ROUTE_CACHE_ENTRIES as u64),
+        (1, MAX_ENTRIES as u64),
+        "route-cache CAM entries",
+    )
 }
 
 /// Snooped AR's congestion table (`switch.snoop_entries`, `switch.snoop_ttl`), under

@@ -36,6 +36,7 @@
 
 pub mod compare;
 mod detection;
+pub mod flow;
 pub mod input_port_ctrl;
 pub mod link_adapter;
 pub mod output_port;
@@ -48,7 +49,7 @@ use crate::blocks::arn_table::{ArnTableIn, ArnTableOut};
 use crate::blocks::congestion_detector::{CongestionDetectorIn, MAX_INPUTS};
 use crate::blocks::rng::SplitMix64;
 use crate::blocks::{ArnTable, Block, LftBanks};
-use crate::switch::{MAX_PORTS, OutputProbe, SwitchParams, SwitchStats, SwitchWiring};
+use crate::switch::{MAX_PORTS, OutputProbe, RoutingMode, SwitchParams, SwitchStats, SwitchWiring};
 use crate::wire::ArnInfo;
 use heapless::Deque;
 use input_port_ctrl::{ArrivalWrite, InputPortCtrl, RouteWrite};
@@ -96,6 +97,10 @@ struct Writes {
     requests: Vec<u128>,
     /// The notification path's (QCN).
     cnm: qcn::CnmWrites,
+    /// Flow routing: per input, the command its routed head gives its route cache; per output,
+    /// the change of its flow count by the heads routed so far in the cycle.
+    flow_cmds: Vec<crate::blocks::route_cache::RouteCacheCmd>,
+    flow_delta: Vec<i32>,
 }
 
 /// Every register of a switch, the programmed LFT and the cycle count aside: what a clock edge
@@ -111,6 +116,7 @@ pub struct Registers {
     arn_seq: u32,
     rng: SplitMix64,
     cnm: qcn::CnmUnit,
+    flow: Option<flow::FlowUnit>,
 }
 
 /// One switch, stepped one clock cycle at a time.
@@ -135,6 +141,8 @@ pub struct CycleSwitch {
     rng: SplitMix64,
     /// QCN's congestion points and notification path.
     cnm: qcn::CnmUnit,
+    /// Flow routing's route caches and flow counts (under `RoutingMode::Flow` only).
+    flow: Option<flow::FlowUnit>,
     stats: SwitchStats,
     /// The cycle being stepped (for events and faults).
     cycle: u64,
@@ -191,8 +199,12 @@ impl CycleSwitch {
                 escapes: vec![0; ports * ports],
                 requests: vec![0; ports],
                 cnm: qcn::CnmWrites::new(ports),
+                flow_cmds: vec![Default::default(); ports],
+                flow_delta: vec![0; ports],
             },
             cnm: qcn::CnmUnit::new(ports, &params),
+            flow: (params.routing == RoutingMode::Flow)
+                .then(|| flow::FlowUnit::new(ports, params.route_cache_entries)),
             inputs,
             outputs,
             lft,
@@ -220,7 +232,13 @@ impl CycleSwitch {
             arn_seq: self.arn_seq,
             rng: self.rng.clone(),
             cnm: self.cnm.clone(),
+            flow: self.flow.clone(),
         }
+    }
+
+    /// Flow routing's route caches and flow counts, under `RoutingMode::Flow`.
+    pub fn flow_unit(&self) -> Option<&flow::FlowUnit> {
+        self.flow.as_ref()
     }
 
     /// The cycle the next step is.

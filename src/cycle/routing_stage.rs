@@ -2,11 +2,14 @@
 //! ready, the ARN-table lookup it asks for, the routing mode's choice
 //! ([`crate::switch::routing_stage::choose`], on what this switch registered at the start of the
 //! cycle), the next VC and adapted bit of the packet, and the ARN it sends upstream (sendARN,
-//! pseudo-code 4). What the stage decides is written at the clock edge.
+//! pseudo-code 4), and under flow routing what the head writes to its route cache and the flow
+//! counts (`flow.rs`). What the stage decides is written at the clock edge.
 
 use super::*;
 use crate::blocks::arn_table::{ArnLookup, ArnLookupResult};
 use crate::blocks::lft_banks::{LftOptions, NO_ROUTE};
+use crate::blocks::route_cache::Gcid;
+use crate::switch::flow::{cache_command, count_change, gcid};
 use crate::switch::routing_stage::{StageInputs, arn_lookup, choose, sends_arn, upstream_arn};
 use crate::switch::{Observer, SwitchEvent};
 use crate::wire::Packet;
@@ -21,6 +24,9 @@ struct Stage<'a> {
     i: usize,
     lookup: ArnLookupResult,
     snoop: Option<&'a mut qcn::SnoopUnit>,
+    flow: Option<&'a flow::FlowUnit>,
+    flow_delta: &'a [i32],
+    gcid: Gcid,
 }
 
 impl StageInputs for Stage<'_> {
@@ -79,6 +85,26 @@ impl StageInputs for Stage<'_> {
             .expect("snooped AR has a congestion table")
             .rr[self.i]
     }
+
+    fn cached(&self) -> Option<u8> {
+        self.flow.and_then(|f| f.caches[self.i].port(self.gcid))
+    }
+
+    fn cache_full(&self) -> bool {
+        self.flow
+            .is_some_and(|f| f.caches[self.i].count() == self.params_entries())
+    }
+
+    fn flows(&self, out: u8) -> u16 {
+        self.flow.map_or(0, |f| f.seen(out, self.flow_delta))
+    }
+}
+
+impl Stage<'_> {
+    /// The entries of this input's route cache.
+    fn params_entries(&self) -> usize {
+        self.flow.map_or(0, |f| f.caches[self.i].slots().len())
+    }
 }
 
 impl CycleSwitch {
@@ -96,9 +122,11 @@ impl CycleSwitch {
     /// Phase 3: the routing stage of every input, on the ARN table's lookups of this cycle.
     pub(super) fn route<O: Observer>(&mut self, now: u64, obs: &mut O) {
         let uses_arn = self.params.routing.uses_arn();
+        self.w.flow_delta.fill(0);
         for i in 0..self.ports {
             self.w.routes[i] = None;
             self.w.arn_push[i] = None;
+            self.w.flow_cmds[i] = Default::default();
             let Some(s) = self.inputs[i].route_q() else {
                 continue;
             };
@@ -120,9 +148,20 @@ impl CycleSwitch {
                 i,
                 lookup,
                 snoop: self.cnm.snoop.as_mut(),
+                flow: self.flow.as_ref(),
+                flow_delta: &self.w.flow_delta,
+                gcid: gcid(&pkt),
             };
             let route = choose(&self.params, &pkt, det, &mut stage);
             let out = route.out;
+            if self.flow.is_some()
+                && !pkt.adapted()
+                && det != NO_ROUTE
+                && (out as usize) < self.ports
+            {
+                self.w.flow_cmds[i] = cache_command(&pkt, det, out);
+                self.w.flow_delta[out as usize] += count_change(&pkt) as i32;
+            }
             if route.rerouted() {
                 self.stats.packets_adapted += 1;
                 obs.event(

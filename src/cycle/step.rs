@@ -235,6 +235,9 @@ impl CycleSwitch {
         for i in 0..ports {
             self.inputs[i].apply_arn(self.w.arn_push[i], self.w.arn_pop[i], self.params.arn_gap);
         }
+        if let Some(f) = self.flow.as_mut() {
+            f.commit(&self.w.flow_cmds, &self.w.flow_delta);
+        }
         self.commit_cnms();
         self.cycle += 1;
     }

@@ -29,6 +29,7 @@ mod checks;
 mod crossing;
 mod detection;
 mod env;
+mod flow;
 mod input_port_ctrl;
 mod nodes;
 mod output_port;
@@ -292,6 +293,9 @@ pub struct EventCore<const V: usize> {
     qcn: Option<Box<qcn::QcnState>>,
     /// Snooped AR's congestion tables, when on (`event/snoop.rs`).
     snoops: Option<Box<snoop::SnoopState>>,
+    /// Flow routing's route caches and flow counts, under flow routing (`event/flow.rs`).
+    #[serde(default)]
+    flows: Option<Box<flow::FlowState>>,
 }
 
 impl<const V: usize> EventCore<V> {

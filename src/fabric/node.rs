@@ -509,14 +509,18 @@ impl<const V: usize> EndNode<V> {
         // Inject one flit per cycle, a packet only when the switch has room for all of it
         // (`node::send`).
         if self.tx.is_none()
-            && let Some(mut cnp) = self.cnp_to_start(now)
+            && let Some(mut cnp) = self.cnp_to_start(now).or_else(|| self.ack_to_start(now))
         {
             cnp.id = self.seq.wrapping_mul(self.nodes).wrapping_add(self.id);
             self.seq = self.seq.wrapping_add(1);
-            if let Some(cc) = self.cc.as_deref_mut() {
-                cc.cnp_sent();
+            if cnp.flags.contains(PacketFlags::ACK) {
+                self.ack_sent();
+            } else {
+                if let Some(cc) = self.cc.as_deref_mut() {
+                    cc.cnp_sent();
+                }
+                self.stats.cnps_sent += 1;
             }
-            self.stats.cnps_sent += 1;
             link.send_flit(now, self.out_ch, Flit { pkt: cnp, index: 0 });
             self.credits.start_sending(cnp.vc as usize, now, 1);
             self.tx = Some(Stream {
@@ -573,6 +577,7 @@ impl<const V: usize> EndNode<V> {
 }
 
 mod cc;
+mod handshake;
 mod phase;
 mod qcn;
 #[cfg(test)]

@@ -36,12 +36,18 @@ pub enum RoutingMode {
     /// marks the port congested for its destination (`crate::switch::snoop`). Needs QCN's
     /// notifications.
     SnoopAr,
+    /// Flow routing (Birk and Zdornov, section 4): a flow's setup packet chooses, at every
+    /// switch, the option of its destination with the fewest flows through it (the port
+    /// selection unit, the default port on a tie) and stores an alternate in the input's route
+    /// cache; the flow's packets take their cached port, else the default port (option 0); its
+    /// teardown packet erases the entries (`crate::switch::flow`).
+    Flow,
 }
 
 impl RoutingMode {
-    /// Every mode: the six of Rocher-Gonzalez et al. in their order, then FA, S-mod-K and
-    /// snooped AR.
-    pub const ALL: [RoutingMode; 9] = [
+    /// Every mode: the six of Rocher-Gonzalez et al. in their order, then FA, S-mod-K, snooped
+    /// AR and flow routing.
+    pub const ALL: [RoutingMode; 10] = [
         RoutingMode::DModK,
         RoutingMode::Oblivious,
         RoutingMode::AdaptiveTh,
@@ -51,6 +57,7 @@ impl RoutingMode {
         RoutingMode::Fa,
         RoutingMode::SModK,
         RoutingMode::SnoopAr,
+        RoutingMode::Flow,
     ];
 
     /// Whether adapted packets are marked and moved to the AFC.
@@ -63,9 +70,14 @@ impl RoutingMode {
         matches!(self, RoutingMode::Arn | RoutingMode::ArnAfi)
     }
 
-    /// Whether sources ask for every routing option (DLID LSB set).
+    /// Whether sources ask for every routing option (DLID LSB set). Not under flow routing,
+    /// whose flows keep one DLID (part of their GCID) and whose setups read the alternates
+    /// themselves.
     pub fn multipath(self) -> bool {
-        !matches!(self, RoutingMode::DModK | RoutingMode::SModK)
+        !matches!(
+            self,
+            RoutingMode::DModK | RoutingMode::SModK | RoutingMode::Flow
+        )
     }
 
     /// Whether packets wait in the adaptive or the escape half of a VC (FA).
@@ -74,7 +86,7 @@ impl RoutingMode {
     }
 
     /// Stable lower-case name (`dmodk`, `oblivious`, `adaptive_th`, `adaptive_th_afi`, `arn`,
-    /// `arn_afi`, `fa`, `smodk`, `snoop_ar`).
+    /// `arn_afi`, `fa`, `smodk`, `snoop_ar`, `flow`).
     pub fn name(self) -> &'static str {
         match self {
             RoutingMode::DModK => "dmodk",
@@ -86,6 +98,7 @@ impl RoutingMode {
             RoutingMode::Fa => "fa",
             RoutingMode::SModK => "smodk",
             RoutingMode::SnoopAr => "snoop_ar",
+            RoutingMode::Flow => "flow",
         }
     }
 
@@ -316,6 +329,16 @@ pub struct SwitchParams {
     /// Snooped AR's congestion table (off unless `routing = "snoop_ar"`).
     #[serde(default)]
     pub snoop: SnoopTable,
+    /// Flow routing: entries of each input's route cache (1 to 64).
+    #[serde(default = "default_route_cache_entries")]
+    pub route_cache_entries: usize,
+}
+
+/// Route-cache entries per input when a scenario does not say (`switch.route_cache_entries`).
+pub const DEFAULT_ROUTE_CACHE_ENTRIES: usize = 16;
+
+fn default_route_cache_entries() -> usize {
+    DEFAULT_ROUTE_CACHE_ENTRIES
 }
 
 /// The size and timer of a switch's congestion table (snooped AR).
@@ -404,6 +427,7 @@ impl SwitchParams {
             fecn: Default::default(),
             qcn: Default::default(),
             snoop: Default::default(),
+            route_cache_entries: DEFAULT_ROUTE_CACHE_ENTRIES,
         };
         p.max_packets = packet_slots(p.vcs(), vc_capacity, 1);
         p
@@ -460,6 +484,16 @@ impl SwitchParams {
             return fail(
                 "lcdth",
                 format!("{} flits is above HCDTh ({})", self.lcdth, self.hcdth),
+            );
+        }
+        let prc = crate::blocks::route_cache::MAX_ENTRIES;
+        if !(1..=prc).contains(&self.route_cache_entries) {
+            return fail(
+                "route_cache_entries",
+                format!(
+                    "{}: a route cache holds 1 to {prc} entries",
+                    self.route_cache_entries
+                ),
             );
         }
         None

@@ -1,9 +1,9 @@
 //! What the switch is, whatever steps it: its parameters ([`config`]), the events and counters it
 //! reports ([`events`]), its cabling ([`SwitchWiring`]), the output ports' SL-to-VL tables
 //! ([`sl_to_vl`]), the credit counters of an output in closed form ([`output_credits`]), the
-//! routing stage's choices among an LFT entry's options ([`routing_stage`]) and when a
-//! congestion detector next has to be evaluated ([`detection`]) and adaptive routing on snooped
-//! notifications ([`snoop`]).
+//! routing stage's choices among an LFT entry's options ([`routing_stage`]), when a congestion
+//! detector next has to be evaluated ([`detection`]), adaptive routing on snooped notifications
+//! ([`snoop`]) and flow routing's route caches and port selection ([`flow`]).
 //!
 //! The switch itself has three views, held equal cycle by cycle: `hdl-ref/switch.sv`, the cycle
 //! engine (`src/cycle/`, module for module as the HDL) and the event engine
@@ -13,6 +13,7 @@
 pub mod config;
 mod detection;
 mod events;
+pub mod flow;
 pub mod output_credits;
 pub mod routing_stage;
 pub mod sl_to_vl;

@@ -7,7 +7,9 @@
 //! ARN-table entry, and a hit on a non-consumed one sends an ARN upstream; FA takes the adaptive
 //! option with the most credits beyond the escape half (Martínez et al., section 4.4); S-mod-K
 //! takes, toward the roots, the up port its source selects; snooped AR leaves a port its
-//! congestion table marks congested for the destination (`super::snoop`).
+//! congestion table marks congested for the destination (`super::snoop`); flow routing takes the
+//! port its route cache holds for the flow, and a setup packet the port the port selection unit
+//! chooses (`super::flow`).
 //!
 //! [`choose`] is that decision, called by the cycle engine (`src/cycle/routing_stage.rs`) and
 //! the event engine (`src/fabric/event/routing_stage.rs`), each reading its own state through
@@ -15,6 +17,7 @@
 //! with each engine.
 
 use super::config::{RoutingMode, SwitchParams};
+use super::flow::flow_choice;
 use super::snoop::snoop_choice;
 use crate::blocks::arn_table::{ArnLookup, ArnLookupResult};
 use crate::blocks::lft_banks::{LftOptions, NO_ROUTE};
@@ -52,6 +55,12 @@ pub trait StageInputs {
     fn congested(&self, dest: u16) -> u64;
     /// This input's round-robin pointer among congested options (snooped AR).
     fn snoop_rr(&mut self) -> &mut u8;
+    /// The port this input's route cache holds for the head's GCID, if any (flow routing).
+    fn cached(&self) -> Option<u8>;
+    /// Whether this input's route cache is full (flow routing).
+    fn cache_full(&self) -> bool;
+    /// The flows the port selection unit counts through output `out` (flow routing).
+    fn flows(&self, out: u8) -> u16;
 }
 
 /// The routing stage's decision for one head.
@@ -151,6 +160,11 @@ pub fn choose<S: StageInputs>(sp: &SwitchParams, pkt: &Packet, det: u8, s: &mut 
                 let ports = s.ports();
                 route.out = snoop_choice(&row, ports, mask, det, s.snoop_rr());
             }
+        }
+        RoutingMode::Flow => {
+            let alts = s.options(sp.base_lid(pkt.dlid) | 1);
+            let (cached, full) = (s.cached(), s.cache_full());
+            route.out = flow_choice(pkt, det, cached, full, (&alts, s.ports()), |p| s.flows(p));
         }
     }
     route

@@ -5,7 +5,7 @@
 //!
 //! Names (`docs/recording.md`, `docs/switch_rtl.md`): per port `p`, `in_flit_valid_i`,
 //! `in_flit_head_i`, `in_flit_tail_i` and `in_arn_valid_i` are packed `[P-1:0]` vectors (bit `p`
-//! for port `p`); `in_flit_vc_i[p]` (4 bits), `in_flit_desc_i[p]` (`desc_t`, 176 bits),
+//! for port `p`); `in_flit_vc_i[p]` (4 bits), `in_flit_desc_i[p]` (`desc_t`, 192 bits),
 //! `in_credit_i[p][vc]` (8 bits) and `in_arn_i[p]` (`arn_t`, 72 bits) are unpacked array elements,
 //! Verilator writing a packed struct as one vector, its first field in the most significant bits;
 //! the outputs likewise with `out_` and `_o`.
@@ -27,7 +27,7 @@ pub const TESTBENCH: &str = "switch";
 pub const COUNTER: &str = "cur";
 
 /// Width of `desc_t`.
-pub const DESC_BITS: u32 = 176;
+pub const DESC_BITS: u32 = 192;
 
 /// Width of `arn_t`.
 pub const ARN_BITS: u32 = 72;
@@ -39,7 +39,7 @@ pub const fn clock_cycle(setup_writes: usize, t: u64) -> u64 {
 }
 
 /// The fields of `desc_t`, least significant first: name, lowest bit, width.
-pub const DESC_FIELDS: [(&str, u32, u32); 9] = [
+pub const DESC_FIELDS: [(&str, u32, u32); 10] = [
     ("injected", 0, 64),
     ("id", 64, 32),
     ("src", 96, 16),
@@ -49,6 +49,7 @@ pub const DESC_FIELDS: [(&str, u32, u32); 9] = [
     ("vc", 152, 8),
     ("orig_vc", 160, 8),
     ("flags", 168, 8),
+    ("cid", 176, 16),
 ];
 
 /// The fields of `arn_t`, least significant first: name, lowest bit, width.
@@ -60,7 +61,7 @@ pub const ARN_FIELDS: [(&str, u32, u32); 5] = [
     ("root_info", 64, 8),
 ];
 
-/// A descriptor as `desc_t`: bits 0 to 127, and the 48 bits above.
+/// A descriptor as `desc_t`: bits 0 to 127, and the 64 bits above.
 pub fn desc_bits(d: &Packet) -> (u128, u128) {
     let low =
         d.injected as u128 | (d.id as u128) << 64 | (d.src as u128) << 96 | (d.dlid as u128) << 112;
@@ -68,7 +69,8 @@ pub fn desc_bits(d: &Packet) -> (u128, u128) {
         | (d.sl as u128) << 16
         | (d.vc as u128) << 24
         | (d.orig_vc as u128) << 32
-        | (d.flags.bits() as u128) << 40;
+        | (d.flags.bits() as u128) << 40
+        | (d.flow as u128) << 48;
     (low, high)
 }
 
@@ -233,7 +235,7 @@ mod tests {
         for want in [
             "in_flit_valid_i/3",
             "in_flit_vc_i[2]/4",
-            "in_flit_desc_i[0]/176",
+            "in_flit_desc_i[0]/192",
             "in_credit_i[2][1]/8",
             "in_arn_valid_i/3",
             "in_arn_i[1]/72",

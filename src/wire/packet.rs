@@ -22,6 +22,16 @@ bitflags! {
         /// notification packet (CNP) a destination sent back to the source of a packet that
         /// arrived marked with FECN (`fabric::node::cc`).
         const BECN = 1 << 4;
+        /// Flow routing's setup packet p_s (Birk and Zdornov, section 4): one flit, it chooses
+        /// its flow's port at every switch it crosses (the port selection unit) and stores it
+        /// in the input's route cache; the destination answers with an `ACK`.
+        const SETUP = 1 << 5;
+        /// Flow routing's teardown packet p_t: one flit, it follows its flow's route and erases
+        /// the route-cache entries; the destination answers with an `ACK`.
+        const TEARDOWN = 1 << 6;
+        /// The destination's answer to a `SETUP` or `TEARDOWN` (one flit, back to the flow's
+        /// source): the source's next step of the flow may go.
+        const ACK = 1 << 7;
     }
 }
 
@@ -48,10 +58,11 @@ pub struct Packet {
     pub orig_vc: u8,
     /// Header flags.
     pub flags: PacketFlags,
-    /// The finite flow of a communication phase the packet carries part of: its index among the
-    /// phase's flows into the destination node, plus one; 0 for any other packet. Statistics
-    /// only, like `HOT`: no switch looks at it, and neither `hdl-ref/`'s descriptor nor a switch
-    /// recording carries it (it sits in the descriptor's padding).
+    /// The connection identifier (CID) of the finite flow of a communication phase the packet
+    /// carries part of: the flow's index among the phase's flows into the destination node,
+    /// plus one; 0 for any other packet. Under flow routing a switch's route cache keys a flow
+    /// by GCID = (`src`, `dlid`, `flow`) (Birk and Zdornov, section 4); the header carries it
+    /// (`hdl-ref/`'s descriptor, a switch recording).
     pub flow: u16,
 }
 
@@ -59,6 +70,13 @@ impl Packet {
     /// Whether the AFI adapted bit is set.
     pub fn adapted(&self) -> bool {
         self.flags.contains(PacketFlags::ADAPTED)
+    }
+
+    /// Whether the packet is one of flow routing's control packets (setup, teardown, their
+    /// acknowledgement), which carry no data of the flow.
+    pub fn flow_control(&self) -> bool {
+        self.flags
+            .intersects(PacketFlags::SETUP | PacketFlags::TEARDOWN | PacketFlags::ACK)
     }
 }
 

@@ -14,6 +14,7 @@
 #         adapted_refresh R                           -GEntries -GTtl -GArnGap -GHcdth -GLcdth
 #                                                     -GFcth -GCrt (at least 1) -GAdaptiveTh
 #   param snoop_entries E snoop_ttl T (snooped AR)    -GSnEntries -GSnTtl
+#   param route_cache_entries E (flow routing)        -GPrcEntries
 #   out_capacity p c (per port)                       -GOutCaps=1024'h... (port p in bits 16p+15:16p)
 # The rest of the header (the switch line: id, stage, up ports, seed; the routing line: mode,
 # scheme and its VCs, arbitration; adapted_refresh) is the switch's configuration, which the
@@ -46,8 +47,8 @@ done
 
 # The -G values from the header (awk stops at end-header).
 gflags=$(awk '
-    NR == 1 && $0 != "arnsim-switch-recording 1" {
-        print "replay_switch.sh: not a switch recording (format 1)" > "/dev/stderr"; exit 2
+    NR == 1 && $0 != "arnsim-switch-recording 2" {
+        print "replay_switch.sh: not a switch recording (format 2)" > "/dev/stderr"; exit 2
     }
     $1 == "param" && $2 == "ports" {
         printf "-GP=%s -GV=%s -GCap=%s -GPool=%s -GLmc=%s -GRows=%s ", $3, $5, $7, $9, $11, $15
@@ -59,6 +60,7 @@ gflags=$(awk '
         printf "-GAdaptiveTh=%s ", $17
     }
     $1 == "param" && $2 == "snoop_entries" { printf "-GSnEntries=%s -GSnTtl=%s ", $3, $5 }
+    $1 == "param" && $2 == "route_cache_entries" { printf "-GPrcEntries=%s ", $3 }
     $1 == "out_capacity" { cap[$2] = $3 }
     $1 == "end-header" {
         hex = ""
@@ -113,6 +115,8 @@ srcs=(
     "$root/hdl-ref/congestion_table.sv"
     "$root/hdl-ref/cnm_unit.sv"
     "$root/hdl-ref/arn_cmd_queue.sv"
+    "$root/hdl-ref/route_cache.sv"
+    "$root/hdl-ref/flow_unit.sv"
     "$root/hdl-ref/switch.sv"
     "$root/testbenches/hdl/tb_switch.sv"
     "$root/testbenches/hdl/tb_switch_main.cpp"

@@ -43,7 +43,8 @@ module tb_switch
   parameter int unsigned   Crt            = 24,
   parameter int unsigned   AdaptiveTh     = 12,
   parameter int unsigned   SnEntries      = 16,
-  parameter int unsigned   SnTtl          = 64
+  parameter int unsigned   SnTtl          = 64,
+  parameter int unsigned   PrcEntries     = 16
 ) (
   input logic clk_i,
   input logic rst_ni
@@ -75,7 +76,8 @@ module tb_switch
   switch #(
     .P(P), .V(V), .Cap(Cap), .Pool(Pool), .Lmc(Lmc), .Rows(Rows), .OutCaps(OutCaps),
     .Entries(Entries), .Ttl(Ttl), .ArnGap(ArnGap), .Hcdth(Hcdth), .Lcdth(Lcdth), .Fcth(Fcth),
-    .Crt(Crt), .AdaptiveTh(AdaptiveTh), .SnEntries(SnEntries), .SnTtl(SnTtl)
+    .Crt(Crt), .AdaptiveTh(AdaptiveTh), .SnEntries(SnEntries), .SnTtl(SnTtl),
+    .PrcEntries(PrcEntries)
   ) u_dut (
     .clk_i,
     .rst_ni,
@@ -134,6 +136,7 @@ module tb_switch
       "fa":              return RtFa;
       "smodk":           return RtSModK;
       "snoop_ar":        return RtSnoopAr;
+      "flow":            return RtFlow;
       default:           return 99;
     endcase
   endfunction
@@ -182,8 +185,8 @@ recording's parameters: testbenches/hdl/replay_switch.sh)", what, got, built);
     fd = $fopen(path, "r");
     if (fd == 0) $fatal(1, "cannot open recording %s", path);
     n = $fgets(line, fd);
-    if (!starts(line, "arnsim-switch-recording 1")) begin
-      $fatal(1, "%s: not a switch recording (format 1)", path);
+    if (!starts(line, "arnsim-switch-recording 2")) begin
+      $fatal(1, "%s: not a switch recording (format 2)", path);
     end
     forever begin
       if ($fgets(line, fd) == 0) $fatal(1, "%s: no end-header", path);
@@ -235,7 +238,7 @@ arn_entries line", path);
         aname = "round_robin";
         n = $sscanf(line, "param routing %s queuing %s qvcs %d qarg %d arbitration %s", rname,
                     qname, a, b, aname);
-        if (n < 4 || routing_code(rname) > RtSnoopAr || queuing_code(qname) > QuFlow2Sl
+        if (n < 4 || routing_code(rname) > RtFlow || queuing_code(qname) > QuFlow2Sl
             || a < 0 || a > 15 || b < 0 || b > 65535
             || (aname != "round_robin" && aname != "fcfs")) begin
           $fatal(1, "%s: unreadable routing line: %s", path, line);
@@ -287,6 +290,11 @@ arn_entries line", path);
         if (n != 2) $fatal(1, "%s: unreadable snoop line: %s", path, line);
         check("snoop_entries", longint'(a), longint'(SnEntries));
         check("snoop_ttl", longint'(b), longint'(SnTtl));
+      end else if (starts(line, "param route_cache_entries")) begin
+        // Flow routing's route caches: their size is the build's.
+        n = $sscanf(line, "param route_cache_entries %d", a);
+        if (n != 1) $fatal(1, "%s: unreadable route cache line: %s", path, line);
+        check("route_cache_entries", longint'(a), longint'(PrcEntries));
       end else if (starts(line, "out_capacity")) begin
         n = $sscanf(line, "out_capacity %d %d", a, b);
         check("out_capacity", longint'(b), longint'(OutCaps[16*a +: 16]));
@@ -318,9 +326,9 @@ arn_entries line", path);
   cnm_t         exp_cnm       [P];
 
   // A head's descriptor from a flit line's fields (vc, head, tail, injected, id, src, dlid, len,
-  // sl, orig_vc, flags from f[4]); a body flit's fields are all 0.
+  // sl, orig_vc, flags, cid from f[4]); a body flit's fields are all 0.
   function automatic desc_t line_desc(longint f[16]);
-    return '{flags: 8'(f[14]), orig_vc: 8'(f[13]), vc: (f[5] != 0) ? 8'(f[4]) : 8'd0,
+    return '{cid: 16'(f[15]), flags: 8'(f[14]), orig_vc: 8'(f[13]), vc: (f[5] != 0) ? 8'(f[4]) : 8'd0,
              sl: 8'(f[12]), len: 16'(f[11]), dlid: 16'(f[10]), src: 16'(f[9]), id: 32'(f[8]),
              injected: 64'(f[7])};
   endfunction
@@ -432,7 +440,7 @@ arn_entries line", path);
   // ---------------------------------------------------------------------------------------------
   // Comparison of the outputs the switch drives now with the expectation of cycle t.
   int unsigned mismatches;
-  task automatic report(longint t, int p, string sig, logic [175:0] exp_v, logic [175:0] got_v);
+  task automatic report(longint t, int p, string sig, logic [191:0] exp_v, logic [191:0] got_v);
     if (mismatches < 32) begin
       $display("switch replay: mismatch at cycle %0d port %0d %s: expected %0d got %0d", t, p, sig,
                exp_v, got_v);
@@ -443,69 +451,72 @@ arn_entries line", path);
   task automatic compare(longint t);
     for (int p = 0; p < P; p++) begin
       if (out_flit_valid[p] != exp_flit_valid[p]) begin
-        report(t, p, "out_flit_valid", 176'(exp_flit_valid[p]), 176'(out_flit_valid[p]));
+        report(t, p, "out_flit_valid", 192'(exp_flit_valid[p]), 192'(out_flit_valid[p]));
       end else if (exp_flit_valid[p]) begin
         if (out_flit_vc[p] != exp_flit_vc[p])
-          report(t, p, "out_flit_vc", 176'(exp_flit_vc[p]), 176'(out_flit_vc[p]));
+          report(t, p, "out_flit_vc", 192'(exp_flit_vc[p]), 192'(out_flit_vc[p]));
         if (out_flit_head[p] != exp_flit_head[p])
-          report(t, p, "out_flit_head", 176'(exp_flit_head[p]), 176'(out_flit_head[p]));
+          report(t, p, "out_flit_head", 192'(exp_flit_head[p]), 192'(out_flit_head[p]));
         if (out_flit_tail[p] != exp_flit_tail[p])
-          report(t, p, "out_flit_tail", 176'(exp_flit_tail[p]), 176'(out_flit_tail[p]));
+          report(t, p, "out_flit_tail", 192'(exp_flit_tail[p]), 192'(out_flit_tail[p]));
         if (out_flit_desc[p].injected != exp_flit_desc[p].injected)
-          report(t, p, "out_flit_desc.injected", 176'(exp_flit_desc[p].injected),
-                 176'(out_flit_desc[p].injected));
+          report(t, p, "out_flit_desc.injected", 192'(exp_flit_desc[p].injected),
+                 192'(out_flit_desc[p].injected));
         if (out_flit_desc[p].id != exp_flit_desc[p].id)
-          report(t, p, "out_flit_desc.id", 176'(exp_flit_desc[p].id), 176'(out_flit_desc[p].id));
+          report(t, p, "out_flit_desc.id", 192'(exp_flit_desc[p].id), 192'(out_flit_desc[p].id));
         if (out_flit_desc[p].src != exp_flit_desc[p].src)
-          report(t, p, "out_flit_desc.src", 176'(exp_flit_desc[p].src),
-                 176'(out_flit_desc[p].src));
+          report(t, p, "out_flit_desc.src", 192'(exp_flit_desc[p].src),
+                 192'(out_flit_desc[p].src));
         if (out_flit_desc[p].dlid != exp_flit_desc[p].dlid)
-          report(t, p, "out_flit_desc.dlid", 176'(exp_flit_desc[p].dlid),
-                 176'(out_flit_desc[p].dlid));
+          report(t, p, "out_flit_desc.dlid", 192'(exp_flit_desc[p].dlid),
+                 192'(out_flit_desc[p].dlid));
         if (out_flit_desc[p].len != exp_flit_desc[p].len)
-          report(t, p, "out_flit_desc.len", 176'(exp_flit_desc[p].len),
-                 176'(out_flit_desc[p].len));
+          report(t, p, "out_flit_desc.len", 192'(exp_flit_desc[p].len),
+                 192'(out_flit_desc[p].len));
         if (out_flit_desc[p].sl != exp_flit_desc[p].sl)
-          report(t, p, "out_flit_desc.sl", 176'(exp_flit_desc[p].sl), 176'(out_flit_desc[p].sl));
+          report(t, p, "out_flit_desc.sl", 192'(exp_flit_desc[p].sl), 192'(out_flit_desc[p].sl));
         if (out_flit_desc[p].vc != exp_flit_desc[p].vc)
-          report(t, p, "out_flit_desc.vc", 176'(exp_flit_desc[p].vc), 176'(out_flit_desc[p].vc));
+          report(t, p, "out_flit_desc.vc", 192'(exp_flit_desc[p].vc), 192'(out_flit_desc[p].vc));
         if (out_flit_desc[p].orig_vc != exp_flit_desc[p].orig_vc)
-          report(t, p, "out_flit_desc.orig_vc", 176'(exp_flit_desc[p].orig_vc),
-                 176'(out_flit_desc[p].orig_vc));
+          report(t, p, "out_flit_desc.orig_vc", 192'(exp_flit_desc[p].orig_vc),
+                 192'(out_flit_desc[p].orig_vc));
         if (out_flit_desc[p].flags != exp_flit_desc[p].flags)
-          report(t, p, "out_flit_desc.flags", 176'(exp_flit_desc[p].flags),
-                 176'(out_flit_desc[p].flags));
+          report(t, p, "out_flit_desc.flags", 192'(exp_flit_desc[p].flags),
+                 192'(out_flit_desc[p].flags));
+        if (out_flit_desc[p].cid != exp_flit_desc[p].cid)
+          report(t, p, "out_flit_desc.cid", 192'(exp_flit_desc[p].cid),
+                 192'(out_flit_desc[p].cid));
       end
       for (int v = 0; v < V; v++) begin
         if (out_credit[p][v] != exp_credit[p][v]) begin
-          report(t, p, $sformatf("out_credit[%0d]", v), 176'(exp_credit[p][v]),
-                 176'(out_credit[p][v]));
+          report(t, p, $sformatf("out_credit[%0d]", v), 192'(exp_credit[p][v]),
+                 192'(out_credit[p][v]));
         end
       end
       if (out_arn_valid[p] != exp_arn_valid[p]) begin
-        report(t, p, "out_arn_valid", 176'(exp_arn_valid[p]), 176'(out_arn_valid[p]));
+        report(t, p, "out_arn_valid", 192'(exp_arn_valid[p]), 192'(out_arn_valid[p]));
       end else if (exp_arn_valid[p]) begin
         if (out_arn[p].dest != exp_arn[p].dest)
-          report(t, p, "out_arn.dest", 176'(exp_arn[p].dest), 176'(out_arn[p].dest));
+          report(t, p, "out_arn.dest", 192'(exp_arn[p].dest), 192'(out_arn[p].dest));
         if (out_arn[p].port != exp_arn[p].port)
-          report(t, p, "out_arn.port", 176'(exp_arn[p].port), 176'(out_arn[p].port));
+          report(t, p, "out_arn.port", 192'(exp_arn[p].port), 192'(out_arn[p].port));
         if (out_arn[p].vc != exp_arn[p].vc)
-          report(t, p, "out_arn.vc", 176'(exp_arn[p].vc), 176'(out_arn[p].vc));
+          report(t, p, "out_arn.vc", 192'(exp_arn[p].vc), 192'(out_arn[p].vc));
         if (out_arn[p].arn_id != exp_arn[p].arn_id)
-          report(t, p, "out_arn.arn_id", 176'(exp_arn[p].arn_id), 176'(out_arn[p].arn_id));
+          report(t, p, "out_arn.arn_id", 192'(exp_arn[p].arn_id), 192'(out_arn[p].arn_id));
         if (out_arn[p].root_info != exp_arn[p].root_info)
-          report(t, p, "out_arn.root_info", 176'(exp_arn[p].root_info),
-                 176'(out_arn[p].root_info));
+          report(t, p, "out_arn.root_info", 192'(exp_arn[p].root_info),
+                 192'(out_arn[p].root_info));
       end
       if (out_cnm_valid[p] != exp_cnm_valid[p]) begin
-        report(t, p, "out_cnm_valid", 176'(exp_cnm_valid[p]), 176'(out_cnm_valid[p]));
+        report(t, p, "out_cnm_valid", 192'(exp_cnm_valid[p]), 192'(out_cnm_valid[p]));
       end else if (exp_cnm_valid[p] && out_cnm[p] != exp_cnm[p]) begin
         if (out_cnm[p].src != exp_cnm[p].src)
-          report(t, p, "out_cnm.src", 176'(exp_cnm[p].src), 176'(out_cnm[p].src));
+          report(t, p, "out_cnm.src", 192'(exp_cnm[p].src), 192'(out_cnm[p].src));
         if (out_cnm[p].dest != exp_cnm[p].dest)
-          report(t, p, "out_cnm.dest", 176'(exp_cnm[p].dest), 176'(out_cnm[p].dest));
+          report(t, p, "out_cnm.dest", 192'(exp_cnm[p].dest), 192'(out_cnm[p].dest));
         if (out_cnm[p].fb != exp_cnm[p].fb)
-          report(t, p, "out_cnm.fb", 176'(exp_cnm[p].fb), 176'(out_cnm[p].fb));
+          report(t, p, "out_cnm.fb", 192'(exp_cnm[p].fb), 192'(out_cnm[p].fb));
       end
     end
   endtask

@@ -142,7 +142,7 @@ int tb_switch_line(long long* f) {
         int fields;
         if (kind == 'F') {
             f[3] = 0;
-            fields = 11;
+            fields = 12;
         } else if (kind == 'C') {
             f[3] = 1;
             fields = 2;

@@ -172,6 +172,24 @@ pub fn random_cases() -> Vec<Case> {
             m,
             19,
         ),
+        // Flow routing: four-entry route caches (often full), setups and teardowns of four
+        // connections per pair, first come, first served as in Birk and Zdornov's baseline.
+        random_case(
+            4,
+            "flow",
+            &[
+                "--queuing",
+                "dbbm",
+                "--qvcs",
+                "2",
+                "--route-cache",
+                "4",
+                "--arbitration",
+                "fcfs",
+            ],
+            m,
+            20,
+        ),
         // 12 ports, 4 VCs: three regular VCs and the AFC under AFI, four otherwise.
         random_case(
             12,
@@ -408,6 +426,13 @@ pub fn snoop_cases() -> Vec<Case> {
         "routing=snoop_ar",
     ];
     some_switches("default", SNOOP, "snoop_ar", "switch ", &[1, 4], 8)
+}
+
+/// Flow routing on a communication phase (`phases16`: two superposed permutations of 256 KB
+/// flows, each set up, sent and torn down): two leaves, for the whole phase.
+pub fn flow_cases() -> Vec<Case> {
+    const FLOW: &[&str] = &["routing=flow"];
+    some_switches("phases16", FLOW, "flow", "switch ", &[0, 1], 8)
 }
 
 /// IEEE 802.1Qau on the default fat tree under ARN+AFI (congestion points with Qeq 2 KB, a

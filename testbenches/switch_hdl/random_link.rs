@@ -16,7 +16,10 @@
 //! eight arriving marked already [off], `--qcn QEQ:W:SAMPLE` the QCN congestion points' Qeq, w
 //! and sample interval (flits), with a well-formed CNM arriving on each output 20 times in 1,000
 //! cycles, and in one phase in four 500 times, for the hot spot's source when there is one
-//! [off], `--smodk-div D` S-mod-K's divisor of the source [1], `--out FILE` [switch.rec].
+//! [off], `--smodk-div D` S-mod-K's divisor of the source [1], `--route-cache E` entries of
+//! each input's route cache under flow routing, whose packets then belong to four connections
+//! per source and destination, one in six a setup and one in six a teardown [16], `--out FILE`
+//! [switch.rec].
 //!
 //! The switch is a fat-tree switch: its low half of ports goes down, one end node per port, the
 //! high half goes up; the LFT routes a local node to its port on every option and a remote node
@@ -65,6 +68,7 @@ pub struct Opts {
     qcn: QcnPoint,
     snoop: SnoopTable,
     smodk_div: u32,
+    route_cache: usize,
     arn_rate: u64,
     out_cap_spread: bool,
     sl2vl: u64,
@@ -96,6 +100,7 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
         qcn: QcnPoint::default(),
         snoop: Default::default(),
         smodk_div: 1,
+        route_cache: 16,
         arn_rate: 3,
         out_cap_spread: false,
         sl2vl: 0,
@@ -167,6 +172,7 @@ pub fn parse_opts(args: &[&str]) -> Result<Opts, String> {
                 };
             }
             "--smodk-div" => o.smodk_div = num(v)? as u32,
+            "--route-cache" => o.route_cache = num(v)? as usize,
             "--arn-rate" => o.arn_rate = num(v)?,
             "--out-cap-spread" => o.out_cap_spread = num(v)? != 0,
             "--sl2vl" => o.sl2vl = num(v)?,
@@ -245,6 +251,7 @@ pub fn record(args: &[&str]) -> Result<String, String> {
     params.fecn = o.fecn;
     params.qcn = o.qcn;
     params.snoop = o.snoop;
+    params.route_cache_entries = o.route_cache;
     let vcs = params.vcs();
     // Every VC full of one-flit packets, one packet leaving per output, one arriving.
     params.max_packets = vcs * o.vc_capacity as usize + p + 1;
@@ -387,6 +394,16 @@ pub fn record(args: &[&str]) -> Result<String, String> {
                 // Under FECN marking some packets were marked upstream already.
                 if params.fecn.on() && rng.below(8) == 0 {
                     pkt.flags |= PacketFlags::FECN;
+                }
+                // Under flow routing, packets of four connections per source and destination,
+                // one in six a setup and one in six a teardown.
+                if params.routing == RoutingMode::Flow {
+                    pkt.flow = 1 + rng.below(4) as u16;
+                    match rng.below(6) {
+                        0 => pkt.flags |= PacketFlags::SETUP,
+                        1 => pkt.flags |= PacketFlags::TEARDOWN,
+                        _ => {}
+                    }
                 }
                 // Packets adapted upstream (only meaningful with AFI) come on the AFC; coming
                 // from an up port, the ones from below are not.

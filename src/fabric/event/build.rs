@@ -143,6 +143,7 @@ impl<const V: usize> EventCore<V> {
             routed_now: Vec::with_capacity(n as usize),
             qcn: None,
             snoops: None,
+            flows: None,
         };
         // Room for every owned input's buffers full of MTU-size packets and a link's worth of
         // heads on their way, so that stepping allocates no slot once built (smaller packets may
@@ -160,6 +161,10 @@ impl<const V: usize> EventCore<V> {
             core.snoops = Some(Box::new(snoop::SnoopState::new(
                 &p.switch, &ports, n as usize,
             )));
+        }
+        if p.switch.routing == RoutingMode::Flow {
+            let entries = p.switch.route_cache_entries;
+            core.flows = Some(Box::new(flow::FlowState::new(n as usize, entries)));
         }
         if p.switch.routing.uses_arn() {
             core.arn = Some(Box::new(arn::ArnState::new(f, n as usize, owned)));

@@ -14,7 +14,9 @@
 use super::*;
 use crate::blocks::arn_table::ArnLookupResult;
 use crate::blocks::lft_banks::{LftOptions, NO_ROUTE};
+use crate::blocks::route_cache::Gcid;
 use crate::fabric::SwitchSetup;
+use crate::switch::flow::{cache_command, count_change, gcid};
 use crate::switch::routing_stage::{StageInputs, choose};
 use crate::wire::link::streamed;
 
@@ -28,6 +30,8 @@ struct Stage<'a, 'e, const V: usize> {
     /// The head's DLID. Oblivious and FA read its row again rather than keep the read that gave
     /// its deterministic port: keeping it measured slower in every mode.
     dlid: u16,
+    /// The head's GCID (flow routing).
+    gcid: Gcid,
 }
 
 impl<const V: usize> Stage<'_, '_, V> {
@@ -130,6 +134,26 @@ impl<const V: usize> StageInputs for Stage<'_, '_, V> {
             .as_mut()
             .expect("snooped AR has its tables");
         &mut t.rr[self.input as usize]
+    }
+
+    #[inline(always)]
+    fn cached(&self) -> Option<u8> {
+        let f = self.core.flows.as_ref()?;
+        f.cached(self.input, self.gcid)
+    }
+
+    #[inline(always)]
+    fn cache_full(&self) -> bool {
+        self.core.flows.as_ref().is_some_and(|f| f.full(self.input))
+    }
+
+    #[inline(always)]
+    fn flows(&self, out: u8) -> u16 {
+        let flat = self.flat(out) as u32;
+        self.core
+            .flows
+            .as_ref()
+            .map_or(0, |f| f.count(flat, self.r))
     }
 }
 
@@ -241,9 +265,24 @@ impl<const V: usize> EventCore<V> {
             input,
             r,
             dlid: pkt.dlid,
+            gcid: gcid(&pkt),
         };
         let route = choose(sp, &pkt, det, &mut stage);
         let out = route.out;
+        if let Some(f) = self.flows.as_mut()
+            && !pkt.adapted()
+            && det != NO_ROUTE
+            && (out as u16) < ports
+        {
+            let flat = input - i as u32 + out as u32;
+            f.routed(
+                input,
+                cache_command(&pkt, det, out),
+                flat,
+                count_change(&pkt),
+                r,
+            );
+        }
         let slot = &mut self.slots[k as usize];
         if route.rerouted() {
             self.stats.packets_adapted += 1;

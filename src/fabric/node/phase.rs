@@ -7,6 +7,7 @@
 //! flow's index among the phase's flows into that node, plus one): all the receiver needs to
 //! count it in, whatever order its packets arrive in.
 
+use super::handshake::Handshake;
 use super::*;
 use crate::traffic::phase::Injection;
 
@@ -27,6 +28,9 @@ struct Sending {
     /// The first cycle the next packet may be posted: under `Paced`, `start + posted / rate`
     /// rounded up; under `Svc`, the last packet's post plus its length over the rate.
     due: u64,
+    /// Flow routing's handshakes (`node::handshake`); `Open` without flow routing.
+    #[serde(default)]
+    pub(super) step: Handshake,
 }
 
 /// `flits` at `pace` (a 32-bit fraction of the link), in cycles, rounded up.
@@ -63,6 +67,9 @@ pub struct NodePhase {
     next: u64,
     sending: Vec<Sending>,
     receiving: Vec<Receiving>,
+    /// Flow routing: the acknowledgements to send, (the flow's source, its tag).
+    #[serde(default)]
+    pub(super) acks: VecDeque<(u32, u16)>,
 }
 
 impl NodePhase {
@@ -95,7 +102,41 @@ impl NodePhase {
             left: flits,
             in_message: 0,
             due: start,
+            step: Handshake::Open,
         });
+    }
+
+    /// The acknowledgement of the setup or teardown of the flow this node sends to `dst`,
+    /// tagged `tag` there, arrived in cycle `now`: a flow set up paces its data from now. False
+    /// when the node sends no such flow.
+    pub(super) fn acknowledged(&mut self, dst: u32, tag: u16, now: u64) -> bool {
+        let Some(s) = self
+            .sending
+            .iter_mut()
+            .find(|s| s.dst == dst && s.tag == tag)
+        else {
+            return false;
+        };
+        match s.step {
+            Handshake::AwaitSetup => {
+                s.step = Handshake::Open;
+                s.start = s.start.max(now);
+                s.due = s.due.max(now);
+            }
+            Handshake::AwaitTeardown => s.step = Handshake::Closed,
+            _ => {}
+        }
+        true
+    }
+
+    /// Whether flow `k` may post its setup in cycle `now`: started, and every earlier flow of
+    /// its connection torn down.
+    fn may_set_up(&self, k: usize, now: u64) -> bool {
+        let s = &self.sending[k];
+        now >= s.start
+            && self.sending[..k]
+                .iter()
+                .all(|e| e.dst != s.dst || e.step == Handshake::Closed)
     }
 
     /// A flow of `flits` flits the node receives, tagged `tag` (the next tag: tags are given in
@@ -115,8 +156,14 @@ impl NodePhase {
 }
 
 impl<const V: usize> EndNode<V> {
-    /// Gives the node its phase flows (before the first cycle).
-    pub fn attach_phase(&mut self, phase: NodePhase) {
+    /// Gives the node its phase flows (before the first cycle); under flow routing each starts
+    /// with its setup.
+    pub fn attach_phase(&mut self, mut phase: NodePhase) {
+        if self.handshakes_on() {
+            for s in &mut phase.sending {
+                s.step = Handshake::Setup;
+            }
+        }
         self.phase = Some(Box::new(phase));
         self.wake = 0;
     }
@@ -128,6 +175,10 @@ impl<const V: usize> EndNode<V> {
 
     /// A packet reached this node in cycle `now` (its tail): counted in its phase flow.
     pub(super) fn phase_received(&mut self, pkt: &Packet, now: u64) {
+        if pkt.flow_control() {
+            self.handshake_received(pkt, now);
+            return;
+        }
         if pkt.flow == 0 {
             return;
         }
@@ -153,11 +204,15 @@ impl<const V: usize> EndNode<V> {
         let Some(mut p) = self.phase.take() else {
             return;
         };
+        self.post_controls(&mut p, now);
         match p.injection {
             Injection::Paced => loop {
                 let mut best: Option<usize> = None;
                 for (k, s) in p.sending.iter().enumerate() {
-                    if s.left == 0 || s.due > now || best.is_some_and(|b| p.sending[b].due <= s.due)
+                    if s.left == 0
+                        || s.step != Handshake::Open
+                        || s.due > now
+                        || best.is_some_and(|b| p.sending[b].due <= s.due)
                     {
                         continue;
                     }
@@ -181,7 +236,12 @@ impl<const V: usize> EndNode<V> {
                 let mut best: Option<usize> = None;
                 for (k, s) in p.sending.iter().enumerate() {
                     let waiting = now < s.start || (!ps && now < s.due);
-                    if s.left == 0 || waiting || best.is_some_and(|b| !s.behind(&p.sending[b])) {
+                    let closed = s.step != Handshake::Open;
+                    if s.left == 0
+                        || closed
+                        || waiting
+                        || best.is_some_and(|b| !s.behind(&p.sending[b]))
+                    {
                         continue;
                     }
                     if self.has_room(s.dst, 1) {
@@ -190,7 +250,10 @@ impl<const V: usize> EndNode<V> {
                 }
                 if let Some(k) = best {
                     // The rate the period spreads: the flows still sending, this one included.
-                    let unfinished = p.sending.iter().filter(|s| s.left > 0);
+                    let unfinished = p
+                        .sending
+                        .iter()
+                        .filter(|s| s.left > 0 && s.step == Handshake::Open);
                     let aggregate = unfinished.map(|s| s.pace).sum::<u64>().min(1 << 32);
                     let len = self.post_next(&mut p.sending[k], now);
                     let s = &mut p.sending[k];
@@ -204,8 +267,32 @@ impl<const V: usize> EndNode<V> {
         self.phase = Some(p);
     }
 
+    /// Flow routing: posts the setups and teardowns due in cycle `now`, flow by flow, while the
+    /// send memory has room.
+    fn post_controls(&mut self, p: &mut NodePhase, now: u64) {
+        for k in 0..p.sending.len() {
+            let s = p.sending[k];
+            let due = match s.step {
+                Handshake::Setup => p.may_set_up(k, now),
+                Handshake::Teardown => true,
+                _ => false,
+            };
+            if !due || !self.has_room(s.dst, 1) {
+                continue;
+            }
+            let (flags, next) = match s.step {
+                Handshake::Setup => (PacketFlags::SETUP, Handshake::AwaitSetup),
+                _ => (PacketFlags::TEARDOWN, Handshake::AwaitTeardown),
+            };
+            let id = self.seq.wrapping_mul(self.nodes).wrapping_add(self.id);
+            self.post(s.dst, 1, id, (flags, s.tag), now);
+            self.seq = self.seq.wrapping_add(1);
+            p.sending[k].step = next;
+        }
+    }
+
     /// Posts flow `s`'s next packet (a piece of its message, at most the MTU) in cycle `now`;
-    /// its length in flits.
+    /// its length in flits. Under flow routing its last packet calls for its teardown.
     fn post_next(&mut self, s: &mut Sending, now: u64) -> u64 {
         if s.in_message == 0 {
             s.in_message = (s.message_flits as u64).min(s.left) as u32;
@@ -217,6 +304,9 @@ impl<const V: usize> EndNode<V> {
         let id = self.seq.wrapping_mul(self.nodes).wrapping_add(self.id);
         self.post(s.dst, len, id, (PacketFlags::empty(), s.tag), now);
         self.seq = self.seq.wrapping_add(1);
+        if s.left == 0 && s.step == Handshake::Open && self.handshakes_on() {
+            s.step = Handshake::Teardown;
+        }
         len as u64
     }
 
@@ -228,13 +318,31 @@ impl<const V: usize> EndNode<V> {
         let Some(p) = self.phase.as_deref() else {
             return u64::MAX;
         };
+        let room = |s: &Sending| self.has_room(s.dst, 1);
+        let controls = (0..p.sending.len())
+            .filter(|&k| {
+                let s = &p.sending[k];
+                s.step == Handshake::Teardown
+                    || (s.step == Handshake::Setup && p.may_set_up(k, now + 1))
+            })
+            .map(|k| {
+                let s = &p.sending[k];
+                match s.step == Handshake::Setup && s.start > now + 1 {
+                    true => s.start,
+                    false if room(s) => now + 1,
+                    false => u64::MAX,
+                }
+            })
+            .min()
+            .unwrap_or(u64::MAX);
         let spaced = p.injection != Injection::Paced;
         if spaced && (self.tx.is_some() || !self.queue.is_empty()) {
-            return u64::MAX;
+            return controls;
         }
-        p.sending
+        let data = p
+            .sending
             .iter()
-            .filter(|s| s.left > 0)
+            .filter(|s| s.left > 0 && s.step == Handshake::Open)
             .map(|s| {
                 let due = match p.injection {
                     Injection::Paced | Injection::Svc => s.due.max(s.start),
@@ -247,7 +355,8 @@ impl<const V: usize> EndNode<V> {
                 }
             })
             .min()
-            .unwrap_or(u64::MAX)
+            .unwrap_or(u64::MAX);
+        data.min(controls)
     }
 }
 

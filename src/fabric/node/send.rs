@@ -435,7 +435,10 @@ impl<const V: usize> EndNode<V> {
                 rate => now + 1 + ((len - have) as u64).div_ceil(rate),
             }
         };
-        let cnp = cnp.map_or(u64::MAX, |dest| fit(self.vc_to(dest), 1));
+        // Flow routing: then an acknowledgement.
+        let cnp = cnp
+            .or_else(|| self.ack_due())
+            .map_or(u64::MAX, |dest| fit(self.vc_to(dest), 1));
         self.heads
             .list
             .iter()

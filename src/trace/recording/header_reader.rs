@@ -24,11 +24,12 @@ enum HeaderLine {
     Fecn,
     Qcn,
     Snoop,
+    RouteCache,
     Span,
 }
 
 impl HeaderLine {
-    const ALL: [HeaderLine; 8] = [
+    const ALL: [HeaderLine; 9] = [
         HeaderLine::Switch,
         HeaderLine::Sizes,
         HeaderLine::Routing,
@@ -36,6 +37,7 @@ impl HeaderLine {
         HeaderLine::Fecn,
         HeaderLine::Qcn,
         HeaderLine::Snoop,
+        HeaderLine::RouteCache,
         HeaderLine::Span,
     ];
 
@@ -51,6 +53,7 @@ impl HeaderLine {
                 HeaderLine::Fecn,
                 HeaderLine::Qcn,
                 HeaderLine::Snoop,
+                HeaderLine::RouteCache,
             ]
             .into_iter()
             .find(|l| words.get(1).is_some_and(|k| l.keys().contains(k))),
@@ -91,6 +94,7 @@ impl HeaderLine {
             ],
             HeaderLine::Qcn => &["qcn_qeq", "qcn_w", "qcn_sample"],
             HeaderLine::Snoop => &["snoop_entries", "snoop_ttl"],
+            HeaderLine::RouteCache => &["route_cache_entries"],
             HeaderLine::Span => &["from", "to"],
         }
     }
@@ -114,6 +118,7 @@ impl HeaderLine {
             HeaderLine::Fecn => ("param fecn_threshold", "the FECN marking settings"),
             HeaderLine::Qcn => ("param qcn_qeq", "the QCN congestion point settings"),
             HeaderLine::Snoop => ("param snoop_entries", "snooped AR's congestion table"),
+            HeaderLine::RouteCache => ("param route_cache_entries", "flow routing's route caches"),
             HeaderLine::Span => ("from", "the cycles recorded"),
         }
     }
@@ -365,6 +370,9 @@ impl<R: BufRead> RecordingReader<R> {
                             ));
                         }
                     }
+                    HeaderLine::RouteCache => {
+                        h.params.route_cache_entries = k.get("route_cache_entries")?;
+                    }
                     HeaderLine::Span => {
                         h.from = k.get("from")?;
                         h.to = k.get("to")?;
@@ -436,7 +444,8 @@ impl<R: BufRead> RecordingReader<R> {
                 "param" => {
                     return Err(format!(
                         "{p}:{n}: a `param` line must start with `ports`, `routing`, \
-                         `arn_entries`, `fecn_threshold`, `qcn_qeq` or `snoop_entries`, not `{}`",
+                         `arn_entries`, `fecn_threshold`, `qcn_qeq`, `snoop_entries` or \
+                         `route_cache_entries`, not `{}`",
                         w.get(1).unwrap_or(&"")
                     ));
                 }
@@ -450,7 +459,10 @@ impl<R: BufRead> RecordingReader<R> {
         // line: they mark (sample) nothing.
         for line in HeaderLine::ALL {
             if at(line).is_none()
-                && !matches!(line, HeaderLine::Fecn | HeaderLine::Qcn | HeaderLine::Snoop)
+                && !matches!(
+                    line,
+                    HeaderLine::Fecn | HeaderLine::Qcn | HeaderLine::Snoop | HeaderLine::RouteCache
+                )
             {
                 let (spelled, what) = line.spelled();
                 return Err(format!(
@@ -469,10 +481,22 @@ impl<R: BufRead> RecordingReader<R> {
                  with `routing snoop_ar` and only with it"
             ));
         }
+        // Flow routing's route caches likewise.
+        let flow = h.params.routing == RoutingMode::Flow;
+        if flow != at(HeaderLine::RouteCache).is_some() {
+            let n = at(HeaderLine::RouteCache)
+                .or(at(HeaderLine::Routing))
+                .unwrap_or(end_line);
+            return Err(format!(
+                "{path}:{n}: the `param route_cache_entries` line (flow routing's route caches) \
+                 goes with `routing flow` and only with it"
+            ));
+        }
         let size_line = at(HeaderLine::Sizes).unwrap_or(end_line);
         if let Some((key, why)) = h.params.out_of_range() {
             let n = match key {
                 "vc_capacity" | "max_packets" => size_line,
+                "route_cache_entries" => at(HeaderLine::RouteCache).unwrap_or(end_line),
                 _ => at(HeaderLine::Arn).unwrap_or(end_line),
             };
             return Err(format!("{path}:{n}: key `{key}`: {why}"));

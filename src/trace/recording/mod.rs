@@ -17,7 +17,7 @@ mod tests;
 pub use reader::RecordingReader;
 
 /// First line of every recording.
-pub const MAGIC: &str = "arnsim-switch-recording 1";
+pub const MAGIC: &str = "arnsim-switch-recording 2";
 
 /// What a recording's header holds: the switch to rebuild and the cycles compared.
 #[derive(Clone, Debug)]
@@ -142,6 +142,9 @@ impl RecordingHeader {
             let t = &p.snoop;
             writeln!(w, "param snoop_entries {} snoop_ttl {}", t.entries, t.ttl)?;
         }
+        if p.routing == RoutingMode::Flow {
+            writeln!(w, "param route_cache_entries {}", p.route_cache_entries)?;
+        }
         for (port, cap) in wi.out_capacity.iter().enumerate() {
             writeln!(w, "out_capacity {port} {cap}")?;
         }
@@ -160,7 +163,7 @@ fn write_flit(w: &mut impl Write, t: u64, side: char, p: usize, f: &LinkFlit) ->
     let d = &f.desc;
     writeln!(
         w,
-        "{t} {side} {p} F {} {} {} {} {} {} {} {} {} {} {}",
+        "{t} {side} {p} F {} {} {} {} {} {} {} {} {} {} {} {}",
         f.vc,
         f.head as u8,
         f.tail as u8,
@@ -171,7 +174,8 @@ fn write_flit(w: &mut impl Write, t: u64, side: char, p: usize, f: &LinkFlit) ->
         d.len,
         d.sl,
         d.orig_vc,
-        d.flags.bits()
+        d.flags.bits(),
+        d.flow
     )
 }
 

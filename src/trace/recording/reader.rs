@@ -226,10 +226,10 @@ impl<R: BufRead> RecordingReader<R> {
             }
             Ok(q)
         };
-        // `F` has 11 fields after the kind, `C` 2, an input's `A` 4 and an output's 5, `Q` 3.
+        // `F` has 12 fields after the kind, `C` 2, an input's `A` 4 and an output's 5, `Q` 3.
         let kind = w.get(3).copied().unwrap_or("");
         let fields = match kind {
-            "F" => 11,
+            "F" => 12,
             "C" => 2,
             "A" if input => 4,
             "A" => 5,
@@ -255,14 +255,9 @@ impl<R: BufRead> RecordingReader<R> {
                         sl: field(path, n, &w, 12)?,
                         vc: if head { flit_vc } else { 0 },
                         orig_vc: field(path, n, &w, 13)?,
-                        flags: {
-                            let flags: u8 = field(path, n, &w, 14)?;
-                            PacketFlags::from_bits(flags).ok_or_else(|| {
-                                format!("{path}:{n}: flags {flags}: bits above the five defined")
-                            })?
-                        },
-                        // Statistics only: not recorded.
-                        flow: 0,
+                        // All eight bits are defined.
+                        flags: PacketFlags::from_bits_retain(field(path, n, &w, 14)?),
+                        flow: field(path, n, &w, 15)?,
                     },
                 };
                 let slot = if input { &mut pin.flit } else { &mut pout.flit };

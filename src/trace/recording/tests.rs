@@ -325,7 +325,7 @@ fn a_header_line_or_key_given_twice_unknown_or_inconsistent_is_refused_with_its_
         (
             "param ports 2",
             "param port 2",
-            "h.rec:3: a `param` line must start with `ports`, `routing`, `arn_entries`, `fecn_threshold`, `qcn_qeq` or `snoop_entries`, not `port`",
+            "h.rec:3: a `param` line must start with `ports`, `routing`, `arn_entries`, `fecn_threshold`, `qcn_qeq`, `snoop_entries` or `route_cache_entries`, not `port`",
         ),
         (
             "switch s1_0 id",
@@ -352,6 +352,23 @@ fn a_header_line_or_key_given_twice_unknown_or_inconsistent_is_refused_with_its_
             "",
             "h.rec:9: the file ends before the header's `end-header`",
         ),
+        (
+            "routing arn_afi",
+            "routing flow",
+            "h.rec:4: the `param route_cache_entries` line (flow routing's route caches) goes \
+             with `routing flow` and only with it",
+        ),
+        (
+            "lft 1 0\n",
+            "lft 1 0\nparam route_cache_entries 8\n",
+            "h.rec:9: the `param route_cache_entries` line",
+        ),
+        (
+            "routing arn_afi queuing 1q qvcs 1 qarg 0 arbitration round_robin\n",
+            "routing flow queuing 1q qvcs 1 qarg 0 arbitration round_robin\n\
+             param route_cache_entries 65\n",
+            "h.rec:5: key `route_cache_entries`: 65: a route cache holds 1 to 64 entries",
+        ),
     ];
     for (from, to, want) in cases {
         let text = header().replace(from, to);
@@ -369,7 +386,7 @@ fn a_port_signal_wider_than_its_register_or_given_twice_in_a_cycle_is_refused() 
         while r.next_frame()?.is_some() {}
         Ok(())
     };
-    let flit = "3 I 0 F 1 1 1 0 7 1 1 64 0 1 5\n";
+    let flit = "3 I 0 F 1 1 1 0 7 1 1 64 0 1 5 2\n";
     assert_eq!(frame(flit), Ok(()));
     assert_eq!(frame("3 I 0 A 1 0 9 2\n3 O 1 A 1 0 1 9 2\n"), Ok(()));
     assert_eq!(frame("3 I 0 Q 4 9 63\n3 O 1 Q 4 9 1\n"), Ok(()));
@@ -386,12 +403,9 @@ fn a_port_signal_wider_than_its_register_or_given_twice_in_a_cycle_is_refused() 
             flit.replace("7 1 1 64", "7 70000 1 64"),
             "h.rec:11: field 10 of",
         ),
+        (flit.replace("0 1 5", "0 1 256"), "h.rec:11: field 15 of"),
         (
-            flit.replace("0 1 5", "0 1 32"),
-            "h.rec:11: flags 32: bits above the five defined",
-        ),
-        (
-            flit.replace("5\n", "5 0\n"),
+            flit.replace("5 2\n", "5 2 0\n"),
             "h.rec:11: `0` after the last field of a `F` line",
         ),
         (
