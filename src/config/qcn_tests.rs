@@ -1,5 +1,6 @@
 //! The IEEE 802.1Qau keys: `rate_control = "qcn"`, the switches' `switch.qcn_*` and the HCAs'
-//! `node.qcn_*`.
+//! `node.qcn_*`; and the tables of the routing modes that have their own (snooped AR's congestion
+//! table, flow routing's route caches).
 
 use super::tests::SMALL;
 use super::*;
@@ -137,5 +138,42 @@ fn snoop_ar_needs_qcn_and_reads_its_table_keys() {
         s.warnings
             .iter()
             .any(|w| w.contains("switch.snoop_entries"))
+    );
+}
+
+/// `routing = "flow"` reads `switch.route_cache_entries` (16 by default), refuses it out of 1 to
+/// 64 at its key, and ignores it with a warning under another routing; flow routing's sources
+/// keep one DLID per destination (no multipath LSB).
+#[test]
+fn flow_routing_reads_its_route_cache_size() {
+    let s = Scenario::from_text("s.toml", SMALL, &set(&["routing=flow"])).unwrap();
+    assert_eq!(s.params.switch.route_cache_entries, 16);
+    assert!(!s.params.switch.routing.multipath());
+    let s = Scenario::from_text(
+        "s.toml",
+        SMALL,
+        &set(&["routing=flow", "switch.route_cache_entries=3"]),
+    )
+    .unwrap();
+    assert_eq!(s.params.switch.route_cache_entries, 3);
+    for v in ["0", "65"] {
+        let e = Scenario::from_text(
+            "s.toml",
+            SMALL,
+            &set(&["routing=flow", &format!("switch.route_cache_entries={v}")]),
+        )
+        .unwrap_err()
+        .0;
+        let e = e
+            .iter()
+            .find(|e| e.key.as_deref() == Some("switch.route_cache_entries"))
+            .expect("the key");
+        assert!(e.message.contains("1..=64"), "{e}");
+    }
+    let s = Scenario::from_text("s.toml", SMALL, &set(&["switch.route_cache_entries=4"])).unwrap();
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("switch.route_cache_entries"))
     );
 }

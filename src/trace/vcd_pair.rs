@@ -542,7 +542,7 @@ $upscope $end\n$upscope $end\n$enddefinitions $end\n\
     #[test]
     fn port_rows_cut_every_field_of_every_port() {
         let rows = port_rows(2, 3);
-        assert_eq!(rows.len(), 2 * 2 * (4 + 10 + 3 + 1 + 5));
+        assert_eq!(rows.len(), 2 * 2 * (4 + 11 + 3 + 1 + 5));
         let find = |n: &str| {
             rows.iter()
                 .find(|r| r.name == n)

@@ -272,22 +272,7 @@ impl<const V: usize> EndNode<V> {
     /// set, to the deterministic route of its destination, ahead of any data.
     pub(super) fn cnp_to_start(&self, now: u64) -> Option<Packet> {
         let dest = self.cc.as_deref()?.cnp_due()?;
-        let vc = self.vc_to(dest);
-        if !self.fits(vc, 1, now) {
-            return None;
-        }
-        Some(Packet {
-            injected: now,
-            id: 0,
-            src: self.id as u16,
-            dlid: (dest << self.lmc) as u16,
-            len: 1,
-            sl: vc,
-            vc,
-            orig_vc: vc,
-            flags: PacketFlags::BECN,
-            flow: 0,
-        })
+        self.control_packet(dest, (PacketFlags::BECN, 0), now)
     }
 }
 

@@ -55,22 +55,7 @@ impl<const V: usize> EndNode<V> {
     /// it.
     pub(super) fn ack_to_start(&self, now: u64) -> Option<Packet> {
         let &(dest, tag) = self.phase.as_deref()?.acks.front()?;
-        let vc = self.vc_to(dest);
-        if !self.fits(vc, 1, now) {
-            return None;
-        }
-        Some(Packet {
-            injected: now,
-            id: 0,
-            src: self.id as u16,
-            dlid: (dest << self.lmc) as u16,
-            len: 1,
-            sl: vc,
-            vc,
-            orig_vc: vc,
-            flags: PacketFlags::ACK,
-            flow: tag,
-        })
+        self.control_packet(dest, (PacketFlags::ACK, tag), now)
     }
 
     /// The acknowledgement [`EndNode::ack_to_start`] gave has started.

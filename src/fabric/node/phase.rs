@@ -130,7 +130,7 @@ impl NodePhase {
     }
 
     /// Whether flow `k` may post its setup in cycle `now`: started, and every earlier flow of
-    /// its connection torn down.
+    /// its connection torn down (whose last acknowledgement wakes the node).
     fn may_set_up(&self, k: usize, now: u64) -> bool {
         let s = &self.sending[k];
         now >= s.start
@@ -323,7 +323,7 @@ impl<const V: usize> EndNode<V> {
             .filter(|&k| {
                 let s = &p.sending[k];
                 s.step == Handshake::Teardown
-                    || (s.step == Handshake::Setup && p.may_set_up(k, now + 1))
+                    || (s.step == Handshake::Setup && p.may_set_up(k, s.start.max(now + 1)))
             })
             .map(|k| {
                 let s = &p.sending[k];
@@ -377,6 +377,65 @@ mod tests {
             2,
             "1 / 0.75 = 1.33: cycle 2"
         );
+    }
+
+    #[test]
+    fn under_flow_routing_a_flow_sets_up_at_its_start_and_then_waits_for_its_ack() {
+        use crate::switch::RoutingMode;
+        use crate::wire::link::FEW_VCS;
+        let params = SwitchParams::with_paper_ratios(RoutingMode::Flow, 100, 10);
+        let mut node = EndNode::<FEW_VCS>::new(1, 8, 0, 1, &params, 64, &[], 1, false);
+        let mut p = NodePhase::new(Injection::Paced);
+        p.send(3, 1, (256, 64), 100, 1.0);
+        p.send(3, 2, (256, 64), 0, 1.0);
+        node.attach_phase(p);
+        // The first flow's start wakes the node; the second, to the same node, waits for the
+        // first's teardown whatever its own start.
+        assert_eq!(node.phase_wake(0), 100);
+        node.phase_post(100);
+        let setup = node.take(0, 100);
+        assert!(setup.flags.contains(PacketFlags::SETUP) && setup.len == 1 && setup.flow == 1);
+        assert!(node.queue.is_empty(), "no data before the acknowledgement");
+        assert_eq!(
+            node.phase_wake(100),
+            u64::MAX,
+            "the acknowledgement wakes it"
+        );
+        let ack = Packet {
+            src: 3,
+            flow: 1,
+            len: 1,
+            flags: PacketFlags::ACK,
+            ..Packet::default()
+        };
+        node.phase_received(&ack, 150);
+        let mut got = Vec::new();
+        for now in 150..600 {
+            node.phase_post(now);
+            while !node.queue.is_empty() {
+                let p = node.take(0, now);
+                got.push((now, p.len, p.flags, p.flow));
+            }
+        }
+        // At line rate from the acknowledgement: four data packets 64 cycles apart, the teardown
+        // the cycle after the last; flow 2 stays closed behind it.
+        let none = PacketFlags::empty();
+        assert_eq!(
+            got,
+            [
+                (150, 64, none, 1),
+                (214, 64, none, 1),
+                (278, 64, none, 1),
+                (342, 64, none, 1),
+                (343, 1, PacketFlags::TEARDOWN, 1),
+            ]
+        );
+        let ack = Packet { flow: 1, ..ack };
+        node.phase_received(&ack, 600);
+        assert_eq!(node.phase_wake(600), 601, "flow 2 may set up");
+        node.phase_post(601);
+        let setup = node.take(0, 601);
+        assert_eq!((setup.flags, setup.flow), (PacketFlags::SETUP, 2));
     }
 
     #[test]

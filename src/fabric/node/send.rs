@@ -396,6 +396,33 @@ impl<const V: usize> EndNode<V> {
             || SplitMix64::new(id as u64).next_u64() >> 32 < self.adaptive_share
     }
 
+    /// A one-flit control packet to node `dest` with `flags` and CID `flow`, to start in cycle
+    /// `now` ahead of the send memory (a CNP, an acknowledgement), if the link has a credit for
+    /// it on the destination's VC.
+    pub(super) fn control_packet(
+        &self,
+        dest: u32,
+        (flags, flow): (PacketFlags, u16),
+        now: u64,
+    ) -> Option<Packet> {
+        let vc = self.vc_to(dest);
+        if !self.fits(vc, 1, now) {
+            return None;
+        }
+        Some(Packet {
+            injected: now,
+            id: 0,
+            src: self.id as u16,
+            dlid: (dest << self.lmc) as u16,
+            len: 1,
+            sl: vc,
+            vc,
+            orig_vc: vc,
+            flags,
+            flow,
+        })
+    }
+
     /// Packets queued for destination node `dest`: its queue pair's send queue.
     fn qp_len(&self, dest: u32) -> usize {
         let count = || {
